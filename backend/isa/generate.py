@@ -1,0 +1,311 @@
+"""Generate ``catalog.py`` from the PTO-ISA 0.58.3 machine-readable catalogs.
+
+Usage::
+
+    python -m ptoc.backend.isa.generate [--spec DIR] [--check]
+
+``DIR`` holds ``tile-operations.json``, ``command-forms.json``, ``scalar-forms.json`` and
+``instruction-contracts.json`` (default: ``../shared/spec/pto-spec-0.58.3`` next to the
+repository). The seed overrides of DECISIONS D4 come from ``seed_overrides.py``.
+``--check`` exits 1 when the checked-in module differs from what would be generated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import seed_overrides as so
+from .datatypes import DataType
+
+CATALOG_PATH = Path(__file__).with_name("catalog.py")
+DEFAULT_SPEC = Path(__file__).resolve().parents[2].parent / "shared/spec/pto-spec-0.58.3"
+SPEC_FILES = (
+    "tile-operations.json",
+    "command-forms.json",
+    "scalar-forms.json",
+    "instruction-contracts.json",
+)
+
+#: scalar instructions ptoc uses to materialize constants and per-PE addresses
+SCALAR_MNEMONICS = (
+    "ADDI", "LUI", "C.MOVI", "ORI", "ANDI", "XORI", "SLLI", "SRLI", "SRAI",
+    "ADD", "SUB", "MUL",
+)  # fmt: skip
+#: header and boundary commands ptoc encodes (every form of each)
+COMMAND_MNEMONICS = (
+    "BSTART.TEPL", "BSTART.STD", "BSTART.FP", "BSTART.SYS",
+    "BSTART.TLOAD", "BSTART.TSTORE", "BSTART.TMOV", "BSTART.TPREFETCH",
+    "BSTART.MGATHER", "BSTART.MSCATTER", "BSTART.MGATHER.MASK", "BSTART.MSCATTER.MASK",
+    "BSTART.MGATHER.CAS", "BSTART.GMOV",
+    "BSTART.TMATMUL", "BSTART.TMATMUL.BIAS", "BSTART.TMATMUL.ACC",
+    "BSTART.TMATMULMX", "BSTART.TMATMULMX.BIAS", "BSTART.TMATMULMX.ACC",
+    "BSTART.TGEMV", "BSTART.TGEMV.BIAS", "BSTART.TGEMV.ACC",
+    "BSTART.TGEMVMX", "BSTART.TGEMVMX.BIAS", "BSTART.TGEMVMX.ACC",
+    "B.DATR", "B.DIM", "C.B.DIMI", "B.IOR", "B.IOT", "B.IOS", "B.CATR", "B.HINT",
+    "B.FPATR", "BSTOP", "C.BSTOP",
+)  # fmt: skip
+
+_DT_NAMES = [dt.name for dt in DataType]
+_DT_RE = re.compile(r"\b(" + "|".join(sorted(_DT_NAMES, key=len, reverse=True)) + r")\b")
+_LIST_RE = re.compile(
+    r"(exactly(?: one of)?|one of|DataTypes are)\s+((?:[A-Za-z0-9]+,?\s*(?:or |and )?)+)"
+)
+
+
+def load_spec(spec: Path) -> dict[str, Any]:
+    return {name: json.loads((spec / name).read_text()) for name in SPEC_FILES}
+
+
+# --------------------------------------------------------------------------- forms
+
+
+def _form_row(f: dict[str, Any]) -> str:
+    mask = match = 0
+    shift = 0
+    for e in f["encoding"]:
+        mask |= int(e["mask"], 16) << shift
+        match |= int(e["match"], 16) << shift
+        shift += e["width_bits"]
+    constraints = {c["field"]: c for c in f.get("constraints", [])}
+    fields = []
+    for fd in f["fields"]:
+        pieces = ", ".join(
+            f"FieldPiece({p['instruction_lsb']}, {p['value_lsb']}, {p['width']})"
+            for p in fd["pieces"]
+        )
+        c = constraints.get(fd["name"])
+        extra = ""
+        if fd.get("signedness") == "signed":
+            extra += ", signed=True"
+        if c and c["operator"] == "one-of":
+            extra += f", allowed=frozenset({sorted(c['values'])!r})"
+        elif c and c["operator"] == "not-equal":
+            extra += f", excluded={c['value']}"
+        fields.append(f"FieldDef({fd['name']!r}, {fd['width']}, ({pieces},){extra})")
+    summary = f.get("semantic_summary", "")
+    return (
+        f"    CommandForm(\n        {f['form_id']!r}, {f['mnemonic']!r}, {f['asm']!r}, "
+        f"{f['length_bits']}, 0x{mask:x}, 0x{match:x},\n        (\n"
+        + "".join(f"            {x},\n" for x in fields)
+        + f"        ),\n        {summary!r},\n    ),\n"
+    )
+
+
+def forms_source(spec: dict[str, Any]) -> str:
+    cmds = [
+        f for f in spec["command-forms.json"]["forms"] if f["mnemonic"] in COMMAND_MNEMONICS
+    ]
+    scal = [f for f in spec["scalar-forms.json"]["forms"] if f["mnemonic"] in SCALAR_MNEMONICS]
+    key = lambda f: (f["mnemonic"], f["form_id"])  # noqa: E731
+    out = "COMMAND_FORMS: tuple[CommandForm, ...] = (\n"
+    out += "".join(_form_row(f) for f in sorted(cmds, key=key))
+    out += ")\n\nSCALAR_FORMS: tuple[CommandForm, ...] = (\n"
+    out += "".join(_form_row(f) for f in sorted(scal, key=key))
+    return out + ")\n"
+
+
+# --------------------------------------------------------------------------- ops
+
+
+def _types_from_legality(sentences: list[str]) -> frozenset[DataType]:
+    """The first "exactly X, Y, or Z" list about the selected/source DataType."""
+    for s in sentences:
+        low = s.lower()
+        if "index" in low.split("datatype")[0] or "destination datatype" in low:
+            continue
+        m = _LIST_RE.search(s)
+        if m and ("DataType" in s or "source" in low):
+            names = _DT_RE.findall(m.group(2))
+            if len(names) >= 2:
+                return frozenset(DataType[n] for n in names)
+    return frozenset()
+
+
+def _types_from_block(block: list[str]) -> frozenset[DataType]:
+    for line in block:
+        m = re.match(r"BSTART\.\w+ \w+, ([A-Za-z0-9|]+)$", line.strip())
+        if m and "|" in m.group(1):
+            return frozenset(DataType[n] for n in m.group(1).split("|"))
+    return frozenset()
+
+
+def _dims(mnemonic: str, block: list[str], contract: dict[str, Any]) -> list[tuple]:
+    if mnemonic in so.DIMS:
+        return [(lb, mean, req, dflt, False, None) for lb, mean, req, dflt in so.DIMS[mnemonic]]
+    dims: dict[int, tuple] = {}
+    for line in block:
+        for lb, meaning, rest in re.findall(r"LB([012])\s*=\s*([A-Za-z_]+)([^,;]*)", line):
+            n = int(lb)
+            optional = "optional" in rest or ("optional" in line and n > 0)
+            if n in dims:
+                continue
+            zero = None
+            if "zero or omission defaults to" in rest or "zero or omission" in line:
+                zero = re.search(r"defaults to (\w+)", line)
+            if meaning == "sort_width":
+                dims[n] = (n, "sort_width", False, "32", True, "32")
+            else:
+                dflt = {1: "1", 2: "ValidCol"}.get(n) if optional or n > 0 else None
+                dims[n] = (n, meaning, not optional and n == 0, dflt, False, zero)
+    if not dims and any(line.strip().startswith("B.DIM LB0") for line in block):
+        dims = {
+            0: (0, "ValidCol", True, None, False, None),
+            1: (1, "ValidRow", False, "1", False, None),
+            2: (2, "Col", False, "ValidCol", False, None),
+        }
+    if mnemonic == "TSTORE":
+        dims = {
+            n: (n, m, False, f"source {m}", False, None)
+            for n, m in ((0, "ValidCol"), (1, "ValidRow"), (2, "Col"))
+        }
+    if contract.get("classification", [""])[0:1] == ["matrix-and-matrix-vector"]:
+        pass
+    return [dims[k] for k in sorted(dims)]
+
+
+def _ior(mnemonic: str, operands: list[dict[str, str]]) -> list[tuple[str, str, int | None]]:
+    roles = {o["field"]: o["role"] for o in operands}
+    slots = [f for f in so.IOR_SLOT_ORDER if f in roles]
+    defaults = so.IOR_DEFAULTS.get(mnemonic, {})
+    return [(f"RegSrc{i}", f"{f}: {roles[f]}", defaults.get(f, 0)) for i, f in enumerate(slots)]
+
+
+def _op_row(op: dict[str, Any], rec: dict[str, Any]) -> str:
+    name = op["name"]
+    c = rec["contract"]
+    family = op["family"]
+    engine = op["engine"]
+    mode = op.get("mode")
+    fn = op["function"]
+    selector = (mode << 5) | fn if mode is not None else fn
+    bstart = f"BSTART.{engine}" if family == "TEPL" else op["command_mnemonic"]
+    block = rec.get("block", [])
+    notes: list[str] = list(so.SEED_NOTES.get(name, ()))
+    if name in so.DTYPES:
+        types, why = so.DTYPES[name]
+        notes.append(why)
+    else:
+        types = _types_from_block(block) or _types_from_legality(c.get("legality", []))
+    operands = c["operands"]
+    srcs = tuple(
+        sorted(
+            (o["field"] for o in operands if o["field"].startswith("source")),
+            key=lambda f: int(f[6:]),
+        )
+    )
+    dsts = tuple(
+        sorted(
+            (o["field"] for o in operands if o["field"].startswith("destination")),
+            key=lambda f: int(f[11:]),
+        )
+    )
+    role = {o["field"]: o["role"] for o in operands}
+    ior = _ior(name, operands)
+    dims = _dims(name, block, rec)
+    datr = op["datr_contract"]
+    datr_required = any(
+        ln.strip().startswith("B.DATR") and "optional" not in ln and "mandatory" in ln
+        for ln in block
+    ) or name in ("TQUANT", "TDEQUANT", "THISTOGRAM")
+    ios_legal = family != "TEPL" and any("B.IOS" in ln for ln in block)
+    rules = so.TYPE_RULES.get(name, {})
+    pairs = so.TYPE_PAIRS.get(name, frozenset())
+
+    def fs(ts: frozenset[DataType]) -> str:
+        return "frozenset({" + ", ".join(f"D.{t.name}" for t in sorted(ts)) + "})"
+
+    lines = [
+        "    OpDef(",
+        f"        mnemonic={name!r},",
+        f"        family=Family.{family},",
+        f"        engine=Engine.{engine},",
+        f"        mode={mode!r},",
+        f"        function={fn},",
+        f"        selector=0x{selector:03x},",
+        f"        bstart={bstart!r},",
+        f"        classification={tuple(rec.get('classification', ()))!r},",
+        f"        summary={rec.get('summary', '')!r},",
+        f"        sources={tuple(role[s] for s in srcs)!r},",
+        f"        destinations={tuple(role[d] for d in dsts)!r},",
+        f"        operands={tuple((o['field'], o['role']) for o in operands)!r},",
+        "        dims=("
+        + "".join(
+            f"DimDef({lb}, {m!r}, {r!r}, {d!r}, {z!r}, {zm!r}), " for lb, m, r, d, z, zm in dims
+        )
+        + "),",
+        "        ior=(" + "".join(f"IorSlot({f!r}, {m!r}, {d!r}), " for f, m, d in ior) + "),",
+        f"        ior_legal={bool(ior)!r},",
+        f"        ios_legal={ios_legal!r},",
+        f"        datr_fields=frozenset({sorted(datr['allowed_nonzero_fields'])!r}),",
+        f"        pad_union={datr['pad_union']!r},",
+        f"        datr_required={datr_required!r},",
+        f"        dtypes={fs(types)},",
+        "        type_rules={" + ", ".join(f"{k!r}: {fs(v)}" for k, v in rules.items()) + "},",
+        "        type_pairs=frozenset({"
+        + ", ".join(f"(D.{a.name}, D.{b.name})" for a, b in sorted(pairs))
+        + "}),",
+        f"        block={tuple(block)!r},",
+        f"        defaults={tuple(c.get('defaults', ()))!r},",
+        f"        legality={tuple(c.get('legality', ()))!r},",
+        f"        exceptions={tuple(c.get('exceptions', ()))!r},",
+        f"        field_zero_meanings={dict(c.get('field_zero_meanings', {}))!r},",
+        f"        examples={tuple(c.get('examples', ()))!r},",
+        f"        seed_notes={tuple(notes)!r},",
+        "    ),",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def ops_source(spec: dict[str, Any]) -> str:
+    tops = spec["tile-operations.json"]
+    recs = spec["instruction-contracts.json"]["records"]
+    out = "OPS: tuple[OpDef, ...] = (\n"
+    out += "".join(_op_row(op, recs[op["name"]]) for op in tops["operations"])
+    out += ")\n\n"
+    reserved: list[int] = []
+    for lo, hi in tops["reserved"]["tepl_selector_ranges"]:
+        reserved.extend(range(int(lo, 16), int(hi, 16) + 1))
+    out += f"RESERVED_TEPL_SELECTORS = frozenset({sorted(reserved)!r})\n"
+    out += f"DELETED_NAMES = frozenset({sorted(tops['deleted_names'])!r})\n"
+    out += f"REJECTED_NAMES = frozenset({sorted(tops['rejected_names'])!r})\n"
+    return out
+
+
+HEADER = '''"""The PTO instruction catalog. GENERATED by ``python -m ptoc.backend.isa.generate``
+from the PTO-ISA/pto-spec 0.58.3 catalogs (BSD-3) and ``seed_overrides.py``. DO NOT EDIT.
+"""
+
+# ruff: noqa: E501
+from .datatypes import DataType as D
+from .schema import CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece, IorSlot, OpDef
+
+'''
+
+
+def generate(spec_dir: Path) -> str:
+    spec = load_spec(spec_dir)
+    return HEADER + forms_source(spec) + "\n" + ops_source(spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ptoc.backend.isa.generate")
+    ap.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args(argv)
+    text = generate(args.spec)
+    if args.check:
+        if CATALOG_PATH.read_text() != text:
+            print(f"{CATALOG_PATH} is stale: regenerate it", file=sys.stderr)
+            return 1
+        return 0
+    CATALOG_PATH.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

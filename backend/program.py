@@ -1,0 +1,248 @@
+"""Programs: a flat sequence of commands, seen as blocks.
+
+A :class:`Program` keeps commands exactly as written or decoded, malformed sequences
+included (a header command outside a bundle, a missing BSTOP), because the executor must
+fault on them rather than the data model refusing them. :meth:`Program.blocks` segments
+the sequence into bundles and scalar blocks.
+
+Commands hold raw field values; whether a value is legal (a reserved DataType, SizeCode
+11, a GPR selector 24) is decided by the assembler for text and by the executor for
+words, both from ``ptoc.backend.isa``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from .isa import Family, OpDef, op_by_selector
+from .isa.fields import Hand
+
+
+@dataclass(frozen=True, slots=True)
+class TileRef:
+    """A relative Local tile name ``T#1``..``N#16`` (6-bit selector hand*16 + k-1)."""
+
+    hand: Hand
+    index: int
+
+    @property
+    def code(self) -> int:
+        return int(self.hand) * 16 + self.index - 1
+
+    @classmethod
+    def from_code(cls, code: int) -> TileRef:
+        return cls(Hand(code >> 4), (code & 15) + 1)
+
+    def __str__(self) -> str:
+        return f"{self.hand.name}#{self.index}"
+
+
+class Command:
+    """Base of every command; subclasses are frozen dataclasses."""
+
+    __slots__ = ()
+
+    @property
+    def is_header(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class TileStart(Command):
+    """``BSTART.VEC/SFU/TEPL`` or a named TLSU/CUBE ``BSTART.*`` word opening a tile bundle.
+
+    ``selector`` is ``(Mode << 5) | Function`` for TEPL and the function for TLSU/CUBE;
+    ``dtype`` is the raw 5-bit DataType code.
+    """
+
+    family: Family
+    selector: int
+    dtype: int
+    #: the spelling the text used for a TEPL word: "" (canonical engine) or "TEPL"
+    spelling: str = field(default="", compare=False)
+
+    @property
+    def op(self) -> OpDef | None:
+        return op_by_selector(self.family, self.selector)
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarStart(Command):
+    """``BSTART.STD/FP/SYS <kind>[, offset]`` opening a scalar block."""
+
+    block: str  # STD, FP, SYS
+    kind: str  # FALL, COND, DIRECT, RET, IND
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Stop(Command):
+    """``BSTOP`` (32-bit) or ``C.BSTOP`` (16-bit): the commit boundary."""
+
+    compressed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Datr(Command):
+    """``B.DATR``: Layout, DataType, PadValueOrByteId, CMode, RMode, Sat, Canonicalize."""
+
+    layout: int = 0
+    dtype: int = 0
+    pad: int = 0
+    cmode: int = 0
+    rmode: int = 0
+    sat: int = 0
+    canonicalize: int = 0
+
+    @property
+    def is_header(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Dim(Command):
+    """``B.DIM RegSrc, uimm17, ->LBn`` (value ``(GPR + uimm17)[15:0]``) or, when
+    ``compressed``, the 16-bit ``C.B.DIMI imm8, ->LBn`` (``reg`` is 0)."""
+
+    lb: int
+    reg: int
+    imm: int
+    compressed: bool = False
+
+    @property
+    def is_header(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Ior(Command):
+    """``B.IOR``: RegSrc0..2 and RegDst, absolute GPR selectors."""
+
+    src0: int = 0
+    src1: int = 0
+    src2: int = 0
+    dst: int = 0
+
+    @property
+    def is_header(self) -> bool:
+        return True
+
+    @property
+    def sources(self) -> tuple[int, int, int]:
+        return (self.src0, self.src1, self.src2)
+
+
+@dataclass(frozen=True, slots=True)
+class Iot(Command):
+    """``B.IOT``: up to two relative Local sources, a mask, ``last`` and an optional
+    destination hand with its per-PE SizeCode (``size`` 0 means no destination)."""
+
+    srcs: tuple[TileRef, ...]
+    mask: int
+    last: bool
+    dst: Hand | None = None
+    size: int = 0
+
+    @property
+    def is_header(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Ios(Command):
+    """``B.IOS``: one Shared tile S0..S255, as a source (size 0) or destination."""
+
+    tid: int
+    mask: int
+    size: int = 0
+
+    @property
+    def is_header(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Generic(Command):
+    """Any other catalog form (B.CATR, B.HINT, B.FPATR), kept as named field values."""
+
+    form_id: str
+    fields: tuple[tuple[str, int], ...]
+
+    @property
+    def is_header(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar(Command):
+    """A scalar instruction (``addi``, ``lui``, ``c.movi``, ...) as named field values."""
+
+    mnemonic: str
+    fields: tuple[tuple[str, int], ...]
+
+    def get(self, name: str) -> int:
+        for k, v in self.fields:
+            if k == name:
+                return v
+        raise KeyError(name)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A view of one block: its opening command (or None for stray commands), its
+    header/body commands, and its terminator (None when the next BSTART or the end of the
+    program closed it)."""
+
+    start: TileStart | ScalarStart | None
+    commands: tuple[Command, ...]
+    stop: Stop | None
+    #: index of the first command of the block in the program
+    index: int
+
+
+@dataclass(frozen=True)
+class Program:
+    """An ordered sequence of commands. ``lines`` (source line per command, 0 when
+    unknown) and ``offsets`` (byte offset per command in a binary) are not part of
+    equality."""
+
+    commands: tuple[Command, ...]
+    lines: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    offsets: tuple[int, ...] = field(default=(), compare=False, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.commands)
+
+    def __iter__(self) -> Iterator[Command]:
+        return iter(self.commands)
+
+    def blocks(self) -> list[Block]:
+        """Segment into blocks: a BSTART opens one, BSTOP/C.BSTOP or the next BSTART
+        closes it; commands outside any block form blocks with ``start=None``."""
+        out: list[Block] = []
+        start: TileStart | ScalarStart | None = None
+        body: list[Command] = []
+        first = 0
+        for i, c in enumerate(self.commands):
+            if isinstance(c, (TileStart, ScalarStart)):
+                if start is not None or body:
+                    out.append(Block(start, tuple(body), None, first))
+                start, body, first = c, [], i
+            elif isinstance(c, Stop):
+                out.append(Block(start, tuple(body), c, first))
+                start, body, first = None, [], i + 1
+            else:
+                if start is None and not body:
+                    first = i
+                body.append(c)
+        if start is not None or body:
+            out.append(Block(start, tuple(body), None, first))
+        return out
+
+    @classmethod
+    def from_blocks(cls, blocks: Sequence[Sequence[Command]]) -> Program:
+        return cls(tuple(c for b in blocks for c in b))
+
+    def bundle_count(self) -> int:
+        return sum(1 for c in self.commands if isinstance(c, TileStart))
