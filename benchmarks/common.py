@@ -1,0 +1,52 @@
+"""Shared benchmark helpers: timing and one result table.
+
+Benchmarks print ratios measured side by side in one run; nothing here is asserted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Row:
+    """One benchmark line: what was measured against which baseline."""
+
+    name: str
+    value: float  # seconds of the measured work
+    baseline: float  # seconds of the baseline work
+    baseline_name: str
+    goal: float | None = None  # the ratio the issue aims for (at most)
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.baseline if self.baseline else float("inf")
+
+
+def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
+    """The fastest of ``repeat`` runs of ``fn`` in seconds (least disturbed by noise)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def render(rows: list[Row]) -> str:
+    head = (
+        f"{'benchmark':<44} {'time':>10} {'baseline':>10} {'ratio':>8} {'goal':>6}  vs / note"
+    )
+    out = [head, "-" * len(head)]
+    for r in rows:
+        goal = f"<={r.goal:g}x" if r.goal else ""
+        ok = "" if r.goal is None else (" ok" if r.ratio <= r.goal else " OVER")
+        out.append(
+            f"{r.name:<44} {r.value * 1e3:>8.1f}ms {r.baseline * 1e3:>8.1f}ms "
+            f"{r.ratio:>7.1f}x {goal:>6}{ok}  {r.baseline_name}"
+            + (f"; {r.note}" if r.note else "")
+        )
+    return "\n".join(out)

@@ -1,0 +1,37 @@
+"""Run every benchmark of the project and print one table.
+
+python benchmarks/run_all.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import Row, render
+
+MODULES = ["bench_asm", "bench_executor"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, for smoke runs")
+    args = ap.parse_args(argv)
+    rows: list[Row] = []
+    for name in MODULES:
+        try:
+            mod = importlib.import_module(f"benchmarks.{name}")
+        except ModuleNotFoundError as e:
+            print(f"skipping {name}: {e}", file=sys.stderr)
+            continue
+        rows += mod.rows(**({"bundles": 5_000} if args.quick and name == "bench_asm" else {}))
+    print(render(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

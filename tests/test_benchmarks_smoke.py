@@ -1,0 +1,18 @@
+"""The benchmark scripts keep working (timings are printed by benchmarks/run_all.py,
+never asserted)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import bench_asm
+from benchmarks.common import render
+
+
+def test_asm_benchmark_runs_on_a_small_program() -> None:
+    rows = bench_asm.rows(bundles=300)
+    assert len(rows) == 2 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert "asm+encode 300 bundles" in render(rows)
