@@ -246,3 +246,29 @@ class Program:
 
     def bundle_count(self) -> int:
         return sum(1 for c in self.commands if isinstance(c, TileStart))
+
+    def asm(self) -> str:
+        """Canonical text, one command per line."""
+        from .asm import format_program
+
+        return format_program(self)
+
+    def encode(self) -> bytes:
+        """Little-endian instruction parcels."""
+        from .encoding import encode
+
+        return encode(self)
+
+    @classmethod
+    def parse(cls, text: str, file: str = "<asm>") -> Program:
+        """Assemble text (canonical or ``;``-joined); AsmError names FILE:LINE."""
+        from .asm import parse
+
+        return parse(text, file)
+
+    @classmethod
+    def decode(cls, data: bytes) -> Program:
+        """Decode parcels; DecodeError names the byte offset."""
+        from .encoding import decode
+
+        return decode(data)

@@ -1,0 +1,180 @@
+"""TCVT: conversion between every pair of assigned DataTypes.
+
+Integer to integer follows ``TileConvertIntegerValue`` (``asl/tile/model/numeric/
+formats.asl``): saturate to the destination range when Sat=1, otherwise keep the low
+destination bits, no status. Every pair with a floating side goes through the profile
+hook ``TileProfileConvert``, which is impdef except for E8M0 destinations
+(``asl/arch/profile/e8m0-conversion.asl``); this module is the reference profile:
+
+* RMode 0 selects RTZ for floating to integer and RNE otherwise (``TCVT.asl``).
+* Float to float rounds the exact source value once at the destination
+  (:func:`.core.round_float`): overflow gives Inf or, with Sat=1, the largest finite
+  value, with OF|NX; a source Inf into an Inf-less destination follows the same
+  overflow rule (as E8M0's contract states for +Inf); a NaN becomes the destination's
+  canonical NaN (NV if signalling) or, for a destination with no NaN encoding (E3M2,
+  E2M3, E2M1X2, E1M2X2, HiF4X2), +0 with NV.
+* Float to integer mirrors D5's TQUANT: NaN gives 0 with NV; a value whose rounded
+  integer lies outside the destination range sets NV and is clamped (Sat=1) or reduced
+  modulo 2**width (Sat=0); an Inf, which has no modulo, is clamped either way; an
+  inexact rounding sets NX.
+* Integer to float rounds the exact integer (OF|NX on overflow, NX when inexact).
+* The same DataType on both sides is a bit copy. ``canonicalize`` only selects the
+  private/public source representation, a legality matter for the executor; it does
+  not change values here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..datatypes import DataType, info
+from .core import (
+    NV,
+    SemanticError,
+    fold_flags,
+    from_bits,
+    is_float,
+    round_float,
+    to_bits,
+)
+from .floatfmt import RNE, RTZ, _round_at, bitlen, classify, decode, encode_parts, parts_of
+
+__all__ = ["convert", "float_to_int", "int_to_float", "int_to_int"]
+
+_E8M0_SOURCES = (DataType.FP16, DataType.BF16, DataType.FP32)
+_U64 = np.uint64
+
+
+def _int_range(dt: DataType) -> tuple[int, int]:
+    w = info(dt).bits
+    return (-(1 << (w - 1)), (1 << (w - 1)) - 1) if info(dt).is_signed else (0, (1 << w) - 1)
+
+
+def _from_int64_bits(v: np.ndarray, dt: DataType) -> np.ndarray:
+    """Carrier of integer ``dt`` from the low bits of uint64 two's-complement words."""
+    w = info(dt).bits
+    low = v & _U64((1 << w) - 1) if w < 64 else v
+    if w == 4:  # int4/uint4 carriers take values, not raw nibbles
+        s = low.astype(np.int64)
+        if info(dt).is_signed:
+            s = np.where(s >= 8, s - 16, s)
+        return s.astype(info(dt).carrier)
+    return from_bits(low, dt)
+
+
+def _int_words(dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(negative, magnitude as uint64) of an integer carrier array."""
+    v = np.asarray(a).astype(np.int64 if info(dt).is_signed else np.uint64)
+    if info(dt).is_signed:
+        neg = v < 0
+        u = v.view(_U64)
+        return neg, np.where(neg, _U64(0) - u, u)
+    return np.zeros(v.shape, bool), v
+
+
+def int_to_int(src: DataType, dst: DataType, a: np.ndarray, sat: bool) -> np.ndarray:
+    """``TileConvertIntegerValue``: saturating or modular integer narrowing/widening."""
+    neg, mag = _int_words(src, a)
+    word = np.where(neg, _U64(0) - mag, mag)
+    if sat:
+        lo, hi = _int_range(dst)
+        too_low = neg & (mag > _U64(-lo)) if lo < 0 else neg & (mag != 0)
+        too_high = ~neg & (mag > _U64(hi))
+        word = np.where(too_low, _U64(lo & 0xFFFFFFFFFFFFFFFF), word)
+        word = np.where(too_high, _U64(hi), word)
+    return _from_int64_bits(word, dst)
+
+
+def float_to_int(
+    x: np.ndarray, dst: DataType, rmode: int, sat: bool, nan: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Round float64 values to integer ``dst``: (carrier array, per-element flags).
+
+    ``rmode`` is a B.DATR code (0 means RTZ here). NaN -> 0 with NV; out of range ->
+    NV and clamp (``sat``) or modulo 2**width; Inf -> clamp with NV; inexact -> NX.
+    """
+    x = np.asarray(x, np.float64)
+    rmode = rmode or RTZ
+    nan = np.isnan(x) if nan is None else nan
+    inf = np.isinf(x)
+    neg, m, e = parts_of(np.where(nan | inf, 0.0, x))
+    neg = np.where(inf, np.signbit(x), neg)
+    # Magnitudes of 2**64 and above: out of range for every destination; the low
+    # 64 bits of M * 2**E are M << E for E < 64 and zero beyond.
+    huge = (m != 0) & (e + bitlen(m) > 64)
+    kept, inexact = _round_at(
+        m, e, np.zeros(x.shape, bool), np.zeros(x.shape, np.int64), neg, rmode
+    )
+    kept = np.where(huge, np.where(e < 64, m << np.clip(e, 0, 63).astype(_U64), _U64(0)), kept)
+    lo, hi = _int_range(dst)
+    if lo < 0:
+        out = np.where(neg, kept > _U64(-lo), kept > _U64(hi))
+    else:
+        out = (kept > _U64(hi)) | (neg & (kept != 0))
+    out |= huge | inf
+    word = np.where(neg, _U64(0) - kept, kept)
+    clamp = np.where(neg, _U64(lo & 0xFFFFFFFFFFFFFFFF), _U64(hi))
+    word = np.where(out & (sat | inf), clamp, word)
+    word = np.where(nan, _U64(0), word)
+    flags = np.where(inexact & ~huge, 16, 0) | np.where(out | nan, NV, 0)
+    return _from_int64_bits(word, dst), flags.astype(np.uint8)
+
+
+def int_to_float(
+    src: DataType, dst: DataType, a: np.ndarray, rmode: int, sat: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Round exact integers to floating ``dst``: (carrier array, per-element flags)."""
+    neg, mag = _int_words(src, a)
+    bits, flags = encode_parts(
+        dst,
+        neg,
+        mag,
+        np.zeros(mag.shape, np.int64),
+        np.zeros(mag.shape, bool),
+        rmode or RNE,
+        sat,
+    )
+    return from_bits(bits, dst), flags
+
+
+def convert(
+    src_dt: DataType,
+    dst_dt: DataType,
+    a: np.ndarray,
+    rmode: int = 0,
+    sat: bool | int = False,
+    canonicalize: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """TCVT one tile: (destination carrier array, status (P,)). See the module docstring.
+
+    Raises :class:`SemanticError` for a source-to-E8M0 pair other than FP16, BF16 or
+    FP32 (``HardwareTCVTTypePairSupported``), which the executor should reject first.
+    """
+    src_dt, dst_dt = DataType(src_dt), DataType(dst_dt)
+    a = np.asarray(a)
+    sat = bool(sat)
+    p = a.shape[0] if a.ndim else 1
+    if src_dt == dst_dt:
+        return a.copy(), np.zeros(p, np.uint8)
+    if dst_dt == DataType.E8M0 and src_dt not in _E8M0_SOURCES:
+        raise SemanticError(
+            f"TCVT to E8M0 accepts only FP16, BF16 or FP32 sources, not {src_dt.name}"
+        )
+    if not is_float(src_dt):
+        if is_float(dst_dt):
+            r, flags = int_to_float(src_dt, dst_dt, a, rmode, sat)
+            return r, fold_flags(flags)
+        return int_to_int(src_dt, dst_dt, a, sat), np.zeros(p, np.uint8)
+    bits = to_bits(a)
+    cls = classify(src_dt, bits)
+    x = decode(src_dt, bits)
+    if not is_float(dst_dt):
+        r, flags = float_to_int(x, dst_dt, rmode, sat, cls.nan)
+        return r, fold_flags(flags)
+    # The float64 value is exact; NaN status must come from the source class because
+    # a float64 view of a narrower signalling NaN is already quiet.
+    r, flags = round_float(dst_dt, np.where(cls.nan, np.nan, x), rmode or RNE, sat=sat)
+    nan_nv = cls.snan | (cls.nan & (dst_dt == DataType.E8M0))
+    quiet = cls.nan & ~nan_nv & (classify(dst_dt, to_bits(r).astype(_U64)).nan)
+    flags = np.where(cls.nan, np.where(nan_nv | ~quiet, NV, 0), flags).astype(np.uint8)
+    return r, fold_flags(flags)

@@ -1,0 +1,155 @@
+"""TSORT and TMRGSORT: stable group sort and two-stream merge (TEPL Mode 3, Fn 12/13).
+
+Authority: seed ADR 0083 decisions 135 and 136; ASL ``asl/tile/model/ordering/sorting.asl``
+(``TileSortLeftBefore``) and ``asl/tile/model/execution/sorting.asl``.
+
+Both operations order elements with one total preorder, ``TileSortLeftBefore``:
+
+* every non-NaN value precedes every NaN, in both directions, and NaNs keep their
+  incoming order (a NaN never overtakes another NaN);
+* +0 and -0 are equal, so their incoming order is kept;
+* otherwise values compare by the monotone unsigned order key of their encoding
+  (``TileFloatingOrderKey``), ascending or descending.
+
+The ASL executes a bubble sort that swaps only on a strict inversion, which is exactly a
+stable sort under that preorder; here it is one stable ``argsort`` of a packed integer key
+``(is_nan << width) | directed_key`` per group. The merge is the ASL two-pointer merge
+that takes the left element unless the right one strictly precedes it; for two sorted
+inputs that equals a stable sort of ``left ++ right`` under the same key.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..datatypes import DataType
+from .core import NV, SemanticError, fold_status, to_bits
+
+#: DataTypes TSORT and TMRGSORT accept (seed decisions 135/136; BF16 was dropped).
+SORT_DTYPES = frozenset({DataType.FP32, DataType.FP16})
+
+#: sort_width domain of B.DIM LB0 (0 and omission select 32 before this module).
+SORT_WIDTH_MIN, SORT_WIDTH_MAX, SORT_WIDTH_DEFAULT = 1, 64, 32
+
+_FMT = {
+    # dtype: (width, exponent mask, fraction mask, quiet bit)
+    DataType.FP32: (32, 0x7F800000, 0x007FFFFF, 0x00400000),
+    DataType.FP16: (16, 0x7C00, 0x03FF, 0x0200),
+}
+
+
+def _classify(dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(raw bits as uint64, is_nan, is_signalling_nan) of an FP32/FP16 carrier array."""
+    _width, exp_mask, frac_mask, quiet = _FMT[dt]
+    bits = to_bits(a).astype(np.uint64)
+    is_nan = ((bits & exp_mask) == exp_mask) & ((bits & frac_mask) != 0)
+    is_snan = is_nan & ((bits & quiet) == 0)
+    return bits, is_nan, is_snan
+
+
+def _descending(descending: bool | np.ndarray, p: int) -> np.ndarray:
+    """The direction as a (P, 1, 1) bool array (a bool, or per-PE flags from RegSrc0)."""
+    d = np.asarray(descending)
+    if d.dtype != bool and np.any(d.astype(np.uint64) > 1):
+        raise SemanticError(descending_gpr_legal(d) or "descending must be zero or one")
+    return np.broadcast_to(d.astype(bool).reshape(-1, 1, 1), (p, 1, 1))
+
+
+def descending_gpr_legal(gpr: np.ndarray) -> str | None:
+    """B.IOR RegSrc0 of TSORT/TMRGSORT must be exactly 0 (ascending) or 1 (descending)."""
+    if np.any(np.asarray(gpr).astype(np.uint64) > 1):
+        return "the descending selector must be exactly zero or one"
+    return None
+
+
+def _sort_key(
+    dt: DataType, a: np.ndarray, descending: bool | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Packed uint64 sort key of every element and the per-element signalling-NaN mask.
+
+    Smaller key = earlier position. NaNs get key ``1 << width`` (all equal, after every
+    number) so a stable sort keeps their order; both zeros get the key of +0.
+    """
+    width, *_ = _FMT[dt]
+    sign = np.uint64(1 << (width - 1))
+    full = np.uint64((1 << width) - 1)
+    bits, is_nan, is_snan = _classify(dt, a)
+    # TileFloatingOrderKey: negative -> NOT carrier, positive -> carrier | sign.
+    key = np.where((bits & sign) != 0, ~bits & full, bits | sign)
+    is_zero = (bits & (sign - np.uint64(1))) == 0
+    key = np.where(is_zero, sign, key)
+    key = np.where(_descending(descending, a.shape[0]), full - key, key)
+    key = np.where(is_nan, np.uint64(1 << width), key)
+    return key.astype(np.uint64), is_snan
+
+
+def _check_dtype(dt: DataType) -> DataType:
+    dt = DataType(dt)
+    if dt not in SORT_DTYPES:
+        raise ValueError(f"sorting is defined for FP32/FP16 only, not {dt.name}")
+    return dt
+
+
+def tsort(
+    dt: DataType, src: np.ndarray, sort_width: int, descending: bool | np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """TSORT: stably sort each row's consecutive groups of ``sort_width`` columns.
+
+    ``src`` is (P, R, C) in the FP32/FP16 carrier. Groups start at column 0; the last group
+    holds only the remaining valid columns. ``descending`` is a bool or the per-PE
+    RegSrc0 values (P,) (see :func:`descending_gpr_legal`). Returns
+    ``(values, indices, status)``: the reordered values (source DataType), each value's
+    original column offset within its group as U32, and NV for every PE whose source
+    valid region holds a signalling NaN
+    (the sNaN itself is moved bit-for-bit, never quieted).
+    """
+    dt = _check_dtype(dt)
+    if not SORT_WIDTH_MIN <= int(sort_width) <= SORT_WIDTH_MAX:
+        raise ValueError(f"sort_width {sort_width} outside 1..64")
+    p, _r, c = src.shape
+    key, is_snan = _sort_key(dt, src, descending)
+    col = np.arange(c, dtype=np.uint64)
+    group = col // np.uint64(sort_width)
+    # The group number is the most significant part, so one stable argsort per row
+    # sorts every group independently and never moves an element across groups.
+    packed = (group << np.uint64(40)) | key
+    order = np.argsort(packed, axis=-1, kind="stable")
+    values = np.take_along_axis(src, order, axis=-1)
+    indices = (order % int(sort_width)).astype(np.uint32)
+    return values, indices, fold_status(is_snan.reshape(p, -1), NV)
+
+
+def tmrgsort_sorted(
+    dt: DataType, stream: np.ndarray, descending: bool | np.ndarray
+) -> np.ndarray:
+    """Per-PE bool (P,): is this (P, 1, n) stream sorted under ``TileSortLeftBefore``?"""
+    dt = _check_dtype(dt)
+    key, _ = _sort_key(dt, stream, descending)
+    key = key.reshape(key.shape[0], -1)
+    return np.all(key[:, :-1] <= key[:, 1:], axis=1)
+
+
+def tmrgsort(
+    dt: DataType, a: np.ndarray, b: np.ndarray, descending: bool | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """TMRGSORT: stably merge two sorted single-row streams ``a`` (P,1,n0), ``b`` (P,1,n1).
+
+    ``descending`` is a bool or per-PE RegSrc0 values. Equal values take the left source
+    first; NaNs come last in both directions, keep their order, and left NaNs precede
+    right NaNs. If either stream of any PE is not sorted in
+    the selected direction the complete block is illegal (:class:`SemanticError`). Returns
+    ``(merged (P, 1, n0 + n1), status)`` with NV where a source holds a signalling NaN.
+    """
+    dt = _check_dtype(dt)
+    if a.ndim != 3 or b.ndim != 3 or a.shape[1] != 1 or b.shape[1] != 1:
+        raise ValueError("TMRGSORT sources are single-row (P, 1, n) streams")
+    if a.shape[2] == 0 or b.shape[2] == 0:
+        raise ValueError("TMRGSORT sources are nonempty")
+    for name, stream in (("left", a), ("right", b)):
+        if not np.all(tmrgsort_sorted(dt, stream, descending)):
+            raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
+    both = np.concatenate([a, b], axis=2)
+    key, is_snan = _sort_key(dt, both, descending)
+    order = np.argsort(key, axis=-1, kind="stable")
+    merged = np.take_along_axis(both, order, axis=-1)
+    return merged, fold_status(is_snan.reshape(both.shape[0], -1), NV)

@@ -1,0 +1,392 @@
+"""TCVT and round_float against ml_dtypes, Python integers and the Fraction oracle."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ptoc.backend.isa.datatypes import DataType as D
+from ptoc.backend.isa.datatypes import info
+from ptoc.backend.isa.semantics import core
+from ptoc.backend.isa.semantics.convert import convert
+from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE
+
+try:
+    from .test_semantics_oracle import (
+        FMTS,
+        INF,
+        NINF,
+        RHB,
+        RNA,
+        RNE,
+        RTM,
+        RTO,
+        RTP,
+        RTZ,
+        hif8_encode_asl,
+        hif8_value_asl,
+        overflows,
+        ref_round,
+    )
+except ImportError:  # tests/isa is not a package
+    from test_semantics_oracle import (
+        FMTS,
+        INF,
+        NINF,
+        RHB,
+        RNA,
+        RNE,
+        RTM,
+        RTO,
+        RTP,
+        RTZ,
+        hif8_encode_asl,
+        hif8_value_asl,
+        overflows,
+        ref_round,
+    )
+
+NV, DZ, OF, UF, NX = 1, 2, 4, 8, 16
+MODES = [RNE, RTZ, RTM, RTP, RNA, RTO, RHB]
+ML = {
+    D.FP16: np.float16, D.BF16: ml_dtypes.bfloat16, D.E4M3: ml_dtypes.float8_e4m3fn,
+    D.E5M2: ml_dtypes.float8_e5m2, D.E3M2: ml_dtypes.float6_e3m2fn,
+    D.E2M3: ml_dtypes.float6_e2m3fn, D.E2M1X2: ml_dtypes.float4_e2m1fn,
+}  # fmt: skip
+
+
+def f32(bits: list[int]) -> np.ndarray:
+    return np.array(bits, np.uint32).reshape(1, 1, -1).view(np.float32)
+
+
+def fvals(dt: D, r: np.ndarray) -> list[float]:
+    return [float(v) for v in core.to_f64(dt, r).ravel()]
+
+
+@pytest.mark.parametrize("dst", list(ML), ids=lambda d: d.name)
+@settings(max_examples=30)
+@given(st.lists(st.integers(0, 2**32 - 1), min_size=32, max_size=32))
+def test_fp32_to_small_formats_match_ml_dtypes(dst: D, bits: list[int]) -> None:
+    """D5: RNE conversions agree with ml_dtypes (single rounding from float32) on every
+    non-NaN result; NaN results are the destination's canonical NaN."""
+    a = f32(bits)
+    r, _ = convert(D.FP32, dst, a, 0, 0)
+    with np.errstate(all="ignore"):
+        want = a.astype(ML[dst]).astype(np.float64).ravel()
+    got = fvals(dst, r)
+    for x, g, w in zip(a.ravel(), got, want):
+        if np.isnan(x):
+            continue  # ml_dtypes maps NaN to -0 for NaN-less formats; we give +0 with NV
+        if np.isnan(w):
+            assert np.isnan(g) and int(
+                core.to_bits(r).ravel()[got.index(g)]
+            ) == core.canonical_nan(dst)
+        else:
+            assert g == w or (g == 0 and w == 0), (x, g, w)
+
+
+def test_exhaustive_fp16_bf16_round_trip_through_fp32() -> None:
+    """Every FP16/BF16 encoding widens exactly and narrows back to itself (NaN canonical)."""
+    for dt in (D.FP16, D.BF16):
+        bits = np.arange(65536, dtype=np.uint16).reshape(1, 256, 256)
+        a = bits.view(info(dt).carrier)
+        wide, s1 = convert(dt, D.FP32, a)
+        back, s2 = convert(D.FP32, dt, wide)
+        nan = np.isnan(core.to_f64(dt, a))
+        assert np.array_equal(core.to_bits(back)[~nan], bits[~nan])
+        assert np.all(core.to_bits(back)[nan] == core.canonical_nan(dt))
+        assert s1[0] == NV and s2[0] == 0  # sNaN encodings exist among all bit patterns
+
+
+@pytest.mark.parametrize(
+    "dst",
+    [
+        D.FP32,
+        D.TF32,
+        D.HF32,
+        D.FP16,
+        D.BF16,
+        D.E4M3,
+        D.E5M2,
+        D.E3M2,
+        D.E2M3,
+        D.E2M1X2,
+        D.E1M2X2,
+    ],
+    ids=lambda d: d.name,
+)
+@pytest.mark.parametrize("mode", MODES)
+@settings(max_examples=12)
+@given(
+    st.lists(
+        st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=12, max_size=12
+    )
+)
+def test_round_float_all_modes_against_fraction_oracle(
+    dst: D, mode: int, xs: list[float]
+) -> None:
+    """Every RMode (1 RNE .. 7 RHB) against the independent Fraction rounding, with OF/NX
+    flags; overflow goes to Inf or the largest finite value per direction."""
+    scale = {D.E2M1X2: 1e-300, D.E1M2X2: 1e-300, D.E3M2: 1e-300, D.E2M3: 1e-300}.get(dst, 1.0)
+    x = np.array(xs) * scale if scale != 1.0 else np.array(xs)
+    x = np.concatenate([x, [2.5, -2.5, 0.375, -1e-40, 1e39, -1e39, 7.9, 2.0**-130]])
+    r, flags = core.round_float(dst, x, mode)
+    fmt = FMTS[dst.name]
+    for xi, gi, fi in zip(x, fvals(dst, r), flags):
+        want = ref_round(Fraction(float(xi)), fmt, mode)
+        if want in (INF, NINF) and not fmt.has_inf:
+            if dst in (D.E4M3,):
+                assert np.isnan(gi)
+            else:
+                assert abs(gi) == float(fmt.max)
+            assert fi & OF
+            continue
+        w = float("inf") if want == INF else float("-inf") if want == NINF else float(want)
+        assert gi == w, (xi, gi, w)
+        assert bool(fi & OF) == overflows(Fraction(float(xi)), fmt, mode)
+        assert bool(fi & NX) == (
+            Fraction(float(xi)) != (want if isinstance(want, Fraction) else 0)
+            or want in (INF, NINF)
+        )
+        if gi == 0:
+            assert np.signbit(gi) == np.signbit(xi)
+
+
+def test_bf16_from_float64_is_single_rounding() -> None:
+    """ml_dtypes narrows float64 to BF16 through float32 (double rounding); we do not."""
+    x = np.array([1 + 2.0**-8 + 2.0**-40])
+    r, f = core.round_float(D.BF16, x)
+    assert int(core.to_bits(r)[0]) == 0x3F81 and f[0] == NX
+
+
+# ---------------------------------------------------------------- float <-> int
+
+
+def int_oracle(x: Fraction, dst: D, mode: int, sat: bool) -> tuple[int, int]:
+    w, signed = info(dst).bits, info(dst).is_signed
+    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
+    fl = x.numerator // x.denominator
+    rem = x - fl
+    if rem == 0:
+        q = fl
+    elif mode == RTZ:
+        q = fl if x > 0 else fl + 1
+    elif mode == RTM:
+        q = fl
+    elif mode == RTP:
+        q = fl + 1
+    elif mode == RNE:
+        q = fl + (rem > Fraction(1, 2) or (rem == Fraction(1, 2) and fl % 2))
+    elif mode == RNA:
+        q = fl + (rem > Fraction(1, 2) or (rem == Fraction(1, 2) and x > 0))
+    elif mode == RHB:
+        q = fl + (rem >= Fraction(1, 2))
+    else:
+        q = fl if fl % 2 else fl + 1
+    flags = NX if rem else 0
+    if not lo <= q <= hi:
+        flags |= NV
+        q = min(max(q, lo), hi) if sat else q
+    q &= (1 << w) - 1
+    return (q - (1 << w) if signed and q >> (w - 1) else q), flags
+
+
+@pytest.mark.parametrize(
+    "dst", [D.S8, D.U8, D.S16, D.S32, D.U32, D.S64, D.U64, D.S4X2, D.U4X2], ids=lambda d: d.name
+)
+@pytest.mark.parametrize("mode", [0, *MODES])
+@pytest.mark.parametrize("sat", [False, True])
+@settings(max_examples=8)
+@given(
+    st.lists(
+        st.one_of(st.floats(-1e3, 1e3), st.floats(allow_nan=False, allow_infinity=False)),
+        min_size=10,
+        max_size=10,
+    )
+)
+def test_float_to_int(dst: D, mode: int, sat: bool, xs: list[float]) -> None:
+    """RMode 0 is RTZ for float->int (TCVT.asl); out-of-range sets NV and clamps (Sat=1)
+    or wraps modulo 2**width (Sat=0); inexact sets NX."""
+    x = np.array([*xs, 2.5, -2.5, 0.5, -0.5, 300.7, -129.5], np.float64).reshape(1, 1, -1)
+    r, s = convert(D.FP64, dst, x, mode, sat)
+    want_flags = 0
+    for xi, gi in zip(x.ravel(), r.ravel()):
+        q, f = int_oracle(Fraction(float(xi)), dst, mode or RTZ, sat)
+        want_flags |= f
+        assert int(gi) == q, (xi, gi, q)
+    assert s[0] == want_flags
+
+
+def test_float_to_int_specials() -> None:
+    """NaN -> 0 with NV; Inf clamps (no modulo exists) with NV, with or without Sat."""
+    x = f32([0x7FC00000, 0x7F800000, 0xFF800000, 0x7F800001])
+    for sat in (0, 1):
+        r, s = convert(D.FP32, D.S16, x, 0, sat)
+        assert list(r.ravel()) == [0, 32767, -32768, 0] and s[0] == NV
+    r, s = convert(D.FP32, D.U8, x, 0, 1)
+    assert list(r.ravel()) == [0, 255, 0, 0] and s[0] == NV
+
+
+def test_tquant_style_saturation_and_default_rtz_pinned() -> None:
+    """Seed ADR 0083 / D5 wording applied to TCVT: Sat=1 clamps, Sat=0 keeps the low
+    bits; the TCVT float->int default rounding is RTZ."""
+    x = np.array([[[200.7, -200.7, 1.5, -1.5]]], np.float32)
+    r, s = ELEMENTWISE["TCVT"](D.FP32, x, D.S8)  # RMode 0 -> RTZ, Sat 0 -> wrap
+    assert list(r.ravel()) == [200 - 256, -200 + 256, 1, -1] and s[0] == NV | NX
+    r, s = ELEMENTWISE["TCVT"](D.FP32, x, D.S8, 1, 1)  # RNE, saturate
+    assert list(r.ravel()) == [127, -128, 2, -2] and s[0] == NV | NX
+    r, s = ELEMENTWISE["TCVT"](D.FP32, x, D.U8, 0, 1)
+    assert list(r.ravel()) == [200, 0, 1, 0] and s[0] == NV | NX
+
+
+@pytest.mark.parametrize(
+    "src",
+    [D.S8, D.U8, D.S16, D.U16, D.S32, D.U32, D.S64, D.U64, D.S4X2, D.U4X2],
+    ids=lambda d: d.name,
+)
+@pytest.mark.parametrize(
+    "dst", [D.S8, D.U8, D.S32, D.U64, D.S4X2, D.U4X2], ids=lambda d: d.name
+)
+@settings(max_examples=8)
+@given(data=st.data())
+def test_int_to_int(src: D, dst: D, data: st.DataObject) -> None:
+    """TileConvertIntegerValue: Sat clamps to the destination range, else low bits."""
+    w = info(src).bits
+    lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if info(src).is_signed else (0, (1 << w) - 1)
+    vals = data.draw(st.lists(st.integers(lo, hi), min_size=8, max_size=8))
+    wide = np.int64 if info(src).is_signed else np.uint64
+    a = np.array(vals, wide).astype(info(src).carrier).reshape(1, 2, 4)
+    dw = info(dst).bits
+    dlo, dhi = (
+        (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if info(dst).is_signed else (0, (1 << dw) - 1)
+    )
+    for sat in (False, True):
+        r, s = convert(src, dst, a, 0, sat)
+        for v, g in zip(vals, r.ravel()):
+            q = min(max(v, dlo), dhi) if sat else v & ((1 << dw) - 1)
+            if not sat and info(dst).is_signed and q >> (dw - 1):
+                q -= 1 << dw
+            assert int(g) == q
+        assert not s.any()
+
+
+@pytest.mark.parametrize(
+    "dst", [D.FP16, D.BF16, D.FP32, D.FP64, D.E4M3, D.E5M2, D.E2M1X2], ids=lambda d: d.name
+)
+@settings(max_examples=15)
+@given(
+    st.lists(st.integers(-(2**63), 2**63 - 1), min_size=8, max_size=8), st.sampled_from(MODES)
+)
+def test_int_to_float(dst: D, vals: list[int], mode: int) -> None:
+    a = np.array(vals, np.int64).reshape(1, 1, -1)
+    r, s = convert(D.S64, dst, a, mode)
+    fmt = FMTS[dst.name]
+    flags = 0
+    for v, g in zip(vals, fvals(dst, r)):
+        want = ref_round(Fraction(v), fmt, mode)
+        if overflows(Fraction(v), fmt, mode):
+            flags |= OF | NX
+        if want in (INF, NINF):
+            assert (
+                np.isnan(g) if not fmt.has_inf and dst == D.E4M3 else abs(g) >= float(fmt.max)
+            )
+            continue
+        flags |= NX if want != v else 0
+        assert g == float(want)
+    assert s[0] == flags
+    r, s = convert(D.U64, D.FP32, np.array([[[2**64 - 1]]], np.uint64), 0)
+    assert float(r.ravel()[0]) == 2.0**64 and s[0] == NX
+
+
+# ---------------------------------------------------------------- E8M0 and HiF8
+
+
+def test_e8m0_destination_rules() -> None:
+    """e8m0-conversion.asl: zero/negative/NaN -> 0xFF with NV; +Inf and range overflow
+    -> 0xFF (Sat=0) or 0xFE (Sat=1) with OF|NX; underflow -> 0xFF or 0x00 with UF|NX."""
+    x = f32(
+        [
+            0,
+            0x80000000,
+            0xBF800000,
+            0x7FC00000,
+            0x7F800000,
+            0x3F800000,
+            0x3FC00000,
+            1,
+            0x7F7FFFFF,
+        ]
+    )
+    for sat, ovf, unf in ((0, 0xFF, 0xFF), (1, 0xFE, 0x00)):
+        r, s = convert(D.FP32, D.E8M0, x, 0, sat)
+        b = list(core.to_bits(r).ravel())
+        assert b[:5] == [0xFF, 0xFF, 0xFF, 0xFF, ovf]
+        assert b[5] == 127 and b[6] == 128  # 1.5 > sqrt(2): rounds up the exponent
+        assert b[7] == unf and b[8] == ovf
+        assert s[0] == NV | OF | UF | NX
+    r, s = convert(D.FP32, D.E8M0, f32([0x3FB504F3, 0x3FB504F4]), 3)  # RTM
+    assert list(core.to_bits(r).ravel()) == [127, 127] and s[0] == NX
+    r, _ = convert(D.FP32, D.E8M0, f32([0x3FB504F3, 0x3FB504F4]), 1)  # around sqrt(2)
+    assert list(core.to_bits(r).ravel()) == [127, 128]
+    with pytest.raises(core.SemanticError):
+        convert(D.FP64, D.E8M0, np.ones((1, 1, 1)))
+
+
+@settings(max_examples=25)
+@given(
+    st.lists(
+        st.floats(-70000, 70000, width=32) | st.floats(-(2.0**-10), 2.0**-10, width=32),
+        min_size=6,
+        max_size=6,
+    ),
+    st.sampled_from(MODES),
+    st.booleans(),
+)
+def test_hif8_encoding_matches_asl_search(xs: list[float], mode: int, sat: bool) -> None:
+    """HiF8 encode equals the literal ReferenceFP8Encoding candidate search."""
+    x = np.array(xs, np.float32).reshape(1, 1, -1)
+    r, s = convert(D.FP32, D.HiF8, x, mode, sat)
+    flags = 0
+    for xi, code in zip(x.ravel(), core.to_bits(r).ravel()):
+        want, f = hif8_encode_asl(Fraction(float(xi)), mode, sat)
+        flags |= f
+        assert int(code) == want, (xi, hex(int(code)), hex(want))
+    assert s[0] == flags
+
+
+def test_hif8_and_packed_decode() -> None:
+    codes = np.arange(256, dtype=np.uint8).reshape(1, 16, 16)
+    got = core.to_f64(D.HiF8, codes).ravel()
+    for c in range(256):
+        if c == 0x80:
+            assert np.isnan(got[c])
+        elif c & 0x7F == 0x6F:
+            assert got[c] == (-np.inf if c & 0x80 else np.inf)
+        else:
+            assert got[c] == hif8_value_asl(c)
+    e1 = core.to_f64(D.E1M2X2, np.arange(16, dtype=np.uint8)).ravel()
+    assert list(e1[:8]) == [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75]
+    assert np.array_equal(core.to_f64(D.HiF4X2, np.arange(16, dtype=np.uint8)), e1)
+
+
+def test_special_values_into_formats_without_inf_or_nan() -> None:
+    x = f32([0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001])
+    r, s = convert(D.FP32, D.E2M1X2, x)
+    assert fvals(D.E2M1X2, r) == [6.0, -6.0, 0.0, 0.0] and s[0] == NV | OF | NX
+    r, _ = convert(D.FP32, D.E4M3, x)
+    assert list(core.to_bits(r).ravel()) == [0x7F, 0x7F, 0x7F, 0x7F]
+    r, s = convert(D.FP32, D.E4M3, x, 0, 1)
+    assert list(core.to_bits(r).ravel())[:2] == [0x7E, 0xFE] and s[0] == NV | OF | NX
+    r, s = convert(D.FP32, D.FP16, f32([0x7F7FFFFF]), 0, 1)
+    assert int(core.to_bits(r).ravel()[0]) == 0x7BFF and s[0] == OF | NX
+
+
+def test_same_type_is_a_bit_copy() -> None:
+    x = f32([0x7F800001, 0x80000000])
+    r, s = ELEMENTWISE["TCVT"](D.FP32, x)
+    assert list(core.to_bits(r).ravel()) == [0x7F800001, 0x80000000] and not s.any()

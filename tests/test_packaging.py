@@ -1,0 +1,23 @@
+"""Every package directory is listed in pyproject.toml, so `pip install .` (not only the
+editable install) ships it."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_package_directory_is_installed() -> None:
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(cfg["packages"])
+    mapping = cfg["package-dir"]
+    missing = []
+    for name, folder in mapping.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            pkg = ".".join([name, *rel.parts]) if rel.parts else name
+            if pkg not in listed:
+                missing.append(pkg)
+    assert not missing, f"add to [tool.setuptools] packages: {sorted(missing)}"
