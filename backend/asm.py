@@ -155,7 +155,9 @@ def _scalar_operands(mnemonic: str) -> list[str]:
     return order
 
 
-_SRCR_TYPES = ("", ".sw", ".uw", ".neg")
+#: SrcRType codes 00 .sw, 01 .uw, 10 .neg, 11 no modifier; an omitted suffix encodes 11
+#: (ADD.asl/SUB.asl contract defaults)
+_SRCR_TYPES = (".sw", ".uw", ".neg", "")
 
 
 def _format_scalar(c: Scalar) -> str:

@@ -61,6 +61,24 @@ DTYPES: dict[str, tuple[frozenset[D], str]] = {
         "seed S1: the row-expansion family accepts the 16 arithmetic types",
     ),
 }
+#: ASL ``TileCarrierOrMove24BaselineDataTypeSupported`` (every assigned type but HiF4X2)
+#: is the type rule of TileOperandsLegal_TCONCAT/TEXTRACT/TINSERT, and
+#: ``TileCarrierOnlyDataTypeSupported`` (not 4-bit, at most 4 bytes) that of TFILLPAD
+#: (``asl/tile/model/legality/layout-rearrangement.asl``); the 0.58.3 contract text only
+#: names the legality function, so the generated rows had no DataTypes at all.
+for _m in ("TCONCAT", "TEXTRACT", "TINSERT"):
+    DTYPES[_m] = (
+        ALL_ASSIGNED - {D.HiF4X2},
+        f"TileOperandsLegal_{_m}: TileCarrierOrMove24BaselineDataTypeSupported",
+    )
+DTYPES["TFILLPAD"] = (
+    frozenset(
+        d
+        for d in D
+        if d not in (D.FP64, D.S64, D.U64, D.E2M1X2, D.E1M2X2, D.HiF4X2, D.S4X2, D.U4X2)
+    ),
+    "TileOperandsLegal_TFILLPAD: TileCarrierOnlyDataTypeSupported (not 4-bit, <= 4 bytes)",
+)
 for _m in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN"):
     DTYPES[f"TROWEXPAND{_m}"] = (ARITH16, "seed S1: row-expansion family, 16 arithmetic types")
 for _m in ("TROWEXPANDEXPDIF", "TCOLEXPANDEXPDIF"):

@@ -1,0 +1,50 @@
+"""ptoc.runtime: the bit-exact executor ("machine model") of the PTO tile ISA.
+
+Imports only the standard library, numpy, ml_dtypes and ``ptoc.backend``.
+
+    m = Machine(MachineConfig(depth=4))
+    m.load_gm(0x1000, x)
+    m.set_gpr("a0", 0x1000)
+    m.run(program)             # a Program or encoded bytes; raises MachineFault
+    m.tile("T#1").values       # (pes, ValidRow, ValidCol)
+"""
+
+from .config import MachineConfig
+from .faults import (
+    BundleControlFault,
+    BundleLocation,
+    DataAlignmentFault,
+    DataPageFault,
+    IllegalInstructionFault,
+    MachineFault,
+    TileAllocationFault,
+    TileLegalityFault,
+    UnsupportedOperation,
+)
+from .machine import Machine, MachineError, RunReport, TileView
+from .memory import GMError
+from .state import MachineSnapshot
+from .tiles import Layout
+from .trace import Trace, TraceRecord
+
+__all__ = [
+    "BundleControlFault",
+    "BundleLocation",
+    "DataAlignmentFault",
+    "DataPageFault",
+    "GMError",
+    "IllegalInstructionFault",
+    "Layout",
+    "Machine",
+    "MachineConfig",
+    "MachineError",
+    "MachineFault",
+    "MachineSnapshot",
+    "RunReport",
+    "TileAllocationFault",
+    "TileLegalityFault",
+    "TileView",
+    "Trace",
+    "TraceRecord",
+    "UnsupportedOperation",
+]

@@ -1,0 +1,86 @@
+"""Machine parameters (DECISIONS D1-D3): hands, queue depth, per-PE capacity, PEs, GM size.
+
+The defaults are the architectural values; tests use tiny machines (``depth=4``,
+``capacity=16384``) to stress eviction and allocation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from ptoc.backend.errors import Error
+
+#: 64 MiB of byte-addressed global memory unless configured otherwise
+DEFAULT_GM_SIZE = 64 << 20
+
+
+class ConfigError(Error):
+    """A machine description that names an unknown or out-of-range parameter."""
+
+
+@dataclass(frozen=True)
+class MachineConfig:
+    """The shape of one simulated PTO core.
+
+    ``hands`` (1..4) Local tile queues T, U, M, N; ``depth`` (1..16) reachable entries per
+    queue; ``capacity`` bytes of Local tile storage per PE (the ``TILE_CAPACITY`` reset
+    value 262144 by default); ``pes`` (1..4) processing elements, PE0 being the most
+    significant PE_MASK bit; ``gm_size`` bytes of global memory.
+    """
+
+    hands: int = 4
+    depth: int = 16
+    capacity: int = 262144
+    pes: int = 4
+    gm_size: int = DEFAULT_GM_SIZE
+
+    def __post_init__(self) -> None:
+        limits = {"hands": (1, 4), "depth": (1, 16), "pes": (1, 4)}
+        for name, (lo, hi) in limits.items():
+            v = getattr(self, name)
+            if not lo <= v <= hi:
+                raise ConfigError(f"machine parameter {name}={v} is outside {lo}..{hi}")
+        if self.capacity < 0:
+            raise ConfigError(f"machine parameter capacity={self.capacity} is negative")
+        if self.gm_size <= 0:
+            raise ConfigError(f"machine parameter gm_size={self.gm_size} must be positive")
+
+    @classmethod
+    def parse(cls, text: str, base: MachineConfig | None = None) -> MachineConfig:
+        """``"depth=4,capacity=16384"`` -> a config (unnamed fields keep ``base``/defaults).
+
+        Values accept Python integer syntax (``0x1000``) and the suffixes K, M, G
+        (powers of 1024), e.g. ``gm_size=16M``.
+        """
+        base = base or cls()
+        known = {f.name for f in fields(cls)}
+        values: dict[str, int] = {}
+        for part in (p.strip() for p in text.split(",")):
+            if not part:
+                continue
+            name, sep, raw = part.partition("=")
+            name = name.strip().replace("-", "_")
+            if not sep or name not in known:
+                raise ConfigError(
+                    f"bad machine parameter {part!r} (expected NAME=VALUE with NAME one of "
+                    f"{', '.join(sorted(known))})"
+                )
+            values[name] = _parse_int(raw.strip(), name)
+        return replace(base, **values)
+
+    def text(self) -> str:
+        """The parameters in :meth:`parse` syntax."""
+        return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
+
+
+_SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def _parse_int(raw: str, name: str) -> int:
+    scale = 1
+    if raw[-1:].upper() in _SUFFIX:
+        scale, raw = _SUFFIX[raw[-1].upper()], raw[:-1]
+    try:
+        return int(raw, 0) * scale
+    except ValueError:
+        raise ConfigError(f"machine parameter {name}={raw!r} is not an integer") from None

@@ -1,0 +1,380 @@
+"""Execution of one tile bundle: commit-time preflight, source snapshot, atomic publication.
+
+Order (REFERENCE section 7, seeds "ordering"): header faults (raised in command order
+when the plan was built) -> strict no-op when every binding had PE_MASK 0000 ->
+unsupported operations -> LB values -> the operation's static preflight (binding
+schema, B.IOR/B.IOS, B.DATR, DataTypes, dimensions; cached per plan and LB tuple) ->
+source resolution against the queues *before* commit (empty position, allocation mask
+coverage) -> source descriptor and definedness checks -> destination shape and capacity
+(``Fault_TileAllocation``) -> data-dependent checks and computation (semantics
+functions; ``SemanticError`` -> ``Fault_TileLegality``) -> memory probes -> publication
+of every destination, numeric status and GM store at once. Nothing is mutated before
+the last step, so a fault leaves the machine exactly as it was.
+
+Speed: a plan whose LBs are constants caches its static preparation (``plan.ready``),
+so re-executing an identical bundle goes straight to the runner; handlers compute their
+destination descriptors once (:meth:`Spec.dests`) and only check capacity per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import EllipsisType
+
+import numpy as np
+
+from ptoc.backend.isa import DataType, Family
+from ptoc.backend.isa.fields import PAD_NULL, mask_text
+from ptoc.backend.isa.semantics.core import BundleControlSemanticError, SemanticError
+
+from .alloc import Dests, Slot, fresh, make_dests
+from .bundle import BundlePlan
+from .faults import (
+    BundleControlFault,
+    MachineFault,
+    TileAllocationFault,
+    TileLegalityFault,
+    unsupported,
+)
+from .memory import GMWrite
+from .spec import Shape, Spec, elem_bits
+from .state import MASK_PES, MachineState, PushPlan
+from .tiles import Layout, Tile, size_code_bytes
+
+Runner = Callable[["Ctx"], None]
+Preparer = Callable[[Spec], Runner]
+
+#: mnemonic -> static preparation; filled by ``ptoc.runtime.ops``
+HANDLERS: dict[str, Preparer] = {}
+#: legal operations this executor does not model (rejected before any effect)
+UNSUPPORTED = frozenset(
+    {"TPREFETCH", "MGATHER", "MSCATTER", "MGATHER_MASK", "MSCATTER_MASK", "MGATHER_CAS", "GMOV"}
+)
+
+
+class Ctx:
+    """Dynamic execution context handed to an operation's runner."""
+
+    __slots__ = (
+        "P", "dims", "gm_writes", "mask", "name", "pes", "pidx", "plan", "push", "released",
+        "slots", "sources", "spec", "state", "status", "tiles",
+    )  # fmt: skip
+
+    def __init__(self, state: MachineState, plan: BundlePlan, spec: Spec) -> None:
+        self.state = state
+        self.plan = plan
+        self.spec = spec
+        self.name = spec.name
+        self.dims = spec.dims
+        mask = self.mask = plan.mask
+        pes = self.pes = MASK_PES[mask]
+        npes = state.config.pes
+        if pes[-1] >= npes:
+            raise TileLegalityFault(
+                f"mask={mask_text(mask)} selects PE{pes[-1]}, but this machine has "
+                f"{npes} PE(s)",
+                self.name,
+            )
+        self.P = len(pes)
+        self.pidx: slice | list[int] = slice(None) if npes == self.P else list(pes)
+        self.slots: tuple[Slot, ...] = ()
+        self.tiles: list[Tile | None] = []
+        self.status: np.ndarray | None = None
+        self.gm_writes: list[GMWrite] = []
+        self.push: PushPlan | None = None
+        self.released: list[Tile] = []
+        lookup = state.lookup
+        srcs = []
+        for ref in plan.sources:
+            tile = lookup(ref)
+            if tile.mask & mask != mask:
+                raise TileLegalityFault(
+                    f"{ref} was allocated with mask={mask_text(tile.mask)}, which does not "
+                    f"cover the bundle mask={mask_text(mask)}",
+                    self.name,
+                )
+            srcs.append(tile)
+        self.sources = srcs
+
+    # ----------------------------------------------------------- sources
+
+    def ref(self, i: int) -> str:
+        return str(self.plan.sources[i])
+
+    def illegal(self, rule: str) -> TileLegalityFault:
+        return TileLegalityFault(rule, self.name)
+
+    def source(
+        self,
+        i: int,
+        dtype: DataType | EllipsisType | None = ...,
+        shape: Shape | None = None,
+        rows: int | None = None,
+        layout: Layout | None = Layout.ROW_MAJOR,
+        predicate: bool = False,
+    ) -> Tile:
+        """Source ``i`` after descriptor checks: storage kind, DataType, layout, geometry
+        (ValidRow, ValidCol, Col, and physical Rows when given) and valid definedness."""
+        t = self.sources[i]
+        if (t.dtype is None) != predicate:
+            kind = "a predicate" if predicate else "a numeric"
+            raise self.illegal(f"{self.ref(i)} must be {kind} tile, not {t.shape_text}")
+        if dtype is not ... and t.dtype != dtype:
+            want = "PRED" if dtype is None else DataType(dtype).name
+            raise self.illegal(
+                f"{self.ref(i)} has DataType {t.type_name}, {self.name} needs {want}"
+            )
+        if layout is not None and t.layout is not layout:
+            raise self.illegal(
+                f"{self.ref(i)} has layout {t.layout.value}; {self.name} needs {layout.value}"
+            )
+        if shape is not None and (
+            t.valid_rows != shape.valid_rows
+            or t.valid_cols != shape.valid_cols
+            or t.cols != shape.cols
+        ):
+            raise self.illegal(
+                f"{self.ref(i)} is {t.valid_rows}x{t.valid_cols} of Col {t.cols}; the bundle "
+                f"describes {shape.valid_rows}x{shape.valid_cols} of Col {shape.cols}"
+            )
+        if rows is not None and t.rows != rows:
+            raise self.illegal(
+                f"{self.ref(i)} has {t.rows} physical rows; the destination has {rows} "
+                "(source and destination physical shapes must match)"
+            )
+        if t.defined is not None:
+            self.require_defined(i)
+        return t
+
+    def require_defined(self, i: int) -> None:
+        t = self.sources[i]
+        if not t.valid_defined(self.pes):
+            raise self.illegal(f"{self.ref(i)} has an undefined valid element (D6)")
+
+    def values(self, t: Tile) -> np.ndarray:
+        """The valid region of ``t`` on the participating PEs, (P, ValidRow, ValidCol)."""
+        return t.payload[self.pidx, : t.valid_rows, : t.valid_cols]
+
+    def physical(self, t: Tile) -> np.ndarray:
+        return t.payload[self.pidx]
+
+    def defined(self, t: Tile) -> np.ndarray:
+        return t.definedness()[self.pidx]
+
+    # ----------------------------------------------------------- GPR operands
+
+    def gpr_slot(self, slot: int, default: int | None = 0) -> np.ndarray:
+        """RegSrc``slot`` of B.IOR read on each participating PE (uint64 (P,)); the
+        omission default when B.IOR is absent (``default`` None: caller derives it)."""
+        ior = self.plan.ior
+        if ior is None:
+            assert default is not None
+            return np.full(self.P, default, np.uint64)
+        reg = ior.sources[slot]
+        return np.array(self.state.gpr[self.pidx, reg], np.uint64).reshape(self.P)
+
+    # ----------------------------------------------------------- destinations
+
+    def reserve(self, dests: Dests) -> tuple[Slot, ...]:
+        """Claim precomputed destinations: raises their deferred allocation fault, else
+        checks per-PE capacity after eviction (``Fault_TileAllocation``)."""
+        if dests.fault is not None:
+            raise TileAllocationFault(dests.fault, self.name)
+        self.push = self.state.check_push(dests.push)
+        self.slots = dests.slots
+        self.tiles = [None] * len(dests.slots)
+        return dests.slots
+
+    def allocate(self, *specs: tuple[DataType, Shape, Layout]) -> tuple[Slot, ...]:
+        """Descriptors of every destination in binding order (computed now) plus the
+        allocation checks of :meth:`reserve`."""
+        return self.reserve(make_dests(self.spec, self.mask, specs))
+
+    def allocate_predicate(self, like: Tile) -> Slot:
+        """A predicate destination copying Rows/Col/ValidRow/ValidCol of source ``like``
+        (``ResolveBundlePredicateDestination``): storage ceil(Rows*Col/8) bytes."""
+        hand, size = self.plan.destinations[0]
+        cap = size_code_bytes(size)
+        need = (like.rows * like.cols + 7) // 8
+        if need > cap:
+            raise TileAllocationFault(
+                f"a {like.rows}x{like.cols} predicate tile needs {need} bytes, more than the "
+                f"{cap}-byte TSize",
+                self.name,
+            )
+        slot = Slot(0, int(hand), None, like.rows, like.cols, like.valid_rows, like.valid_cols,
+                    Layout.ROW_MAJOR, self.mask, cap, np.dtype(bool))  # fmt: skip
+        return self.reserve(Dests((slot,), ((slot.hand, slot.mask, cap),)))[0]
+
+    def publish(
+        self,
+        slot: Slot,
+        values: np.ndarray,
+        pad: int = PAD_NULL,
+        *,
+        whole: bool = False,
+        defined: np.ndarray | None = None,
+        pad_defined: bool | None = None,
+    ) -> None:
+        """Build ``slot``'s tile: ``values`` fill its valid region on the participating
+        PEs (``whole``: the full physical tile), padding gets ``pad`` (Null = poison,
+        undefined), PEs outside the mask stay poisoned and undefined."""
+        npes = self.state.config.pes
+        dt = slot.dtype
+        if values.dtype != slot.carrier:
+            raise TypeError(  # a semantics function returned the wrong carrier: a bug
+                f"{self.name}: result dtype {values.dtype} is not the {slot.carrier} carrier"
+            )
+        rows, cols = slot.rows, slot.cols
+        if whole:
+            vr, vc = rows, cols
+        else:
+            vr, vc = slot.valid_rows, slot.valid_cols
+        if values.shape != (self.P, vr, vc):
+            raise ValueError(
+                f"{self.name}: result shape {values.shape} is not {(self.P, vr, vc)}"
+            )
+        if npes == self.P and vr == rows and vc == cols:
+            payload = values
+            flags = values.flags
+            # copy a non-contiguous result, or a writable view of someone else's buffer;
+            # a read-only contiguous view is published storage and may be shared
+            if not flags.c_contiguous or (values.base is not None and flags.writeable):
+                payload = np.ascontiguousarray(values).copy()
+        else:
+            fill = pad if pad != PAD_NULL and not whole else PAD_NULL
+            payload = fresh(dt, (npes, rows, cols), fill)
+            if fill != PAD_NULL and npes != self.P:
+                others = [pe for pe in range(npes) if pe not in self.pes]
+                payload[others] = fresh(dt, (len(others), rows, cols), PAD_NULL)
+            payload[self.pidx, :vr, :vc] = values
+        payload.flags.writeable = False
+        if defined is not None and npes != self.P:
+            full = np.zeros((npes, rows, cols), bool)
+            full[self.pidx] = defined
+            defined = full
+        self.tiles[slot.k] = Tile(
+            dt, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
+            slot.capacity, payload, defined,
+            (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
+            self.state.next_serial(),
+        )  # fmt: skip
+
+    def add_status(self, st: np.ndarray) -> None:
+        if st.shape != (self.P,) or st.dtype != np.uint8:
+            st = np.asarray(st, np.uint8).reshape(self.P)
+        self.status = st if self.status is None else (self.status | st)
+
+
+def resolve_dims(state: MachineState, plan: BundlePlan, name: str) -> tuple[int | None, ...]:
+    """LB values; a register-based B.DIM must give the same value on every participating
+    PE (this executor's rule: one bundle describes one geometry)."""
+    const = plan.const_dims
+    if const is not None:
+        return const
+    pes = list(MASK_PES[plan.mask])
+    out: list[int | None] = []
+    for k, d in enumerate(plan.dims):
+        if d is None:
+            out.append(None)
+            continue
+        vals = (state.gpr[pes, d.reg] + np.uint64(d.imm)) & np.uint64(0xFFFF)
+        if np.any(vals != vals[0]):
+            raise TileLegalityFault(
+                f"B.DIM LB{k} reads a register whose value differs across the participating "
+                f"PEs ({', '.join(str(int(v)) for v in vals)})",
+                name,
+            )
+        out.append(int(vals[0]))
+    return tuple(out)
+
+
+def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | None:
+    """Commit-time checks that depend only on the plan (and LB values); None: no-op."""
+    plan.raise_fault()
+    if plan.noop:
+        return None
+    op = plan.op
+    assert op is not None
+    name = op.mnemonic
+    if op.family is Family.CUBE or name in UNSUPPORTED:
+        raise unsupported(name, name)
+    if plan.catr is not None:
+        f = dict(plan.catr.fields)
+        if f.get("trap") or f.get("DR"):
+            raise unsupported("B.CATR trap/DR control", name)
+    if plan.hint is not None and any(k == "B/E" for k, _ in plan.hint.fields):
+        raise unsupported("B.HINT TRACE (it opens a new block)", name)
+    if not plan.bindings and not plan.shared:
+        raise TileLegalityFault(f"{name} needs a B.IOT binding stream", name)
+    if plan.bindings and not any(b.last for b in plan.bindings):
+        raise BundleControlFault("the B.IOT binding stream is never closed by `last`", name)
+    handler = HANDLERS.get(name)
+    if handler is None:
+        raise unsupported(name, name)
+    dims = resolve_dims(state, plan, name)
+    cached = plan.cache.get(dims)
+    if cached is None:
+        spec = Spec(plan, dims)
+        try:
+            cached = (spec, handler(spec))
+        except MachineFault as exc:  # static faults are cached like the plan itself
+            cached = (spec, (type(exc), exc.rule, exc.op))
+        plan.cache[dims] = cached
+    spec, runner = cached
+    if isinstance(runner, tuple):
+        cls, rule, op_text = runner
+        raise cls(rule, op_text)
+    if plan.const_dims is not None:
+        plan.ready = cached  # the next execution of this plan starts at the runner
+    return spec, runner
+
+
+def execute(state: MachineState, plan: BundlePlan) -> Ctx | None:
+    """Run one tile bundle; returns its context (what it read and published) or None for
+    a strict no-op. Raises MachineFault."""
+    ready = plan.ready
+    if ready is None:
+        ready = _prepare(state, plan)
+        if ready is None:
+            return None
+    spec, runner = ready
+    ctx = Ctx(state, plan, spec)
+    try:
+        runner(ctx)
+    except BundleControlSemanticError as e:
+        raise BundleControlFault(e.rule, spec.name) from None
+    except SemanticError as e:
+        raise TileLegalityFault(e.rule, spec.name) from None
+    commit(state, ctx)
+    return ctx
+
+
+def commit(state: MachineState, ctx: Ctx) -> None:
+    """Publish every effect of a bundle at once (after the last possible fault)."""
+    if ctx.slots:
+        push = ctx.push
+        assert push is not None
+        tiles = []
+        for s, t in zip(ctx.slots, ctx.tiles, strict=True):
+            assert t is not None, f"{ctx.name}: a destination was never published"
+            tiles.append((s.hand, t))
+        state.apply_push(push, tiles)
+        ctx.released = push.released
+    for w in ctx.gm_writes:
+        w.apply(state.gm)
+    if ctx.status is not None:
+        state.status[ctx.pidx] |= ctx.status
+
+
+__all__ = [
+    "HANDLERS",
+    "Ctx",
+    "Dests",
+    "Preparer",
+    "Runner",
+    "Slot",
+    "elem_bits",
+    "execute",
+    "make_dests",
+]

@@ -1,0 +1,120 @@
+"""Machine faults: one Python exception class per architectural fault kind.
+
+Every fault leaves the machine exactly as it was before the faulting block. A fault is
+raised by the executor with ``rule`` (one sentence naming the broken rule); the machine
+then fills in where it happened (``bundle``) and which operation it was (``op``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ptoc.backend.errors import Error
+from ptoc.backend.isa import Fault
+
+
+@dataclass(frozen=True)
+class BundleLocation:
+    """Where a block sits: ``index`` is the 0-based count of BSTARTs executed before it
+    (so the first block is bundle 0); ``command`` the index of its first command in the
+    program; ``line`` its source line (0 when unknown) and ``offset`` its byte offset in
+    a binary (-1 when unknown)."""
+
+    index: int
+    command: int = -1
+    line: int = 0
+    offset: int = -1
+
+    def text(self) -> str:
+        where = [f"bundle {self.index}"]
+        if self.line:
+            where.append(f"line {self.line}")
+        if self.offset >= 0:
+            where.append(f"offset 0x{self.offset:x}")
+        elif self.command >= 0 and not self.line:
+            where.append(f"command {self.command}")
+        return ", ".join(where)
+
+
+class MachineFault(Error):
+    """Root of the machine faults. ``fault`` is the architectural Fault class, ``rule``
+    the broken rule, ``op`` the operation (mnemonic or command), ``bundle`` where."""
+
+    fault: Fault = Fault.TILE_LEGALITY
+
+    def __init__(self, rule: str, op: str = "", bundle: BundleLocation | None = None):
+        super().__init__(rule)
+        self.rule = rule
+        self.op = op
+        self.bundle = bundle
+
+    def locate(self, bundle: BundleLocation, op: str) -> MachineFault:
+        """Fill in the location (and the operation when the raiser did not know it)."""
+        self.bundle = bundle
+        if not self.op:
+            self.op = op
+        return self
+
+    def __str__(self) -> str:
+        where = self.bundle.text() if self.bundle is not None else "outside any bundle"
+        op = f" {self.op}" if self.op else ""
+        return f"{self.fault.value} at {where}{op}: {self.rule}"
+
+
+class TileLegalityFault(MachineFault):
+    """``Fault_TileLegality``: schema, type, shape, layout, definedness or data rule."""
+
+    fault = Fault.TILE_LEGALITY
+
+
+class TileAllocationFault(MachineFault):
+    """``Fault_TileAllocation``: unrepresentable destination shape or exhausted capacity."""
+
+    fault = Fault.TILE_ALLOCATION
+
+
+class BundleControlFault(MachineFault):
+    """``Fault_BundleControl``: misplaced, duplicated or unterminated header commands."""
+
+    fault = Fault.BUNDLE_CONTROL
+
+
+class IllegalInstructionFault(MachineFault):
+    """``Fault_IllegalInstruction``: a reserved encoding."""
+
+    fault = Fault.ILLEGAL_INSTRUCTION
+
+
+class DataPageFault(MachineFault):
+    """``Fault_DataPage``: a global-memory access outside the modelled memory."""
+
+    fault = Fault.DATA_PAGE
+
+
+class DataAlignmentFault(MachineFault):
+    """``Fault_DataAlignment``: an element access not aligned to its element size."""
+
+    fault = Fault.DATA_ALIGNMENT
+
+
+class UnsupportedOperation(MachineFault):
+    """A legal operation this executor does not model (CUBE matrix ops, Shared tiles,
+    indexed GM ops, ...). Reported like ``Fault_IllegalInstruction`` and rejected before
+    any effect."""
+
+    fault = Fault.ILLEGAL_INSTRUCTION
+
+
+FAULT_CLASSES: dict[Fault, type[MachineFault]] = {
+    Fault.TILE_LEGALITY: TileLegalityFault,
+    Fault.TILE_ALLOCATION: TileAllocationFault,
+    Fault.BUNDLE_CONTROL: BundleControlFault,
+    Fault.ILLEGAL_INSTRUCTION: IllegalInstructionFault,
+    Fault.DATA_PAGE: DataPageFault,
+    Fault.DATA_ALIGNMENT: DataAlignmentFault,
+}
+
+
+def unsupported(what: str, op: str = "") -> UnsupportedOperation:
+    """``<what> is not supported by this executor``."""
+    return UnsupportedOperation(f"{what} is not supported by this executor", op)

@@ -1,0 +1,363 @@
+"""The :class:`Machine`: state plus the program runner (tile bundles and scalar blocks).
+
+``Machine.run`` walks the program's blocks in order. A tile bundle commits at its
+BSTOP, at the next BSTART, or at the end of the program; a standard block
+(``BSTART.STD FALL``) runs its scalar instructions on every PE. Any fault propagates as
+a :class:`~ptoc.runtime.faults.MachineFault` naming the bundle index (0-based count of
+BSTARTs executed), the operation and the rule; the faulting block has no effect.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ptoc.backend.encoding import decode
+from ptoc.backend.errors import Error
+from ptoc.backend.isa.fields import GPR_BY_NAME, GPR_COUNT, XMASK, Hand, mask_pes
+from ptoc.backend.program import (
+    Block,
+    Command,
+    Generic,
+    Ios,
+    Iot,
+    Program,
+    Scalar,
+    ScalarStart,
+    Stop,
+    TileRef,
+    TileStart,
+)
+
+from . import ops  # noqa: F401  (registers every operation handler)
+from .bundle import BundlePlan, build_plan, command_text, generic_kind
+from .config import MachineConfig
+from .engine import execute
+from .faults import BundleControlFault, BundleLocation, MachineFault, unsupported
+from .memory import check_range
+from .scalar import ScalarStep, compile_scalar, run_scalar_block
+from .state import MachineSnapshot, MachineState
+from .tiles import Layout, Tile, poisoned, raw_bits
+from .trace import Trace, TraceRecord, record_bundle, record_scalar
+
+
+class MachineError(Error):
+    """A host-side API misuse (unknown register, bad tile name, ...)."""
+
+
+@dataclass(frozen=True)
+class TileView:
+    """A published tile as seen from the host: descriptor, values and definedness.
+
+    ``values`` is ``(pes, ValidRow, ValidCol)`` in the DataType carrier (bool for
+    predicate tiles) with zeros on PEs outside the allocation ``mask``; ``defined`` has
+    the same shape. ``payload`` is the full physical storage (poison where undefined).
+    """
+
+    name: str
+    dtype: Any
+    rows: int
+    cols: int
+    valid_rows: int
+    valid_cols: int
+    layout: Layout
+    mask: int
+    capacity: int
+    values: np.ndarray
+    defined: np.ndarray
+    payload: np.ndarray
+
+    @property
+    def predicate(self) -> bool:
+        return self.dtype is None
+
+    @property
+    def pes(self) -> tuple[int, ...]:
+        return mask_pes(self.mask)
+
+    def pe(self, pe: int) -> np.ndarray:
+        """The valid region of one PE."""
+        return self.values[pe]
+
+
+@dataclass
+class RunReport:
+    """What one ``run`` did: bundles (BSTARTs) executed and, when asked, the trace."""
+
+    bundles: int = 0
+    trace: Trace | None = None
+    records: list[TraceRecord] = field(default_factory=list)
+
+
+_Step = tuple[str, Block, Any]
+
+
+class Machine:
+    """A PTO core: global memory, per-PE GPRs and status, four Local tile queues."""
+
+    def __init__(self, config: MachineConfig | str | None = None) -> None:
+        if isinstance(config, str):
+            config = MachineConfig.parse(config)
+        self.config = config or MachineConfig()
+        self.state = MachineState(self.config)
+        self._compiled: OrderedDict[int, tuple[Program, list[_Step]]] = OrderedDict()
+
+    # ------------------------------------------------------------------ GM
+
+    def load_gm(self, addr: int, array: np.ndarray | bytes) -> None:
+        """Place the raw bytes of ``array`` at byte address ``addr``."""
+        data = array if isinstance(array, bytes) else np.ascontiguousarray(array).tobytes()
+        check_range(self.config.gm_size, addr, len(data), "load_gm")
+        self.state.gm[addr : addr + len(data)] = np.frombuffer(data, np.uint8)
+
+    def read_gm(self, addr: int, dtype: Any, shape: int | tuple[int, ...]) -> np.ndarray:
+        """A copy of GM at ``addr`` viewed as ``dtype`` with ``shape``."""
+        dt = np.dtype(dtype)
+        shp = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = int(np.prod(shp, dtype=np.int64)) * dt.itemsize
+        check_range(self.config.gm_size, addr, n, "read_gm")
+        return self.state.gm[addr : addr + n].copy().view(dt).reshape(shp)
+
+    # ------------------------------------------------------------------ GPRs
+
+    def _reg(self, reg: str | int) -> int:
+        if isinstance(reg, str):
+            if reg not in GPR_BY_NAME:
+                raise MachineError(f"unknown GPR {reg!r}")
+            return GPR_BY_NAME[reg]
+        if not 0 <= reg < GPR_COUNT:
+            raise MachineError(f"GPR selector {reg} is outside 0..{GPR_COUNT - 1}")
+        return reg
+
+    def set_gpr(self, reg: str | int, value: int, pe: int | None = None) -> None:
+        """Set a GPR on one PE (or every PE when ``pe`` is None); writes to ``zero`` are
+        discarded; values wrap to 64 bits."""
+        r = self._reg(reg)
+        if pe is not None and not 0 <= pe < self.config.pes:
+            raise MachineError(f"PE{pe} does not exist ({self.config.pes} PE(s))")
+        if r == 0:
+            return
+        v = np.uint64(int(value) & XMASK)
+        if pe is None:
+            self.state.gpr[:, r] = v
+        else:
+            self.state.gpr[pe, r] = v
+
+    def gpr(self, reg: str | int, pe: int = 0) -> int:
+        """The unsigned 64-bit value of a GPR on one PE."""
+        return int(self.state.gpr[pe, self._reg(reg)])
+
+    # ------------------------------------------------------------------ tiles, status
+
+    @property
+    def status(self) -> np.ndarray:
+        """Sticky numeric status per PE (bits NV=1, DZ=2, OF=4, UF=8, NX=16)."""
+        return self.state.status.copy()
+
+    def tile(self, name: str | TileRef) -> TileView:
+        """The tile a relative name (``T#1``, ``U#3``...) selects now."""
+        ref = name if isinstance(name, TileRef) else _parse_ref(name)
+        try:
+            t = self.state.lookup(ref)
+        except MachineFault as e:
+            raise MachineError(e.rule) from None
+        return _view(str(ref), t)
+
+    def tiles(self) -> dict[str, TileView]:
+        """Every tile present in a queue, by relative name."""
+        out = {}
+        for h, q in enumerate(self.state.queues):
+            for k, t in enumerate(q, 1):
+                name = f"{Hand(h).name}#{k}"
+                out[name] = _view(name, t)
+        return out
+
+    def push_tile(
+        self,
+        hand: str | Hand,
+        values: np.ndarray,
+        dtype: Any,
+        *,
+        size: int | None = None,
+        cols: int | None = None,
+        mask: int = 0b1111,
+        defined: np.ndarray | None = None,
+        layout: Layout = Layout.ROW_MAJOR,
+    ) -> None:
+        """Test/debug helper: publish a tile directly, without a bundle (queue and capacity
+        rules still apply).
+
+        ``values`` is ``(ValidRow, ValidCol)`` (copied to every PE of ``mask``) or
+        ``(pes, ValidRow, ValidCol)``; ``dtype`` a DataType; ``size`` a SizeCode (default:
+        the smallest that holds the shape); ``defined`` an optional
+        ``(pes, Rows, Col)`` definedness map.
+        """
+        from ptoc.backend.isa import DataType, info
+
+        from .tiles import derived_rows, size_code_bytes
+
+        dt = DataType(dtype)
+        carrier = info(dt).carrier
+        v = np.asarray(values)
+        if v.ndim == 2:
+            v = np.broadcast_to(v, (self.config.pes, *v.shape))
+        v = v.astype(carrier) if v.dtype != carrier else v
+        _, vr, vc = v.shape
+        c = cols or 1 << max(vc - 1, 0).bit_length()
+        codes = [size] if size else range(1, 11)
+        for code in codes:
+            rows = derived_rows(size_code_bytes(code), c, info(dt).bits)
+            if rows >= vr:
+                break
+        else:
+            raise MachineError(f"no SizeCode holds a {vr}x{vc} {dt.name} tile of Col {c}")
+        payload = poisoned(dt, (self.config.pes, rows, c))
+        for pe in mask_pes(mask):
+            payload[pe, :vr, :vc] = v[pe]
+        payload.flags.writeable = False
+        t = Tile(dt, rows, c, vr, vc, layout, mask, size_code_bytes(code), payload, defined,
+                 serial=self.state.next_serial())  # fmt: skip
+        h = int(Hand[hand] if isinstance(hand, str) else Hand(hand))
+        push = self.state.check_push([(h, mask, t.capacity)])
+        self.state.apply_push(push, [(h, t)])
+
+    def snapshot(self) -> MachineSnapshot:
+        """A deep copy of the whole state; ``==`` compares it bit for bit."""
+        return self.state.snapshot()
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, program: Program | bytes, trace: bool = False) -> RunReport:
+        """Execute a Program (or little-endian parcels, decoded first)."""
+        if isinstance(program, (bytes, bytearray)):
+            program = decode(bytes(program))
+        steps = self._compile(program)
+        report = RunReport(trace=Trace() if trace else None)
+        records = report.trace.records if report.trace is not None else None
+        state = self.state
+        index = 0
+        for kind, block, payload in steps:
+            try:
+                if kind == "tile":
+                    if records is None:
+                        execute(state, payload)
+                    else:
+                        before = state.status.copy()
+                        outcome = execute(state, payload)
+                        records.append(record_bundle(index, payload, outcome, state, before))
+                elif kind == "scalar":
+                    gprs_before = state.gpr.copy() if records is not None else None
+                    state.gpr = run_scalar_block(state.gpr, payload)
+                    if records is not None:
+                        records.append(record_scalar(index, block, gprs_before, state.gpr))
+                else:
+                    raise payload[0](payload[1], payload[2])
+            except MachineFault as f:
+                ci = block.index
+                if (
+                    kind == "tile"
+                    and isinstance(payload, BundlePlan)
+                    and payload.fault is not None
+                    and payload.fault_at >= 0
+                ):
+                    ci = block.index + 1 + payload.fault_at  # the offending header command
+                loc = BundleLocation(index, ci, _line(program, ci), _offset(program, ci))
+                raise f.locate(loc, _block_name(block)) from None
+            if block.start is not None:
+                index += 1
+        report.bundles = index
+        if report.trace is not None:
+            report.records = report.trace.records
+        return report
+
+    def _compile(self, program: Program) -> list[_Step]:
+        key = id(program)
+        hit = self._compiled.get(key)
+        if hit is not None and hit[0] is program:
+            self._compiled.move_to_end(key)
+            return hit[1]
+        steps = [_compile_block(b) for b in program.blocks()]
+        self._compiled[key] = (program, steps)
+        if len(self._compiled) > 8:
+            self._compiled.popitem(last=False)
+        return steps
+
+
+def _compile_block(block: Block) -> _Step:
+    start = block.start
+    if isinstance(start, TileStart):
+        return ("tile", block, build_plan(start, block.commands))
+    if isinstance(start, ScalarStart):
+        try:
+            return ("scalar", block, _scalar_steps(start, block.commands))
+        except MachineFault as f:
+            return ("fault", block, (type(f), f.rule, f.op))
+    # commands outside any block; a zero-mask B.IOT/B.IOS is skipped before placement
+    stray = [c for c in block.commands if not (isinstance(c, (Iot, Ios)) and c.mask == 0)]
+    if not stray and block.stop is None:
+        return ("scalar", block, [])
+    what = command_text(stray[0]) if stray else "BSTOP"
+    return ("fault", block, (BundleControlFault, f"{what} outside any block", what))
+
+
+def _scalar_steps(start: ScalarStart, commands: tuple[Command, ...]) -> list[ScalarStep]:
+    if start.block != "STD" or start.kind != "FALL":
+        raise unsupported(f"BSTART.{start.block} {start.kind} (control flow)", "BSTART")
+    steps = []
+    for c in commands:
+        if isinstance(c, Scalar):
+            steps.append(compile_scalar(c))
+        elif isinstance(c, Generic) and generic_kind(c) == "B.HINT":
+            if any(k == "B/E" for k, _ in c.fields):
+                raise unsupported("B.HINT TRACE (it opens a new block)", "B.HINT")
+            continue  # a branch/temperature/prefetch hint has no architectural effect
+        elif isinstance(c, (Iot, Ios)) and c.mask == 0:
+            continue
+        elif isinstance(c, Stop):  # pragma: no cover - blocks() ends a block at a stop
+            break
+        else:
+            name = command_text(c)
+            raise BundleControlFault(f"{name} inside a standard (scalar) block", name)
+    return steps
+
+
+def _line(program: Program, i: int) -> int:
+    return program.lines[i] if 0 <= i < len(program.lines) else 0
+
+
+def _offset(program: Program, i: int) -> int:
+    return program.offsets[i] if 0 <= i < len(program.offsets) else -1
+
+
+def _block_name(block: Block) -> str:
+    s = block.start
+    if isinstance(s, TileStart):
+        o = s.op
+        return o.mnemonic if o is not None else "BSTART"
+    if isinstance(s, ScalarStart):
+        return f"BSTART.{s.block}"
+    return ""
+
+
+def _parse_ref(name: str) -> TileRef:
+    text = name.strip().upper()
+    hand, sep, idx = text.partition("#")
+    if not sep or hand not in Hand.__members__ or not idx.isdigit() or not 1 <= int(idx) <= 16:
+        raise MachineError(f"{name!r} is not a relative tile name such as T#1 or U#3")
+    return TileRef(Hand[hand], int(idx))
+
+
+def _view(name: str, t: Tile) -> TileView:
+    pes = t.payload.shape[0]
+    defined = t.definedness()[:, : t.valid_rows, : t.valid_cols].copy()
+    vals = t.payload[:, : t.valid_rows, : t.valid_cols].copy()
+    keep = np.zeros(pes, bool)
+    keep[list(mask_pes(t.mask))] = True
+    raw = raw_bits(vals)
+    raw[~keep] = 0
+    return TileView(name, t.dtype, t.rows, t.cols, t.valid_rows, t.valid_cols, t.layout,
+                    t.mask, t.capacity, raw.view(vals.dtype), defined,
+                    t.payload.copy())  # fmt: skip

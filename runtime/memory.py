@@ -1,0 +1,175 @@
+"""Global memory: placing/reading arrays and the strided TLOAD/TSTORE footprint.
+
+Element (row, col) of a transfer lives at ``base + row * row_stride_bytes + col *
+element_bytes`` (``TileMemoryStridedByteAddress``); a packed 4-bit column adds
+``floor(col / 2)`` and selects the low (even column) or high (odd column) nibble. All
+arithmetic wraps at 64 bits. Every access is probed before the first effect
+(``ProbeDataAccess``): an address not aligned to the element size raises
+``Fault_DataAlignment``; an access reaching past the modelled memory ``Fault_DataPage``.
+The first faulting element in (PE, row, col) order names the fault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptoc.backend.errors import Error
+from ptoc.backend.isa import DataType, info
+
+from .faults import DataAlignmentFault, DataPageFault
+
+
+class GMError(Error):
+    """A host-side global-memory access (``load_gm``/``read_gm``) outside the memory."""
+
+
+def check_range(gm_size: int, addr: int, nbytes: int, what: str) -> None:
+    if addr < 0 or nbytes < 0 or addr + nbytes > gm_size:
+        raise GMError(
+            f"{what} [0x{addr:x}, 0x{addr + nbytes:x}) is outside the "
+            f"0x{gm_size:x}-byte global memory"
+        )
+
+
+def element_bytes(dt: DataType) -> int:
+    """``TileMemoryElementBytes``: 4-bit elements use byte-sized containing accesses."""
+    bits = info(dt).bits
+    return 1 if bits == 4 else bits // 8
+
+
+def dense_stride(cols: int, dt: DataType) -> int:
+    """``TileDenseRowStrideBytes``: ceil(Col * bits / 8)."""
+    return (cols * info(dt).bits + 7) // 8
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """Byte addresses of a strided transfer: ``addr`` (P, R, C) uint64 element addresses
+    (for 4-bit types the containing byte), ``nbytes`` per element, ``high`` the odd-column
+    nibble mask (None for whole-byte types)."""
+
+    addr: np.ndarray
+    nbytes: int
+    high: np.ndarray | None
+
+
+def footprint(
+    dt: DataType,
+    base: np.ndarray,
+    stride: np.ndarray,
+    rows: int,
+    cols: int,
+    gm_size: int,
+    op: str,
+    write: bool,
+    pes: tuple[int, ...],
+) -> Footprint:
+    """Addresses of every valid element on every participating PE, fully probed."""
+    u = np.uint64
+    four = info(dt).bits == 4
+    eb = element_bytes(dt)
+    r = np.arange(rows, dtype=u).reshape(1, rows, 1)
+    c = np.arange(cols, dtype=u).reshape(1, 1, cols)
+    b = np.asarray(base, u).reshape(-1, 1, 1)
+    s = np.asarray(stride, u).reshape(-1, 1, 1)
+    with np.errstate(over="ignore"):
+        col_off = (c >> u(1)) if four else c * u(eb)
+        addr = b + r * s + col_off  # uint64 arithmetic wraps modulo 2**64
+    misaligned = (addr % u(eb)) != 0 if eb > 1 else None
+    # addr + eb > size, written without overflowing near 2**64
+    oob = addr > u(gm_size - eb) if gm_size >= eb else np.ones(addr.shape, bool)
+    bad = oob if misaligned is None else (oob | misaligned)
+    if bad.any():
+        first = int(np.argmax(bad.reshape(-1)))
+        p, rr, cc = np.unravel_index(first, bad.shape)
+        a = int(addr[p, rr, cc])
+        where = f"PE{pes[p]} row {rr} col {cc}"
+        verb = "writes" if write else "reads"
+        if misaligned is not None and misaligned[p, rr, cc]:
+            raise DataAlignmentFault(
+                f"{op} {verb} {dt.name} element at GM address 0x{a:x} ({where}), which "
+                f"is not aligned to {eb} bytes",
+                op,
+            )
+        raise DataPageFault(
+            f"{op} {verb} {eb} byte(s) at GM address 0x{a:x} ({where}), beyond the "
+            f"0x{gm_size:x}-byte global memory",
+            op,
+        )
+    high = np.broadcast_to((c & u(1)).astype(bool), addr.shape) if four else None
+    return Footprint(addr, eb, high)
+
+
+def gather(gm: np.ndarray, fp: Footprint, dt: DataType) -> np.ndarray:
+    """The carrier values at a probed footprint, shape (P, R, C)."""
+    carrier = info(dt).carrier
+    if fp.high is not None:
+        byte = gm[fp.addr.astype(np.intp)]
+        nib = np.where(fp.high, byte >> np.uint8(4), byte & np.uint8(0xF)).astype(np.uint8)
+        return nib.view(carrier)
+    idx = fp.addr.astype(np.intp)[..., None] + np.arange(fp.nbytes, dtype=np.intp)
+    raw = gm[idx]  # (P, R, C, nbytes), little-endian element bytes
+    return np.ascontiguousarray(raw).view(carrier).reshape(fp.addr.shape)
+
+
+@dataclass(frozen=True)
+class GMWrite:
+    """A pending store: ``index`` flat byte indices and their new ``values`` (applied in
+    order, so a later element wins where addresses overlap)."""
+
+    index: np.ndarray
+    values: np.ndarray
+
+    def apply(self, gm: np.ndarray) -> None:
+        gm[self.index] = self.values
+
+
+def _last_writer(index: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Deduplicate flat byte writes keeping the last value written to each address."""
+    rev_index, rev_values = index[::-1], values[::-1]
+    uniq, first = np.unique(rev_index, return_index=True)
+    return uniq, rev_values[first]
+
+
+def scatter_plan(
+    gm: np.ndarray, fp: Footprint, values: np.ndarray, stride: np.ndarray
+) -> list[GMWrite]:
+    """The byte writes that store carrier ``values`` (P, R, C) at a probed footprint.
+
+    Elements are stored in (PE, row, col) order, so where addresses overlap (a small or
+    zero row stride, or two PEs sharing memory) the later element wins -- the order the
+    ASL's element loop gives within a PE; across PEs the architecture leaves the order
+    open. A 4-bit store preserves the sibling nibble.
+    """
+    p, rows, cols = fp.addr.shape
+    if fp.high is None:
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(p, -1)
+        idx = fp.addr.astype(np.intp)[..., None] + np.arange(fp.nbytes, dtype=np.intp)
+        idx = idx.reshape(p, -1)
+        row_bytes = cols * fp.nbytes
+        writes = []
+        for pe in range(p):
+            s = int(np.asarray(stride, np.uint64).reshape(-1)[pe])
+            i, v = idx[pe], raw[pe]
+            if rows > 1 and (s < row_bytes or s >= 1 << 63):
+                i, v = _last_writer(i, v)  # rows may overlap
+            writes.append(GMWrite(i, v))
+        return writes
+    nib = (np.ascontiguousarray(values).view(np.uint8) & np.uint8(0xF)).reshape(-1)
+    addr = fp.addr.astype(np.intp).reshape(-1)
+    high = np.asarray(fp.high).reshape(-1)
+    touched = np.unique(addr)
+    result = gm[touched].copy()
+    for want_high in (False, True):
+        sel = high == want_high
+        if not sel.any():
+            continue
+        a, v = _last_writer(addr[sel], nib[sel])
+        pos = np.searchsorted(touched, a)
+        if want_high:
+            result[pos] = (result[pos] & np.uint8(0x0F)) | (v << np.uint8(4))
+        else:
+            result[pos] = (result[pos] & np.uint8(0xF0)) | v
+    return [GMWrite(touched, result.astype(np.uint8))]

@@ -1,0 +1,90 @@
+"""Shared pieces of the operation handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ptoc.backend.isa import DataType
+
+from ..engine import HANDLERS, Ctx, Preparer
+from ..faults import TileLegalityFault
+from ..spec import Shape, Spec
+from ..tiles import Layout, Tile, raw_bits
+
+RM = Layout.ROW_MAJOR
+
+#: raw-bit masks that must be zero for a valid encoding (``TileNumericEncodingValid``:
+#: TF32 keeps 10 fraction bits, HF32 11, the 6-bit floats live in the low 6 bits)
+_ENCODING_ZERO_BITS: dict[DataType, int] = {
+    DataType.TF32: 0x1FFF,
+    DataType.HF32: 0x0FFF,
+    DataType.E3M2: 0xC0,
+    DataType.E2M3: 0xC0,
+}
+
+
+#: DataTypes with constrained encodings (``TileNumericEncodingValid``)
+ENCODING_TYPES = frozenset(_ENCODING_ZERO_BITS)
+
+
+def source_key(dt: DataType, shape: Shape, rows: int | None) -> tuple[object, ...] | None:
+    """The :attr:`Tile.key` a fully defined row-major source of this geometry has (None
+    when the destination geometry is itself illegal, so only the slow path runs)."""
+    if rows is None:
+        return None
+    return (dt, RM, shape.valid_rows, shape.valid_cols, shape.cols, rows, True)
+
+
+def register(*names: str) -> Callable[[Preparer], Preparer]:
+    """Register a preparer for the given mnemonics."""
+
+    def deco(fn: Preparer) -> Preparer:
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+
+    return deco
+
+
+def invalid_encoding(dt: DataType | None, values: np.ndarray) -> bool:
+    """True when some element of ``values`` is not a valid encoding of ``dt``."""
+    bits = _ENCODING_ZERO_BITS.get(dt) if dt is not None else None
+    if bits is None:
+        return False
+    raw = raw_bits(values)
+    return bool(np.any(raw & raw.dtype.type(bits)))
+
+
+def require_encodings(ctx: Ctx, i: int, t: Tile, values: np.ndarray | None = None) -> None:
+    """``TileSourceEncodingsValid``: every valid element of source ``i`` is a valid encoding."""
+    v = ctx.values(t) if values is None else values
+    if invalid_encoding(t.dtype, v):
+        raise TileLegalityFault(
+            f"{ctx.ref(i)} holds an invalid {t.type_name} encoding", ctx.name
+        )
+
+
+def prelude(spec: Spec, *stream: tuple[int, bool], ior_slots: int = 0) -> None:
+    """Binding stream, B.IOR slots (0: B.IOR illegal), no B.IOS, B.DATR applicability."""
+    spec.require_bindings(*stream)
+    if ior_slots:
+        spec.require_ior_slots(ior_slots)
+    else:
+        spec.require_no_ior()
+    spec.require_no_shared()
+    spec.require_datr_applicable()
+
+
+def same_rows(ctx: Ctx, i: int, t: Tile, rows: int) -> None:
+    """Source and destination physical Rows match (``TileShapeAndTypeMatch``)."""
+    if t.rows != rows:
+        raise TileLegalityFault(
+            f"{ctx.ref(i)} has {t.rows} physical rows but the destination has {rows}: "
+            "source and destination physical shapes must match",
+            ctx.name,
+        )
+
+
+__all__ = ["RM", "Ctx", "Spec", "Tile", "invalid_encoding", "prelude", "register"]

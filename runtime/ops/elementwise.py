@@ -1,0 +1,216 @@
+"""Elementwise tile-tile operations (TEPL Mode 0): binary, unary, TFMA, TCMP, TSEL, TCVT.
+
+Common schema (seed TADD page, ``tile-schema.asl`` closed schemas): LB0 = ValidCol
+(required), LB1 = ValidRow (default 1), LB2 = Col (default ValidCol); every source is a
+fully defined row-major tile of the BSTART DataType whose physical and valid shape equal
+the destination's; B.IOR and B.IOS are illegal; PadValue is the only B.DATR field
+(TCMP adds CMode, TCVT its conversion fields).
+"""
+
+from __future__ import annotations
+
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics.elementwise import (
+    BINARY_MNEMONICS,
+    ELEMENTWISE,
+    UNARY_MNEMONICS,
+)
+
+from ..engine import Ctx, Runner, make_dests
+from ..spec import Spec
+from .common import (
+    ENCODING_TYPES,
+    RM,
+    prelude,
+    register,
+    require_encodings,
+    same_rows,
+    source_key,
+)
+
+#: TCVT to E8M0 accepts exactly FP16, BF16 and FP32 sources (``HardwareTCVTTypePairSupported``,
+#: TCVT contract legality); every other pair of assigned types is legal
+E8M0_SOURCES = frozenset({DataType.FP16, DataType.BF16, DataType.FP32})
+
+
+@register(*BINARY_MNEMONICS)
+def binary(spec: Spec) -> Runner:
+    prelude(spec, (2, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    fn, pad = ELEMENTWISE[spec.name], spec.pad
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
+    key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
+    enc = dt in ENCODING_TYPES
+
+    def run(ctx: Ctx) -> None:
+        a, b = ctx.sources
+        if a.key != key or b.key != key:  # the slow path names the broken rule
+            ctx.source(0, dt, shape)
+            ctx.source(1, dt, shape)
+        va, vb = ctx.values(a), ctx.values(b)
+        if enc:
+            require_encodings(ctx, 0, a, va)
+            require_encodings(ctx, 1, b, vb)
+        (slot,) = ctx.reserve(dests)
+        if a.key != key or b.key != key:
+            same_rows(ctx, 0, a, slot.rows)
+            same_rows(ctx, 1, b, slot.rows)
+        res, st = fn(dt, va, vb)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register(*UNARY_MNEMONICS)
+def unary(spec: Spec) -> Runner:
+    prelude(spec, (1, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    fn, pad = ELEMENTWISE[spec.name], spec.pad
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
+    key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
+    enc = dt in ENCODING_TYPES
+
+    def run(ctx: Ctx) -> None:
+        (a,) = ctx.sources
+        if a.key != key:
+            ctx.source(0, dt, shape)
+        va = ctx.values(a)
+        if enc:
+            require_encodings(ctx, 0, a, va)
+        (slot,) = ctx.reserve(dests)
+        if a.key != key:
+            same_rows(ctx, 0, a, slot.rows)
+        res, st = fn(dt, va)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TFMA")
+def tfma(spec: Spec) -> Runner:
+    """``B.IOT L, R`` then ``B.IOT Addend, last, ->Dst``; one fused rounding."""
+    prelude(spec, (2, False), (1, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    pad = spec.pad
+
+    def run(ctx: Ctx) -> None:
+        srcs = [ctx.source(i, dt, shape) for i in range(3)]
+        vals = [ctx.values(t) for t in srcs]
+        for i, (t, v) in enumerate(zip(srcs, vals, strict=True)):
+            require_encodings(ctx, i, t, v)
+        (slot,) = ctx.allocate((dt, shape, RM))
+        for i, t in enumerate(srcs):
+            same_rows(ctx, i, t, slot.rows)
+        res, st = ELEMENTWISE["TFMA"](dt, *vals)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TCMP")
+def tcmp(spec: Spec) -> Runner:
+    """Two numeric sources -> a predicate tile with the sources' Rows/Col/valid shape."""
+    prelude(spec, (2, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    cmode, pad = spec.cmode, spec.pad
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, shape)
+        b = ctx.source(1, dt, shape)
+        if b.rows != a.rows:
+            raise ctx.illegal(f"{ctx.ref(0)} and {ctx.ref(1)} differ in physical rows")
+        va, vb = ctx.values(a), ctx.values(b)
+        require_encodings(ctx, 0, a, va)
+        require_encodings(ctx, 1, b, vb)
+        slot = ctx.allocate_predicate(a)
+        res, st = ELEMENTWISE["TCMP"](dt, va, vb, cmode)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+def check_predicate(ctx: Ctx, i: int, like_index: int) -> None:
+    """``TilePredicateValuesLegal`` + ``TileLogicalShapeMatch``: source ``i`` is a fully
+    defined predicate tile with the Rows/Col/ValidRow/ValidCol/layout of ``like_index``."""
+    p = ctx.source(i, None, predicate=True)
+    t = ctx.sources[like_index]
+    if (p.rows, p.cols, p.valid_rows, p.valid_cols, p.layout) != (
+        t.rows, t.cols, t.valid_rows, t.valid_cols, t.layout,
+    ):  # fmt: skip
+        raise ctx.illegal(
+            f"predicate {ctx.ref(i)} ({p.shape_text}) does not match the shape of "
+            f"{ctx.ref(like_index)} ({t.shape_text})"
+        )
+
+
+@register("TSEL")
+def tsel(spec: Spec) -> Runner:
+    """``B.IOT Predicate, SrcTrue`` then ``B.IOT SrcFalse, last, ->Dst``: a raw bit copy."""
+    prelude(spec, (2, False), (1, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    pad = spec.pad
+
+    def run(ctx: Ctx) -> None:
+        t = ctx.source(1, dt, shape)
+        f = ctx.source(2, dt, shape)
+        if f.rows != t.rows:
+            raise ctx.illegal(f"{ctx.ref(1)} and {ctx.ref(2)} differ in physical rows")
+        check_predicate(ctx, 0, 1)
+        (slot,) = ctx.allocate((dt, shape, RM))
+        same_rows(ctx, 1, t, slot.rows)
+        pred = ctx.values(ctx.sources[0])
+        res, st = ELEMENTWISE["TSEL"](dt, pred, ctx.values(t), ctx.values(f))
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TCVT")
+def tcvt(spec: Spec) -> Runner:
+    """Source type = BSTART DataType; destination type = B.DATR DataType (DTYPE_NONE or
+    omitted inherits); equal Rows/Col/valid shape; Layout transforms the placement."""
+    prelude(spec, (1, True))
+    src_dt = spec.dtype()
+    dst_dt = spec.datr_dtype(src_dt)
+    shape = spec.std_shape()
+    src_layout, dst_layout = spec.layouts()
+    if spec.datr is not None and spec.datr.canonicalize:
+        raise spec.illegal(
+            "TCVT Canonicalize=1 needs a private CUBE source, which this executor does not "
+            "model (an ordinary source requires Canonicalize=0)"
+        )
+    if dst_dt == DataType.E8M0 and src_dt not in E8M0_SOURCES:
+        raise spec.illegal(
+            f"TCVT to E8M0 accepts FP16, BF16 or FP32 sources, not {src_dt.name}"
+        )
+    rmode, sat, pad = spec.rmode, spec.sat, spec.pad
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, src_dt, shape, layout=src_layout)
+        va = ctx.values(a)
+        require_encodings(ctx, 0, a, va)
+        (slot,) = ctx.allocate((dst_dt, shape, dst_layout))
+        same_rows(ctx, 0, a, slot.rows)
+        res, st = ELEMENTWISE["TCVT"](src_dt, va, dst_dt, rmode, sat, 0)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+__all__ = ["E8M0_SOURCES", "check_predicate"]

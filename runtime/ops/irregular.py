@@ -1,0 +1,317 @@
+"""Irregular and complex operations (TEPL Mode 3): the ADR 0083 selectors (seed S0) and
+TCI, TTRI, THISTOGRAM.
+
+Decisions 133-143 fix the schemas: TQUANT/TDEQUANT (mandatory B.DATR destination type,
+B.IOR multiplier and zero point with the omission defaults 1.0 and 0), TSORT (LB0 =
+sort_width, two destinations), TMRGSORT (no B.DIM, one row of n0+n1 columns and Col the
+next power of two), TGATHER/TSCATTER (LB0/LB1/LB2 describe the destination), TPART*
+(B.DATR, B.IOR and B.IOS illegal). Padding is Null except TSCATTER, whose whole physical
+destination starts as defined zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptoc.backend.isa import DTYPE_NONE, DataType
+from ptoc.backend.isa.semantics import generate as sg
+from ptoc.backend.isa.semantics import indexed as si
+from ptoc.backend.isa.semantics import partial as sp
+from ptoc.backend.isa.semantics import quant as sq
+from ptoc.backend.isa.semantics import sorting as ss
+
+from ..engine import Ctx, Runner
+from ..faults import unsupported
+from ..spec import Shape, Spec
+from ..tiles import Tile
+from .common import RM, prelude, register, require_encodings, same_rows
+from .layout import check_dest_layout
+
+
+def _quant_types(spec: Spec, dst: frozenset[DataType]) -> DataType:
+    dtd = spec.datr.dtype if spec.datr is not None else DTYPE_NONE
+    if dtd == DTYPE_NONE or DataType(dtd) not in dst:
+        names = " or ".join(sorted(d.name for d in dst))
+        raise spec.illegal(f"{spec.name} needs B.DATR.DataType {names}")
+    return DataType(dtd)
+
+
+@register("TQUANT", "TDEQUANT")
+def quantize(spec: Spec) -> Runner:
+    prelude(spec, (1, True), ior_slots=2)
+    src_dt = spec.dtype()
+    dst_dt = _quant_types(spec, spec.op.type_rules["dst"])
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    quant = spec.name == "TQUANT"
+    rmode, sat = spec.rmode, spec.sat
+    default_mult = spec.op.ior[0].default
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, src_dt, shape)
+        va = ctx.values(a)
+        require_encodings(ctx, 0, a, va)
+        mult, zp = ctx.gpr_slot(0, default_mult), ctx.gpr_slot(1)
+        legal = sq.tquant_scalars_legal if quant else sq.tdequant_scalars_legal
+        rule = legal(dst_dt if quant else src_dt, mult, zp)
+        if rule is not None:
+            raise ctx.illegal(rule)
+        (slot,) = ctx.allocate((dst_dt, shape, RM))
+        if quant:
+            res, st = sq.tquant(dst_dt, va, mult, zp, rmode, sat)
+        else:
+            res, st = sq.tdequant(src_dt, va, mult, zp, rmode)
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+def _numeric(ctx: Ctx, t: Tile) -> DataType:
+    if t.dtype is None:
+        raise ctx.illegal(f"{t.shape_text} is a predicate tile; {ctx.name} needs a numeric one")
+    return t.dtype
+
+
+def _flag(ctx: Ctx, slot: int) -> bool:
+    """A flag0 GPR operand: exactly 0 or 1 on every PE (omitted B.IOR: 0)."""
+    v = ctx.gpr_slot(slot)
+    if np.any(v > 1):
+        raise ctx.illegal(f"{ctx.name} descending flag (B.IOR RegSrc{slot}) must be 0 or 1")
+    if np.any(v != v[0]):
+        raise ctx.illegal(f"{ctx.name} descending flag differs across the participating PEs")
+    return bool(v[0])
+
+
+@register("TSORT")
+def tsort(spec: Spec) -> Runner:
+    """One source, two destinations (values, U32 indices) in binding order."""
+    spec.require_counts(1, 2)
+    spec.require_ior_slots(1)
+    spec.require_no_shared()
+    spec.require_datr_applicable()
+    dt = spec.dtype()
+    spec.require_dims()
+    width = spec.dims[0] or ss.SORT_WIDTH_DEFAULT  # omission and encoded zero select 32
+    if not ss.SORT_WIDTH_MIN <= width <= ss.SORT_WIDTH_MAX:
+        raise spec.illegal(f"TSORT sort_width LB0={width} is outside 1..64")
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt)
+        if a.valid_rows == 0 or a.valid_cols == 0:
+            raise ctx.illegal("TSORT needs a nonempty source")
+        va = ctx.values(a)
+        desc = _flag(ctx, 0)
+        shape = Shape(a.valid_rows, a.valid_cols, a.cols)
+        v_slot, i_slot = ctx.allocate((dt, shape, RM), (DataType.U32, shape, RM))
+        values, indices, st = ss.tsort(dt, va, width, desc)
+        ctx.publish(v_slot, values)
+        ctx.publish(i_slot, indices)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TMRGSORT")
+def tmrgsort(spec: Spec) -> Runner:
+    spec.require_counts(2, 1)
+    spec.require_ior_slots(1)
+    spec.require_no_shared()
+    spec.require_datr_applicable()
+    dt = spec.dtype()
+    spec.require_dims()
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt)
+        b = ctx.source(1, dt)
+        if a.valid_rows != 1 or b.valid_rows != 1 or not a.valid_cols or not b.valid_cols:
+            raise ctx.illegal("TMRGSORT sources are nonempty single-row streams")
+        n = a.valid_cols + b.valid_cols
+        if n > 32768:
+            raise ctx.illegal(f"TMRGSORT output of {n} columns exceeds 32768")
+        desc = _flag(ctx, 0)
+        col = 1 << (n - 1).bit_length()
+        (slot,) = ctx.allocate((dt, Shape(1, n, col), RM))
+        res, st = ss.tmrgsort(dt, ctx.values(a), ctx.values(b), desc)
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TGATHER")
+def tgather(spec: Spec) -> Runner:
+    """``B.IOT Values, Index, last, ->Dst``: ``dst[r, c] = values[index[r, c], c]``."""
+    prelude(spec, (2, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        vals = ctx.sources[0]
+        if vals.is_predicate or vals.dtype != dt:
+            raise ctx.illegal(
+                f"{ctx.ref(0)} has DataType {vals.type_name}, TGATHER needs {dt.name}"
+            )
+        idx = ctx.source(1, ..., layout=None)
+        idx_dt = _numeric(ctx, idx)
+        rule = si.tgather_types_legal(dt, idx_dt)
+        if rule is not None:
+            raise ctx.illegal(rule)
+        if (idx.valid_rows, idx.valid_cols) != (shape.valid_rows, shape.valid_cols):
+            raise ctx.illegal(
+                f"the index tile {ctx.ref(1)} must have the destination valid shape"
+            )
+        if vals.valid_cols < shape.valid_cols:
+            raise ctx.illegal(
+                f"the value tile {ctx.ref(0)} has fewer columns than the destination"
+            )
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        vdef = (
+            None
+            if vals.defined is None
+            else ctx.defined(vals)[:, : vals.valid_rows, : vals.valid_cols]
+        )
+        res, st = si.tgather(dt, idx_dt, ctx.values(vals), ctx.values(idx), vdef)
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TSCATTER")
+def tscatter(spec: Spec) -> Runner:
+    """``B.IOT Values, Index, last, ->Dst``: ``dst[index[r, c], c] = values[r, c]`` over a
+    zero-initialised (defined) destination."""
+    prelude(spec, (2, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        vals = ctx.source(0, dt, layout=None)
+        idx = ctx.source(1, ..., layout=None)
+        idx_dt = _numeric(ctx, idx)
+        rule = si.tscatter_types_legal(dt, idx_dt)
+        if rule is not None:
+            raise ctx.illegal(rule)
+        if (idx.valid_rows, idx.valid_cols) != (vals.valid_rows, vals.valid_cols):
+            raise ctx.illegal("TSCATTER value and index tiles have one valid shape")
+        if shape.valid_cols != vals.valid_cols:
+            raise ctx.illegal("TSCATTER destination ValidCol must equal the sources' ValidCol")
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        res, st = si.tscatter(
+            dt, idx_dt, ctx.values(vals), ctx.values(idx), shape.valid_rows,
+            (slot.rows, slot.cols),
+        )  # fmt: skip
+        ctx.publish(slot, res, whole=True)
+        ctx.add_status(st)
+
+    return run
+
+
+_PART = {"TPARTADD": "add", "TPARTMUL": "mul", "TPARTMAX": "max", "TPARTMIN": "min"}
+
+
+@register(*_PART)
+def tpart(spec: Spec) -> Runner:
+    spec.require_counts(2, 1)
+    spec.require_no_ior()
+    spec.require_no_shared()
+    if spec.datr is not None:
+        raise spec.illegal(f"B.DATR is illegal for {spec.name}")
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    op = _PART[spec.name]
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt)
+        b = ctx.source(1, dt)
+        va, vb = ctx.values(a), ctx.values(b)
+        rule = sp.tpart_shapes_legal(
+            (a.valid_rows, a.valid_cols),
+            (b.valid_rows, b.valid_cols),
+            (shape.valid_rows, shape.valid_cols),
+        )
+        if rule is not None:
+            raise ctx.illegal(rule)
+        require_encodings(ctx, 0, a, va)
+        require_encodings(ctx, 1, b, vb)
+        (slot,) = ctx.allocate((dt, shape, RM))
+        res, st = sp.tpart(op, dt, va, vb, (shape.valid_rows, shape.valid_cols))
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TCI", "TTRI")
+def generation(spec: Spec) -> Runner:
+    """No source. TCI: B.IOR start, direction; LB1 must be 1. TTRI: diagonal, orientation.
+    Col (LB2) is at least ValidCol (``SelectedBundleGenerationDimensionsLegal``)."""
+    prelude(spec, (0, True), ior_slots=2)
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    tci = spec.name == "TCI"
+    if tci and shape.valid_rows != 1:
+        raise spec.illegal("TCI LB1 (ValidRow), when present, must be 1")
+    if shape.cols < shape.valid_cols:
+        raise spec.illegal(f"{spec.name} Col (LB2) must be at least ValidCol (LB0)")
+
+    def run(ctx: Ctx) -> None:
+        s0, s1 = ctx.gpr_slot(0), ctx.gpr_slot(1)
+        rule = sg.tci_scalars_legal(s1) if tci else sg.ttri_scalars_legal(s0, s1)
+        if rule is not None:
+            raise ctx.illegal(rule)
+        (slot,) = ctx.allocate((dt, shape, RM))
+        fn = sg.tci if tci else sg.ttri
+        res, st = fn(dt, (shape.valid_rows, shape.valid_cols), s0, s1)
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("THISTOGRAM")
+def thistogram(spec: Spec) -> Runner:
+    """``B.IOT Source, Filter, last, ->Dst``; mandatory B.DATR: DataType U32, ByteId in
+    PadValueOrByteId; no B.DIM; destination U32 ValidRow x 256 of Col 256."""
+    prelude(spec, (2, True))
+    src_dt = spec.dtype()
+    spec.require_dims()
+    assert spec.datr is not None  # datr_required
+    if spec.datr.dtype != DataType.U32:
+        raise spec.illegal("THISTOGRAM needs B.DATR.DataType U32")
+    byte_id = spec.datr.pad
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, src_dt)
+        filt = ctx.sources[1]
+        rows_needed = 0 if (src_dt, byte_id) in ((DataType.U16, 1), (DataType.U32, 3)) else 1
+        fvals = None
+        if rows_needed:
+            ctx.source(1, DataType.U8, layout=None)
+            fvals = ctx.values(filt)
+        rule = sg.thistogram_shapes_legal(
+            src_dt, (a.valid_rows, a.valid_cols),
+            None if fvals is None else (filt.valid_rows, filt.valid_cols), byte_id,
+        )  # fmt: skip
+        if rule is not None:
+            raise ctx.illegal(rule)
+        (slot,) = ctx.allocate((DataType.U32, Shape(a.valid_rows, 256, 256), RM))
+        res, st = sg.thistogram(src_dt, ctx.values(a), fvals, byte_id)
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TIMG2COL")
+def timg2col(spec: Spec) -> Runner:
+    raise unsupported("TIMG2COL (feature-map descriptors and CUBE layouts)", spec.name)
+
+
+__all__ = ["same_rows"]

@@ -1,0 +1,196 @@
+"""Layout and rearrangement (TEPL Mode 3): TTRANS, TCONCAT, TEXTRACT, TINSERT, TFILLPAD.
+
+TTRANS follows seed decision 137: LB0 = destination ValidCol (required), LB1 =
+destination ValidRow (default 1), LB2 = destination Col (default ValidCol), and they must
+equal the transposed source. The other four use the generic destination-shape path of
+``asl/block/model/dispatch/destination-shape.asl``: a present LB gives the destination
+ValidCol/ValidRow/Col, an omitted one inherits the first source's; an explicitly
+encoded zero LB is illegal. Sources may use any generic layout (row-major, column-major,
+ZN, NZ); B.DATR.Layout selects the destination layout, which must suit its shape
+(``TileLayoutShapeLegal``). Padding is Null.
+"""
+
+from __future__ import annotations
+
+from ptoc.backend.isa import info
+from ptoc.backend.isa.semantics import layout as sl
+
+from ..engine import Ctx, Runner, Slot
+from ..spec import Shape, Spec
+from ..tiles import Tile, layout_shape_legal
+from .common import prelude, register
+
+
+def check_dest_layout(ctx: Ctx, slot: Slot) -> None:
+    """The destination descriptor is legal for its layout (``TileDescriptorLegal``)."""
+    assert slot.dtype is not None
+    if not layout_shape_legal(slot.layout, slot.rows, slot.cols, info(slot.dtype).bits):
+        raise ctx.illegal(
+            f"a {slot.rows}x{slot.cols} {slot.dtype.name} tile cannot use layout "
+            f"{slot.layout.value} (fractal layouts need Rows % 16 == 0 and whole 32-byte rows)"
+        )
+
+
+def require_optional_dims(spec: Spec) -> None:
+    for k, v in enumerate(spec.dims):
+        if v == 0:
+            raise spec.illegal(f"an explicitly encoded zero LB{k} is illegal for {spec.name}")
+
+
+def generic_shape(spec: Spec, like: Tile) -> Shape:
+    """``BundleDestinationValidRows/ValidColumns/PhysicalColumns`` with a shape source."""
+    vc, vr, col = spec.dims
+    return Shape(
+        vr if vr is not None else like.valid_rows,
+        vc if vc is not None else like.valid_cols,
+        col if col is not None else like.cols,
+    )
+
+
+@register("TTRANS")
+def ttrans(spec: Spec) -> Runner:
+    prelude(spec, (1, True))
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, layout=None)
+        rule = sl.ttrans_shape_legal(
+            (a.valid_rows, a.valid_cols), (shape.valid_rows, shape.valid_cols)
+        )
+        if rule is not None:
+            raise ctx.illegal(rule)
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        res, st = sl.ttrans(dt, ctx.values(a))
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TCONCAT")
+def tconcat(spec: Spec) -> Runner:
+    prelude(spec, (2, True))
+    dt = spec.dtype()
+    require_optional_dims(spec)
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, layout=None)
+        b = ctx.source(1, dt, layout=None)
+        shape = generic_shape(spec, a)
+        rule = sl.tconcat_shapes_legal(
+            (a.valid_rows, a.valid_cols),
+            (b.valid_rows, b.valid_cols),
+            (shape.valid_rows, shape.valid_cols),
+        )
+        if rule is not None:
+            raise ctx.illegal(rule)
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        res, st = sl.tconcat(dt, ctx.values(a), ctx.values(b))
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TEXTRACT")
+def textract(spec: Spec) -> Runner:
+    """B.IOR RegSrc0 = row offset, RegSrc1 = column offset (omitted: 0, 0)."""
+    prelude(spec, (1, True), ior_slots=2)
+    dt = spec.dtype()
+    require_optional_dims(spec)
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, layout=None)
+        shape = generic_shape(spec, a)
+        ro, co = ctx.gpr_slot(0), ctx.gpr_slot(1)
+        rule = sl.textract_shape_legal(
+            (a.valid_rows, a.valid_cols), (shape.valid_rows, shape.valid_cols), ro, co
+        )
+        if rule is not None:
+            raise ctx.illegal(rule)
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        res, st = sl.textract(dt, ctx.values(a), ro, co, (shape.valid_rows, shape.valid_cols))
+        ctx.publish(slot, res)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TINSERT")
+def tinsert(spec: Spec) -> Runner:
+    """``B.IOT OldDst, Src, last, ->Dst``: a copy of OldDst (descriptor, payload and
+    definedness, padding included) with Src written at (RegSrc0, RegSrc1)."""
+    prelude(spec, (2, True), ior_slots=2)
+    dt = spec.dtype()
+    require_optional_dims(spec)
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        old = ctx.source(0, dt, layout=None)
+        src = ctx.source(1, dt, layout=None)
+        shape = generic_shape(spec, old)
+        if (shape.valid_rows, shape.valid_cols, shape.cols, dst_layout) != (
+            old.valid_rows, old.valid_cols, old.cols, old.layout,
+        ):  # fmt: skip
+            raise ctx.illegal(
+                f"the TINSERT destination must have the shape and layout of {ctx.ref(0)}"
+            )
+        ro, co = ctx.gpr_slot(0), ctx.gpr_slot(1)
+        rule = sl.tinsert_shape_legal(
+            (old.valid_rows, old.valid_cols), (src.valid_rows, src.valid_cols), ro, co
+        )
+        if rule is not None:
+            raise ctx.illegal(rule)
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        if slot.rows != old.rows:
+            raise ctx.illegal(
+                f"the TINSERT destination has {slot.rows} rows, {ctx.ref(0)} has {old.rows}"
+            )
+        res, st = sl.tinsert(
+            dt, ctx.physical(old), ctx.values(src), ro, co, (old.valid_rows, old.valid_cols)
+        )
+        if old.defined is None:  # valid region defined, padding as in the old tile
+            ctx.publish(slot, res, whole=True, pad_defined=old.pad_defined)
+        else:
+            defined = ctx.defined(old).copy()
+            defined[:, : old.valid_rows, : old.valid_cols] = True
+            ctx.publish(slot, res, whole=True, defined=defined)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TFILLPAD")
+def tfillpad(spec: Spec) -> Runner:
+    """The whole physical destination is defined: the source valid rectangle, and the
+    B.IOR RegSrc0 scalar (omitted: 0) everywhere else."""
+    prelude(spec, (1, True), ior_slots=1)
+    dt = spec.dtype()
+    require_optional_dims(spec)
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, layout=None)
+        shape = generic_shape(spec, a)
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        rule = sl.tfillpad_shapes_legal(
+            (a.rows, a.cols),
+            (a.valid_rows, a.valid_cols),
+            (slot.rows, slot.cols),
+            (slot.valid_rows, slot.valid_cols),
+        )
+        if rule is not None:
+            raise ctx.illegal(rule)
+        res, st = sl.tfillpad(dt, ctx.values(a), ctx.gpr_slot(0), (slot.rows, slot.cols))
+        ctx.publish(slot, res, whole=True)
+        ctx.add_status(st)
+
+    return run

@@ -1,0 +1,116 @@
+"""Memory and movement (TLSU): TLOAD, TSTORE, TMOV.
+
+Sources: ``asl/block/execution/BSTART.{TLOAD,TSTORE,TMOV}.asl`` contracts and
+``asl/tile/model/memory/load-store.asl``. B.IOR RegSrc0 is the per-PE GM base and
+RegSrc1 the per-PE byte row stride; omitting B.IOR supplies base 0 and the dense stride
+ceil(Col * bits / 8), while an explicit ``zero`` selector reads a real 0. Only valid
+elements move. B.DATR.Layout selects the tile-side layout: for TLOAD the destination
+layout of the transform (``ND2DN`` loads a column-major tile), for TSTORE and TMOV the
+source must be in the transform's source layout. The GM side is addressed by logical
+(row, col) exactly as the ASL does for every generic layout. CUBE cell layouts (codes
+21..26) and Shared tiles are not modelled. PadValue must be zero outside the CUBE
+forms; TLOAD padding is Null.
+"""
+
+from __future__ import annotations
+
+from ptoc.backend.isa import DTYPE_NONE, DataType
+
+from ..engine import Ctx, Runner
+from ..memory import dense_stride, footprint, gather, scatter_plan
+from ..spec import Shape, Spec
+from .common import prelude, register
+from .layout import check_dest_layout, generic_shape, require_optional_dims
+
+
+def _tlsu_prelude(spec: Spec, *stream: tuple[int, bool], ior_slots: int) -> None:
+    spec.require_no_shared()
+    prelude(spec, *stream, ior_slots=ior_slots)
+    spec.layouts()  # CUBE layouts are unsupported
+    if spec.datr is not None and spec.datr.pad:
+        raise spec.illegal(
+            f"B.DATR.PadValueOrByteId must be zero for an ordinary {spec.name} (PadValue "
+            "applies to the CUBE conversion forms only)"
+        )
+
+
+@register("TLOAD")
+def tload(spec: Spec) -> Runner:
+    _tlsu_prelude(spec, (0, True), ior_slots=2)
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    _, dst_layout = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        base = ctx.gpr_slot(0)
+        stride = ctx.gpr_slot(1, dense_stride(shape.cols, dt))
+        fp = footprint(dt, base, stride, shape.valid_rows, shape.valid_cols,
+                       ctx.state.config.gm_size, ctx.name, False, ctx.pes)  # fmt: skip
+        ctx.publish(slot, gather(ctx.state.gm, fp, dt))
+
+    return run
+
+
+@register("TSTORE")
+def tstore(spec: Spec) -> Runner:
+    """Stores the LB1 x LB0 valid rectangle (default: the source's valid region)."""
+    _tlsu_prelude(spec, (1, False), ior_slots=2)
+    dt = spec.dtype()
+    require_optional_dims(spec)
+    src_layout, _ = spec.layouts()
+
+    def run(ctx: Ctx) -> None:
+        t = ctx.source(0, dt, layout=src_layout)
+        shape = generic_shape(spec, t)
+        if shape.valid_rows > t.valid_rows or shape.valid_cols > t.valid_cols:
+            raise ctx.illegal(
+                f"TSTORE of {shape.valid_rows}x{shape.valid_cols} exceeds the "
+                f"{t.valid_rows}x{t.valid_cols} valid region of {ctx.ref(0)}"
+            )
+        if shape.valid_cols > shape.cols:
+            raise ctx.illegal("TSTORE ValidCol (LB0) exceeds Col (LB2)")
+        base = ctx.gpr_slot(0)
+        stride = ctx.gpr_slot(1, dense_stride(shape.cols, dt))
+        fp = footprint(dt, base, stride, shape.valid_rows, shape.valid_cols,
+                       ctx.state.config.gm_size, ctx.name, True, ctx.pes)  # fmt: skip
+        vals = t.payload[ctx.pidx, : shape.valid_rows, : shape.valid_cols]
+        ctx.gm_writes.extend(scatter_plan(ctx.state.gm, fp, vals, stride))
+
+    return run
+
+
+@register("TMOV")
+def tmov(spec: Spec) -> Runner:
+    """A renamed copy of one Local tile: payload and definedness, padding included. The
+    BSTART DataType (DTYPE_NONE: the source's) and the shape must match the source."""
+    prelude(spec, (1, True))
+    require_optional_dims(spec)
+    src_layout, dst_layout = spec.layouts()
+    code = spec.dtype_code
+    dt = None if code == DTYPE_NONE else spec.dtype()
+
+    def run(ctx: Ctx) -> None:
+        t = ctx.source(0, ... if dt is None else dt, layout=src_layout)
+        assert t.dtype is not None
+        shape = generic_shape(spec, t)
+        if (shape.valid_rows, shape.valid_cols, shape.cols) != (
+            t.valid_rows, t.valid_cols, t.cols,
+        ):  # fmt: skip
+            raise ctx.illegal(f"the TMOV destination shape differs from {ctx.ref(0)}")
+        (slot,) = ctx.allocate((t.dtype, shape, dst_layout))
+        check_dest_layout(ctx, slot)
+        if slot.rows != t.rows:
+            raise ctx.illegal(
+                f"the TMOV destination has {slot.rows} rows, {ctx.ref(0)} has {t.rows} "
+                "(source and destination descriptors must match)"
+            )
+        defined = None if t.defined is None else ctx.defined(t)
+        ctx.publish(slot, ctx.physical(t), whole=True, defined=defined,
+                    pad_defined=t.pad_defined)  # fmt: skip
+
+    return run
+
+
+__all__ = ["DataType", "Shape"]

@@ -1,0 +1,110 @@
+"""Reductions and expansions (TEPL Mode 2, SFU).
+
+* Row/column reductions (``reduction-schema.asl``): LB0/LB1/LB2 describe the SOURCE
+  (ValidCol, ValidRow, Col). A row reduction's destination is ValidRow = source
+  ValidRow, ValidCol = Col = 1; a column reduction's is ValidRow = 1, ValidCol and Col
+  of the source. ARG reductions produce U32 (``ResolveBundleTileDestinationsForOperation``).
+* Expansions (``expansion-schema.asl``, seed TROWEXPANDMIN page): LBs describe the
+  destination; the full-shape source matches it; a row broadcast tile has ValidRow =
+  destination ValidRow, ValidCol 1 and physical Col 1; a column broadcast tile has
+  ValidRow 1 and the destination's ValidCol and Col. EXPDIF takes its destination type
+  from B.DATR.DataType (DTYPE_NONE or omitted: the source type).
+"""
+
+from __future__ import annotations
+
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics import expand as sx
+from ptoc.backend.isa.semantics import reduce as sr
+
+from ..engine import Ctx, Runner
+from ..spec import Shape, Spec
+from .common import RM, prelude, register, require_encodings, same_rows
+
+_REDUCE: dict[str, tuple[str, str]] = {}
+for _axis in ("ROW", "COL"):
+    for _op in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN"):
+        _REDUCE[f"T{_axis}{_op}"] = (_axis.lower(), _op.lower())
+
+_EXPAND: dict[str, tuple[str, str | None]] = {}
+for _axis in ("ROW", "COL"):
+    _EXPAND[f"T{_axis}EXPAND"] = (_axis.lower(), None)
+    for _op in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF"):
+        _EXPAND[f"T{_axis}EXPAND{_op}"] = (_axis.lower(), _op.lower())
+
+
+@register(*_REDUCE)
+def reduction(spec: Spec) -> Runner:
+    prelude(spec, (1, True))
+    dt = spec.dtype()
+    src_shape = spec.std_shape()
+    spec.require_row_major_dest()
+    axis, op = _REDUCE[spec.name]
+    is_arg = op.startswith("arg")
+    out_dt = DataType.U32 if is_arg else dt
+    if axis == "row":
+        dst_shape = Shape(src_shape.valid_rows, 1, 1)
+    else:
+        dst_shape = Shape(1, src_shape.valid_cols, src_shape.cols)
+    pad = spec.pad
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, src_shape)
+        va = ctx.values(a)
+        require_encodings(ctx, 0, a, va)
+        (slot,) = ctx.allocate((out_dt, dst_shape, RM))
+        if is_arg:
+            fn = sr.row_arg if axis == "row" else sr.col_arg
+            res, st = fn(op, dt, va, out_dt)
+        else:
+            fn2 = sr.row_reduce if axis == "row" else sr.col_reduce
+            res, st = fn2(op, dt, va)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register(*_EXPAND)
+def expansion(spec: Spec) -> Runner:
+    axis, op = _EXPAND[spec.name]
+    copy = op is None
+    prelude(spec, (1, True) if copy else (2, True))
+    src_dt = spec.dtype()
+    if op == "expdif":
+        dst_dt = spec.datr_dtype(src_dt)
+        rule = sx.expdif_types_legal(src_dt, dst_dt)
+        if rule is not None:
+            raise spec.illegal(rule)
+    else:
+        dst_dt = src_dt
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    if axis == "row":
+        b_shape = Shape(shape.valid_rows, 1, 1)
+    else:
+        b_shape = Shape(1, shape.valid_cols, shape.cols)
+    pad = spec.pad
+    b_index = 0 if copy else 1
+
+    def run(ctx: Ctx) -> None:
+        src = None if copy else ctx.source(0, src_dt, shape)
+        b = ctx.source(b_index, src_dt, b_shape)
+        vb = ctx.values(b)
+        vs = None if src is None else ctx.values(src)
+        if src is not None and vs is not None:
+            require_encodings(ctx, 0, src, vs)
+        require_encodings(ctx, b_index, b, vb)
+        (slot,) = ctx.allocate((dst_dt, shape, RM))
+        if src is not None and op != "expdif":
+            same_rows(ctx, 0, src, slot.rows)
+        if op == "expdif":
+            fn = sx.row_expand_expdif if axis == "row" else sx.col_expand_expdif
+            res, st = fn(src_dt, dst_dt, vs, vb)
+        else:
+            fn2 = sx.row_expand if axis == "row" else sx.col_expand
+            res, st = fn2(op, src_dt, vs, vb, (shape.valid_rows, shape.valid_cols))
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run

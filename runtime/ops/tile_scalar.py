@@ -1,0 +1,116 @@
+"""Tile-scalar operations (TEPL Mode 1): TADDS..TMINS, TCMPS, TSELS, TEXPANDS.
+
+The scalar is B.IOR RegSrc0 read on each participating PE and reduced to the low
+element-width raw bits (``TileRawElementValue`` via ``semantics.core.scalar_operand``);
+omitting B.IOR supplies 0 (``SelectedBundleTileScalarRawValue``). The scalar must be a
+valid encoding of the DataType (``tile-scalar-schema.asl``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics import core
+from ptoc.backend.isa.semantics.scalar import SCALAR_MNEMONICS, TILE_SCALAR
+
+from ..engine import Ctx, Runner, make_dests
+from ..spec import Spec
+from .common import RM, invalid_encoding, prelude, register, require_encodings, same_rows
+from .elementwise import check_predicate
+
+
+def _scalar(ctx: Ctx, dt: DataType) -> np.ndarray:
+    """Each PE's raw RegSrc0 (0 when B.IOR is omitted), whose low element-width bits must
+    be a valid encoding of ``dt``."""
+    gpr = ctx.gpr_slot(0)
+    if invalid_encoding(dt, core.scalar_operand(dt, gpr)):
+        raise ctx.illegal(f"the B.IOR scalar is not a valid {dt.name} encoding")
+    return gpr
+
+
+@register(*SCALAR_MNEMONICS)
+def tile_scalar_binary(spec: Spec) -> Runner:
+    prelude(spec, (1, True), ior_slots=1)
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    fn, pad = TILE_SCALAR[spec.name], spec.pad
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, shape)
+        va = ctx.values(a)
+        require_encodings(ctx, 0, a, va)
+        s = _scalar(ctx, dt)
+        (slot,) = ctx.reserve(dests)
+        same_rows(ctx, 0, a, slot.rows)
+        res, st = fn(dt, va, s)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TCMPS")
+def tcmps(spec: Spec) -> Runner:
+    prelude(spec, (1, True), ior_slots=1)
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    cmode, pad = spec.cmode, spec.pad
+
+    def run(ctx: Ctx) -> None:
+        a = ctx.source(0, dt, shape)
+        va = ctx.values(a)
+        require_encodings(ctx, 0, a, va)
+        s = _scalar(ctx, dt)
+        slot = ctx.allocate_predicate(a)
+        res, st = TILE_SCALAR["TCMPS"](dt, va, s, cmode)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TSELS")
+def tsels(spec: Spec) -> Runner:
+    """``B.IOT Predicate, SrcTrue, last, ->Dst``: predicate 1 selects SrcTrue, 0 the scalar."""
+    prelude(spec, (2, True), ior_slots=1)
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    pad = spec.pad
+
+    def run(ctx: Ctx) -> None:
+        t = ctx.source(1, dt, shape)
+        vt = ctx.values(t)
+        require_encodings(ctx, 1, t, vt)
+        check_predicate(ctx, 0, 1)
+        s = _scalar(ctx, dt)
+        (slot,) = ctx.allocate((dt, shape, RM))
+        same_rows(ctx, 1, t, slot.rows)
+        res, st = TILE_SCALAR["TSELS"](dt, ctx.values(ctx.sources[0]), vt, s)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run
+
+
+@register("TEXPANDS")
+def texpands(spec: Spec) -> Runner:
+    """No source: the valid region receives the scalar's raw bits."""
+    prelude(spec, (0, True), ior_slots=1)
+    dt = spec.dtype()
+    shape = spec.std_shape()
+    spec.require_row_major_dest()
+    pad = spec.pad
+
+    def run(ctx: Ctx) -> None:
+        s = _scalar(ctx, dt)
+        (slot,) = ctx.allocate((dt, shape, RM))
+        res, st = TILE_SCALAR["TEXPANDS"](dt, (ctx.P, shape.valid_rows, shape.valid_cols), s)
+        ctx.publish(slot, res, pad)
+        ctx.add_status(st)
+
+    return run

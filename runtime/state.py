@@ -1,0 +1,235 @@
+"""Architectural state of one PTO core (DECISIONS D1-D3) and its deep snapshot.
+
+* Global memory: one byte array shared by every PE.
+* Per-PE GPRs: ``gpr[pe, reg]`` uint64 (24 architectural registers, ``zero`` reads 0).
+* Four relative generation queues (D1): ``queues[hand][k-1]`` is ``hand#k``; a new
+  destination becomes ``#1`` and the entry pushed past ``depth`` is released.
+* Per-PE capacity accounting (D2): ``used[pe]`` bytes of the tiles allocated on ``pe``.
+* Per-PE sticky numeric status NV/DZ/OF/UF/NX (``status[pe]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptoc.backend.isa.fields import GPR_COUNT, Hand, mask_pes
+from ptoc.backend.program import TileRef
+
+from .config import MachineConfig
+from .faults import TileAllocationFault, TileLegalityFault
+from .tiles import Tile, raw_bits
+
+#: PE indices of every 4-bit PE_MASK
+MASK_PES: tuple[tuple[int, ...], ...] = tuple(mask_pes(m) for m in range(16))
+
+
+@dataclass
+class PushPlan:
+    """A checked queue push: per-PE usage afterwards, released tiles, and how many old
+    entries each pushed hand keeps."""
+
+    used: list[int]
+    released: list[Tile]
+    keep: dict[int, int]
+
+
+class MachineState:
+    """Mutable machine state; only the executor's commit step mutates it."""
+
+    def __init__(self, config: MachineConfig) -> None:
+        self.config = config
+        self.gm = np.zeros(config.gm_size, np.uint8)
+        self.gpr = np.zeros((config.pes, GPR_COUNT), np.uint64)
+        self.queues: list[list[Tile]] = [[] for _ in range(config.hands)]
+        self.used = [0] * config.pes
+        self.status = np.zeros(config.pes, np.uint8)
+        self._serial = 0
+
+    # ------------------------------------------------------------------ queues
+
+    def lookup(self, ref: TileRef) -> Tile:
+        """The tile ``ref`` names before the current bundle commits (TileLegality if empty)."""
+        hand = int(ref.hand)
+        if hand >= self.config.hands:
+            raise TileLegalityFault(
+                f"{ref} names hand {ref.hand.name}, but this machine has "
+                f"{self.config.hands} hand(s)"
+            )
+        if ref.index > self.config.depth:
+            raise TileLegalityFault(
+                f"{ref} is beyond the queue depth {self.config.depth} of this machine"
+            )
+        q = self.queues[hand]
+        if ref.index > len(q):
+            raise TileLegalityFault(
+                f"{ref} selects an empty queue position (hand {ref.hand.name} holds "
+                f"{len(q)} tile(s))"
+            )
+        return q[ref.index - 1]
+
+    def next_serial(self) -> int:
+        self._serial += 1
+        return self._serial
+
+    def check_push(self, new: Sequence[tuple[int, int, int]]) -> PushPlan:
+        """Capacity after pushing ``new`` = (hand, mask, per-PE bytes) in binding order.
+
+        The entry pushed past ``depth`` is released (D1), so it no longer counts; raises
+        TileAllocationFault (D2) when a PE would still exceed its capacity. Mutates nothing.
+        """
+        cfg = self.config
+        depth = cfg.depth
+        if len(new) == 1:  # the common single-destination bundle
+            hand, mask, capacity = new[0]
+            if hand < cfg.hands:
+                old = self.queues[hand]
+                kept = min(len(old), depth - 1)
+                after = list(self.used)
+                gone = old[kept:]
+                for tile in gone:
+                    for pe in MASK_PES[tile.mask]:
+                        after[pe] -= tile.capacity
+                for pe in MASK_PES[mask]:
+                    after[pe] += capacity
+                if max(after) <= cfg.capacity:
+                    return PushPlan(after, gone, {hand: kept})
+        pushes: dict[int, int] = {}
+        for hand, _, _ in new:
+            if hand >= cfg.hands:
+                raise TileAllocationFault(
+                    f"destination hand {Hand(hand).name} does not exist on this machine "
+                    f"({cfg.hands} hand(s))"
+                )
+            pushes[hand] = pushes.get(hand, 0) + 1
+        used = list(self.used)
+        released: list[Tile] = []
+        keep: dict[int, int] = {}
+        for hand, k in pushes.items():
+            old = self.queues[hand]
+            kept = max(0, min(len(old), depth - k))
+            keep[hand] = kept
+            released.extend(old[kept:])
+        for tile in released:
+            for pe in MASK_PES[tile.mask]:
+                used[pe] -= tile.capacity
+        # a new entry pushed past the depth by a later one of the same bundle never counts
+        seen: dict[int, int] = {}
+        for hand, mask, capacity in reversed(new):
+            seen[hand] = seen.get(hand, 0) + 1
+            if seen[hand] <= depth:
+                for pe in MASK_PES[mask]:
+                    used[pe] += capacity
+        cap = cfg.capacity
+        for pe, u in enumerate(used):
+            if u > cap:
+                raise TileAllocationFault(
+                    f"PE{pe} would hold {u} bytes of Local tiles after this commit, more "
+                    f"than its capacity of {cap} bytes"
+                )
+        return PushPlan(used, released, keep)
+
+    def apply_push(self, plan: PushPlan, tiles: Sequence[tuple[int, Tile]]) -> None:
+        """Publish ``tiles`` (binding order) as checked by :meth:`check_push`."""
+        depth = self.config.depth
+        if len(tiles) == 1:
+            hand, tile = tiles[0]
+            q = self.queues[hand]
+            self.queues[hand] = [tile, *q[: plan.keep[hand]]][:depth]
+            self.used = plan.used
+            return
+        fresh: dict[int, list[Tile]] = {}
+        for hand, tile in tiles:
+            fresh.setdefault(hand, []).insert(0, tile)
+        for hand, ts in fresh.items():
+            self.queues[hand] = (ts + self.queues[hand][: plan.keep[hand]])[:depth]
+        self.used = plan.used
+
+    # ------------------------------------------------------------------ snapshot
+
+    def snapshot(self) -> MachineSnapshot:
+        """A deep, value-comparable copy of the whole architectural state."""
+        return MachineSnapshot(
+            gm=self.gm.copy(),
+            gpr=self.gpr.copy(),
+            queues=tuple(tuple(_tile_record(t) for t in q) for q in self.queues),
+            used=tuple(self.used),
+            status=self.status.copy(),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class TileRecord:
+    """The value of one queue entry: descriptor fields, payload bits, definedness."""
+
+    descriptor: tuple[object, ...]
+    payload: np.ndarray
+    defined: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TileRecord):
+            return NotImplemented
+        return (
+            self.descriptor == other.descriptor
+            and self.payload.shape == other.payload.shape
+            and bool(np.array_equal(self.payload, other.payload))
+            and bool(np.array_equal(self.defined, other.defined))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _tile_record(t: Tile) -> TileRecord:
+    desc = (
+        t.type_name,
+        t.rows,
+        t.cols,
+        t.valid_rows,
+        t.valid_cols,
+        t.layout,
+        t.mask,
+        t.capacity,
+    )
+    return TileRecord(desc, raw_bits(t.payload).copy(), t.definedness().copy())
+
+
+@dataclass(frozen=True, eq=False)
+class MachineSnapshot:
+    """A full copy of the machine state; ``==`` compares every bit (NaN payloads too)."""
+
+    gm: np.ndarray
+    gpr: np.ndarray
+    queues: tuple[tuple[TileRecord, ...], ...]
+    used: tuple[int, ...]
+    status: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MachineSnapshot):
+            return NotImplemented
+        return (
+            bool(np.array_equal(self.gm, other.gm))
+            and bool(np.array_equal(self.gpr, other.gpr))
+            and self.queues == other.queues
+            and self.used == other.used
+            and bool(np.array_equal(self.status, other.status))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def differences(self, other: MachineSnapshot) -> list[str]:
+        """Human-readable list of what differs (for test failure messages)."""
+        out = []
+        if not np.array_equal(self.gm, other.gm):
+            idx = np.flatnonzero(self.gm != other.gm)
+            out.append(f"GM differs at {len(idx)} byte(s), first 0x{int(idx[0]):x}")
+        if not np.array_equal(self.gpr, other.gpr):
+            out.append("GPRs differ")
+        if self.queues != other.queues:
+            out.append("tile queues differ")
+        if self.used != other.used:
+            out.append(f"capacity use differs: {self.used} vs {other.used}")
+        if not np.array_equal(self.status, other.status):
+            out.append(f"status differs: {self.status} vs {other.status}")
+        return out

@@ -1,0 +1,202 @@
+"""``ptoc run`` via run_main: exit codes, --gpr, --gm, --save, --trace."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ptoc.backend.encoding import encode
+from ptoc.runtime.cli import run_main
+
+from .util import prog
+
+PROGRAM = """\
+BSTART.STD FALL
+addi zero, 32, ->a1
+BSTOP
+BSTART.TLOAD FP32
+B.DIM zero, 8, ->LB0
+B.DIM zero, 2, ->LB1
+B.IOR a0, a1
+B.IOT mask=1111, last, ->T<128B>
+BSTOP
+BSTART.SFU TEXP, FP32
+B.DATR Zero
+B.DIM zero, 8, ->LB0
+B.DIM zero, 2, ->LB1
+B.IOT T#1, mask=1111, last, ->U<128B>
+BSTOP
+BSTART.VEC TCMPS, FP32
+B.DIM zero, 8, ->LB0
+B.DIM zero, 2, ->LB1
+B.IOT T#1, mask=1100, last, ->M<128B>
+BSTOP
+BSTART.TSTORE FP32
+B.IOR a2, a1
+B.IOT U#1, mask=1111, last
+BSTOP
+"""
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_main(argv, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def setup(tmp_path: Path) -> tuple[Path, Path, np.ndarray]:
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(2, 8)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "out.npy", np.zeros((2, 8), np.float32))
+    s = tmp_path / "k.s"
+    s.write_text(PROGRAM)
+    return s, tmp_path / "x.npy", x
+
+
+def test_run_and_save(tmp_path: Path) -> None:
+    s, xin, x = setup(tmp_path)
+    save = tmp_path / "r.npz"
+    code, out, err = run(
+        [
+            str(s),
+            "--gpr",
+            "a0=0x1000",
+            "--gpr",
+            "a2=0x2000",
+            "--gpr",
+            "2:a0=0x3000",
+            "--gm",
+            f"0x1000={xin}",
+            "--gm",
+            f"0x3000={xin}",
+            "--gm",
+            f"0x2000={tmp_path / 'out.npy'}",
+            "--save",
+            str(save),
+            "--machine",
+            "depth=4",
+        ]
+    )
+    assert code == 0, err
+    assert "ran 5 bundle(s)" in out
+    z = np.load(save)
+    assert set(z.files) >= {
+        "T#1",
+        "T#1.defined",
+        "U#1",
+        "U#1.defined",
+        "M#1",
+        "status",
+        "gm@0x1000",
+        "gm@0x2000",
+        "gm@0x3000",
+    }
+    assert z["T#1"].shape == (4, 2, 8) and z["T#1"].dtype == np.float32
+    assert np.array_equal(z["T#1"][0], x) and np.array_equal(z["T#1"][2], x)
+    exp_out = z["gm@0x2000"]
+    assert exp_out.shape == (2, 8) and exp_out.dtype == np.float32
+    assert np.array_equal(exp_out, z["U#1"][3])  # the last PE's store wins on shared memory
+    m1 = z["M#1"]
+    assert m1.dtype == bool and m1.shape == (4, 2, 8) and not m1[2:].any()  # mask 1100
+    assert z["M#1.defined"][:2].all() and not z["M#1.defined"][2:].any()
+    assert z["status"].dtype == np.uint8 and z["status"].shape == (4,)
+
+
+def test_per_pe_gpr(tmp_path: Path) -> None:
+    s, xin, x = setup(tmp_path)
+    np.save(tmp_path / "y.npy", 2 * x)
+    save = tmp_path / "r.npz"
+    code, _, err = run(
+        [
+            str(s),
+            "--gpr",
+            "a0=0x1000",
+            "--gpr",
+            "1:a0=0x4000",
+            "--gm",
+            f"0x1000={xin}",
+            "--gm",
+            f"0x4000={tmp_path / 'y.npy'}",
+            "--gpr",
+            "a2=0x8000",
+            "--save",
+            str(save),
+        ]
+    )
+    assert code == 0, err
+    t = np.load(save)["T#1"]
+    assert np.array_equal(t[0], x) and np.array_equal(t[1], 2 * x)
+
+
+def test_trace_output(tmp_path: Path) -> None:
+    s, xin, _ = setup(tmp_path)
+    code, out, _ = run(
+        [str(s), "--gpr", "a0=0x1000", "--gpr", "a2=0x2000", "--gm", f"0x1000={xin}", "--trace"]
+    )
+    assert code == 0
+    assert "[1] TLOAD" in out and "wrote T#1" in out and "read  T#1" in out
+
+
+def test_binary_input(tmp_path: Path) -> None:
+    b = tmp_path / "k.bin"
+    b.write_bytes(encode(prog(PROGRAM)))
+    code, _out, err = run([str(b), "--gpr", "a2=0x2000"])
+    assert code == 0, err
+
+
+def test_fault_exit_3(tmp_path: Path) -> None:
+    s = tmp_path / "bad.s"
+    s.write_text(PROGRAM.replace("B.IOR a2, a1", "B.IOR a2, a1\nB.IOR a2, a1"))
+    code, _out, err = run([str(s)])
+    assert code == 3
+    assert "Fault_BundleControl" in err and "bundle 4" in err and "TSTORE" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_memory_fault_exit_3(tmp_path: Path) -> None:
+    s, _, _ = setup(tmp_path)
+    code, _, err = run([str(s), "--gpr", "a0=0xfffffffffff0", "--machine", "gm_size=1M"])
+    assert code == 3 and "Fault_DataPage" in err
+
+
+def test_bad_input_exit_2(tmp_path: Path) -> None:
+    s, xin, _ = setup(tmp_path)
+    bad = tmp_path / "bad.s"
+    bad.write_text("BSTART.VEC TFOO, FP32\n")
+    cases = [
+        [str(tmp_path / "missing.s")],
+        [str(bad)],
+        [str(s), "--gpr", "q9=1"],
+        [str(s), "--gpr", "a0"],
+        [str(s), "--gpr", "7:a0=1"],
+        [str(s), "--machine", "depth=99"],
+        [str(s), "--machine", "bogus=1"],
+        [str(s), "--gm", f"0x1000={tmp_path / 'nothere.npy'}"],
+        [str(s), "--gm", f"0xffffffff={xin}"],
+        [str(s), "--nope"],
+    ]
+    for argv in cases:
+        code, _, err = run(argv)
+        assert code == 2, (argv, err)
+        assert err.strip() and "Traceback" not in err
+    code, _, err = run([str(bad)])
+    assert "bad.s:1" in err  # the AsmError line
+    odd = tmp_path / "odd.bin"
+    odd.write_bytes(b"\x01\x02\x03")
+    code, _, err = run([str(odd)])
+    assert code == 2 and "offset" in err
+
+
+def test_runtime_imports_no_forbidden_modules() -> None:
+    code = (
+        "import sys, ptoc.runtime, ptoc.runtime.cli\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('xdsl', 'networkx') "
+        "or m.startswith(('ptoc.dialects', 'ptoc.passes'))]\n"
+        "print(','.join(bad))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == ""

@@ -1,0 +1,141 @@
+"""Helpers for the executor tests: assembly snippets and machines with data in GM."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from ptoc.backend.asm import parse
+from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa.fields import SIZE_NAMES
+from ptoc.backend.program import Program
+from ptoc.runtime import Machine, MachineConfig
+
+GM = 1 << 20  # 1 MiB keeps snapshots cheap
+
+
+def prog(text: str) -> Program:
+    return parse(textwrap.dedent(text))
+
+
+def machine(**kw: int) -> Machine:
+    kw.setdefault("gm_size", GM)
+    return Machine(MachineConfig(**kw))
+
+
+def size_for(dt: DataType, rows: int, cols: int) -> str:
+    """The smallest SizeCode name whose derived Rows hold ``rows`` rows of ``cols``."""
+    bits = info(dt).bits
+    for code in range(1, 11):
+        cap_bits = (1 << (code + 6)) * 8
+        if cap_bits % (cols * bits) == 0 and cap_bits // (cols * bits) >= rows:
+            return SIZE_NAMES[code]
+    raise ValueError("no size")
+
+
+def p2(n: int) -> int:
+    """The smallest power of two >= n (a legal physical Col)."""
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def dims(vc: int, vr: int | None = None, col: int | None = None) -> str:
+    out = f"B.DIM zero, {vc}, ->LB0\n"
+    if vr is not None:
+        out += f"B.DIM zero, {vr}, ->LB1\n"
+    if col is not None:
+        out += f"B.DIM zero, {col}, ->LB2\n"
+    return out
+
+
+def tload(
+    dt: DataType,
+    vr: int,
+    vc: int,
+    *,
+    col: int | None = None,
+    base: str = "a0",
+    stride: str | None = "a1",
+    hand: str = "T",
+    size: str | None = None,
+    mask: str = "1111",
+    layout: str | None = None,
+) -> str:
+    """A TLOAD bundle (B.IOR base, stride; stride None omits B.IOR entirely); Col defaults
+    to the smallest power of two >= vc."""
+    c = col or p2(vc)
+    size = size or size_for(dt, vr, c)
+    text = f"BSTART.TLOAD {dt.name}\n"
+    if layout:
+        text += f"B.DATR Layout={layout}\n"
+    text += dims(vc, vr, c if c != vc else None)
+    if stride is not None:
+        text += f"B.IOR {base}, {stride}\n"
+    text += f"B.IOT mask={mask}, last, ->{hand}<{size}>\nBSTOP\n"
+    return text
+
+
+def tstore(
+    dt: DataType,
+    src: str = "T#1",
+    *,
+    base: str = "a0",
+    stride: str | None = "a1",
+    mask: str = "1111",
+    extra: str = "",
+) -> str:
+    text = f"BSTART.TSTORE {dt.name}\n{extra}"
+    if stride is not None:
+        text += f"B.IOR {base}, {stride}\n"
+    return text + f"B.IOT {src}, mask={mask}, last\nBSTOP\n"
+
+
+def put(m: Machine, addr: int, array: np.ndarray) -> None:
+    m.load_gm(addr, array)
+
+
+def load_tiles(
+    m: Machine, arrays: list[np.ndarray], dt: DataType, hand: str = "T", base: int = 0x1000
+) -> str:
+    """Place each (R, C) array in GM (same data on every PE) and return the TLOAD text that
+    loads them in order (so the last array ends up as ``hand#1``). Uses a2/a3 per load."""
+    text = ""
+    for i, a in enumerate(arrays):
+        addr = base + i * 0x10000
+        m.load_gm(addr, np.ascontiguousarray(a))
+        r, c = a.shape
+        text += "BSTART.STD FALL\n"
+        text += _const("a2", addr) + _const("a3", c * a.dtype.itemsize)
+        text += "BSTOP\n"
+        text += tload(dt, r, c, base="a2", stride="a3", hand=hand)
+    return text
+
+
+def _const(reg: str, value: int) -> str:
+    """Scalar instructions materialising a non-negative value < 2**31."""
+    hi, lo = value >> 12, value & 0xFFF
+    out = ""
+    if hi:
+        out += f"lui {hi}, ->{reg}\n"
+        out += f"addi {reg}, {lo}, ->{reg}\n"
+    else:
+        out += f"addi zero, {lo}, ->{reg}\n"
+    return out
+
+
+def const(reg: str, value: int) -> str:
+    return "BSTART.STD FALL\n" + _const(reg, value) + "BSTOP\n"
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return (
+        a.shape == b.shape
+        and a.dtype.itemsize == b.dtype.itemsize
+        and bool(np.array_equal(bits(a), bits(b)))
+    )
