@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import Row, render
 
-MODULES = ["bench_asm", "bench_executor"]
+MODULES = ["bench_asm", "bench_executor", "bench_workflow", "bench_compiler", "bench_compound"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +28,13 @@ def main(argv: list[str] | None = None) -> int:
         except ModuleNotFoundError as e:
             print(f"skipping {name}: {e}", file=sys.stderr)
             continue
-        rows += mod.rows(**({"bundles": 5_000} if args.quick and name == "bench_asm" else {}))
+        quick = {
+            "bench_asm": {"bundles": 5_000},
+            "bench_executor": {"bundles": 50},
+            "bench_workflow": {"repeat": 1},
+            "bench_compiler": {"kernels": 6},
+        }
+        rows += mod.rows(**(quick.get(name, {}) if args.quick else {}))
     print(render(rows))
     return 0
 

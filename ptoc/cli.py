@@ -14,6 +14,8 @@ from pathlib import Path
 from ptoc.backend import asm, encoding
 from ptoc.backend.errors import Error
 from ptoc.backend.isa import OPS, OpDef, op
+from ptoc.errors import ReferenceFault, VerifyError
+from ptoc.runtime.faults import MachineFault
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAULT = 0, 1, 2, 3
 
@@ -153,8 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("isa", help="print the instruction catalog or one operation's row")
     i.add_argument("mnemonic", nargs="?")
     i.set_defaults(func=cmd_isa)
-    r = sub.add_parser("run", help="run a bundle program on the machine model", add_help=False)
+    r = sub.add_parser(
+        "run",
+        help="run a bundle program (or FILE.py::KERNEL) on the machine model",
+        add_help=False,
+    )
     r.set_defaults(func=None)
+    from ptoc.cli_kernel import add_commands
+
+    add_commands(sub)
     return p
 
 
@@ -162,12 +171,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv[:1] == ["run"]:
+            from ptoc.cli_kernel import cmd_run_kernel, is_kernel_spec
+
+            if any(is_kernel_spec(a) for a in argv[1:2]):
+                return cmd_run_kernel(argv[1:])
             return cmd_run(argparse.Namespace(), argv[1:])
         args = build_parser().parse_args(argv)
         return int(args.func(args))
     except _Usage as e:
         print(f"ptoc: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except VerifyError as e:  # the first differing elements, with both bit patterns
+        print(str(e), file=sys.stderr)
+        return EXIT_MISMATCH
+    except ReferenceFault as e:  # the reference met the rule the machine would fault on
+        print(str(e), file=sys.stderr)
+        return EXIT_FAULT
+    except MachineFault as e:  # bundle, operation, rule (and the kernel line, if known)
+        print("\n".join([str(e), *getattr(e, "__notes__", [])]), file=sys.stderr)
+        return EXIT_FAULT
     except Error as e:  # AsmError / DecodeError already name FILE:LINE or the offset
         print(str(e), file=sys.stderr)
         return EXIT_BAD_INPUT

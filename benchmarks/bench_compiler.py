@@ -1,0 +1,225 @@
+"""Compiler benchmarks (printed by benchmarks/run_all.py, never asserted).
+
+* Every example kernel of ``tests/compiler/kernels.py`` on the architectural machine and
+  on the tiny one (depth 4, 16 KiB per PE): compile time against one executor run of the
+  program; the note gives the bundles emitted, the overhead bundles (refresh, spill,
+  reload, filler and scalar blocks) as a share of all bundles, and the peak bytes per PE
+  against the lower bound (the most bytes the schedule ever keeps live).
+* The random corpus (20..500 ops, mixed tile sizes and DataTypes): the same totals,
+  and those of the kernels whose live tiles never exceed the queue entries (64 on the
+  architectural machine) and fit the capacity (goal: no inserted bundles).
+* Compile time at 1,000 and 10,000 ops (goal: the 10,000-op compile takes at most 12x
+  the 1,000-op compile): for a kernel of repeated row softmaxes, whose bundles grow
+  exactly with its ops, and for random kernels whose operands come from the newest values
+  (their kept bundles grow slightly faster than their ops).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
+
+from ptoc.dialects.builder import KernelBuilder
+from ptoc.dialects.pto import PtoOp
+from ptoc.dialects.random_kernel import KernelSpec, random_kernel
+from ptoc.passes.execute import run_compiled
+from ptoc.passes.pipeline import CompiledKernel, compile_module
+from ptoc.runtime import MachineConfig
+
+from .common import Row, best_of
+
+MACHINES = {"default": MachineConfig(), "tiny": MachineConfig(depth=4, capacity=16384)}
+
+
+@dataclass
+class Tally:
+    """Bundle counts and live-set facts of compiled kernels."""
+
+    ops: int = 0
+    scalar: int = 0
+    inserted: dict[str, int] = field(default_factory=dict)
+    peak: int = 0
+    live_bytes: int = 0
+    bundle_bytes: int = 0
+    max_live: int = 0
+
+    def add(self, ck: CompiledKernel) -> None:
+        r = ck.report
+        assert r is not None
+        self.ops += r.kinds.get("op", 0)
+        self.scalar += r.scalar_blocks
+        for k, n in r.kinds.items():
+            if k != "op":
+                self.inserted[k] = self.inserted.get(k, 0) + n
+        self.peak = max(self.peak, r.peak_bytes)
+        live, nbytes, one = live_bound(ck)
+        self.live_bytes = max(self.live_bytes, nbytes)
+        self.bundle_bytes = max(self.bundle_bytes, one)
+        self.max_live = max(self.max_live, live)
+
+    @property
+    def bundles(self) -> int:
+        return self.ops + self.scalar + sum(self.inserted.values())
+
+    @property
+    def tile_overhead(self) -> int:
+        return sum(self.inserted.values())
+
+    def note(self) -> str:
+        n = self.bundles or 1
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(self.inserted.items())) or "none"
+        return (
+            f"{self.bundles} bundles: {self.ops} kernel, {self.scalar} scalar "
+            f"({self.scalar / n:.1%}), inserted {parts} ({self.tile_overhead / n:.1%}); peak "
+            f"{self.peak} B/PE vs live set {self.live_bytes} B/PE (largest bundle "
+            f"{self.bundle_bytes}); <= {self.max_live} tiles live"
+        )
+
+
+def live_bound(ck: CompiledKernel) -> tuple[int, int, int]:
+    """(most values, most bytes per PE) the schedule keeps live at once (sources still
+    read later plus the results of each kernel bundle; inserted bundles excluded), and
+    the most bytes one bundle's sources and results need -- the peak's lower bound when
+    spilling is allowed."""
+    f = next(iter(ck.module.ops))
+    ops = [op for op in f.walk() if isinstance(op, PtoOp) and op.role is None]
+    last: dict[object, int] = {}
+    for t, op in enumerate(ops):
+        for v in op.srcs:
+            last[v] = t
+    live: dict[object, int] = {}
+    most, most_bytes, one = 0, 0, 0
+    for t, op in enumerate(ops):
+        for d in op.dsts:
+            live[d] = d.type.nbytes  # type: ignore[attr-defined]
+        most, most_bytes = max(most, len(live)), max(most_bytes, sum(live.values()))
+        mine = {v: v.type.nbytes for v in (*op.srcs, *op.dsts)}  # type: ignore[attr-defined]
+        one = max(one, sum(mine.values()))
+        for v in list(live):
+            if last.get(v, -1) <= t:
+                del live[v]
+    return most, most_bytes, one
+
+
+def _examples() -> list[Row]:
+    from tests.compiler.kernels import KERNELS
+
+    rows = []
+    for name, build in KERNELS.items():
+        module, inputs = build(0)
+        for mname, machine in MACHINES.items():
+            t0 = time.perf_counter()
+            ck = compile_module(module, machine)
+            t_compile = time.perf_counter() - t0
+            t_run = best_of(lambda ck=ck, m=machine, i=inputs: run_compiled(ck, i, m), 1)
+            tally = Tally()
+            tally.add(ck)
+            rows.append(
+                Row(
+                    f"compile {name} ({mname})",
+                    t_compile,
+                    t_run,
+                    "executor run",
+                    None,
+                    tally.note(),
+                )
+            )
+    return rows
+
+
+def _corpus(kernels: int) -> list[Row]:
+    rows = []
+    for mname, machine in MACHINES.items():
+        total, fitting = Tally(), Tally()
+        t_compile = t_run = t_fit = 0.0
+        for seed in range(kernels):
+            t_before = t_compile
+            spec = KernelSpec(20 + (seed * 97) % 481)
+            if mname == "tiny":
+                spec = KernelSpec(spec.ops, shapes=((4, 32), (8, 16), (1, 64), (2, 8)))
+            module, inputs = random_kernel(seed, spec)
+            t0 = time.perf_counter()
+            ck = compile_module(module, machine, verify_input=False)
+            t_compile += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            run_compiled(ck, inputs, machine)
+            t_run += time.perf_counter() - t0
+            total.add(ck)
+            live, nbytes, _ = live_bound(ck)
+            if live <= machine.hands * machine.depth and nbytes <= machine.capacity:
+                fitting.add(ck)
+                t_fit += t_compile - t_before
+        rows.append(
+            Row(
+                f"random corpus x{kernels} ({mname})",
+                t_compile,
+                t_run,
+                "executor runs",
+                None,
+                total.note(),
+            )
+        )
+        entries = machine.hands * machine.depth
+        rows.append(
+            Row(
+                f"  <={entries} live & fitting: {fitting.ops} ops ({mname})",
+                t_fit,
+                t_fit,
+                "(same)",
+                None,
+                "goal: no inserted bundles; " + fitting.note(),
+            )
+        )
+    return rows
+
+
+def softmax_blocks(ops: int) -> ModuleOp:
+    """``ops / 7`` row softmaxes over consecutive 8-row blocks (seven ops each): a kernel
+    whose size grows exactly with ``ops``."""
+    blocks = max(1, ops // 7)
+    kb = KernelBuilder(f"softmax_blocks{blocks}")
+    x = kb.tensor("x", "FP32", (8 * blocks, 64))
+    out = kb.tensor("out", "FP32", (8 * blocks, 64))
+    for i in range(blocks):
+        t = kb.load(x, (8, 64), (8 * i, 0))
+        e = kb.exp(kb.sub(t, kb.rowmax(t)))
+        kb.store(out, kb.div(e, kb.rowsum(e)), (8 * i, 0))
+    return kb.finish()
+
+
+def _scaling() -> list[Row]:
+    out = []
+    for label, make in (
+        ("softmax blocks", softmax_blocks),
+        ("random kernel", lambda n: random_kernel(1, KernelSpec(n, reach_back=False))[0]),
+    ):
+        times, bundles = {}, {}
+        for n in (1_000, 10_000):
+            module = make(n)
+            times[n] = best_of(lambda m=module: compile_module(m, verify_input=False), 2)
+            bundles[n] = compile_module(module, verify_input=False).program.bundle_count()
+        per = {n: times[n] / bundles[n] * 1e6 for n in times}
+        note = (
+            f"{bundles[1_000]} -> {bundles[10_000]} bundles; {per[1_000]:.0f} -> "
+            f"{per[10_000]:.0f} us/bundle"
+        )
+        out.append(Row(f"compile 10,000 ops ({label})", times[10_000], times[1_000],
+                       "compile 1,000 ops", 12.0, note))  # fmt: skip
+    return out
+
+
+def rows(kernels: int = 24) -> list[Row]:
+    """All compiler benchmark rows (``kernels`` random kernels per machine)."""
+    return [*_examples(), *_corpus(kernels), *_scaling()]
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks.common import render
+
+    print(render(rows()))

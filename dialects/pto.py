@@ -1,0 +1,187 @@
+"""The ``pto`` dialect: generated catalog ops plus the scalar plumbing around them.
+
+Besides one op per catalog row (``pto_ops``), the dialect has:
+
+* ``pto.addr`` -- a GM address: a tensor's per-PE base plus a byte offset;
+* ``pto.scratch`` -- an address in the spill scratch area (after ``allocate``);
+* ``pto.const`` -- a 64-bit constant a bundle reads from a GPR;
+* ``pto.materialize`` -- (after ``allocate``) write a scalar into a named GPR with
+  scalar instructions in a ``BSTART.STD`` block;
+* ``pto.program`` -- (after ``emit``) the finished bundle program as text lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import I64, ArrayAttr, IntegerAttr, StringAttr, i64
+from xdsl.ir import Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+
+from .pto_base import PtoOp
+from .pto_ops import PTO_OPS
+from .pto_types import GPR, DatrAttr, GprType, PtoTileType
+from .tile_types import TensorType
+
+__all__ = [
+    "PTO_OP_BY_MNEMONIC",
+    "AddrOp",
+    "ConstOp",
+    "MaterializeOp",
+    "ProgramOp",
+    "Pto",
+    "PtoOp",
+    "ScratchAddrOp",
+    "signed64",
+]
+
+PTO_OP_BY_MNEMONIC: dict[str, type[PtoOp]] = {c.MNEMONIC: c for c in PTO_OPS}
+
+
+def signed64(value: int) -> int:
+    """A raw 64-bit pattern as the signed integer an i64 attribute holds."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >> 63 else value
+
+
+@irdl_op_definition
+class AddrOp(IRDLOperation):
+    """``%a = pto.addr %x offset 512 [pe_step 2048] : T``: the GM address
+    ``base(x) + pe * pe_step + offset`` on each PE (a scalar bundle operand)."""
+
+    name = "pto.addr"
+    tensor = operand_def(TensorType)
+    offset = prop_def(IntegerAttr[I64])
+    pe_step = opt_prop_def(IntegerAttr[I64])
+    result = result_def(GPR)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$tensor `offset` $offset (`pe_step` $pe_step^)? attr-dict `:` type($tensor)"
+    )
+
+    def __init__(self, tensor: SSAValue, offset: int, pe_step: int = 0) -> None:
+        super().__init__(
+            operands=[tensor],
+            result_types=[GPR],
+            properties={
+                "offset": IntegerAttr(offset, i64),
+                "pe_step": IntegerAttr(pe_step, i64) if pe_step else None,
+            },
+        )
+
+    @property
+    def byte_offset(self) -> int:
+        return self.offset.value.data
+
+    @property
+    def step(self) -> int:
+        return 0 if self.pe_step is None else self.pe_step.value.data
+
+
+@irdl_op_definition
+class ScratchAddrOp(IRDLOperation):
+    """``%a = pto.scratch offset 128``: an address in this PE's spill scratch area (the
+    ABI passes its per-PE base like a tensor's)."""
+
+    name = "pto.scratch"
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(GPR)
+    traits = traits_def(Pure())
+    assembly_format = "`offset` $offset attr-dict"
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(result_types=[GPR], properties={"offset": IntegerAttr(offset, i64)})
+
+    @property
+    def byte_offset(self) -> int:
+        return self.offset.value.data
+
+
+@irdl_op_definition
+class ConstOp(IRDLOperation):
+    """``%c = pto.const 1065353216``: a 64-bit scalar (stored as signed i64)."""
+
+    name = "pto.const"
+    value = prop_def(IntegerAttr[I64])
+    result = result_def(GPR)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict"
+
+    def __init__(self, value: int) -> None:
+        super().__init__(
+            result_types=[GPR], properties={"value": IntegerAttr(signed64(value), i64)}
+        )
+
+    @property
+    def raw(self) -> int:
+        """The unsigned 64-bit pattern."""
+        return self.value.value.data & ((1 << 64) - 1)
+
+
+@irdl_op_definition
+class MaterializeOp(IRDLOperation):
+    """``pto.materialize %v gpr "s1"``: write the scalar ``%v`` into GPR ``s1`` (emitted as
+    scalar instructions in a ``BSTART.STD FALL`` block)."""
+
+    name = "pto.materialize"
+    value = operand_def(GPR)
+    gpr = prop_def(StringAttr)
+    assembly_format = "$value `gpr` $gpr attr-dict"
+
+    def __init__(self, value: SSAValue, gpr: str) -> None:
+        super().__init__(operands=[value], properties={"gpr": StringAttr(gpr)})
+
+
+@irdl_op_definition
+class ProgramOp(IRDLOperation):
+    """``pto.program "k" [...lines]``: the emitted bundle program in canonical text."""
+
+    name = "pto.program"
+    kernel = prop_def(StringAttr)
+    lines = prop_def(ArrayAttr[StringAttr])
+
+    def __init__(self, kernel: str, lines: Sequence[str]) -> None:
+        super().__init__(
+            properties={
+                "kernel": StringAttr(kernel),
+                "lines": ArrayAttr(StringAttr(s) for s in lines),
+            }
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.kernel.data)
+        printer.print_string(" [")
+        with printer.indented():
+            for i, line in enumerate(self.lines):
+                printer.print_string("\n" if i == 0 else ",\n", indent=None)
+                printer.print_string("", indent=None)
+                printer.print_string_literal(line.data)
+        printer.print_string("\n", indent=None)
+        printer.print_string("]")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ProgramOp:
+        kernel = parser.parse_str_literal()
+        lines = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, parser.parse_str_literal
+        )
+        return cls(kernel, lines)
+
+
+Pto = Dialect(
+    "pto",
+    [*PTO_OPS, AddrOp, ScratchAddrOp, ConstOp, MaterializeOp, ProgramOp],
+    [PtoTileType, GprType, DatrAttr],
+)

@@ -1,0 +1,206 @@
+"""The base of every catalog op of the ``pto`` dialect and its catalog-driven verifier.
+
+A ``pto`` op is one bundle with every descriptor field explicit:
+
+    %d = pto.tadd FP32 %a, %b dims [64, 8, 64] mask 15
+           : (!pto.tile<FP32, valid 8x64, phys 8x64, 2KB>, ...) -> !pto.tile<...>
+
+``srcs`` are the Local tile sources in binding order, ``gpr (...)`` the B.IOR source
+slots (RegSrc0, RegSrc1, RegSrc2), results the destinations in binding order (their
+SizeCode is in the result type). ``dims`` are LB0..LB2 (-1 = the B.DIM is omitted),
+``datr`` an explicit B.DATR. After ``allocate`` the op also carries where its operands
+live: ``refs`` (``T#2`` ...), ``hands`` (destination hands), ``gprs`` (B.IOR registers)
+and, for inserted copies and spills, a ``role``. The verifier is the catalog row's
+legality: operand roles, DataTypes, dimensions, B.DATR applicability and B.IOR slots.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    i64,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    opt_prop_def,
+    prop_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from ptoc.backend.isa import DataType, OpDef, op
+from ptoc.backend.isa.fields import PEMODE_TO_MASK
+
+from .dtypes import DTypeAttr, data_type, is_pred
+from .pto_types import DATR_CATALOG_NAMES, GPR, DatrAttr, PtoTileType
+
+#: dims value meaning "this B.DIM is omitted"
+OMITTED = -1
+
+
+class PtoOp(IRDLOperation):
+    """One bundle of catalog operation ``MNEMONIC`` (see the module docstring)."""
+
+    MNEMONIC: ClassVar[str] = ""
+
+    dtype = prop_def(DTypeAttr)
+    srcs = var_operand_def(PtoTileType)
+    scalars = var_operand_def(GPR)
+    dims = prop_def(DenseArrayBase.constr(i64))
+    datr = opt_prop_def(DatrAttr)
+    mask = prop_def(IntegerAttr[I64])
+    refs = opt_prop_def(ArrayAttr[StringAttr])
+    hands = opt_prop_def(ArrayAttr[StringAttr])
+    gprs = opt_prop_def(ArrayAttr[StringAttr])
+    role = opt_prop_def(StringAttr)
+    dsts = var_result_def(PtoTileType)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$dtype ($srcs^)? (`gpr` `(` $scalars^ `)`)? `dims` $dims (`datr` $datr^)? "
+        "`mask` $mask "
+        "(`refs` $refs^)? (`hands` $hands^)? (`gprs` $gprs^)? (`role` $role^)? attr-dict `:` "
+        "functional-type($srcs, $dsts)"
+    )
+
+    @property
+    def opdef(self) -> OpDef:
+        return op(self.MNEMONIC)
+
+    @property
+    def lbs(self) -> tuple[int | None, int | None, int | None]:
+        """LB0..LB2 as written (None = omitted)."""
+        a, b, c = (int(v) for v in self.dims.get_values())
+        return tuple(None if v == OMITTED else v for v in (a, b, c))  # type: ignore[return-value]
+
+    @property
+    def bound_srcs(self) -> tuple:
+        """The sources the bundle binds through B.IOT (a reload binds none)."""
+        return () if self.role_name == "reload" else tuple(self.srcs)
+
+    @property
+    def data_type(self) -> DataType:
+        return data_type(self.dtype)
+
+    @property
+    def role_name(self) -> str | None:
+        return None if self.role is None else self.role.data
+
+    # ------------------------------------------------------------------ verifier
+
+    def verify_(self) -> None:
+        o = self.opdef
+        self._verify_roles(o)
+        self._verify_types(o)
+        self._verify_dims(o)
+        self._verify_datr(o)
+        self._verify_ior(o)
+        if int(self.mask.value.data) not in PEMODE_TO_MASK[1:]:
+            raise VerifyException(f"{self.name} mask {self.mask.value.data:04b} has no PEMode")
+
+    def _verify_roles(self, o: OpDef) -> None:
+        if self.role_name == "reload":
+            # a reload names the value it restores as its one operand; it binds nothing
+            if len(self.srcs) != 1 or o.mnemonic != "TLOAD":
+                raise VerifyException("a reload is a TLOAD naming the one value it restores")
+            return
+        if len(self.srcs) != len(o.sources):
+            raise VerifyException(
+                f"{self.name} binds {len(o.sources)} Local source(s) "
+                f"({', '.join(o.sources) or 'none'}), not {len(self.srcs)}"
+            )
+        if len(self.dsts) != len(o.destinations):
+            raise VerifyException(
+                f"{self.name} produces {len(o.destinations)} destination(s), "
+                f"not {len(self.dsts)}"
+            )
+
+    def _verify_types(self, o: OpDef) -> None:
+        if is_pred(self.dtype):
+            if o.mnemonic == "TMOV":
+                return  # a predicate copy: BSTART.TMOV DTYPE_NONE
+            raise VerifyException(f"{self.name} does not accept predicate DataType")
+        if self.data_type not in o.dtypes:
+            legal = ", ".join(sorted(d.name for d in o.dtypes))
+            raise VerifyException(
+                f"{self.name} does not accept DataType {self.dtype.data.value} (legal: {legal})"
+            )
+        rule = o.type_rules.get("dst")
+        if rule and self.dsts:
+            dst = self.dsts[0].type
+            assert isinstance(dst, PtoTileType)
+            if dst.data_type not in rule:
+                legal = ", ".join(sorted(d.name for d in rule))
+                raise VerifyException(
+                    f"{self.name} destination DataType {dst.dtype.data.value} is not one "
+                    f"of {legal}"
+                )
+        index_rule = o.type_rules.get("index")
+        if index_rule and len(self.srcs) > 1 and o.mnemonic in ("TGATHER", "TSCATTER"):
+            idx = self.srcs[1].type
+            assert isinstance(idx, PtoTileType)
+            if idx.data_type not in index_rule:
+                raise VerifyException(
+                    f"{self.name} index DataType {idx.dtype.data.value} is illegal"
+                )
+            if o.type_pairs and (self.data_type, idx.data_type) not in o.type_pairs:
+                raise VerifyException(
+                    f"{self.name} index DataType {idx.dtype.data.value} does not pair with "
+                    f"{self.dtype.data.value}"
+                )
+
+    def _verify_dims(self, o: OpDef) -> None:
+        values = self.dims.get_values()
+        if len(values) != 3:
+            raise VerifyException(f"{self.name} dims are [LB0, LB1, LB2]")
+        for lb, v in enumerate(self.lbs):
+            d = o.dim(lb)
+            if d is None:
+                if v is not None:
+                    raise VerifyException(f"{self.name} takes no B.DIM LB{lb}")
+                continue
+            if v is None:
+                if d.required:
+                    raise VerifyException(f"{self.name} requires LB{lb} ({d.meaning})")
+                continue
+            if not 0 <= v <= 0xFFFF or (v == 0 and not d.zero_legal):
+                raise VerifyException(f"{self.name} LB{lb} ({d.meaning}) = {v} is illegal")
+
+    def _verify_datr(self, o: OpDef) -> None:
+        if self.datr is None:
+            if o.datr_required:
+                raise VerifyException(f"{self.name} requires a B.DATR")
+            return
+        for field, value in self.datr.values().items():
+            if value and DATR_CATALOG_NAMES[field] not in o.datr_fields:
+                raise VerifyException(
+                    f"{self.name} B.DATR field {DATR_CATALOG_NAMES[field]} must be zero"
+                )
+
+    def _verify_ior(self, o: OpDef) -> None:
+        if self.scalars and not o.ior_legal:
+            raise VerifyException(f"{self.name} takes no B.IOR")
+        if len(self.scalars) > len(o.ior):
+            raise VerifyException(
+                f"{self.name} consumes {len(o.ior)} B.IOR slot(s), not {len(self.scalars)}"
+            )
+        if self.gprs is not None and len(self.gprs) != len(self.scalars):
+            raise VerifyException(f"{self.name} names one GPR per scalar operand")
+        if self.refs is not None and len(self.refs) != len(self.bound_srcs):
+            raise VerifyException(f"{self.name} names one tile reference per source")
+        if self.hands is not None and len(self.hands) != len(self.dsts):
+            raise VerifyException(f"{self.name} names one hand per destination")
+
+
+@cache
+def mask_attr(mask: int) -> IntegerAttr:
+    return IntegerAttr(mask, i64)

@@ -1,0 +1,246 @@
+"""Types and attributes of the ``pto`` dialect (one op per catalog row).
+
+``!pto.tile<FP32, valid 8x64, phys 8x64, 2KB>`` is a Local tile descriptor exactly as a
+bundle creates it: DataType, valid rectangle, physical Rows x Col and the per-PE
+allocation size (SizeCode). Rows are derived from size, Col and element width
+(REFERENCE 5.1), so the type is only legal when that derivation holds.
+``!pto.gpr`` is a 64-bit scalar that a bundle reads from a GPR.
+``#pto.datr<...>`` is an explicit B.DATR: the named fields, all others zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IntAttr
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.fields import (
+    CMODE_NAMES,
+    LAYOUT_BY_NAME,
+    LAYOUT_NAMES,
+    PAD_NAMES,
+    RMODE_NAMES,
+    SIZE_BY_NAME,
+    SIZE_NAMES,
+    size_bytes,
+)
+
+from .dtypes import DType, DTypeAttr, dtype_attr, element_bits
+
+#: largest Local SizeCode (64 KiB per PE)
+MAX_SIZE_CODE = 10
+
+
+def derived_rows(size: int, cols: int, bits: int) -> int:
+    """Physical Rows of a tile of SizeCode ``size``: capacity bits / (Col * bits)."""
+    return size_bytes(size) * 8 // (cols * bits)
+
+
+@irdl_attr_definition
+class PtoTileType(ParametrizedAttribute, TypeAttribute):
+    """A Local tile descriptor: DataType, valid shape, physical Col and SizeCode."""
+
+    name = "pto.tile"
+
+    dtype: DTypeAttr
+    valid_rows: IntAttr
+    valid_cols: IntAttr
+    cols: IntAttr
+    size: IntAttr
+
+    def __init__(
+        self, dtype: DTypeAttr | DType | str, valid: Sequence[int], cols: int, size: int
+    ) -> None:
+        d = dtype if isinstance(dtype, DTypeAttr) else dtype_attr(dtype)
+        super().__init__(d, IntAttr(valid[0]), IntAttr(valid[1]), IntAttr(cols), IntAttr(size))
+
+    @property
+    def valid(self) -> tuple[int, int]:
+        return (self.valid_rows.data, self.valid_cols.data)
+
+    @property
+    def rows(self) -> int:
+        return derived_rows(self.size.data, self.cols.data, element_bits(self.dtype))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes per PE the tile occupies (its SizeCode capacity)."""
+        return size_bytes(self.size.data)
+
+    @property
+    def data_type(self) -> DataType:
+        return DataType[self.dtype.data.value]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dtype = DTypeAttr(parser.parse_str_enum(DType))
+            parser.parse_punctuation(",")
+            parser.parse_keyword("valid")
+            vr, vc = parser.parse_dimension_list()
+            parser.parse_punctuation(",")
+            parser.parse_keyword("phys")
+            rows, cols = parser.parse_dimension_list()
+            parser.parse_punctuation(",")
+            size = _parse_size(parser)
+        t = (dtype, IntAttr(vr), IntAttr(vc), IntAttr(cols), IntAttr(size))
+        bits = element_bits(dtype)
+        if cols < 1 or cols & (cols - 1):
+            parser.raise_error(f"physical Col {cols} is not a power of two")
+        if derived_rows(size, cols, bits) != rows:
+            parser.raise_error(
+                f"physical rows of a {SIZE_NAMES[size]} tile with {cols} "
+                f"columns are {derived_rows(size, max(cols, 1), bits)}"
+            )
+        return t
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            vr, vc = self.valid
+            printer.print_string(
+                f"{self.dtype.data.value}, valid {vr}x{vc}, phys {self.rows}x{self.cols.data}, "
+                f"{SIZE_NAMES.get(self.size.data, self.size.data)}"
+            )
+
+    def verify(self) -> None:
+        size, cols = self.size.data, self.cols.data
+        if not 1 <= size <= MAX_SIZE_CODE:
+            raise VerifyException(f"tile SizeCode {size} is outside 1..{MAX_SIZE_CODE}")
+        if cols < 1 or cols & (cols - 1):
+            raise VerifyException(f"physical Col {cols} is not a power of two")
+        vr, vc = self.valid
+        if min(vr, vc) < 1 or vr > self.rows or vc > cols:
+            raise VerifyException(
+                f"valid {vr}x{vc} does not fit the physical {self.rows}x{cols} tile"
+            )
+
+
+def _parse_size(parser: AttrParser) -> int:
+    code = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+    if code is not None:
+        # "2KB" lexes as the integer 2 followed by the identifier KB
+        unit = parser.parse_optional_identifier()
+        if unit is None:
+            return code
+        name = f"{code}{unit}"
+        if name not in SIZE_BY_NAME:
+            parser.raise_error(f"unknown tile size {name}")
+        return SIZE_BY_NAME[name]
+    parser.raise_error("expected a tile size such as 2KB")
+
+
+@irdl_attr_definition
+class GprType(ParametrizedAttribute, TypeAttribute):
+    """A 64-bit scalar that lives in a GPR when a bundle reads it."""
+
+    name = "pto.gpr"
+
+
+GPR = GprType()
+
+#: B.DATR fields in positional order, with their printed value names
+DATR_FIELDS: tuple[str, ...] = (
+    "layout",
+    "dtype",
+    "pad",
+    "cmode",
+    "rmode",
+    "sat",
+    "canonicalize",
+)
+#: B.DATR field -> catalog ``datr_fields`` name
+DATR_CATALOG_NAMES: dict[str, str] = {
+    "layout": "Layout",
+    "dtype": "DataType",
+    "pad": "PadValueOrByteId",
+    "cmode": "CMode",
+    "rmode": "RMode",
+    "sat": "Sat",
+    "canonicalize": "Canonicalize",
+}
+
+
+def _field_text(name: str, value: int) -> str:
+    if name == "layout":
+        return LAYOUT_NAMES.get(value, str(value))
+    if name == "dtype":
+        return DataType(value).name if value in DataType._value2member_map_ else str(value)
+    if name == "pad":
+        return PAD_NAMES[value]
+    if name == "cmode":
+        return CMODE_NAMES[value] if value < len(CMODE_NAMES) else str(value)
+    if name == "rmode":
+        return RMODE_NAMES[value]
+    return str(value)
+
+
+def _field_value(name: str, parser: AttrParser) -> int:
+    if name in ("sat", "canonicalize"):
+        return parser.parse_integer(allow_negative=False)
+    ident = parser.parse_optional_identifier()
+    if ident is None:
+        return parser.parse_integer(allow_negative=False)
+    tables = {
+        "layout": LAYOUT_BY_NAME,
+        "dtype": {d.name: int(d) for d in DataType},
+        "pad": {n: i for i, n in enumerate(PAD_NAMES)},
+        "cmode": {n: i for i, n in enumerate(CMODE_NAMES)},
+        "rmode": {n: i for i, n in enumerate(RMODE_NAMES)},
+    }
+    if ident not in tables[name]:
+        parser.raise_error(f"unknown B.DATR {name} {ident}")
+    return tables[name][ident]
+
+
+@irdl_attr_definition
+class DatrAttr(ParametrizedAttribute):
+    """An explicit B.DATR: ``#pto.datr<dtype = S8, rmode = RNE, sat = 1>`` (unnamed
+    fields are zero; an empty ``#pto.datr<>`` is a present all-zero B.DATR)."""
+
+    name = "pto.datr"
+
+    layout: IntAttr
+    dtype: IntAttr
+    pad: IntAttr
+    cmode: IntAttr
+    rmode: IntAttr
+    sat: IntAttr
+    canonicalize: IntAttr
+
+    def __init__(self, **fields: int) -> None:
+        unknown = set(fields) - set(DATR_FIELDS)
+        assert not unknown, unknown
+        super().__init__(*(IntAttr(fields.get(f, 0)) for f in DATR_FIELDS))
+
+    def values(self) -> dict[str, int]:
+        return {f: getattr(self, f).data for f in DATR_FIELDS}
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        values = dict.fromkeys(DATR_FIELDS, 0)
+        with parser.in_angle_brackets():
+            first = True
+            while True:
+                name = parser.parse_optional_identifier() if first else None
+                if not first:
+                    if parser.parse_optional_punctuation(",") is None:
+                        break
+                    name = parser.parse_identifier()
+                if name is None:
+                    break
+                first = False
+                if name not in values:
+                    parser.raise_error(f"unknown B.DATR field {name}")
+                parser.parse_punctuation("=")
+                values[name] = _field_value(name, parser)
+        return tuple(IntAttr(values[f]) for f in DATR_FIELDS)
+
+    def print_parameters(self, printer: Printer) -> None:
+        parts = [f"{k} = {_field_text(k, v)}" for k, v in self.values().items() if v]
+        printer.print_string("<" + ", ".join(parts) + ">")

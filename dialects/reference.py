@@ -1,0 +1,107 @@
+"""The tile-level reference interpreter: evaluate a ``tile`` kernel on numpy inputs.
+
+Each op's meaning is its :meth:`TileOp.reference`; this module only walks the kernel,
+feeds tensors and collects the stored outputs. Tile values are ``(P, ValidRow,
+ValidCol)`` arrays in the element's carrier dtype, one slice per PE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument, SSAValue
+
+from .dtypes import carrier
+from .tile_base import RefEnv, TileOp
+from .tile_memory import PES_ATTR, StoreOp
+from .tile_types import TensorType
+
+
+class ReferenceError(Exception):
+    """A kernel the reference cannot evaluate (missing input, unknown op, bad input)."""
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A kernel's tensor parameter: its name, position, type and block argument."""
+
+    name: str
+    index: int
+    type: TensorType
+    value: BlockArgument
+
+
+def kernel_func(module: ModuleOp | func.FuncOp) -> func.FuncOp:
+    """The single ``func.func`` of a module (or the function itself)."""
+    if isinstance(module, func.FuncOp):
+        return module
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if len(funcs) != 1:
+        raise ReferenceError(f"expected one kernel func.func, found {len(funcs)}")
+    return funcs[0]
+
+
+def tensor_args(kernel: func.FuncOp) -> list[TensorArg]:
+    """The tensor parameters in order; names come from the SSA name hints (``%x``)."""
+    out: list[TensorArg] = []
+    for i, arg in enumerate(kernel.body.block.args):
+        if not isinstance(arg.type, TensorType):
+            raise ReferenceError(f"kernel argument {i} is not a !tile.tensor")
+        out.append(TensorArg(arg.name_hint or f"arg{i}", i, arg.type, arg))
+    return out
+
+
+def kernel_pes_of(kernel: func.FuncOp) -> int:
+    attr = kernel.attributes.get(PES_ATTR)
+    return attr.value.data if attr is not None else 1  # type: ignore[attr-defined]
+
+
+def output_names(kernel: func.FuncOp) -> list[str]:
+    """Tensor parameters the kernel stores to (its outputs), in parameter order."""
+    stored = {op.dest for op in kernel.walk() if isinstance(op, StoreOp)}
+    return [a.name for a in tensor_args(kernel) if a.value in stored]
+
+
+def initial_tensors(
+    kernel: func.FuncOp, inputs: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Every tensor's starting contents: the given array, else zeros, in carrier dtype."""
+    out: dict[str, np.ndarray] = {}
+    for a in tensor_args(kernel):
+        shape = a.type.dims
+        dtype = carrier(a.type.dtype)
+        if a.name in inputs:
+            arr = np.asarray(inputs[a.name])
+            if arr.shape != shape:
+                raise ReferenceError(f"input {a.name} has shape {arr.shape}, expected {shape}")
+            out[a.name] = np.array(arr, dtype=dtype, copy=True)
+        else:
+            out[a.name] = np.zeros(shape, dtype)
+    return out
+
+
+def run_reference(
+    module: ModuleOp | func.FuncOp, inputs: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Evaluate the kernel; returns the final contents of every stored-to tensor by name."""
+    kernel = kernel_func(module)
+    tensors = initial_tensors(kernel, inputs)
+    env = RefEnv(kernel_pes_of(kernel))
+    by_name = {a.name: a for a in tensor_args(kernel)}
+    for name, arr in tensors.items():
+        env.tensors[by_name[name].value] = arr
+    values: dict[SSAValue, np.ndarray] = {}
+    for op in kernel.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            break
+        if not isinstance(op, TileOp):
+            raise ReferenceError(f"{op.name} is not a tile op")
+        args = [values[v] for v in op.operands if v in values]
+        results = op.reference(env, args)
+        for v, r in zip(op.results, results, strict=True):
+            values[v] = r
+    return {name: tensors[name] for name in output_names(kernel)}

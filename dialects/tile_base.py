@@ -1,0 +1,190 @@
+"""Shared machinery of the ``tile`` dialect: the op base class with reference semantics,
+scalar literals, and the extension point for compound operations.
+
+Every ``tile`` op is a value: it reads tile operands and produces new tiles. Each op
+class carries its numpy reference semantics in :meth:`TileOp.reference`, built on the
+backend's semantics (``ptoc.backend.isa.semantics``), so the reference interpreter
+(:mod:`ptoc.dialects.reference`) and verification use one definition per op.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import ClassVar
+
+import numpy as np
+from xdsl.ir import Data, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_attr_definition
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from ptoc.backend.isa import DataType, info, op
+from ptoc.backend.isa.semantics.core import round_float, to_bits
+
+from .dtypes import DTypeAttr, data_type, is_pred
+from .tile_types import Layout, TileType
+
+Number = int | float
+
+
+# --------------------------------------------------------------------------- scalars
+
+
+def format_number(value: Number) -> str:
+    """Exact, re-parseable text of a scalar literal (``inf``, ``nan`` as keywords)."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(int(value))
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    text = repr(value)
+    if "." not in text:  # MLIR float literals need a '.': 1e-05 -> 1.0e-05
+        mant, _, exp = text.partition("e")
+        text = f"{mant}.0" + (f"e{exp}" if exp else "")
+    return text
+
+
+def parse_number(parser: AttrParser) -> Number:
+    """A scalar literal: an integer, a float, ``inf``, ``-inf`` or ``nan``."""
+    if parser.parse_optional_keyword("nan"):
+        return math.nan
+    if parser.parse_optional_keyword("inf"):
+        return math.inf
+    if parser.parse_optional_punctuation("-") is not None:
+        if parser.parse_optional_keyword("inf"):
+            return -math.inf
+        value = parser.parse_number()
+        return -value if not (value == 0 and isinstance(value, int)) else 0
+    return parser.parse_number()
+
+
+@irdl_attr_definition
+class ScalarAttr(Data[Number]):
+    """A compile-time scalar operand (an int or a float): ``#tile.scalar<2.5>``."""
+
+    name = "tile.scalar"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Number:
+        with parser.in_angle_brackets():
+            return parse_number(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(format_number(self.data))
+
+    @property
+    def value(self) -> Number:
+        return self.data
+
+
+def scalar_bits(dtype: DataType, value: Number) -> int:
+    """The element-width raw bits a scalar literal denotes at ``dtype`` (cached: keyed by
+    the literal's exact bits, so 0.0 and -0.0 stay apart)."""
+    if isinstance(value, float):
+        return _scalar_bits(dtype, "f", struct.pack("<d", value))
+    return _scalar_bits(dtype, "i", int(value))
+
+
+@lru_cache(maxsize=4096)
+def _scalar_bits(dtype: DataType, kind: str, key: bytes | int) -> int:
+    value: Number = struct.unpack("<d", key)[0] if kind == "f" else key  # type: ignore[arg-type]
+    return _scalar_bits_uncached(dtype, value)
+
+
+def _scalar_bits_uncached(dtype: DataType, value: Number) -> int:
+    """The element-width raw bits a scalar literal denotes at ``dtype``.
+
+    Floats round to nearest even at the element type through the backend's rounding
+    (the same function the executor uses for results); integers must be exactly
+    representable (signed or unsigned view of the width). Raises ValueError otherwise.
+    """
+    ti = info(dtype)
+    width_mask = (1 << ti.bits) - 1
+    if ti.is_float:
+        rounded, _ = round_float(dtype, np.array([float(value)], np.float64))
+        return int(to_bits(rounded).astype(np.uint64)[0]) & width_mask
+    if isinstance(value, float) and not float(value).is_integer():
+        raise ValueError(f"{dtype.name} scalar {format_number(value)} is not an integer")
+    v = int(value)
+    lo = -(1 << (ti.bits - 1)) if ti.is_signed else 0
+    hi = (1 << ti.bits) - 1 if not ti.is_signed else (1 << (ti.bits - 1)) - 1
+    if not lo <= v <= hi:
+        raise ValueError(f"{dtype.name} scalar {v} is outside {lo}..{hi}")
+    return v & width_mask
+
+
+# --------------------------------------------------------------------------- base op
+
+
+@dataclass
+class RefEnv:
+    """State of one reference evaluation: PE count and the GM tensors by SSA value."""
+
+    pes: int
+    tensors: dict[SSAValue, np.ndarray] = field(default_factory=dict)
+
+    def gpr(self, raw: int) -> np.ndarray:
+        """The same raw 64-bit GPR value on every PE, as the semantics expect it."""
+        return np.full(self.pes, raw & ((1 << 64) - 1), np.uint64)
+
+
+class TileOp(IRDLOperation):
+    """Base of every ``tile`` op: a value-semantics operation with a numpy reference.
+
+    ``MNEMONIC`` names the catalog operation the op maps to one-to-one (None for memory
+    and compound ops); the verifier checks DataTypes against that catalog row.
+    """
+
+    MNEMONIC: ClassVar[str | None] = None
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        """Results of the op on reference arrays ``(P, ValidRow, ValidCol)``."""
+        raise NotImplementedError(f"{self.name} has no reference semantics")
+
+    # ---- verification helpers shared by subclasses
+
+    def check_dtype(self, dt: DTypeAttr, what: str = "DataType") -> None:
+        """The catalog row's DataType rule (plus: no predicates where numbers are meant)."""
+        if is_pred(dt):
+            raise VerifyException(f"{self.name} {what} cannot be a predicate tile")
+        if self.MNEMONIC is not None and data_type(dt) not in op(self.MNEMONIC).dtypes:
+            legal = ", ".join(sorted(d.name for d in op(self.MNEMONIC).dtypes))
+            raise VerifyException(
+                f"{self.name} does not accept {what} {dt.data.value} ({self.MNEMONIC} "
+                f"accepts {legal})"
+            )
+
+    def check_row_major(self, *types: TileType) -> None:
+        for t in types:
+            if t.layout.data != Layout.ROW_MAJOR:
+                raise VerifyException(f"{self.name} requires row_major tiles")
+
+
+class CompoundTileOp(TileOp):
+    """Extension point: an op defined by a numpy reference that no single catalog row
+    implements. A later ``lower-compound`` pass rewrites it into direct ``tile`` ops;
+    ``legalize`` rejects any compound op that reaches it.
+    """
+
+
+def tile_type(value: SSAValue) -> TileType:
+    t = value.type
+    assert isinstance(t, TileType), t
+    return t
+
+
+def print_scalar_operand(printer: Printer, name: str, value: Number) -> None:
+    printer.print_string(f" {name} {format_number(value)}")
+
+
+def parse_scalar_keyword(parser: Parser, name: str) -> Number | None:
+    if parser.parse_optional_keyword(name) is None:
+        return None
+    return parse_number(parser)

@@ -1,0 +1,384 @@
+"""Elementwise ``tile`` ops: tile-tile, tile-scalar, unary, FMA and convert (compare,
+select and fill are in ``tile_compare`` and re-exported here). Each maps one-to-one onto
+a VEC/SFU catalog operation (``MNEMONIC``) and its reference is that operation's numpy
+semantics from ``ptoc.backend.isa.semantics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from ptoc.backend.isa import info
+from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE, tcvt, tfma
+from ptoc.backend.isa.semantics.scalar import TILE_SCALAR
+
+from .dtypes import DType, data_type
+from .modes import RModeAttr, rmode_code
+from .tile_base import (
+    Number,
+    RefEnv,
+    ScalarAttr,
+    TileOp,
+    format_number,
+    parse_number,
+    scalar_bits,
+    tile_type,
+)
+from .tile_types import TileType
+
+_PURE = traits_def(Pure())
+
+
+def _dt(value: SSAValue):
+    return data_type(tile_type(value).dtype)
+
+
+# --------------------------------------------------------------------------- tile-tile
+
+
+class BinaryOp(TileOp):
+    """``%r = tile.<op> %a, %b : T``: typed ``a op b`` elementwise on equal tile types."""
+
+    T: ClassVar = VarConstraint("T", base(TileType))
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+    traits = _PURE
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue) -> None:
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
+
+    def verify_(self) -> None:
+        t = tile_type(self.result)
+        self.check_dtype(t.dtype)
+        self.check_row_major(t)
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        assert self.MNEMONIC is not None
+        return (ELEMENTWISE[self.MNEMONIC](_dt(self.result), *args)[0],)
+
+
+def _binary(name: str, mnemonic: str, doc: str) -> type[BinaryOp]:
+    cls = type(
+        name,
+        (BinaryOp,),
+        {
+            "name": f"tile.{mnemonic[1:].lower()}",
+            "MNEMONIC": mnemonic,
+            "__doc__": doc,
+            "__annotations__": {"MNEMONIC": ClassVar[str]},
+        },
+    )
+    return irdl_op_definition(cls)
+
+
+AddOp = _binary("AddOp", "TADD", "Typed sum ``a + b`` (integers wrap).")
+SubOp = _binary("SubOp", "TSUB", "Typed difference ``a - b``.")
+MulOp = _binary("MulOp", "TMUL", "Typed product ``a * b``.")
+DivOp = _binary("DivOp", "TDIV", "Typed quotient ``a / b`` (integer zero divisor illegal).")
+RemOp = _binary("RemOp", "TREM", "Typed remainder (signed: floor modulo).")
+MaxOp = _binary("MaxOp", "TMAX", "Typed maximum (NaN and signed-zero rules of TMAX).")
+MinOp = _binary("MinOp", "TMIN", "Typed minimum (NaN and signed-zero rules of TMIN).")
+AndOp = _binary("AndOp", "TAND", "Bitwise and.")
+OrOp = _binary("OrOp", "TOR", "Bitwise or.")
+XorOp = _binary("XorOp", "TXOR", "Bitwise exclusive or.")
+ShlOp = _binary("ShlOp", "TSHL", "Left shift by the low log2(width) bits of ``b``.")
+ShrOp = _binary("ShrOp", "TSHR", "Right shift (arithmetic when signed).")
+
+BINARY_OPS: tuple[type[BinaryOp], ...] = (
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    RemOp,
+    MaxOp,
+    MinOp,
+    AndOp,
+    OrOp,
+    XorOp,
+    ShlOp,
+    ShrOp,
+)
+
+
+# --------------------------------------------------------------------------- unary
+
+
+class UnaryOp(TileOp):
+    """``%r = tile.<op> %a : T``: a typed unary function elementwise."""
+
+    T: ClassVar = VarConstraint("T", base(TileType))
+    src = operand_def(T)
+    result = result_def(T)
+    traits = _PURE
+    assembly_format = "$src attr-dict `:` type($result)"
+
+    def __init__(self, src: SSAValue) -> None:
+        super().__init__(operands=[src], result_types=[src.type])
+
+    def verify_(self) -> None:
+        t = tile_type(self.result)
+        self.check_dtype(t.dtype)
+        self.check_row_major(t)
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        assert self.MNEMONIC is not None
+        return (ELEMENTWISE[self.MNEMONIC](_dt(self.result), *args)[0],)
+
+
+def _unary(name: str, mnemonic: str, doc: str) -> type[UnaryOp]:
+    cls = type(
+        name,
+        (UnaryOp,),
+        {
+            "name": f"tile.{mnemonic[1:].lower()}",
+            "MNEMONIC": mnemonic,
+            "__doc__": doc,
+            "__annotations__": {"MNEMONIC": ClassVar[str]},
+        },
+    )
+    return irdl_op_definition(cls)
+
+
+AbsOp = _unary("AbsOp", "TABS", "``|a|`` (floats: clears the sign bit).")
+NegOp = _unary("NegOp", "TNEG", "``-a`` (integers wrap; floats flip the sign bit).")
+NotOp = _unary("NotOp", "TNOT", "Bitwise not.")
+ExpOp = _unary("ExpOp", "TEXP", "``exp(a)`` (reference profile: FP64 then one rounding).")
+LogOp = _unary("LogOp", "TLOG", "``log(a)``.")
+RecipOp = _unary("RecipOp", "TRECIP", "``1 / a``.")
+SqrtOp = _unary("SqrtOp", "TSQRT", "``sqrt(a)``, correctly rounded.")
+RsqrtOp = _unary("RsqrtOp", "TRSQRT", "``1 / sqrt(a)``.")
+ReluOp = _unary("ReluOp", "TRELU", "``max(a, 0)`` (negative and -0 give +0).")
+
+UNARY_OPS: tuple[type[UnaryOp], ...] = (
+    AbsOp,
+    NegOp,
+    NotOp,
+    ExpOp,
+    LogOp,
+    RecipOp,
+    SqrtOp,
+    RsqrtOp,
+    ReluOp,
+)
+
+
+# --------------------------------------------------------------------------- tile-scalar
+
+
+class ScalarOp(TileOp):
+    """``%r = tile.<op>s %a, 2.5 : T``: typed ``a op scalar`` with a compile-time scalar.
+
+    The scalar denotes the element-type value it rounds to (RNE for floats; integers
+    must be representable), exactly the raw bits the bundle reads from its GPR.
+    """
+
+    T: ClassVar = VarConstraint("T", base(TileType))
+    src = operand_def(T)
+    scalar = prop_def(ScalarAttr)
+    result = result_def(T)
+    traits = _PURE
+
+    def __init__(self, src: SSAValue, scalar: Number) -> None:
+        super().__init__(
+            operands=[src], result_types=[src.type], properties={"scalar": ScalarAttr(scalar)}
+        )
+
+    @property
+    def bits(self) -> int:
+        return scalar_bits(_dt(self.result), self.scalar.value)
+
+    def verify_(self) -> None:
+        t = tile_type(self.result)
+        self.check_dtype(t.dtype)
+        self.check_row_major(t)
+        try:
+            bits = self.bits
+        except ValueError as e:
+            raise VerifyException(f"{self.name}: {e}") from None
+        if (
+            self.MNEMONIC in ("TDIVS", "TREMS")
+            and bits == 0
+            and not info(_dt(self.src)).is_float
+        ):
+            raise VerifyException(f"{self.name} has an integer zero divisor")
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        assert self.MNEMONIC is not None
+        return (TILE_SCALAR[self.MNEMONIC](_dt(self.result), args[0], env.gpr(self.bits))[0],)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.src)
+        printer.print_string(f", {format_number(self.scalar.value)}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScalarOp:
+        src = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        value = parse_number(parser)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        op = cls(parser.resolve_operand(src, t), value)
+        op.attributes |= attrs
+        return op
+
+
+def _scalar(name: str, mnemonic: str, doc: str) -> type[ScalarOp]:
+    cls = type(
+        name,
+        (ScalarOp,),
+        {
+            "name": f"tile.{mnemonic[1:].lower()}",
+            "MNEMONIC": mnemonic,
+            "__doc__": doc,
+            "__annotations__": {"MNEMONIC": ClassVar[str]},
+        },
+    )
+    return irdl_op_definition(cls)
+
+
+AddsOp = _scalar("AddsOp", "TADDS", "``a + s``.")
+SubsOp = _scalar("SubsOp", "TSUBS", "``a - s``.")
+MulsOp = _scalar("MulsOp", "TMULS", "``a * s``.")
+DivsOp = _scalar("DivsOp", "TDIVS", "``a / s`` (integer zero illegal).")
+RemsOp = _scalar("RemsOp", "TREMS", "``a rem s``.")
+AndsOp = _scalar("AndsOp", "TANDS", "``a & s``.")
+OrsOp = _scalar("OrsOp", "TORS", "``a | s``.")
+XorsOp = _scalar("XorsOp", "TXORS", "``a ^ s``.")
+ShlsOp = _scalar("ShlsOp", "TSHLS", "``a << s``.")
+ShrsOp = _scalar("ShrsOp", "TSHRS", "``a >> s``.")
+MaxsOp = _scalar("MaxsOp", "TMAXS", "``max(a, s)``.")
+MinsOp = _scalar("MinsOp", "TMINS", "``min(a, s)``.")
+
+SCALAR_OPS: tuple[type[ScalarOp], ...] = (
+    AddsOp,
+    SubsOp,
+    MulsOp,
+    DivsOp,
+    RemsOp,
+    AndsOp,
+    OrsOp,
+    XorsOp,
+    ShlsOp,
+    ShrsOp,
+    MaxsOp,
+    MinsOp,
+)
+
+
+# --------------------------------------------------------------------------- others
+
+
+@irdl_op_definition
+class FmaOp(TileOp):
+    """``%r = tile.fma %a, %b, %c : T``: fused ``a * b + c`` with one rounding (TFMA)."""
+
+    name = "tile.fma"
+    MNEMONIC: ClassVar[str | None] = "TFMA"
+    T: ClassVar = VarConstraint("T", base(TileType))
+    a = operand_def(T)
+    b = operand_def(T)
+    c = operand_def(T)
+    result = result_def(T)
+    traits = _PURE
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($result)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue) -> None:
+        super().__init__(operands=[a, b, c], result_types=[a.type])
+
+    def verify_(self) -> None:
+        self.check_dtype(tile_type(self.result).dtype)
+        self.check_row_major(tile_type(self.result))
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        return (tfma(_dt(self.result), *args)[0],)
+
+
+def _same_shape(op: TileOp, a: TileType, b: TileType) -> None:
+    if a.extent != b.extent or a.valid != b.valid or a.layout != b.layout:
+        raise VerifyException(f"{op.name} operand and result must have the same shape")
+
+
+@irdl_op_definition
+class CvtOp(TileOp):
+    """``%r = tile.cvt %a [rmode rtz] [sat] : T1 -> T2``: convert to the result DataType
+    (TCVT; RMode default RTZ float->int, RNE otherwise; ``sat`` saturates)."""
+
+    name = "tile.cvt"
+    MNEMONIC: ClassVar[str | None] = "TCVT"
+    src = operand_def(TileType)
+    rmode = opt_prop_def(RModeAttr)
+    sat = opt_prop_def(UnitAttr)
+    result = result_def(TileType)
+    traits = _PURE
+    assembly_format = (
+        "$src (`rmode` $rmode^)? (`sat` $sat^)? attr-dict `:` type($src) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        src: SSAValue,
+        dtype: DType | str,
+        rmode: RModeAttr | None = None,
+        sat: bool = False,
+    ) -> None:
+        t = tile_type(src)
+        super().__init__(
+            operands=[src],
+            result_types=[t.with_dtype(dtype)],
+            properties={"rmode": rmode, "sat": UnitAttr() if sat else None},
+        )
+
+    def verify_(self) -> None:
+        s, r = tile_type(self.src), tile_type(self.result)
+        self.check_dtype(s.dtype, "source DataType")
+        self.check_dtype(r.dtype, "result DataType")
+        _same_shape(self, s, r)
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        res = tcvt(
+            _dt(self.src),
+            args[0],
+            _dt(self.result),
+            rmode_code(self.rmode),
+            self.sat is not None,
+        )
+        return (res[0],)
+
+
+from .tile_compare import CmpOp, CmpsOp, FullOp, SelOp, SelsOp  # noqa: E402  (re-export)
+
+OTHER_ELEMENTWISE_OPS: tuple[type[TileOp], ...] = (
+    FmaOp,
+    CvtOp,
+    CmpOp,
+    CmpsOp,
+    SelOp,
+    SelsOp,
+    FullOp,
+)

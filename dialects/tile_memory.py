@@ -1,0 +1,209 @@
+"""Tensor loads and stores of the ``tile`` dialect.
+
+A kernel is a ``func.func`` whose arguments are ``!tile.tensor`` GM buffers; its
+``tile.pes`` attribute (default 1) says how many PEs run it. A load or store addresses
+element ``[row + i * step + pe * pe_row, col + j + pe * pe_col]`` of the tensor for the
+valid element ``(i, j)`` of the tile on PE ``pe``: ``step`` strides rows, ``pe`` offsets
+split a tensor over the PEs (they become per-PE base addresses in the kernel ABI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.utils.exceptions import VerifyException
+
+from .tile_base import RefEnv, TileOp, tile_type
+from .tile_types import TensorType, TileType
+
+PES_ATTR = "tile.pes"
+
+
+def kernel_pes(op: Operation) -> int:
+    """The PE count of the kernel (``func.func`` attribute ``tile.pes``) enclosing ``op``."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    if parent is None:
+        return 1
+    attr = parent.attributes.get(PES_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 1
+
+
+def _pair(attr: DenseArrayBase | None, default: tuple[int, int]) -> tuple[int, int]:
+    if attr is None:
+        return default
+    a, b = attr.get_values()
+    return (int(a), int(b))
+
+
+class AccessOp(TileOp):
+    """Shared addressing of ``tile.load`` and ``tile.store``."""
+
+    offsets = prop_def(DenseArrayBase.constr(i64))
+    step = opt_prop_def(IntegerAttr[I64])
+    pe = opt_prop_def(DenseArrayBase.constr(i64))
+
+    TENSOR_INDEX: ClassVar[int] = 0
+
+    @property
+    def tensor(self) -> SSAValue:
+        return self.operands[self.TENSOR_INDEX]
+
+    @property
+    def tile(self) -> TileType:
+        raise NotImplementedError
+
+    @property
+    def origin(self) -> tuple[int, int]:
+        return _pair(self.offsets, (0, 0))
+
+    @property
+    def row_step(self) -> int:
+        return 1 if self.step is None else self.step.value.data
+
+    @property
+    def pe_offsets(self) -> tuple[int, int]:
+        return _pair(self.pe, (0, 0))
+
+    def window(self, pe: int) -> tuple[np.ndarray, slice]:
+        """Tensor row indices and column slice of PE ``pe``'s valid elements."""
+        (r0, c0), (pr, pc) = self.origin, self.pe_offsets
+        vr, vc = self.tile.valid
+        rows = r0 + pe * pr + self.row_step * np.arange(vr)
+        c = c0 + pe * pc
+        return rows, slice(c, c + vc)
+
+    def verify_access(self) -> None:
+        t, tt = self.tile, self.tensor.type
+        if not isinstance(tt, TensorType):
+            raise VerifyException(f"{self.name} addresses a !tile.tensor")
+        if len(self.offsets.get_values()) != 2 or (
+            self.pe is not None and len(self.pe.get_values()) != 2
+        ):
+            raise VerifyException(f"{self.name} offsets are [row, col]")
+        if t.dtype != tt.dtype:
+            raise VerifyException(
+                f"{self.name} tile DataType {t.dt.value} differs from the tensor's "
+                f"{tt.dt.value}"
+            )
+        if self.row_step < 1 or min(*self.origin, *self.pe_offsets) < 0:
+            raise VerifyException(f"{self.name} offsets, steps and PE offsets are nonnegative")
+        rows, cols = tt.dims
+        for pe in range(kernel_pes(self)):
+            r, c = self.window(pe)
+            if r[-1] >= rows or c.stop > cols:
+                raise VerifyException(
+                    f"{self.name} on PE {pe} reaches element [{r[-1]}, {c.stop - 1}] outside "
+                    f"the {rows}x{cols} tensor"
+                )
+
+
+@irdl_op_definition
+class LoadOp(AccessOp):
+    """``%t = tile.load %x[r, c] [step s] [pe [pr, pc]] : Tensor -> T``: the tile's valid
+    elements from the tensor (TLOAD)."""
+
+    name = "tile.load"
+    MNEMONIC: ClassVar[str | None] = "TLOAD"
+    source = operand_def(TensorType)
+    result = result_def(TileType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$source `` $offsets (`step` $step^)? (`pe` $pe^)? attr-dict `:` type($source) `->` "
+        "type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue,
+        offsets: Sequence[int],
+        result_type: TileType,
+        step: int = 1,
+        pe: Sequence[int] | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[source],
+            result_types=[result_type],
+            properties=_access_props(offsets, step, pe),
+        )
+
+    @property
+    def tile(self) -> TileType:
+        return tile_type(self.result)
+
+    def verify_(self) -> None:
+        self.check_dtype(self.tile.dtype)
+        self.verify_access()
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        data = env.tensors[self.source]
+        return (np.stack([data[self.window(p)] for p in range(env.pes)]),)
+
+
+@irdl_op_definition
+class StoreOp(AccessOp):
+    """``tile.store %t, %x[r, c] [step s] [pe [pr, pc]] : T, Tensor``: write the tile's
+    valid elements into the tensor (TSTORE)."""
+
+    name = "tile.store"
+    MNEMONIC: ClassVar[str | None] = "TSTORE"
+    value = operand_def(TileType)
+    dest = operand_def(TensorType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = (
+        "$value `,` $dest `` $offsets (`step` $step^)? (`pe` $pe^)? attr-dict `:` "
+        "type($value) `,` type($dest)"
+    )
+    TENSOR_INDEX: ClassVar[int] = 1
+
+    def __init__(
+        self,
+        value: SSAValue,
+        dest: SSAValue,
+        offsets: Sequence[int],
+        step: int = 1,
+        pe: Sequence[int] | None = None,
+    ) -> None:
+        super().__init__(operands=[value, dest], properties=_access_props(offsets, step, pe))
+
+    @property
+    def tile(self) -> TileType:
+        return tile_type(self.value)
+
+    def verify_(self) -> None:
+        self.check_dtype(self.tile.dtype)
+        self.verify_access()
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        data = env.tensors[self.dest]
+        for p in range(env.pes):  # PEs write in increasing order (one bundle, all PEs)
+            data[self.window(p)] = args[0][p]
+        return ()
+
+
+def _access_props(
+    offsets: Sequence[int], step: int, pe: Sequence[int] | None
+) -> dict[str, DenseArrayBase | IntegerAttr | None]:
+    return {
+        "offsets": DenseArrayBase.from_list(i64, list(offsets)),
+        "step": None if step == 1 else IntegerAttr(step, i64),
+        "pe": None if pe is None or tuple(pe) == (0, 0) else DenseArrayBase.from_list(i64, pe),
+    }
+
+
+MEMORY_OPS: tuple[type[TileOp], ...] = (LoadOp, StoreOp)

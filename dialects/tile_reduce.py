@@ -1,0 +1,284 @@
+"""Reductions and expansions (TEPL Mode 2): ``tile.rowsum``, ``tile.colmax``,
+``tile.rowexpandsub``, ``tile.rowexpand`` ... Row results are one column wide and col
+results one row high; broadcasts are the matching one-column / one-row tiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics.expand import COL_EXPAND, ROW_EXPAND
+from ptoc.backend.isa.semantics.reduce import COL_REDUCE, ROW_REDUCE
+
+from .dtypes import data_type
+from .tile_base import RefEnv, TileOp, tile_type
+from .tile_types import TileType
+
+_PURE = traits_def(Pure())
+
+
+def row_result_type(src: TileType, dtype: str | None = None) -> TileType:
+    """The (R, 1) tile a row reduction of ``src`` produces."""
+    return TileType(dtype or src.dtype, (src.extent[0], 1), (src.valid[0], 1))
+
+
+def col_result_type(src: TileType, dtype: str | None = None) -> TileType:
+    """The (1, C) tile a column reduction of ``src`` produces (same physical Col)."""
+    return TileType(dtype or src.dtype, (1, src.extent[1]), (1, src.valid[1]))
+
+
+class ReduceOp(TileOp):
+    """``%r = tile.<row|col><op> %a : T -> Tr``: a typed left fold along rows or columns
+    in increasing index order (ARG variants: index of the first extremum, U32)."""
+
+    src = operand_def(TileType)
+    result = result_def(TileType)
+    traits = _PURE
+    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
+    ROW: ClassVar[bool] = True
+    ARG: ClassVar[bool] = False
+
+    def __init__(self, src: SSAValue) -> None:
+        t = tile_type(src)
+        dtype = "U32" if self.ARG else None
+        rt = row_result_type(t, dtype) if self.ROW else col_result_type(t, dtype)
+        super().__init__(operands=[src], result_types=[rt])
+
+    def verify_(self) -> None:
+        s, r = tile_type(self.src), tile_type(self.result)
+        self.check_dtype(s.dtype)
+        self.check_row_major(s)
+        want = "U32" if self.ARG else None
+        expect = row_result_type(s, want) if self.ROW else col_result_type(s, want)
+        if r != expect:
+            raise VerifyException(f"{self.name} of {s} produces {expect}, not {r}")
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        assert self.MNEMONIC is not None
+        table = ROW_REDUCE if self.ROW else COL_REDUCE
+        dt = data_type(tile_type(self.src).dtype)
+        if self.ARG:
+            return (table[self.MNEMONIC](dt, args[0], DataType.U32)[0],)
+        return (table[self.MNEMONIC](dt, args[0])[0],)
+
+
+def _reduce(mnemonic: str) -> type[ReduceOp]:
+    row = mnemonic.startswith("TROW")
+    kind = mnemonic[4:].lower()
+    cls = type(
+        f"{'Row' if row else 'Col'}{kind.capitalize()}Op",
+        (ReduceOp,),
+        {
+            "name": f"tile.{mnemonic[1:].lower()}",
+            "MNEMONIC": mnemonic,
+            "ROW": row,
+            "ARG": kind.startswith("arg"),
+            "__doc__": f"{mnemonic}: {'row' if row else 'column'} {kind} reduction.",
+            "__annotations__": {
+                "MNEMONIC": ClassVar[str],
+                "ROW": ClassVar[bool],
+                "ARG": ClassVar[bool],
+            },
+        },
+    )
+    return irdl_op_definition(cls)
+
+
+REDUCE_OPS: tuple[type[ReduceOp], ...] = tuple(
+    _reduce(f"T{axis}{kind}")
+    for axis in ("ROW", "COL")
+    for kind in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN")
+)
+
+
+def _check_bcast(op: TileOp, src: TileType, bcast: TileType, row: bool) -> None:
+    if row:
+        ok = bcast.valid == (src.valid[0], 1) and bcast.extent[1] == 1
+        what = f"valid {src.valid[0]}x1 and one column"
+    else:
+        ok = bcast.valid == (1, src.valid[1]) and bcast.extent[1] == src.extent[1]
+        what = f"valid 1x{src.valid[1]} and {src.extent[1]} columns"
+    if not ok:
+        raise VerifyException(f"{op.name} broadcast tile must have {what}, not {bcast}")
+
+
+class ExpandBinaryOp(TileOp):
+    """``%r = tile.rowexpand<op> %a, %b : T, Tb``: ``a[r, c] op b[r, 0]`` (row) or
+    ``a[r, c] op b[0, c]`` (col), with the typed TADD/TSUB/... semantics."""
+
+    T: ClassVar = VarConstraint("T", base(TileType))
+    src = operand_def(T)
+    bcast = operand_def(TileType)
+    result = result_def(T)
+    traits = _PURE
+    assembly_format = "$src `,` $bcast attr-dict `:` type($src) `,` type($bcast)"
+    ROW: ClassVar[bool] = True
+
+    def __init__(self, src: SSAValue, bcast: SSAValue) -> None:
+        super().__init__(operands=[src, bcast], result_types=[src.type])
+
+    def verify_(self) -> None:
+        s, b = tile_type(self.src), tile_type(self.bcast)
+        self.check_dtype(s.dtype)
+        self.check_row_major(s, b)
+        if b.dtype != s.dtype:
+            raise VerifyException(f"{self.name} broadcast DataType must be {s.dt.value}")
+        _check_bcast(self, s, b, self.ROW)
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        assert self.MNEMONIC is not None
+        table = ROW_EXPAND if self.ROW else COL_EXPAND
+        dt = data_type(tile_type(self.src).dtype)
+        return (table[self.MNEMONIC](dt, args[0], args[1])[0],)
+
+
+def _expand(mnemonic: str) -> type[ExpandBinaryOp]:
+    row = mnemonic.startswith("TROW")
+    kind = mnemonic.split("EXPAND")[1].lower()
+    cls = type(
+        f"{'Row' if row else 'Col'}Expand{kind.capitalize()}Op",
+        (ExpandBinaryOp,),
+        {
+            "name": f"tile.{mnemonic[1:].lower()}",
+            "MNEMONIC": mnemonic,
+            "ROW": row,
+            "__doc__": f"{mnemonic}: {kind} against a {'column' if row else 'row'} broadcast.",
+            "__annotations__": {"MNEMONIC": ClassVar[str], "ROW": ClassVar[bool]},
+        },
+    )
+    return irdl_op_definition(cls)
+
+
+EXPAND_BINARY_OPS: tuple[type[ExpandBinaryOp], ...] = tuple(
+    _expand(f"T{axis}EXPAND{kind}")
+    for axis in ("ROW", "COL")
+    for kind in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN")
+)
+
+
+class ExpandCopyOp(TileOp):
+    """``%r = tile.rowexpand %b : Tb -> T``: broadcast a column (row) bit for bit."""
+
+    bcast = operand_def(TileType)
+    result = result_def(TileType)
+    traits = _PURE
+    assembly_format = "$bcast attr-dict `:` type($bcast) `->` type($result)"
+    ROW: ClassVar[bool] = True
+
+    def __init__(self, bcast: SSAValue, result_type: TileType) -> None:
+        super().__init__(operands=[bcast], result_types=[result_type])
+
+    def verify_(self) -> None:
+        b, r = tile_type(self.bcast), tile_type(self.result)
+        self.check_dtype(r.dtype)
+        self.check_row_major(b, r)
+        if b.dtype != r.dtype:
+            raise VerifyException(f"{self.name} keeps the DataType")
+        _check_bcast(self, r, b, self.ROW)
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        assert self.MNEMONIC is not None
+        table = ROW_EXPAND if self.ROW else COL_EXPAND
+        r = tile_type(self.result)
+        return (table[self.MNEMONIC](data_type(r.dtype), None, args[0], r.valid)[0],)
+
+
+@irdl_op_definition
+class RowExpandOp(ExpandCopyOp):
+    """TROWEXPAND: ``dst[r, c] = b[r, 0]``."""
+
+    name = "tile.rowexpand"
+    MNEMONIC: ClassVar[str | None] = "TROWEXPAND"
+    ROW: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ColExpandOp(ExpandCopyOp):
+    """TCOLEXPAND: ``dst[r, c] = b[0, c]``."""
+
+    name = "tile.colexpand"
+    MNEMONIC: ClassVar[str | None] = "TCOLEXPAND"
+    ROW: ClassVar[bool] = False
+
+
+class ExpdifOp(TileOp):
+    """``%r = tile.rowexpandexpdif %a, %b : T, Tb -> Td``: ``exp(a - b)`` against the
+    broadcast, in the result DataType (FP16/BF16 sources may widen to FP32)."""
+
+    src = operand_def(TileType)
+    bcast = operand_def(TileType)
+    result = result_def(TileType)
+    traits = _PURE
+    assembly_format = (
+        "$src `,` $bcast attr-dict `:` type($src) `,` type($bcast) `->` type($result)"
+    )
+    ROW: ClassVar[bool] = True
+
+    def __init__(self, src: SSAValue, bcast: SSAValue, dtype: str | None = None) -> None:
+        t = tile_type(src)
+        super().__init__(
+            operands=[src, bcast], result_types=[t.with_dtype(dtype) if dtype else t]
+        )
+
+    def verify_(self) -> None:
+        s, b, r = tile_type(self.src), tile_type(self.bcast), tile_type(self.result)
+        assert self.MNEMONIC is not None
+        from ptoc.backend.isa import op as catalog_op
+
+        pairs = catalog_op(self.MNEMONIC).type_pairs
+        if (data_type(s.dtype), data_type(r.dtype)) not in pairs:
+            raise VerifyException(f"{self.name} does not convert {s.dt.value} to {r.dt.value}")
+        if b.dtype != s.dtype or (s.extent, s.valid) != (r.extent, r.valid):
+            raise VerifyException(f"{self.name} operands and result disagree in shape or type")
+        self.check_row_major(s, b)
+        _check_bcast(self, s, b, self.ROW)
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        assert self.MNEMONIC is not None
+        table = ROW_EXPAND if self.ROW else COL_EXPAND
+        s, r = tile_type(self.src), tile_type(self.result)
+        fn = table[self.MNEMONIC]
+        return (fn(data_type(s.dtype), data_type(r.dtype), args[0], args[1])[0],)
+
+
+@irdl_op_definition
+class RowExpandExpdifOp(ExpdifOp):
+    """TROWEXPANDEXPDIF: ``exp(a[r, c] - b[r, 0])``."""
+
+    name = "tile.rowexpandexpdif"
+    MNEMONIC: ClassVar[str | None] = "TROWEXPANDEXPDIF"
+    ROW: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class ColExpandExpdifOp(ExpdifOp):
+    """TCOLEXPANDEXPDIF: ``exp(a[r, c] - b[0, c])``."""
+
+    name = "tile.colexpandexpdif"
+    MNEMONIC: ClassVar[str | None] = "TCOLEXPANDEXPDIF"
+    ROW: ClassVar[bool] = False
+
+
+REDUCE_EXPAND_OPS: tuple[type[TileOp], ...] = (
+    *REDUCE_OPS,
+    *EXPAND_BINARY_OPS,
+    RowExpandOp,
+    ColExpandOp,
+    RowExpandExpdifOp,
+    ColExpandExpdifOp,
+)

@@ -1,0 +1,184 @@
+"""GPR assignment for the scalars bundles read through B.IOR.
+
+A scalar is a :class:`Scalar` key: a 64-bit constant, or a GM address ``base + offset``
+where ``base`` is an ABI binding (a tensor parameter, optionally stepped per PE, or the
+spill scratch area). The kernel ABI passes each binding's per-PE base in ``a0..a7``
+(DECISIONS D7). Constant 0 is the ``zero`` register and an address at offset 0 is its
+binding register; everything else is materialized into a free GPR with scalar
+instructions. When all distinct scalars fit the free GPRs they are materialized once,
+up front; otherwise registers are reused by furthest next use (Belady) and each bundle
+that misses a scalar gets a scalar block just before it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .diagnostics import CompileError
+
+#: ABI argument registers, in binding order
+ABI_REGS = ("a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7")
+#: registers the allocator may overwrite (never zero or sp)
+SCRATCH_REGS = (
+    "s0",
+    "s1",
+    "s2",
+    "s3",
+    "s4",
+    "s5",
+    "s6",
+    "s7",
+    "s8",
+    "x0",
+    "x1",
+    "x2",
+    "x3",
+    "ra",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Binding:
+    """An ABI base: tensor parameter ``tensor`` (index; -1 = scratch) stepped ``pe_step``
+    bytes per PE."""
+
+    tensor: int
+    pe_step: int
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A value a bundle reads from a GPR: ``base + value`` (``base`` None: a constant)."""
+
+    value: int
+    base: Binding | None = None
+
+
+@dataclass
+class GprPlan:
+    """Result: ABI registers, the register of every scalar use, materializations."""
+
+    abi: dict[Binding, str]
+    #: per bundle: register name per scalar operand (in operand order)
+    regs: list[list[str]]
+    #: per bundle: (register, scalar) writes to perform just before it
+    writes: list[list[tuple[str, Scalar]]] = field(default_factory=list)
+
+    @property
+    def blocks(self) -> int:
+        """Scalar blocks the plan needs (one per bundle that has writes)."""
+        return sum(1 for w in self.writes if w)
+
+
+def plan_gprs(needs: Sequence[Sequence[Scalar]]) -> GprPlan:
+    """Assign registers for ``needs[i]``, the scalars bundle ``i`` reads in slot order."""
+    # tensor parameters in argument order, the scratch area (tensor -1) last
+    bindings = sorted(
+        {s.base for ss in needs for s in ss if s.base is not None},
+        key=lambda b: (b.tensor < 0, b.tensor, b.pe_step),
+    )
+    if len(bindings) > len(ABI_REGS):
+        raise CompileError(
+            f"the kernel needs {len(bindings)} base addresses but the ABI passes at most "
+            f"{len(ABI_REGS)} (a0..a7)"
+        )
+    abi = dict(zip(bindings, ABI_REGS, strict=False))
+    pool = [*SCRATCH_REGS, *ABI_REGS[len(bindings) :]]
+
+    def fixed(s: Scalar) -> str | None:
+        if s.base is None and s.value == 0:
+            return "zero"
+        if s.base is not None and s.value == 0:
+            return abi[s.base]
+        return None
+
+    uses: dict[Scalar, list[int]] = {}
+    for i, ss in enumerate(needs):
+        for s in ss:
+            if fixed(s) is None:
+                uses.setdefault(s, []).append(i)
+    plan = GprPlan(abi, [], [[] for _ in needs])
+    if len(uses) <= len(pool):
+        reg_of = dict(zip(uses, pool, strict=False))
+        if needs:
+            plan.writes[0] = [(reg_of[s], s) for s in uses]
+        plan.regs = [[fixed(s) or reg_of[s] for s in ss] for ss in needs]
+        return plan
+    _belady(needs, uses, pool, fixed, plan)
+    return plan
+
+
+def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no-untyped-def]
+    """Furthest-next-use register reuse. A bundle that misses gets one scalar block, which
+    also prefetches upcoming scalars into registers whose holders are needed later than
+    them (that never adds a miss and saves later blocks)."""
+    holder: dict[str, Scalar | None] = dict.fromkeys(pool)
+    where: dict[Scalar, str] = {}
+    order = [s for ss in needs for s in ss if fixed(s) is None]  # reads in program order
+    pos = 0  # index into ``order`` of the first read at or after the current bundle
+
+    def next_use(s: Scalar, i: int) -> int:
+        u = uses[s]
+        j = bisect_right(u, i - 1)
+        return u[j] if j < len(u) else 1 << 60
+
+    def write(i: int, s: Scalar, reg: str) -> None:
+        old = holder[reg]
+        if old is not None:
+            del where[old]
+        holder[reg] = s
+        where[s] = reg
+        plan.writes[i].append((reg, s))
+
+    for i, ss in enumerate(needs):
+        wanted = {s for s in ss if fixed(s) is None}
+        for s in ss:
+            if fixed(s) is None and s not in where:
+                write(i, s, _victim(holder, wanted, uses, i))
+        if plan.writes[i]:
+            _prefetch(
+                i, order, pos + len(wanted), holder, where, wanted, next_use, write, len(pool)
+            )
+        pos += sum(1 for s in ss if fixed(s) is None)
+        plan.regs.append([fixed(s) or where[s] for s in ss])
+
+
+def _prefetch(i, order, start, holder, where, wanted, next_use, write, limit) -> None:  # type: ignore[no-untyped-def]
+    seen: set[Scalar] = set()
+    for s in order[start : start + 4 * limit]:
+        if s in where or s in seen:
+            continue
+        seen.add(s)
+        ns = next_use(s, i + 1)
+        best, best_next = None, ns
+        for reg, h in holder.items():
+            if h is None:
+                best, best_next = reg, 1 << 61
+                break
+            if h in wanted:
+                continue
+            nh = next_use(h, i + 1)
+            if nh > best_next:
+                best, best_next = reg, nh
+        if best is None:
+            break
+        write(i, s, best)
+
+
+def _victim(holder, wanted, uses, i) -> str:  # type: ignore[no-untyped-def]
+    """A free register, else the one whose scalar is read furthest in the future."""
+    best, best_next = None, -1
+    for reg, s in holder.items():
+        if s is None:
+            return reg
+        if s in wanted:
+            continue
+        u = uses[s]
+        j = bisect_right(u, i)
+        nxt = u[j] if j < len(u) else 1 << 60
+        if nxt > best_next:
+            best, best_next = reg, nxt
+    assert best is not None, "a bundle reads at most three scalars"
+    return best

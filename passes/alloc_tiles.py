@@ -1,0 +1,442 @@
+"""Hand and capacity planning: a forward simulation of the queues over the schedule.
+
+For every bundle, in schedule order:
+
+1. sources that were spilled are reloaded (TLOAD from the GM scratch area);
+2. the destinations are placed by trial: each goes to the feasible hand with the lowest
+   score, where a hand is feasible when the entry a push would evict is dead and the
+   capacity after the push (minus that entry) fits;
+3. when a trial fails, one *remedy* is inserted before the bundle and the trial repeats:
+   an in-place refresh (TMOV ``h#depth`` -> ``h``: copies a live tail to ``h#1``, evicting
+   the old copy, capacity-neutral), a filler (a 128-byte TEXPANDS that advances a queue so
+   a dead tile falls off), or a spill (TSTORE of the live value used farthest in the future,
+   whose entry then counts as dead);
+4. source references are read off the queue state before the destinations commit.
+
+The score prefers hands whose entries will not outlive their depth: pushing ``v`` into a
+hand that receives ``r`` pushes per bundle costs the refreshes ``v`` is expected to need
+over its remaining life, plus the slack it takes from the live entries already there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.ir import SSAValue
+
+from ptoc.backend.program import TileRef
+from ptoc.dialects.dtypes import is_pred
+from ptoc.dialects.pto import PtoOp
+from ptoc.dialects.pto_types import PtoTileType
+
+from .alloc_state import Entry, Liveness, Queues
+from .diagnostics import CompileError, fail, value_name
+
+FILLER_BYTES = 128
+#: the hand that takes the short-lived results
+HOT = 0
+#: exponential decay of the per-hand push-rate estimate
+RATE_DECAY = 0.85
+
+
+@dataclass(frozen=True)
+class Action:
+    """A bundle inserted before a scheduled bundle.
+
+    ``refresh``: TMOV ``src`` -> ``hand`` (a fresh copy of ``value``); ``spill``: TSTORE
+    ``src`` to scratch ``slot``; ``reload``: TLOAD scratch ``slot`` -> ``hand``;
+    ``filler``: a dead 128-byte TEXPANDS -> ``hand``.
+    """
+
+    kind: str
+    value: SSAValue | None
+    hand: int | None = None
+    src: TileRef | None = None
+    slot: int | None = None
+
+
+@dataclass
+class BundlePlan:
+    """Allocation of one scheduled bundle: actions before it, its refs and hands."""
+
+    actions: list[Action] = field(default_factory=list)
+    refs: list[TileRef] = field(default_factory=list)
+    hands: list[int] = field(default_factory=list)
+
+
+def _is_pred(e: Entry | None) -> bool:
+    return e is not None and e.value is not None and is_pred(e.value.type.dtype)  # type: ignore[attr-defined]
+
+
+def tile_bytes(v: SSAValue) -> int:
+    t = v.type
+    assert isinstance(t, PtoTileType)
+    return t.nbytes
+
+
+def spill_bytes(v: SSAValue) -> int:
+    """GM bytes a spilled tile takes: its valid rows at a dense valid-column stride."""
+    t = v.type
+    assert isinstance(t, PtoTileType)
+    from ptoc.dialects.dtypes import element_bits
+
+    return t.valid[0] * t.valid[1] * element_bits(t.dtype) // 8
+
+
+class TileAllocator:
+    """Plans hands, refreshes, fillers and spills for a schedule (see module docstring).
+
+    An entry is *live* while a later bundle reads it: it holds a value with a read at
+    ``t`` or later (``strict``: after ``t``, for the bundle's own commit) and is not dead.
+    During the preparation of bundle ``t`` the entries its sources resolve to are
+    *pinned*: nothing inserted before the bundle may evict them, even when they were
+    spilled meanwhile (a spill then only saves the value for a later reload).
+    """
+
+    def __init__(self, hands: int, depth: int, capacity: int) -> None:
+        self.qs = Queues(hands, depth, capacity)
+        self.live = Liveness()
+        self.rate = [0.0] * hands
+        #: values with a copy in the GM scratch area, and its offset
+        self.home: dict[SSAValue, int] = {}
+        #: values that are not resident (reload before the next read)
+        self.out: set[SSAValue] = set()
+        self.pinned: set[int] = set()
+        self.scratch_top = 0
+        self._free_slots: dict[int, list[int]] = {}
+        self.counts = {"refresh": 0, "spill": 0, "reload": 0, "filler": 0}
+
+    # ------------------------------------------------------------------ liveness
+
+    def _live(self, e: Entry | None, t: int, strict: bool) -> bool:
+        if e is None or e.value is None:
+            return False
+        if not strict and id(e) in self.pinned:
+            return True
+        if e.dead:
+            return False
+        return self.live.next_use(e.value, t + 1 if strict else t) is not None
+
+    # ------------------------------------------------------------------ placing
+
+    def _pushes(self, h: int, t0: int, t1: int) -> float:
+        """Expected pushes into hand ``h`` between schedule positions ``t0`` and ``t1``:
+        the hot hand takes the short-lived results, the others share the long-lived ones."""
+        if self.qs.hands == 1:
+            return self.defs_all[t1] - self.defs_all[t0]
+        if h == HOT:
+            return self.defs_short[t1] - self.defs_short[t0]
+        long_ = (
+            self.defs_all[t1] - self.defs_all[t0] - (self.defs_short[t1] - self.defs_short[t0])
+        )
+        return long_ / (self.qs.hands - 1)
+
+    def _score(self, qs: Queues, h: int, v: SSAValue | None, size: int, t: int) -> float:
+        """Expected refreshes this push causes: for ``v`` itself (pushes into ``h`` before
+        its last read beyond the depth) and for the live entries it moves down; short-lived
+        values prefer the hot hand and long-lived ones the others; plus capacity pressure."""
+        d = qs.depth
+        s = 0.0
+        if v is not None:
+            last = self.live.last_use(v)
+            if last > t:
+                s += max(0.0, 1 + self._pushes(h, t + 1, last) - d) / d + (
+                    0.3 if (h == HOT) != (v in self.short) and qs.hands > 1 else 0.0
+                )
+        for k, e in enumerate(qs.q[h]):
+            if e.value is None or e.dead:
+                continue
+            last = self.live.last_use(e.value)
+            if last > t and (k + 2) + self._pushes(h, t + 1, last) > d:
+                s += 1.0 / d
+        tail = qs.tail(h)
+        after = qs.used + size - (tail.size if tail else 0)
+        s += max(0.0, after - 0.5 * qs.capacity) / qs.capacity
+        return s + 1e-3 * h
+
+    def _feasible(self, qs: Queues, h: int, size: int, t: int, strict: bool) -> bool:
+        tail = qs.tail(h)
+        if self._live(tail, t, strict):
+            return False
+        return qs.used + size - (tail.size if tail else 0) <= qs.capacity
+
+    @staticmethod
+    def _flows_after(qs: Queues, h: int, lens: Sequence[int], used: int, size: int) -> bool:
+        """After a push of ``size`` bytes into ``h`` (queue lengths ``lens`` and ``used``
+        bytes before it), can the queues still release capacity? Only a full hand
+        evicts, so some hand must be full, or fillable with 128-byte fillers while leaving
+        room for one more tile of this size. Without that, dead tiles would hold the
+        capacity with no way left to release it."""
+        for g in range(qs.hands):
+            n = min(qs.depth, lens[g] + (g == h))
+            if n == qs.depth or used + (qs.depth - n) * FILLER_BYTES + size <= qs.capacity:
+                return True
+        return False
+
+    def _place(
+        self, qs: Queues, entry: Entry, t: int, strict: bool, need_flow: bool = True
+    ) -> int | None:
+        """Push ``entry`` into the lowest-scoring feasible hand (that keeps the queues
+        flowing, when ``need_flow``); None when there is none."""
+        lens = [len(q) for q in qs.q]
+        best, best_s = None, 0.0
+        for h in range(qs.hands):
+            if not self._feasible(qs, h, entry.size, t, strict):
+                continue
+            tail = qs.tail(h)
+            used = qs.used + entry.size - (tail.size if tail else 0)
+            if need_flow and not self._flows_after(qs, h, lens, used, entry.size):
+                continue
+            s = self._score(qs, h, entry.value, entry.size, t)
+            if best is None or s < best_s:
+                best, best_s = h, s
+        if best is not None:
+            qs.push(best, entry)
+        return best
+
+    # ------------------------------------------------------------------ remedies
+
+    def _steps_to_free(self, h: int, size: int, t: int, strict: bool) -> tuple[int, str] | None:
+        """How many remedies make a flowing push of ``size`` into ``h`` feasible, and the
+        first one (``refresh`` a live tail, or ``filler``).
+
+        Remedies run before the bundle, so a tail read by the bundle is live for them;
+        the final push may evict it when ``strict`` (it commits with the bundle).
+        """
+        qs = self.qs
+        q = list(qs.q[h])
+        lens = [len(x) for x in qs.q]
+        used = qs.used
+        first = "none"
+        for steps in range(2 * qs.depth + 2):
+            tail = q[qs.depth - 1] if len(q) >= qs.depth else None
+            tsize = tail.size if tail else 0
+            lens[h] = len(q)
+            after = used + size - tsize
+            if (not self._live(tail, t, strict) and after <= qs.capacity
+                    and self._flows_after(qs, h, lens, after, size)):  # fmt: skip
+                return (steps, first)
+            if self._live(tail, t, False):
+                if _is_pred(tail):
+                    return None  # TMOV copies numeric tiles only: a live predicate stays put
+                step = "refresh"
+                q = [tail, *q[: qs.depth - 1]]  # type: ignore[list-item]
+            else:
+                if used + FILLER_BYTES - tsize > qs.capacity:
+                    return None
+                step = "filler"
+                used += FILLER_BYTES - tsize
+                q = [Entry(None, FILLER_BYTES), *q[: qs.depth - 1]]
+            if first == "none":
+                first = step
+        return None
+
+    def _remedy(self, size: int, t: int, plan: BundlePlan, strict: bool) -> bool:
+        """Insert one remedy toward a flowing push of ``size``; False when none helps."""
+        qs = self.qs
+        if size > qs.capacity:
+            raise CompileError(f"a {size}-byte tile exceeds the {qs.capacity}-byte capacity")
+        options = []
+        for h in range(qs.hands):
+            r = self._steps_to_free(h, size, t, strict)
+            if r is not None and r[1] != "none":
+                options.append((r[0], h, r[1]))
+        if not options:
+            return False
+        _, h, step = min(options)
+        if step == "refresh":
+            tail = qs.tail(h)
+            assert tail is not None and tail.value is not None
+            if self._should_spill(tail, h, t):
+                self._spill(tail.value, plan)
+            else:
+                self._refresh(h, plan)
+        else:
+            self._filler(h, plan)
+        return True
+
+    def _should_spill(self, e: Entry, h: int, t: int) -> bool:
+        """Spill instead of refreshing when the value idles long enough to need more than
+        two refreshes (a spill costs a store now and a reload at the next read)."""
+        v = e.value
+        if v is None or id(e) in self.pinned or is_pred(v.type.dtype):  # type: ignore[attr-defined]
+            return False
+        nu = self.live.next_use(v, t)
+        if nu is None:
+            return False
+        if v in self.home:
+            return True  # its GM copy is still valid: spilling again is free
+        return (nu - t) * (self.rate[h] + 0.05) > 2 * self.qs.depth
+
+    def _refresh(self, h: int, plan: BundlePlan) -> None:
+        qs = self.qs
+        tail = qs.tail(h)
+        assert tail is not None
+        src = TileRef.from_code(h * 16 + qs.depth - 1)
+        copy = Entry(tail.value, tail.size)
+        qs.push(h, copy)  # evicts the old copy (the TMOV source)
+        if id(tail) in self.pinned:
+            self.pinned.discard(id(tail))
+            self.pinned.add(id(copy))
+        plan.actions.append(Action("refresh", tail.value, h, src))
+        self.counts["refresh"] += 1
+
+    def _filler(self, h: int, plan: BundlePlan) -> None:
+        self.qs.push(h, Entry(None, FILLER_BYTES))
+        plan.actions.append(Action("filler", None, h))
+        self.counts["filler"] += 1
+
+    def _spill(self, v: SSAValue, plan: BundlePlan) -> None:
+        e = self.qs.entry(v)
+        ref = self.qs.ref(v)
+        assert e is not None and ref is not None
+        if v not in self.home:
+            nbytes = spill_bytes(v)
+            slots = self._free_slots.get(nbytes)
+            if slots:
+                slot = slots.pop()
+            else:
+                slot = self.scratch_top
+                self.scratch_top += (nbytes + 63) // 64 * 64
+            self.home[v] = slot
+            plan.actions.append(Action("spill", v, None, ref, slot))
+            self.counts["spill"] += 1
+        e.dead = True  # the entry stays until evicted (still readable if pinned)
+        self.out.add(v)
+
+    def _spill_farthest(self, t: int, plan: BundlePlan) -> None:
+        """Spill the resident value read furthest in the future (Belady); a value the
+        bundle itself reads qualifies only when it is read again later."""
+        best, best_nu = None, -1
+        for _, _, e in self.qs.entries():
+            v = e.value
+            if v is None or e.dead or is_pred(v.type.dtype):  # type: ignore[attr-defined]
+                continue
+            nu = self.live.next_use(v, t + 1 if id(e) in self.pinned else t)
+            if nu is not None and nu > best_nu:
+                best, best_nu = v, nu
+        if best is None:
+            preds = [
+                e.value
+                for _, _, e in self.qs.entries()
+                if _is_pred(e) and self._live(e, t, False)
+            ]
+            why = (
+                f"; predicate {value_name(preds[0])} cannot be copied or spilled (TMOV and "
+                "TSTORE take numeric tiles)"
+                if preds
+                else ""
+            )
+            raise CompileError(
+                f"the tiles live at bundle {t} need more than the {self.qs.capacity}-byte "
+                f"capacity and {self.qs.hands}x{self.qs.depth} queue entries of this machine"
+                + why
+            )
+        self._spill(best, plan)
+
+    def _reload(self, v: SSAValue, t: int, plan: BundlePlan) -> None:
+        size = tile_bytes(v)
+        for _ in range(8 * self.qs.hands * self.qs.depth + 8):
+            entry = Entry(v, size)
+            h = self._place(self.qs, entry, t, strict=False)
+            if h is None and not self._remedy(size, t, plan, strict=False):
+                h = self._place(self.qs, entry, t, strict=False, need_flow=False)
+                if h is None:
+                    self._spill_farthest(t, plan)
+            if h is not None:
+                self.out.discard(v)
+                self.pinned.add(id(entry))
+                plan.actions.append(Action("reload", v, h, None, self.home[v]))
+                self.counts["reload"] += 1
+                return
+        raise CompileError(f"cannot reload {value_name(v)} at bundle {t}")
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self, ops: Sequence[PtoOp]) -> list[BundlePlan]:
+        """Plan every bundle of ``ops`` (already in schedule order)."""
+        for t, op in enumerate(ops):
+            for v in op.srcs:
+                self.live.add(v, t)
+        self._classify(ops)
+        return [self._bundle(t, op) for t, op in enumerate(ops)]
+
+    def _classify(self, ops: Sequence[PtoOp]) -> None:
+        """Short-lived results (read for the last time before ``depth - 1`` further results
+        exist) and prefix counts of results, for :meth:`_pushes`."""
+        n = len(ops)
+        self.defs_all = [0] * (n + 2)
+        born = []
+        for t, op in enumerate(ops):
+            self.defs_all[t + 1] = self.defs_all[t] + len(op.dsts)
+            born.extend((t, d) for d in op.dsts)
+        self.defs_all[n + 1] = self.defs_all[n]
+        self.short = {
+            d
+            for t, d in born
+            if self.defs_all[max(t + 1, self.live.last_use(d))] - self.defs_all[t + 1]
+            < self.qs.depth - 1
+        }
+        self.defs_short = [0] * (n + 2)
+        for t, op in enumerate(ops):
+            self.defs_short[t + 1] = self.defs_short[t] + sum(d in self.short for d in op.dsts)
+        self.defs_short[n + 1] = self.defs_short[n]
+
+    def _trial(self, op: PtoOp, sizes: list[int], t: int, need_flow: bool) -> list[int]:
+        """Hands for the bundle's destinations on a copy of the queues (as many as fit)."""
+        trial = self.qs.copy()
+        hands = []
+        for d, size in zip(op.dsts, sizes, strict=True):
+            h = self._place(trial, Entry(d, size), t, strict=True, need_flow=need_flow)
+            if h is None:
+                break
+            hands.append(h)
+        return hands
+
+    def _bundle(self, t: int, op: PtoOp) -> BundlePlan:
+        plan = BundlePlan()
+        self.pinned = set()
+        for v in dict.fromkeys(op.srcs):
+            if v in self.out:
+                self._reload(v, t, plan)
+            else:
+                e = self.qs.entry(v)
+                assert e is not None, f"{value_name(v)} is not resident at bundle {t}"
+                self.pinned.add(id(e))
+        sizes = [tile_bytes(d) for d in op.dsts]
+        hands: list[int] = []
+        for _ in range(8 * self.qs.hands * self.qs.depth + 8):
+            hands = self._trial(op, sizes, t, need_flow=True)
+            if len(hands) == len(sizes):
+                break
+            if self._remedy(sum(sizes[len(hands) :]), t, plan, strict=True):
+                continue
+            hands = self._trial(op, sizes, t, need_flow=False)
+            if len(hands) == len(sizes):
+                break
+            self._spill_farthest(t, plan)
+        else:
+            raise fail(op, f"allocation found no room for the results at bundle {t}")
+        for v in op.srcs:
+            ref = self.qs.ref(v)
+            assert ref is not None, f"{value_name(v)} is not resident at bundle {t}"
+            plan.refs.append(ref)
+        for d, size, h in zip(op.dsts, sizes, hands, strict=True):
+            self.qs.push(h, Entry(d, size))
+        plan.hands = hands
+        self.pinned = set()
+        for v in set(op.srcs):
+            if self.live.last_use(v) == t and v in self.home:
+                self._free_slots.setdefault(spill_bytes(v), []).append(self.home.pop(v))
+        pushes = [0] * self.qs.hands
+        for a in plan.actions:
+            if a.hand is not None:
+                pushes[a.hand] += 1
+        for h in hands:
+            pushes[h] += 1
+        self.rate = [
+            RATE_DECAY * r + (1 - RATE_DECAY) * p
+            for r, p in zip(self.rate, pushes, strict=True)
+        ]
+        return plan

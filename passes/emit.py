@@ -1,0 +1,242 @@
+"""``ptoc-emit``: an allocated ``pto`` kernel -> a bundle :class:`Program`.
+
+Every ``pto`` bundle becomes ``BSTART`` + header commands + ``BSTOP``; each run of
+``pto.materialize`` becomes one ``BSTART.STD FALL`` scalar block. Alongside the program
+the emitter records, per tile bundle, what it *means* (:class:`Intent`: the values its
+sources must hold, the values its destinations will hold, the scalars its B.IOR slots
+must read), which the allocation validator checks by replay, and the kernel ABI.
+The pass form replaces each kernel with a ``pto.program`` op holding the canonical text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
+from xdsl.ir import BlockArgument, SSAValue
+from xdsl.passes import ModulePass
+
+from ptoc.backend.asm import format_program
+from ptoc.backend.encoding import tile_start
+from ptoc.backend.isa import DTYPE_NONE
+from ptoc.backend.isa.fields import GPR_BY_NAME, Hand
+from ptoc.backend.program import (
+    Command,
+    Datr,
+    Dim,
+    Ior,
+    Iot,
+    Program,
+    ScalarStart,
+    Stop,
+    TileRef,
+)
+from ptoc.dialects.dtypes import is_pred
+from ptoc.dialects.pto import AddrOp, ConstOp, MaterializeOp, ProgramOp, PtoOp, ScratchAddrOp
+from ptoc.dialects.reference import tensor_args
+
+from .alloc_gprs import Binding, Scalar
+from .alloc_tiles import spill_bytes
+from .allocate import ABI_ATTR, SCRATCH_ATTR
+from .diagnostics import CompileError
+from .materialize import materialize
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What one tile bundle means, in value ids (see :mod:`ptoc.passes.validate`).
+
+    ``kind`` is ``op`` (a kernel bundle) or the role of an inserted one (``refresh``,
+    ``spill``, ``reload``, ``filler``); ``srcs``/``dsts`` the value ids its bound sources
+    must hold and its destinations will hold (-1: a value nobody reads); ``scalars`` the
+    expected content of each B.IOR slot; ``restores``: the value a reload brings back.
+    """
+
+    index: int
+    kind: str
+    op: str
+    srcs: tuple[int, ...]
+    dsts: tuple[int, ...]
+    scalars: tuple[Scalar, ...]
+    restores: int = -1
+    gm_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class AbiBinding:
+    """GPR ``gpr`` holds, on PE ``p``, the base of tensor ``tensor`` (None: the spill
+    scratch area) plus ``p * pe_step`` bytes."""
+
+    gpr: str
+    tensor: str | None
+    pe_step: int
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """The program, its per-bundle intents (by command index of the BSTART) and ABI."""
+
+    program: Program
+    intents: dict[int, Intent]
+    bindings: tuple[AbiBinding, ...]
+    scratch_bytes: int
+    kernel: str
+    abi: dict[Binding, str]
+
+
+def _dims(op: PtoOp) -> list[Command]:
+    out: list[Command] = []
+    for lb, v in enumerate(op.lbs):
+        if v is None:
+            continue
+        out.append(Dim(lb, 0, v, compressed=True) if v < 256 else Dim(lb, 0, v))
+    return out
+
+
+def _iots(op: PtoOp, refs: list[TileRef], hands: list[Hand], sizes: list[int]) -> list[Command]:
+    """B.IOT records: sources two per record, the (first) destination on the last source
+    record, a second destination on its own record; the last record carries ``last``."""
+    mask = op.mask.value.data
+    recs: list[list] = [list(refs[i : i + 2]) for i in range(0, len(refs), 2)] or [[]]
+    out: list[Iot] = []
+    for i, srcs in enumerate(recs):
+        dst = (hands[0], sizes[0]) if hands and i == len(recs) - 1 else (None, 0)
+        out.append(Iot(tuple(srcs), mask, False, dst[0], dst[1]))
+    if len(hands) > 1:
+        out.append(Iot((), mask, False, hands[1], sizes[1]))
+    last = out[-1]
+    out[-1] = Iot(last.srcs, last.mask, True, last.dst, last.size)
+    return list(out)
+
+
+def _dtype_code(op: PtoOp) -> int:
+    return DTYPE_NONE if is_pred(op.dtype) else int(op.data_type)
+
+
+class _Emitter:
+    def __init__(self, f: func.FuncOp) -> None:
+        self.f = f
+        self.ids: dict[SSAValue, int] = {}
+        self.cmds: list[Command] = []
+        self.intents: dict[int, Intent] = {}
+        abi = f.attributes.get(ABI_ATTR)
+        if not isinstance(abi, ArrayAttr):
+            raise CompileError(f"@{f.sym_name.data} is not allocated (run ptoc-allocate first)")
+        scratch = f.attributes.get(SCRATCH_ATTR)
+        self.scratch_bytes = scratch.value.data if isinstance(scratch, IntegerAttr) else 0
+        self.abi: dict[Binding, str] = {}
+        for entry in abi:
+            reg, tensor, step = entry.data  # type: ignore[attr-defined]
+            self.abi[Binding(tensor.value.data, step.value.data)] = reg.data
+
+    def vid(self, v: SSAValue) -> int:
+        return self.ids.setdefault(v, len(self.ids))
+
+    def scalar(self, v: SSAValue) -> Scalar:
+        o = v.owner
+        if isinstance(o, ConstOp):
+            return Scalar(o.raw)
+        if isinstance(o, ScratchAddrOp):
+            return Scalar(o.byte_offset, Binding(-1, self.scratch_bytes))
+        assert isinstance(o, AddrOp)
+        arg = o.tensor
+        assert isinstance(arg, BlockArgument)
+        return Scalar(o.byte_offset, Binding(arg.index, o.step))
+
+    def run(self) -> None:
+        pending: list[MaterializeOp] = []
+        for op in self.f.body.block.ops:
+            if isinstance(op, MaterializeOp):
+                pending.append(op)
+                continue
+            if isinstance(op, PtoOp):
+                self.flush(pending)
+                pending = []
+                self.bundle(op)
+        self.flush(pending)
+
+    def flush(self, writes: list[MaterializeOp]) -> None:
+        if not writes:
+            return
+        self.cmds.append(ScalarStart("STD", "FALL"))
+        for w in writes:
+            self.cmds.extend(
+                materialize(GPR_BY_NAME[w.gpr.data], self.scalar(w.value), self.abi)
+            )
+        self.cmds.append(Stop())
+
+    def bundle(self, op: PtoOp) -> None:
+        if (op.refs is None and op.bound_srcs) or (op.hands is None and op.dsts):
+            raise CompileError(f"{op.name} has no allocation (run ptoc-allocate first)")
+        refs = [_ref(s.data) for s in op.refs] if op.refs is not None else []
+        hands = [Hand[s.data] for s in op.hands] if op.hands is not None else []
+        sizes = [d.type.size.data for d in op.dsts]  # type: ignore[attr-defined]
+        start = len(self.cmds)
+        self.cmds.append(tile_start(op.MNEMONIC, _dtype_code(op)))
+        if op.datr is not None:
+            self.cmds.append(Datr(**op.datr.values()))
+        self.cmds.extend(_dims(op))
+        if op.scalars:
+            assert op.gprs is not None
+            regs = [GPR_BY_NAME[g.data] for g in op.gprs] + [0, 0]
+            self.cmds.append(Ior(regs[0], regs[1], regs[2] if len(op.gprs) > 2 else 0))
+        self.cmds.extend(_iots(op, refs, hands, sizes))
+        self.cmds.append(Stop())
+        role = op.role_name or "op"
+        restores = self.vid(op.srcs[0]) if role == "reload" else -1
+        srcs = tuple(self.vid(v) for v in op.bound_srcs)
+        if role in ("refresh", "reload"):
+            dsts = (self.vid(op.srcs[0]),)
+        elif role == "filler":
+            dsts = (-1,)
+        else:
+            dsts = tuple(self.vid(d) if d.uses else -1 for d in op.dsts)
+        scalars = tuple(self.scalar(v) for v in op.scalars)
+        gm = spill_bytes(op.srcs[0]) if role in ("spill", "reload") else 0
+        self.intents[start] = Intent(
+            start, role, op.MNEMONIC, srcs, dsts, scalars, restores, gm
+        )
+
+
+def _ref(text: str) -> TileRef:
+    hand, k = text.split("#")
+    return TileRef(Hand[hand], int(k))
+
+
+def emit_func(f: func.FuncOp) -> Emitted:
+    """The program of one allocated kernel."""
+    e = _Emitter(f)
+    e.run()
+    names = {a.index: a.name for a in tensor_args(f)}
+    bindings = tuple(
+        AbiBinding(reg, None if b.tensor < 0 else names[b.tensor], b.pe_step)
+        for b, reg in sorted(e.abi.items(), key=lambda kv: kv[1])
+    )
+    return Emitted(
+        Program(tuple(e.cmds)),
+        e.intents,
+        bindings,
+        e.scratch_bytes,
+        f.sym_name.data,
+        dict(e.abi),
+    )
+
+
+@dataclass(frozen=True)
+class EmitPass(ModulePass):
+    """Replace every allocated kernel with a ``pto.program`` op holding its bundle text
+    (``compile_module`` calls :func:`emit_func` directly and keeps the ``Program``)."""
+
+    name = "ptoc-emit"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.ops):
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                em = emit_func(f)
+                lines = format_program(em.program).splitlines()
+                prog = ProgramOp(em.kernel, lines)
+                op.body.block.insert_op_before(prog, f)
+                f.detach()
+                f.erase()

@@ -1,0 +1,113 @@
+"""Run a compiled kernel on the machine model and check it against the tile reference.
+
+:func:`run_compiled` places every tensor in GM (row-major at its row stride), sets each
+ABI register on every PE, runs the program and reads the output tensors back.
+:func:`verify_module` compiles, runs and compares with the reference interpreter bit for
+bit (NaN payloads and signed zeros included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from ptoc.dialects.dtypes import carrier
+from ptoc.dialects.reference import run_reference
+from ptoc.runtime import Machine, MachineConfig
+
+from .pipeline import CompiledKernel, compile_module
+
+GM_BASE = 0x1000
+ALIGN = 256
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a run put each tensor and the scratch area."""
+
+    tensors: dict[str, int]
+    scratch: int
+
+
+def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]) -> Placement:
+    """Load the tensors into GM and set the ABI registers of every PE."""
+    addr = GM_BASE
+    where: dict[str, int] = {}
+    for t in ck.abi.tensors:
+        where[t.name] = addr
+        buf = np.zeros((t.shape[0], t.row_stride), carrier(t.dtype))
+        if t.name in inputs:
+            buf[:, : t.shape[1]] = np.asarray(inputs[t.name]).astype(buf.dtype, copy=False)
+        machine.load_gm(addr, buf)
+        addr = _align(addr + t.nbytes)
+    scratch = addr
+    for b in ck.abi.bindings:
+        base = scratch if b.tensor is None else where[b.tensor]
+        for pe in range(ck.abi.pes):
+            machine.set_gpr(b.gpr, base + pe * b.pe_step, pe=pe)
+    return Placement(where, scratch)
+
+
+def read_outputs(
+    ck: CompiledKernel, machine: Machine, placement: Placement
+) -> dict[str, np.ndarray]:
+    out = {}
+    for t in ck.abi.tensors:
+        if t.output:
+            full = machine.read_gm(
+                placement.tensors[t.name], carrier(t.dtype), (t.shape[0], t.row_stride)
+            )
+            out[t.name] = np.ascontiguousarray(full[:, : t.shape[1]])
+    return out
+
+
+def run_compiled(
+    ck: CompiledKernel, inputs: Mapping[str, np.ndarray], machine: MachineConfig | None = None
+) -> dict[str, np.ndarray]:
+    """Execute ``ck`` on a fresh machine; returns the output tensors by name."""
+    m = Machine(machine or MachineConfig())
+    placement = place(ck, m, inputs)
+    m.run(ck.program)
+    return read_outputs(ck, m, placement)
+
+
+class Mismatch(AssertionError):
+    """Executor output differs from the reference (first differing element named)."""
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def compare(got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray]) -> None:
+    """Bit-for-bit equality of every output; raises :class:`Mismatch` naming the first
+    differing element with both bit patterns."""
+    for name, w in want.items():
+        g = got[name]
+        if same_bits(g, w):
+            continue
+        gb = g.view(f"u{g.dtype.itemsize}") if g.dtype.itemsize in (1, 2, 4, 8) else g
+        wb = w.view(f"u{w.dtype.itemsize}") if w.dtype.itemsize in (1, 2, 4, 8) else w
+        diff = np.argwhere(gb != wb)
+        idx = tuple(int(i) for i in diff[0]) if len(diff) else ()
+        raise Mismatch(
+            f"output {name} differs at {idx}: executor {g[idx]} (0x{int(gb[idx]):x}) vs "
+            f"reference {w[idx]} (0x{int(wb[idx]):x}); {len(diff)} element(s) differ"
+        )
+
+
+def verify_module(
+    module: ModuleOp, inputs: Mapping[str, np.ndarray], machine: MachineConfig | None = None
+) -> CompiledKernel:
+    """Compile (validated), run and compare with the reference; returns the kernel."""
+    ck = compile_module(module, machine)
+    got = run_compiled(ck, inputs, machine)
+    compare(got, run_reference(module, inputs))
+    return ck

@@ -1,0 +1,92 @@
+"""``ptoc-legalize``: ``tile`` -> ``pto``, one catalog bundle per op (or per row piece).
+
+For every tile value the pass picks the physical descriptor (Col a power of two, the
+smallest SizeCode that holds it, ``geometry.py``); for every op the catalog operation,
+BSTART DataType, LB0..LB2, B.DATR fields and scalar operands (``legalize_rules.py``).
+A tile larger than one allocation is split into row pieces and row-separable ops run
+once per piece (``legalize_pieces.py``); an op that cannot be split is a diagnostic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, UnknownLoc
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ptoc.dialects.tile_base import CompoundTileOp
+from ptoc.dialects.tile_memory import PES_ATTR
+from ptoc.dialects.tile_types import TileType
+
+from .diagnostics import CompileError, fail
+from .geometry import MAX_TILE_BYTES
+from .legalize_ctx import LegalizeCtx
+from .legalize_rules import RULES, must_stay_whole
+
+
+def _kernel_pes(f: func.FuncOp) -> int:
+    attr = f.attributes.get(PES_ATTR)
+    return attr.value.data if attr is not None else 1  # type: ignore[attr-defined]
+
+
+def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
+    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place."""
+    old = f.body.block
+    new = Block(arg_types=[a.type for a in old.args])
+    for a, b in zip(old.args, new.args, strict=True):
+        b.name_hint = a.name_hint
+    pes = _kernel_pes(f)
+    if not 1 <= pes <= 4:
+        raise CompileError(f"@{f.sym_name.data}: tile.pes = {pes} is outside 1..4")
+    ctx = LegalizeCtx(new, pes, max_bytes)
+    ctx.tensors = dict(zip(old.args, new.args, strict=True))
+    ctx.whole = _whole_values(list(old.ops))
+    for i, op in enumerate(old.ops):
+        if isinstance(op.location, UnknownLoc):
+            # name the bundles after their tile op, so later diagnostics can point at it
+            op.location = NameLoc(StringAttr(f"@{f.sym_name.data} {op.name} #{i}"), NoneAttr())
+        if isinstance(op, func.ReturnOp):
+            new.add_op(func.ReturnOp())
+            break
+        handler = RULES.get(type(op))
+        if handler is None:
+            if isinstance(op, CompoundTileOp):
+                raise fail(op, "compound op: run lower-compound before legalize")
+            raise fail(op, "no legalization rule (not a tile op)")
+        handler(ctx, op)
+    f.body.insert_block(new, 0)
+    f.body.detach_block(old)
+    old.erase(safe_erase=False)
+
+
+def _whole_values(ops: list[Operation]) -> set[SSAValue]:
+    """Tiles to keep in one allocation: those of ops with no row-piece form, and
+    (backwards) the tiles of every op that produces one of them."""
+    whole: set[SSAValue] = set()
+    for op in reversed(ops):
+        if must_stay_whole(op) or any(r in whole for r in op.results):
+            whole.update(v for v in (*op.operands, *op.results) if isinstance(v.type, TileType))
+    return whole
+
+
+@dataclass(frozen=True)
+class LegalizePass(ModulePass):
+    """Lower every ``tile`` kernel in the module to ``pto`` bundles.
+
+    Options: ``max-tile-bytes`` -- per-PE bytes above which a tile is split into row
+    pieces (default and maximum 65536, one Local allocation).
+    """
+
+    name = "ptoc-legalize"
+
+    max_tile_bytes: int = MAX_TILE_BYTES
+    """Split tiles larger than this many bytes per PE (at most 65536)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        limit = min(self.max_tile_bytes, MAX_TILE_BYTES)
+        for f in list(op.ops):
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                legalize_func(f, limit)

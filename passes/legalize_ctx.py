@@ -1,0 +1,161 @@
+"""State shared by the ``legalize`` rules: the new block, value maps and op builders.
+
+A legalized tile value is a list of *pieces*: ``pto`` values that each hold a run of
+its valid rows (one piece unless the tile exceeds one allocation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.ir import Block, Operation, SSAValue
+
+from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa.fields import PEMODE_TO_MASK
+from ptoc.dialects.dtypes import DTypeAttr, dtype_attr
+from ptoc.dialects.pto import PTO_OP_BY_MNEMONIC, AddrOp, ConstOp
+from ptoc.dialects.pto_base import OMITTED, mask_attr
+from ptoc.dialects.pto_types import DatrAttr, PtoTileType
+from ptoc.dialects.tile_types import TileType
+
+from .diagnostics import fail, value_name
+from .geometry import MAX_TILE_BYTES, pow2_ceil, pto_type, tile_bytes
+
+#: PE count -> the PE_MASK of the first ``n`` PEs
+PES_MASK = {
+    1: PEMODE_TO_MASK[1],
+    2: PEMODE_TO_MASK[5],
+    3: PEMODE_TO_MASK[6],
+    4: PEMODE_TO_MASK[7],
+}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A ``pto`` value holding valid rows ``row0 .. row0 + rows - 1`` of a tile."""
+
+    value: SSAValue
+    row0: int
+    rows: int
+    #: extent rows of the piece's tile type (0: the whole, unsplit tile)
+    extent: int = 0
+
+
+def sign_extend(bits: int, width: int) -> int:
+    """The signed value of the low ``width`` bits (a cheap GPR representative)."""
+    bits &= (1 << width) - 1
+    return bits - (1 << width) if width < 64 and bits >> (width - 1) else bits
+
+
+def low_bits_const(dt: DataType, bits: int) -> int:
+    """A GPR value whose low element-width bits are ``bits`` (sign-extended: cheapest)."""
+    return sign_extend(bits, info(dt).bits)
+
+
+@dataclass
+class LegalizeCtx:
+    """The block being built and the maps from tile values to pieces."""
+
+    block: Block
+    pes: int
+    max_bytes: int = MAX_TILE_BYTES
+    pieces: dict[SSAValue, list[Piece]] = field(default_factory=dict)
+    tensors: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    #: tile values an unsplittable op needs in one allocation (kept whole up to 64 KiB)
+    whole: set[SSAValue] = field(default_factory=set)
+    _consts: dict[int, SSAValue] = field(default_factory=dict)
+    _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
+
+    @property
+    def mask(self) -> int:
+        return PES_MASK[self.pes]
+
+    # ------------------------------------------------------------------ scalars
+
+    def const(self, value: int) -> SSAValue:
+        """A (deduplicated) ``pto.const`` of a 64-bit pattern."""
+        value &= (1 << 64) - 1
+        if value not in self._consts:
+            c = ConstOp(value)
+            self.block.add_op(c)
+            self._consts[value] = c.result
+        return self._consts[value]
+
+    def addr(self, tensor: SSAValue, offset: int, pe_step: int) -> SSAValue:
+        key = (self.tensors[tensor], offset, pe_step)
+        if key not in self._addrs:
+            a = AddrOp(self.tensors[tensor], offset, pe_step)
+            self.block.add_op(a)
+            self._addrs[key] = a.result
+        return self._addrs[key]
+
+    # ------------------------------------------------------------------ tiles
+
+    def piece_types(self, op: Operation, value: SSAValue) -> list[tuple[int, int, TileType]]:
+        """How a tile value splits: ``(row0, rows, piece type)`` per piece."""
+        t = value.type
+        assert isinstance(t, TileType)
+        limit = MAX_TILE_BYTES if value in self.whole else self.max_bytes
+        if tile_bytes(t) <= limit and pto_type(t) is not None:
+            return [(0, t.valid[0], t)]
+        one_row = TileType(t.dtype, (1, t.extent[1]), (1, t.valid[1]))
+        if tile_bytes(one_row) > self.max_bytes or pto_type(one_row) is None:
+            raise fail(
+                op,
+                f"{value_name(value)} ({t}) has rows wider than one allocation "
+                f"({self.max_bytes} bytes per PE)",
+            )
+        per = pow2_ceil(t.extent[0])
+        while per > 1 and tile_bytes(TileType(t.dtype, (per, t.extent[1]))) > self.max_bytes:
+            per //= 2
+        out = []
+        for r0 in range(0, t.valid[0], per):
+            n = min(per, t.valid[0] - r0)
+            out.append((r0, n, TileType(t.dtype, (per, t.extent[1]), (n, t.valid[1]))))
+        return out
+
+    def descriptor(self, t: TileType) -> PtoTileType:
+        d = pto_type(t)
+        assert d is not None, t
+        return d
+
+    def emit(
+        self,
+        mnemonic: str,
+        dtype: DataType | str | DTypeAttr,
+        srcs: Sequence[SSAValue] = (),
+        scalars: Sequence[SSAValue] = (),
+        dims: Sequence[int | None] = (None, None, None),
+        datr: DatrAttr | None = None,
+        results: Sequence[PtoTileType] = (),
+        source: Operation | None = None,
+    ) -> Operation:
+        """Append one ``pto`` op (``dims`` None = omitted B.DIM)."""
+        cls = PTO_OP_BY_MNEMONIC[mnemonic]
+        d = dtype if isinstance(dtype, DTypeAttr) else dtype_attr(dtype)
+        props = {"dtype": d, "dims": dims_attr(tuple(dims)), "mask": mask_attr(self.mask)}
+        if datr is not None:
+            props["datr"] = datr
+        new = cls.build(
+            operands=[list(srcs), list(scalars)], result_types=[list(results)], properties=props
+        )
+        if source is not None:
+            new.location = source.location
+        self.block.add_op(new)
+        return new
+
+
+@cache
+def dims_attr(dims: tuple[int | None, ...]) -> DenseArrayBase:
+    """The ``dims`` property (-1 = omitted); cached, attributes are immutable."""
+    return DenseArrayBase.from_list(i64, [OMITTED if v is None else v for v in dims])
+
+
+def std_dims(t: PtoTileType) -> tuple[int | None, int | None, int | None]:
+    """LB0..LB2 of the standard schema describing ``t``: ValidCol, ValidRow, Col
+    (omitting LB1 = 1 and LB2 = ValidCol, which are the defaults)."""
+    vr, vc = t.valid
+    return (vc, None if vr == 1 else vr, None if t.cols.data == vc else t.cols.data)

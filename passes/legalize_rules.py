@@ -1,0 +1,390 @@
+"""The ``legalize`` rule of every ``tile`` op: which bundle(s) it becomes.
+
+Each rule fixes the catalog operation, its BSTART DataType, LB0..LB2 (REFERENCE 6: what
+the dimensions describe differs per family), an explicit B.DATR where the operation
+needs one, and the scalar operands (GPR values) in B.IOR slot order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from ptoc.backend.isa import DataType
+from ptoc.dialects import tile_elementwise as ew
+from ptoc.dialects import tile_fill as fill
+from ptoc.dialects import tile_irregular as irr
+from ptoc.dialects import tile_quant as tq
+from ptoc.dialects import tile_reduce as red
+from ptoc.dialects.dtypes import data_type
+from ptoc.dialects.modes import rmode_code
+from ptoc.dialects.pto_types import DatrAttr, PtoTileType
+from ptoc.dialects.tile_base import TileOp
+from ptoc.dialects.tile_memory import AccessOp, LoadOp, StoreOp
+from ptoc.dialects.tile_types import TensorType, TileType
+
+from .diagnostics import fail
+from .legalize_ctx import LegalizeCtx, Piece, low_bits_const, std_dims
+from .legalize_pieces import Cut, piecewise, whole
+
+Rule = Callable[[LegalizeCtx, Operation], None]
+RULES: dict[type[Operation], Rule] = {}
+
+
+def must_stay_whole(op: Operation) -> bool:
+    """Ops with no row-piece form: their tiles are kept in one allocation when they fit."""
+    if isinstance(op, red.ReduceOp):
+        return not op.ROW and not op.MNEMONIC.endswith(("MAX", "MIN"))  # type: ignore[union-attr]
+    return isinstance(op, UNSPLITTABLE)
+
+
+def _tile(v: SSAValue) -> TileType:
+    assert isinstance(v.type, TileType)
+    return v.type
+
+
+def _dt(v: SSAValue) -> DataType:
+    return data_type(_tile(v).dtype)
+
+
+def rule(*classes: type[Operation]) -> Callable[[Rule], Rule]:
+    def register(fn: Rule) -> Rule:
+        for c in classes:
+            RULES[c] = fn
+        return fn
+
+    return register
+
+
+def _mnemonic(op: Operation) -> str:
+    assert isinstance(op, TileOp) and op.MNEMONIC is not None
+    return op.MNEMONIC
+
+
+def _simple(
+    ctx: LegalizeCtx,
+    op: Operation,
+    *,
+    dtype: DataType,
+    driver: SSAValue,
+    scalars: Callable[[Cut], Sequence[SSAValue]] = lambda cut: (),
+    datr: DatrAttr | None = None,
+    dims_of: str = "result",
+) -> None:
+    """One bundle per row piece; dims describe the first result (or first source)."""
+
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        if dims_of == "result":
+            dims = std_dims(rtypes[0])
+        else:
+            st = srcs[0].type
+            assert isinstance(st, PtoTileType)
+            dims = std_dims(st)
+        new = ctx.emit(_mnemonic(op), dtype, srcs, scalars(cut), dims, datr, rtypes, op)
+        return new.results
+
+    piecewise(ctx, op, driver, build)
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+@rule(*ew.BINARY_OPS, *ew.UNARY_OPS, ew.FmaOp, ew.SelOp)
+def _elementwise(ctx: LegalizeCtx, op: Operation) -> None:
+    _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
+
+
+@rule(*ew.SCALAR_OPS, ew.SelsOp)
+def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
+    dt = _dt(op.results[0])
+    c = ctx.const(low_bits_const(dt, op.bits))  # type: ignore[attr-defined]
+    _simple(ctx, op, dtype=dt, driver=op.results[0], scalars=lambda cut: [c])
+
+
+@rule(ew.CmpOp, ew.CmpsOp)
+def _compare(ctx: LegalizeCtx, op: Operation) -> None:
+    src = op.operands[0]
+    code = op.cmode.data.code  # type: ignore[attr-defined]
+    datr = DatrAttr(cmode=code) if code else None
+    scalars: list[SSAValue] = []
+    if isinstance(op, ew.CmpsOp):
+        scalars = [ctx.const(low_bits_const(_dt(src), op.bits))]
+    _simple(
+        ctx,
+        op,
+        dtype=_dt(src),
+        driver=src,
+        scalars=lambda cut: scalars,
+        datr=datr,
+        dims_of="source",
+    )
+
+
+@rule(ew.CvtOp)
+def _cvt(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, ew.CvtOp)
+    datr = DatrAttr(
+        dtype=int(_dt(op.result)), rmode=rmode_code(op.rmode), sat=int(op.sat is not None)
+    )
+    big = max((op.src, op.result), key=lambda v: _tile(v).valid_bytes)
+    _simple(ctx, op, dtype=_dt(op.src), driver=big, datr=datr)
+
+
+@rule(ew.FullOp)
+def _full(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, ew.FullOp)
+    dt = _dt(op.result)
+    c = ctx.const(low_bits_const(dt, op.bits))
+    _simple(ctx, op, dtype=dt, driver=op.result, scalars=lambda cut: [c])
+
+
+# --------------------------------------------------------------------------- reduce / expand
+
+
+@rule(*red.REDUCE_OPS)
+def _reduce(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, red.ReduceOp)
+    if op.ROW:
+        _simple(ctx, op, dtype=_dt(op.src), driver=op.src, dims_of="source")
+        return
+    if len(ctx.pieces[op.src]) == 1:
+        whole(ctx, op, lambda cut, s, r: _reduce_bundle(ctx, op, s, r))
+        return
+    _split_col_reduce(ctx, op)
+
+
+def _reduce_bundle(
+    ctx: LegalizeCtx, op: Operation, srcs: list[SSAValue], rtypes: list[PtoTileType]
+) -> Sequence[SSAValue]:
+    st = srcs[0].type
+    assert isinstance(st, PtoTileType)
+    return ctx.emit(
+        _mnemonic(op), _dt(op.operands[0]), srcs, (), std_dims(st), None, rtypes, op
+    ).results
+
+
+def _split_col_reduce(ctx: LegalizeCtx, op: Operation) -> None:
+    """TCOLMAX/TCOLMIN of a split tile: reduce each piece, then fold the partial rows with
+    TMAX/TMIN in increasing row order (exact: max/min are associative here, unlike the
+    floating sums and products, which a split would reorder)."""
+    assert isinstance(op, red.ReduceOp)
+    kind = _mnemonic(op)[4:]
+    if kind not in ("MAX", "MIN"):
+        raise fail(
+            op,
+            f"{_tile(op.src)} exceeds one allocation and {op.name} cannot be split "
+            "without changing its fold order",
+        )
+    rt = ctx.descriptor(_tile(op.result))
+    dt = _dt(op.src)
+    acc: SSAValue | None = None
+    for p in ctx.pieces[op.src]:
+        st = p.value.type
+        assert isinstance(st, PtoTileType)
+        part = ctx.emit(_mnemonic(op), dt, [p.value], (), std_dims(st), None, [rt], op).results[
+            0
+        ]
+        if acc is None:
+            acc = part
+        else:
+            acc = ctx.emit(
+                f"T{kind}", dt, [acc, part], (), std_dims(rt), None, [rt], op
+            ).results[0]
+    assert acc is not None
+    ctx.pieces[op.result] = [Piece(acc, 0, 1)]
+
+
+@rule(*red.EXPAND_BINARY_OPS)
+def _expand(ctx: LegalizeCtx, op: Operation) -> None:
+    _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
+
+
+@rule(red.RowExpandOp, red.ColExpandOp)
+def _expand_copy(ctx: LegalizeCtx, op: Operation) -> None:
+    _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
+
+
+@rule(red.RowExpandExpdifOp, red.ColExpandExpdifOp)
+def _expdif(ctx: LegalizeCtx, op: Operation) -> None:
+    src, res = op.operands[0], op.results[0]
+    datr = DatrAttr(dtype=int(_dt(res))) if _dt(res) != _dt(src) else None
+    _simple(ctx, op, dtype=_dt(src), driver=src, datr=datr)
+
+
+# --------------------------------------------------------------------------- irregular
+
+
+def _whole_simple(
+    ctx: LegalizeCtx,
+    op: Operation,
+    dtype: DataType,
+    scalars: Sequence[SSAValue] = (),
+    dims: str = "result",
+    datr: DatrAttr | None = None) -> None:  # fmt: skip
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        d: tuple[int | None, ...] = (None, None, None)
+        if dims == "result":
+            d = std_dims(rtypes[0])
+        return ctx.emit(_mnemonic(op), dtype, srcs, scalars, d, datr, rtypes, op).results
+
+    whole(ctx, op, build)
+
+
+UNSPLITTABLE: tuple[type[Operation], ...] = (
+    irr.TransOp,
+    irr.ConcatOp,
+    irr.GatherOp,
+    irr.ScatterOp,
+    *irr.PART_OPS,
+    irr.ExtractOp,
+    irr.MrgSortOp,
+    irr.CiOp,
+    fill.InsertOp,
+    fill.FillPadOp,
+    fill.HistogramOp,
+)
+
+
+@rule(irr.TransOp, irr.ConcatOp, irr.GatherOp, irr.ScatterOp, *irr.PART_OPS)
+def _layout(ctx: LegalizeCtx, op: Operation) -> None:
+    _whole_simple(ctx, op, _dt(op.operands[0]))
+
+
+@rule(irr.ExtractOp)
+def _extract(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, irr.ExtractOp)
+    r, c = op.offset
+    _whole_simple(ctx, op, _dt(op.src), [ctx.const(r), ctx.const(c)])
+
+
+def _flag(ctx: LegalizeCtx, on: bool) -> list[SSAValue]:
+    """B.IOR RegSrc0 = 1 selects descending; omitted B.IOR selects ascending."""
+    return [ctx.const(1)] if on else []
+
+
+@rule(fill.InsertOp)
+def _insert(ctx: LegalizeCtx, op: Operation) -> None:
+    """TINSERT: ``B.IOT OldDst, Src, last, ->Dst``; RegSrc0/1 = row/column offset."""
+    assert isinstance(op, fill.InsertOp)
+    r, c = op.offset
+    _whole_simple(ctx, op, _dt(op.old), [ctx.const(r), ctx.const(c)])
+
+
+@rule(fill.FillPadOp)
+def _fillpad(ctx: LegalizeCtx, op: Operation) -> None:
+    """TFILLPAD: RegSrc0 = the padding scalar's raw bits (omitted: 0)."""
+    assert isinstance(op, fill.FillPadOp)
+    dt = _dt(op.result)
+    bits = low_bits_const(dt, op.bits)
+    _whole_simple(ctx, op, dt, [ctx.const(bits)] if bits else [])
+
+
+@rule(fill.HistogramOp)
+def _histogram(ctx: LegalizeCtx, op: Operation) -> None:
+    """THISTOGRAM: no B.DIM; mandatory B.DATR with DataType U32 and the ByteId."""
+    assert isinstance(op, fill.HistogramOp)
+    datr = DatrAttr(dtype=int(DataType.U32), pad=op.byte.value.data)
+    _whole_simple(ctx, op, _dt(op.src), dims="none", datr=datr)
+
+
+@rule(irr.SortOp)
+def _sort(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, irr.SortOp)
+    width = op.width.value.data
+    scalars = _flag(ctx, op.descending is not None)
+
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        return ctx.emit("TSORT", _dt(op.src), srcs, scalars, (width, None, None), None, rtypes,
+                        op).results  # fmt: skip
+
+    piecewise(ctx, op, op.src, build)
+
+
+@rule(irr.MrgSortOp)
+def _mrgsort(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, irr.MrgSortOp)
+    _whole_simple(ctx, op, _dt(op.lhs), _flag(ctx, op.descending is not None), dims="none")
+
+
+@rule(irr.CiOp)
+def _ci(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, irr.CiOp)
+    dt = _dt(op.result)
+    scalars: list[SSAValue] = []
+    start = op.start.value.data
+    if start or op.descending is not None:
+        scalars = [ctx.const(low_bits_const(dt, start & ((1 << 64) - 1)))]
+        scalars += _flag(ctx, op.descending is not None)
+    _whole_simple(ctx, op, dt, scalars)
+
+
+@rule(irr.TriOp)
+def _tri(ctx: LegalizeCtx, op: Operation) -> None:
+    """TTRI per row piece: a piece starting at row ``r0`` uses diagonal ``d + r0``."""
+    assert isinstance(op, irr.TriOp)
+    d, upper = op.diagonal.value.data, op.upper is not None
+
+    def scalars(cut: Cut) -> list[SSAValue]:
+        diag = d + cut.row0
+        if not diag and not upper:
+            return []
+        return [ctx.const(diag), *_flag(ctx, upper)] if upper else [ctx.const(diag)]
+
+    _simple(ctx, op, dtype=_dt(op.result), driver=op.result, scalars=scalars)
+
+
+@rule(tq.QuantOp, tq.DequantOp)
+def _quant(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, tq.QuantBase)
+    src, res = op.src, op.result
+    datr = DatrAttr(
+        dtype=int(_dt(res)), rmode=rmode_code(op.rmode), sat=int(op.sat is not None)
+    )
+    scalars: list[SSAValue] = []
+    if op.has_scalars:
+        scalars = [ctx.const(op.multiplier_bits), ctx.const(op.zero_point_raw)]
+    big = max((src, res), key=lambda v: _tile(v).valid_bytes)
+    _simple(ctx, op, dtype=_dt(src), driver=big, scalars=lambda cut: scalars, datr=datr)
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def _gm_scalars(ctx: LegalizeCtx, op: AccessOp, cut: Cut) -> list[SSAValue]:
+    """B.IOR RegSrc0 = the piece's GM address, RegSrc1 = the byte row stride (omitted
+    for a single row: an explicit zero register there would alias every row)."""
+    tt = op.tensor.type
+    assert isinstance(tt, TensorType)
+    eb = tt.row_stride_bytes // tt.stride
+    (r0, c0), (pr, pc) = op.origin, op.pe_offsets
+    row = r0 + cut.row0 * op.row_step
+    offset = row * tt.row_stride_bytes + c0 * eb
+    pe_step = pr * tt.row_stride_bytes + pc * eb
+    out = [ctx.addr(op.tensor, offset, pe_step)]
+    if cut.rows > 1:
+        out.append(ctx.const(tt.row_stride_bytes * op.row_step))
+    return out
+
+
+@rule(LoadOp)
+def _load(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, LoadOp)
+    _simple(
+        ctx,
+        op,
+        dtype=_dt(op.result),
+        driver=op.result,
+        scalars=lambda cut: _gm_scalars(ctx, op, cut),
+    )
+
+
+@rule(StoreOp)
+def _store(ctx: LegalizeCtx, op: Operation) -> None:
+    assert isinstance(op, StoreOp)
+
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        ctx.emit("TSTORE", _dt(op.value), srcs, _gm_scalars(ctx, op, cut), source=op)
+        return ()
+
+    piecewise(ctx, op, op.value, build)

@@ -1,0 +1,64 @@
+"""Scalar instruction sequences that put a constant or an address into a GPR.
+
+The forms are those of the catalog (DECISIONS D7): ``c.movi`` (signed 5-bit), ``lui``
+(signed 20-bit, shifted left 12), ``addi`` (an *unsigned* 12-bit add), ``slli`` and
+``add``. A signed 32-bit value is ``lui hi; addi lo`` with ``hi = v >> 12`` and
+``lo = v & 0xFFF``; a 64-bit value builds its high word, then shifts in 12, 12 and 8 bits.
+"""
+
+from __future__ import annotations
+
+from ptoc.backend.isa.fields import GPR_BY_NAME
+from ptoc.backend.program import Command, Scalar
+
+from .alloc_gprs import Binding
+from .alloc_gprs import Scalar as ScalarValue
+
+ZERO = 0
+
+
+def _s(mnemonic: str, **fields: int) -> Scalar:
+    return Scalar(mnemonic, tuple(fields.items()))
+
+
+def _signed64(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >> 63 else v
+
+
+def load_const(rd: int, value: int) -> list[Command]:
+    """Instructions leaving the 64-bit pattern ``value`` in GPR ``rd``."""
+    v = _signed64(value)
+    if -16 <= v < 16:
+        return [_s("C.MOVI", RegDst=rd, simm5=v)]
+    if -(1 << 31) <= v < (1 << 31):
+        hi, lo = v >> 12, v & 0xFFF
+        if hi == 0:
+            return [_s("ADDI", RegDst=rd, SrcL=ZERO, uimm12=lo)]
+        out: list[Command] = [_s("LUI", RegDst=rd, imm20=hi & 0xFFFFF)]
+        if lo:
+            out.append(_s("ADDI", RegDst=rd, SrcL=rd, uimm12=lo))
+        return out
+    low = v & 0xFFFFFFFF
+    out = load_const(rd, v >> 32)
+    for width, pos in ((12, 20), (12, 8), (8, 0)):
+        out.append(_s("SLLI", RegDst=rd, SrcL=rd, shamt=width))
+        chunk = (low >> pos) & ((1 << width) - 1)
+        if chunk:
+            out.append(_s("ADDI", RegDst=rd, SrcL=rd, uimm12=chunk))
+    return out
+
+
+def materialize(rd: int, s: ScalarValue, abi: dict[Binding, str]) -> list[Command]:
+    """Instructions that set GPR ``rd`` to scalar ``s`` (``abi`` maps bases to registers)."""
+    if s.base is None:
+        return load_const(rd, s.value)
+    base = GPR_BY_NAME[abi[s.base]]
+    if 0 <= s.value < 4096:
+        return [_s("ADDI", RegDst=rd, SrcL=base, uimm12=s.value)]
+    # SrcRType 3 is the plain right operand (0 .sw, 1 .uw, 2 .neg: ASL
+    # DecodeScalarBinaryRightModifier)
+    return [
+        *load_const(rd, s.value),
+        _s("ADD", RegDst=rd, SrcL=base, SrcR=rd, SrcRType=3, shamt=0),
+    ]

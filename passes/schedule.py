@@ -1,0 +1,145 @@
+"""The dataflow graph of a legalized kernel and a low-pressure schedule of it.
+
+Nodes are the kernel's bundles (``PtoOp`` instances, by position); an edge ``a -> b``
+means ``b`` reads a tile ``a`` produces, or ``b`` must follow ``a`` in global memory
+(a store and any other access of the same tensor keep their order). The schedule is a
+list schedule: among the ready bundles it takes the one that lowers the live tile bytes
+most (results minus sources it is the last reader of), ties broken by program order.
+Priorities change only when a value's last reader becomes known, so a lazy heap keeps the
+whole schedule at O((V + E) log V).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import networkx as nx
+from xdsl.ir import SSAValue
+
+from ptoc.dialects.dtypes import is_pred
+from ptoc.dialects.pto import PtoOp
+from ptoc.dialects.pto_types import PtoTileType
+
+
+@dataclass
+class Dataflow:
+    """The graph plus per-bundle facts the scheduler and allocator share."""
+
+    ops: list[PtoOp]
+    graph: nx.DiGraph
+    #: tile values each bundle reads (in binding order, repeats kept)
+    reads: list[list[SSAValue]]
+    #: bundle index producing each tile value
+    producer: dict[SSAValue, int]
+
+
+def _tensor_key(op: PtoOp) -> SSAValue | None:
+    """The tensor a TLOAD/TSTORE addresses (through its ``pto.addr`` operand)."""
+    if op.MNEMONIC not in ("TLOAD", "TSTORE") or not op.scalars:
+        return None
+    addr = op.scalars[0].owner
+    tensor = getattr(addr, "tensor", None)
+    return tensor if isinstance(tensor, SSAValue) else None
+
+
+def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
+    """Dataflow and memory-order edges of the bundles in program order."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(ops)))
+    producer: dict[SSAValue, int] = {}
+    reads: list[list[SSAValue]] = []
+    last_store: dict[SSAValue, int] = {}
+    loads_since: dict[SSAValue, list[int]] = {}
+    for i, op in enumerate(ops):
+        srcs = list(op.srcs)
+        reads.append(srcs)
+        for v in srcs:
+            g.add_edge(producer[v], i)
+        for r in op.dsts:
+            producer[r] = i
+        t = _tensor_key(op)
+        if t is None:
+            continue
+        if t in last_store:
+            g.add_edge(last_store[t], i)
+        if op.MNEMONIC == "TSTORE":
+            for j in loads_since.pop(t, []):
+                g.add_edge(j, i)
+            last_store[t] = i
+        else:
+            loads_since.setdefault(t, []).append(i)
+    return Dataflow(list(ops), g, reads, producer)
+
+
+def live_ops(df: Dataflow) -> list[bool]:
+    """Bundles whose results (transitively) reach a store; the rest is dead code."""
+    keep = [op.MNEMONIC == "TSTORE" for op in df.ops]
+    for i in range(len(df.ops) - 1, -1, -1):
+        if keep[i]:
+            for p in df.graph.predecessors(i):
+                keep[p] = True
+    return keep
+
+
+#: scheduling penalty that sinks predicate producers toward their readers
+PRED_PENALTY = 1 << 40
+
+
+def _bytes(v: SSAValue) -> int:
+    t = v.type
+    assert isinstance(t, PtoTileType)
+    return t.nbytes
+
+
+def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
+    """A topological order of the kept bundles that keeps live tile bytes low."""
+    g = df.graph
+    remaining_readers: dict[SSAValue, int] = {}
+    for i, srcs in enumerate(df.reads):
+        if keep[i]:
+            for v in set(srcs):
+                remaining_readers[v] = remaining_readers.get(v, 0) + 1
+    indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
+
+    def priority(i: int) -> int:
+        grow = sum(_bytes(r) for r in df.ops[i].dsts)
+        if any(is_pred(r.type.dtype) for r in df.ops[i].dsts):  # type: ignore[attr-defined]
+            # predicates cannot be copied (TMOV is numeric only): produce them late
+            grow += PRED_PENALTY
+        free = sum(_bytes(v) for v in set(df.reads[i]) if remaining_readers[v] == 1)
+        return grow - free
+
+    heap = [(priority(i), i) for i, d in indeg.items() if d == 0]
+    heapq.heapify(heap)
+    current = {i: p for p, i in heap}
+    order: list[int] = []
+    done: set[int] = set()
+    while heap:
+        p, i = heapq.heappop(heap)
+        if i in done or current.get(i) != p:
+            continue
+        done.add(i)
+        order.append(i)
+        for v in set(df.reads[i]):
+            remaining_readers[v] -= 1
+            if remaining_readers[v] == 1:
+                # the last reader now frees v: raise its priority if it is ready
+                last = next(
+                    j
+                    for j in g.successors(df.producer[v])
+                    if keep[j] and j not in done and v in df.reads[j]
+                )
+                if indeg.get(last) == 0:
+                    current[last] = priority(last)
+                    heapq.heappush(heap, (current[last], last))
+        for s in g.successors(i):
+            if not keep[s]:
+                continue
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                current[s] = priority(s)
+                heapq.heappush(heap, (current[s], s))
+    assert len(order) == len(indeg), "dataflow graph has a cycle"
+    return order

@@ -1,0 +1,155 @@
+"""The exceptions of ``ptoc``: every one derives from :class:`ptoc.Error`.
+
+Kernel-source errors (:class:`KernelError`, :class:`CompileError`) render like a
+compiler diagnostic -- ``FILE:LINE:COL: error: RULE``, the source line with a caret
+under the offending expression, and a hint saying what to write instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ptoc.backend.errors import AsmError, DecodeError, Error
+
+from .source import SourceLoc
+
+__all__ = [
+    "AsmError",
+    "CompileError",
+    "DecodeError",
+    "Error",
+    "InputError",
+    "KernelError",
+    "Mismatch",
+    "ReferenceFault",
+    "VerifyError",
+]
+
+
+class LocatedError(Error):
+    """An error at a place in a kernel's source (``loc`` may be None when unknown)."""
+
+    kind = "error"
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        super().__init__(self.render())
+
+    @property
+    def file(self) -> str | None:
+        return self.loc.file if self.loc else None
+
+    @property
+    def line(self) -> int | None:
+        return self.loc.line if self.loc else None
+
+    @property
+    def col(self) -> int | None:
+        """1-based column of the offending expression."""
+        return self.loc.col + 1 if self.loc else None
+
+    def render(self) -> str:
+        head = f"{self.loc}: {self.kind}: {self.message}" if self.loc else self.message
+        parts = [head]
+        excerpt = self.loc.excerpt() if self.loc else ""
+        if excerpt:
+            parts.append(excerpt)
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable (multiprocessing, pytest-xdist)
+        return (type(self), (self.message, self.loc, self.hint))
+
+
+class KernelError(LocatedError):
+    """A kernel breaks a rule of the DSL or of the ISA; names the rule and the user's line."""
+
+
+class ReferenceFault(KernelError):
+    """The inputs break a data-dependent rule of an operation (an integer zero divisor,
+    an unsorted merge list, an index out of range) while the reference evaluates it; the
+    machine would raise Fault_TileLegality at the same operation."""
+
+    kind = "fault"
+
+
+class CompileError(LocatedError):
+    """The compiler cannot lower a kernel (the rule of the failing stage, at the kernel
+    line whose operation it was lowering)."""
+
+
+class InputError(Error):
+    """Arrays given to ``run``/``reference``/``verify`` do not fit the kernel's tensors."""
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One differing output element: its index and both values with their raw bits."""
+
+    output: str
+    index: tuple[int, ...]
+    machine: Any
+    reference: Any
+    machine_bits: int
+    reference_bits: int
+    width: int  # bits per element
+
+    def text(self) -> str:
+        digits = max(self.width // 4, 1)
+        idx = ", ".join(str(i) for i in self.index)
+        return (
+            f"{self.output}[{idx}]: machine {_value(self.machine)} "
+            f"(0x{self.machine_bits:0{digits}x}), reference {_value(self.reference)} "
+            f"(0x{self.reference_bits:0{digits}x})"
+        )
+
+
+def _value(v: Any) -> str:
+    try:
+        if isinstance(v, (bool, int)) or (
+            getattr(v, "dtype", None) is not None and v.dtype.kind in "iub"
+        ):
+            return str(int(v))
+        return repr(float(v))
+    except (TypeError, ValueError):
+        return repr(v)
+
+
+class VerifyError(Error):
+    """The machine's outputs differ from the reference semantics.
+
+    ``mismatches`` lists the first differing elements (output, index, both values and
+    bit patterns); ``counts`` maps each differing output to (differing, total) elements.
+    """
+
+    def __init__(
+        self,
+        kernel: str,
+        mismatches: Sequence[Mismatch],
+        counts: dict[str, tuple[int, int]],
+        context: str = "",
+    ) -> None:
+        self.kernel = kernel
+        self.mismatches = tuple(mismatches)
+        self.counts = dict(counts)
+        self.context = context
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = f" ({self.context})" if self.context else ""
+        summary = ", ".join(
+            f"{n} of {t} elements of '{o}'" for o, (n, t) in self.counts.items()
+        )
+        lines = [
+            f"verify {self.kernel}{where}: the machine differs from the reference in {summary}"
+        ]
+        lines += [f"  {m.text()}" for m in self.mismatches]
+        return "\n".join(lines)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.kernel, self.mismatches, self.counts, self.context))

@@ -1,0 +1,270 @@
+"""``ptoc.run``, ``ptoc.reference`` and ``ptoc.verify``.
+
+``run`` places the inputs in global memory as the kernel ABI says, sets each PE's
+argument registers, executes the bundles on the machine model and reads the outputs
+back by name. ``reference`` evaluates the traced ``tile`` ops with their numpy
+reference semantics. ``verify`` compares the two bit for bit -- raw bit patterns, so
+NaN payloads and the sign of zero count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .driver import locate
+from .errors import Error, InputError, Mismatch, ReferenceFault, VerifyError
+from .kernel import Kernel
+from .program import Program
+from .tensor import TensorSpec
+
+#: how many differing elements a VerifyError lists
+SHOWN = 8
+
+
+class Outputs(dict[str, np.ndarray]):
+    """The output tensors by parameter name, plus what the run saw: ``trace`` (the
+    per-bundle trace when asked for), ``status`` (numeric status bits per PE) and
+    ``bundles`` (blocks executed)."""
+
+    trace: Any = None
+    status: Any = None
+    bundles: int = 0
+
+
+def _specs(kernel: Kernel) -> dict[str, TensorSpec]:
+    return {p.name: p.spec for p in kernel.params}
+
+
+def check_inputs(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The arrays converted to each tensor's element type; InputError naming the rule for
+    an unknown or missing name, a wrong shape, or values the type cannot hold."""
+    specs = _specs(kernel)
+    sig = ", ".join(f"{n} ({s.dtype.name} {s.shape[0]}x{s.shape[1]})" for n, s in specs.items())
+    out: dict[str, np.ndarray] = {}
+    for name, value in arrays.items():
+        if name not in specs:
+            raise InputError(f"{kernel.name} has no tensor '{name}'; its tensors are {sig}")
+        out[name] = _convert(kernel.name, name, specs[name], value)
+    missing = [n for n in kernel.trace().inputs if n not in out]
+    if missing:
+        raise InputError(
+            f"{kernel.name} reads {', '.join(repr(m) for m in missing)}, which "
+            f"{'was' if len(missing) == 1 else 'were'} not given; its tensors are {sig}"
+        )
+    return out
+
+
+def _convert(kernel: str, name: str, spec: TensorSpec, value: Any) -> np.ndarray:
+    arr = np.asarray(value)
+    carrier = spec.dtype.carrier
+    if arr.shape != spec.shape:
+        raise InputError(
+            f"{kernel}: '{name}' has shape {arr.shape}, the tensor is {spec.shape}"
+        )
+    if arr.dtype == carrier:
+        return np.ascontiguousarray(arr)
+    if arr.dtype.kind == "b":
+        raise InputError(f"{kernel}: '{name}' is a bool array; the tensor is {spec.dtype.name}")
+    if spec.dtype.is_int:
+        if arr.dtype.kind not in "iu":
+            raise InputError(
+                f"{kernel}: '{name}' holds {arr.dtype} values; the tensor is {spec.dtype.name} "
+                "(pass integers)"
+            )
+        info = np.iinfo(carrier)
+        if arr.size and (arr.min() < info.min or arr.max() > info.max):
+            raise InputError(
+                f"{kernel}: '{name}' has values outside {info.min}..{info.max} "
+                f"({spec.dtype.name})"
+            )
+    # floats round to nearest even at the element type (numpy's conversion)
+    return np.ascontiguousarray(arr.astype(carrier))
+
+
+def reference(kernel: Kernel, **arrays: Any) -> dict[str, np.ndarray]:
+    """The kernel's outputs from the numpy reference semantics of its traced ops.
+
+    An operation whose inputs break a data-dependent rule raises :class:`ReferenceFault`
+    at its kernel line (where the machine would raise Fault_TileLegality).
+    """
+    return reference_of(kernel, arrays)
+
+
+def reference_of(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`reference` with the arrays as one mapping."""
+    kernel = _kernel(kernel, "ptoc.reference")
+    inputs = check_inputs(kernel, arrays)
+    try:
+        return evaluate(kernel, inputs)
+    except Error as e:
+        raise e.with_traceback(None) from None
+
+
+def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The reference interpreter's walk (``ptoc.dialects.reference``), op by op, so that
+    a rejected operation is reported at its kernel line."""
+    from xdsl.dialects import func
+
+    from ptoc.backend.isa.semantics.core import SemanticError
+    from ptoc.dialects import reference as ref
+    from ptoc.dialects.compound_ref import CompoundError
+    from ptoc.dialects.tile_base import RefEnv
+
+    traced = kernel.trace()
+    f = ref.kernel_func(traced.module)
+    tensors = ref.initial_tensors(f, inputs)
+    env = RefEnv(ref.kernel_pes_of(f))
+    for a in ref.tensor_args(f):
+        env.tensors[a.value] = tensors[a.name]
+    values: dict[Any, np.ndarray] = {}
+    for op in f.body.block.ops:
+        if isinstance(op, func.ReturnOp):
+            break
+        args = [values[v] for v in op.operands if v in values]
+        try:
+            results = op.reference(env, args)
+        except (SemanticError, CompoundError) as e:
+            loc, _ = locate(f"{location(op)}: x", traced)
+            name = _op_name(op)
+            rule = re.sub(r"^tile\.(\w+): ", r"pt.\1: ", e.rule)
+            rule = rule if name in rule else f"{name}: {rule}"
+            hint = "the machine raises Fault_TileLegality at this operation on these inputs"
+            raise ReferenceFault(rule, loc, hint) from None
+        values.update(zip(op.results, results))
+    return {name: tensors[name] for name in ref.output_names(f)}
+
+
+def _op_name(op: Any) -> str:
+    """TDIV for a direct op, pt.merge_sorted for a compound one."""
+    interface = getattr(op, "INTERFACE", "")
+    return f"pt.{interface}" if interface else getattr(op, "MNEMONIC", None) or op.name
+
+
+def run(
+    program: Program | Kernel, machine: Any = None, trace: bool = False, **arrays: Any
+) -> Outputs:
+    """Execute a compiled kernel on the machine model; returns :class:`Outputs` by name.
+
+    ``machine`` defaults to the machine the program was compiled for. A machine fault
+    names the bundle, the operation, the rule and the kernel line the bundle came from.
+    """
+    return run_on(program, arrays, machine, trace)
+
+
+def run_on(
+    program: Program | Kernel,
+    arrays: Mapping[str, Any],
+    machine: Any = None,
+    trace: bool = False,
+) -> Outputs:
+    """:func:`run` with the arrays as one mapping."""
+    from ptoc.passes.execute import place, read_outputs
+    from ptoc.runtime import Machine, MachineFault
+
+    from .driver import compile as compile_kernel
+    from .driver import machine_config
+
+    if isinstance(program, Kernel):
+        program = compile_kernel(program, machine)
+    if not isinstance(program, Program) or program.abi is None or program.kernel is None:
+        raise InputError(
+            "ptoc.run needs a program from ptoc.compile (a parsed or decoded program has no "
+            "kernel ABI; run it with ptoc.runtime.Machine)"
+        )
+    inputs = check_inputs(program.kernel, arrays)
+    config = program.machine if machine is None else machine_config(machine)
+    m = Machine(config)
+    placement = place(program, m, inputs)
+    try:
+        report = m.run(program.program, trace=trace)
+    except MachineFault as f:
+        loc = program.source_of(f.bundle.command) if f.bundle is not None else None
+        if loc is not None:
+            f.source = loc
+            excerpt = loc.excerpt()
+            f.add_note(f"from the kernel at {loc}" + (f"\n{excerpt}" if excerpt else ""))
+        raise f.with_traceback(None) from None
+    out = Outputs(read_outputs(program, m, placement))
+    out.trace, out.status, out.bundles = report.trace, m.status, report.bundles
+    return out
+
+
+def verify(kernel: Kernel | Program, machine: Any = None, **arrays: Any) -> Outputs:
+    """Compile, run and compare with :func:`reference` bit for bit; raises
+    :class:`VerifyError` listing the first differing elements. Without arrays, uses
+    ``kernel.random_inputs(0)``. Returns the machine's outputs."""
+    return verify_on(kernel, arrays, machine)
+
+
+def verify_on(
+    kernel: Kernel | Program, arrays: Mapping[str, Any], machine: Any = None
+) -> Outputs:
+    """:func:`verify` with the arrays as one mapping."""
+    from .driver import compile as compile_kernel
+
+    if isinstance(kernel, Program):
+        program, k = kernel, kernel.kernel
+        if k is None:
+            raise InputError("ptoc.verify needs a kernel, or a program from ptoc.compile")
+    else:
+        k = _kernel(kernel, "ptoc.verify")
+        program = compile_kernel(k, machine)
+        machine = None  # run on the machine it was compiled for
+    if not arrays:
+        arrays = k.random_inputs(0)
+    want = reference_of(k, arrays)
+    got = run_on(program, arrays, machine)
+    compare(k.name, got, want)
+    return got
+
+
+def compare(
+    kernel: str,
+    got: Mapping[str, np.ndarray],
+    want: Mapping[str, np.ndarray],
+    context: str = "",
+) -> None:
+    """Raise VerifyError unless every output has the same shape and raw bits."""
+    mismatches: list[Mismatch] = []
+    counts: dict[str, tuple[int, int]] = {}
+    for name, w in want.items():
+        g = got[name]
+        if g.shape != w.shape or g.dtype.itemsize != w.dtype.itemsize:
+            raise VerifyError(
+                kernel,
+                [],
+                {name: (max(g.size, w.size), w.size)},
+                f"shape {g.shape} vs {w.shape}",
+            )
+        gb, wb = _bits(g), _bits(w)
+        diff = np.argwhere(gb != wb)
+        if not len(diff):
+            continue
+        counts[name] = (len(diff), w.size)
+        width = w.dtype.itemsize * 8
+        for idx in diff[: max(SHOWN - len(mismatches), 0)]:
+            i = tuple(int(k) for k in idx)
+            mismatches.append(Mismatch(name, i, g[i], w[i], int(gb[i]), int(wb[i]), width))
+    if counts:
+        raise VerifyError(kernel, mismatches, counts, context)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize in (1, 2, 4, 8) else a
+
+
+def location(op: Any) -> str:
+    from ptoc.passes.diagnostics import location as op_location
+
+    return op_location(op)
+
+
+def _kernel(k: Any, fn: str) -> Kernel:
+    if not isinstance(k, Kernel):
+        raise TypeError(f"{fn} takes a @ptoc.kernel function, not {k!r}")
+    return k

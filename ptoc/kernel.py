@@ -1,0 +1,242 @@
+"""``@ptoc.kernel``: a Python function whose body is traced into a ``tile`` kernel.
+
+    @ptoc.kernel(pes=4)
+    def vadd(x: ptoc.Tensor[ptoc.fp32, 32, 64], y: ..., out: ...):
+        rows = (pt.pe() * 8, 8)
+        pt.store(out, pt.load(x, rows=rows) + pt.load(y, rows=rows), row=pt.pe() * 8)
+
+Tracing runs the body once with proxy values: Python loops and conditions on
+compile-time values unroll and select code at trace time. The traced module is cached
+on the kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import KernelError
+from .source import SourceLoc, def_location, user_location
+from .tensor import TensorSpec
+
+#: keywords of ptoc.run / ptoc.reference / ptoc.verify, which take arrays as **kwargs
+RESERVED = frozenset({"program", "kernel", "machine", "trace"})
+
+InputGen = Callable[[np.random.Generator], dict[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    spec: TensorSpec
+
+
+@dataclass(frozen=True)
+class Traced:
+    """The result of tracing: the ``tile`` module and what the kernel reads and writes."""
+
+    module: Any  # xdsl ModuleOp (kept untyped so importing ptoc stays light)
+    inputs: tuple[str, ...]  # tensors the kernel loads from
+    outputs: tuple[str, ...]  # tensors the kernel stores to
+    locations: dict[tuple[str, int, int], SourceLoc]
+
+
+class Kernel:
+    """A traced-on-demand PTO kernel. Use it with :func:`ptoc.compile`,
+    :func:`ptoc.reference`, :func:`ptoc.run` and :func:`ptoc.verify`."""
+
+    def __init__(self, fn: Callable[..., Any], pes: int = 1, name: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.pes = pes
+        self.params = _params(fn)
+        self._traced: Traced | None = None
+        self._inputs: InputGen | None = None
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{p.name}: {p.spec!r}" for p in self.params)
+        return f"<ptoc.kernel {self.name}({args}) pes={self.pes}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise KernelError(
+            f"the kernel {self.name} is not called like a Python function",
+            user_location(2),
+            hint=f"compile it with ptoc.compile({self.name}), evaluate it with "
+            f"ptoc.reference({self.name}, ...), or check it with ptoc.verify({self.name}, ...)",
+        )
+
+    @property
+    def file(self) -> str:
+        return self.fn.__code__.co_filename
+
+    def trace(self) -> Traced:
+        """The traced ``tile`` module (traced once, then cached)."""
+        if self._traced is None:
+            try:
+                self._traced = _trace(self)
+            except KernelError as e:  # show the kernel line, not the tracer's frames
+                raise e.with_traceback(None) from None
+        return self._traced
+
+    # ---- input data for verify / run / bench
+
+    def inputs(self, gen: InputGen) -> InputGen:
+        """Decorator: register ``gen(rng) -> {name: array}`` producing valid random inputs
+        (for kernels whose inputs must be sorted, in range, ...)."""
+        self._inputs = gen
+        return gen
+
+    def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
+        """Random inputs from ``seed``: the registered generator, else standard normal
+        floats and full-range integers for every tensor the kernel loads."""
+        rng = np.random.default_rng(seed)
+        if self._inputs is not None:
+            return dict(self._inputs(rng))
+        specs = {p.name: p.spec for p in self.params}
+        return {n: random_array(rng, specs[n]) for n in self.trace().inputs}
+
+
+def random_array(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
+    """A random array of a tensor's shape and element type."""
+    carrier = spec.dtype.carrier
+    if spec.dtype.is_float:
+        return rng.standard_normal(spec.shape).astype(carrier)
+    info = np.iinfo(carrier)
+    return rng.integers(info.min, info.max, spec.shape, dtype=carrier, endpoint=True)
+
+
+def kernel(
+    fn: Callable[..., Any] | None = None, *, pes: int = 1, name: str | None = None
+) -> Any:
+    """Decorate a kernel function: ``@ptoc.kernel`` or ``@ptoc.kernel(pes=4)``.
+
+    Parameters are global-memory tensors annotated ``ptoc.Tensor[dtype, rows, cols]``;
+    ``pes`` (1..4) is the number of PEs that run the kernel.
+    """
+    if isinstance(pes, bool) or not isinstance(pes, int) or not 1 <= pes <= 4:
+        raise KernelError(
+            f"a kernel runs on 1 to 4 PEs, not pes={pes!r}",
+            user_location(2),
+            hint="the machine has four PEs (DECISIONS D3)",
+        )
+
+    def wrap(f: Callable[..., Any]) -> Kernel:
+        return Kernel(f, pes, name)
+
+    return wrap if fn is None else wrap(fn)
+
+
+def _params(fn: Callable[..., Any]) -> tuple[Param, ...]:
+    loc = def_location(fn)
+    if not inspect.isfunction(fn):
+        raise KernelError(f"@ptoc.kernel decorates a function, not {fn!r}", user_location(3))
+    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn):
+        raise KernelError(
+            "a kernel cannot be a generator or a coroutine",
+            loc,
+            hint="write a plain function that stores its results with pt.store",
+        )
+    try:
+        hints = inspect.get_annotations(fn, eval_str=True)
+    except KernelError as e:  # a bad Tensor[...] in a string annotation
+        raise KernelError(e.message, loc, e.hint) from None
+    except Exception as e:
+        raise KernelError(f"cannot evaluate the parameter annotations: {e}", loc) from None
+    out = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY):
+            raise KernelError(
+                f"kernel parameter '{p.name}' is {p.kind.description}; kernels take tensor "
+                "parameters only",
+                loc,
+                hint="declare each tensor as a plain parameter: "
+                "x: ptoc.Tensor[ptoc.fp32, 8, 64]",
+            )
+        spec = hints.get(p.name)
+        if not isinstance(spec, TensorSpec):
+            what = "has no annotation" if spec is None else f"is annotated {spec!r}"
+            raise KernelError(
+                f"kernel parameter '{p.name}' {what}; every parameter is a tensor",
+                loc,
+                hint=f"annotate it: {p.name}: ptoc.Tensor[ptoc.fp32, ROWS, COLS]; use Python "
+                "globals or closures for compile-time constants",
+            )
+        if p.name in RESERVED:
+            raise KernelError(
+                f"kernel parameter '{p.name}' clashes with a keyword of ptoc.run / "
+                "ptoc.verify, which take the arrays as keywords",
+                loc,
+                hint=f"rename it; reserved names: {', '.join(sorted(RESERVED))}",
+            )
+        if p.default is not p.empty:
+            raise KernelError(f"kernel parameter '{p.name}' has a default value", loc)
+        out.append(Param(p.name, spec))
+    return tuple(out)
+
+
+def _trace(k: Kernel) -> Traced:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+    from xdsl.ir import Block, Region
+
+    from ptoc.dialects.tile_memory import PES_ATTR
+    from ptoc.dialects.tile_types import TensorType
+
+    from .tile import TensorParam
+    from .trace import TraceState, tracing
+
+    types = [TensorType(p.spec.dtype.catalog_name, p.spec.shape) for p in k.params]
+    block = Block(arg_types=types)
+    for arg, p in zip(block.args, k.params):
+        arg.name_hint = p.name
+    f = func.FuncOp(k.name, (types, []), Region(block))
+    f.attributes[PES_ATTR] = IntegerAttr(k.pes, i64)
+    module = ModuleOp([f])
+    ret = func.ReturnOp()
+    block.add_op(ret)
+    state = TraceState(k.name, k.pes, block, ret)
+    proxies = [TensorParam(p.name, p.spec, a) for p, a in zip(k.params, block.args)]
+    with tracing(state):
+        result = k.fn(*proxies)
+    if result is not None:
+        raise KernelError(
+            "a kernel returns nothing; its results are the tensors it stores to",
+            _return_location(k.fn) or def_location(k.fn),
+            hint="store the result: pt.store(out, t), with out a tensor parameter",
+        )
+    if not state.stored:
+        raise KernelError(
+            f"the kernel {k.name} stores nothing, so it has no outputs",
+            def_location(k.fn),
+            hint="store results with pt.store(out, t)",
+        )
+    return Traced(module, tuple(state.loaded), tuple(state.stored), state.locations)
+
+
+def _return_location(fn: Callable[..., Any]) -> SourceLoc | None:
+    """The first ``return <value>`` of the kernel body (for the 'returns nothing' error)."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, SyntaxError, TypeError):
+        return None
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            line = first + node.lineno - 1
+            return SourceLoc(
+                fn.__code__.co_filename,
+                line,
+                node.col_offset + indent,
+                line,
+                (node.end_col_offset or 0) + indent,
+            )
+    return None

@@ -1,0 +1,175 @@
+"""Loads, stores and the PE index.
+
+``pt.load(x, rows=(start, n), cols=(start, n))`` reads a window of a tensor as one tile
+(TLOAD); ``pt.store(out, t, row=0, col=0)`` writes a tile back (TSTORE). In a kernel
+decorated ``@ptoc.kernel(pes=4)`` every PE runs the same bundles; ``pt.pe()`` is the PE
+index and may appear in window offsets as ``a * pt.pe() + b``, which becomes a per-PE
+base address in the kernel ABI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ptoc.dialects.tile_memory import LoadOp, StoreOp
+from ptoc.dialects.tile_types import TileType
+
+from ..tile import TensorParam, Tile
+from ..trace import current
+from ._core import as_tile, check_type, emit, emit_tile, fail, is_scalar
+
+
+@dataclass(frozen=True)
+class PEIndex:
+    """``scale * pe + offset``: an offset that differs per PE (linear in the PE index)."""
+
+    scale: int = 1
+    offset: int = 0
+
+    def __mul__(self, k: Any) -> PEIndex:
+        return PEIndex(self.scale * _int(k, "'*'"), self.offset * _int(k, "'*'"))
+
+    __rmul__ = __mul__
+
+    def __add__(self, k: Any) -> PEIndex:
+        return PEIndex(self.scale, self.offset + _int(k, "'+'"))
+
+    __radd__ = __add__
+
+    def __sub__(self, k: Any) -> PEIndex:
+        return PEIndex(self.scale, self.offset - _int(k, "'-'"))
+
+    def __rsub__(self, k: Any) -> PEIndex:
+        return PEIndex(-self.scale, _int(k, "'-'") - self.offset)
+
+    def __neg__(self) -> PEIndex:
+        return PEIndex(-self.scale, -self.offset)
+
+    def __repr__(self) -> str:
+        return f"({self.scale} * pt.pe() + {self.offset})"
+
+    def __bool__(self) -> bool:
+        fail(
+            "pt.pe() differs per PE, so it has no truth value at trace time",
+            "every PE runs the same bundles: use pt.pe() only in load/store offsets",
+        )
+
+    def __index__(self) -> int:
+        fail(
+            "pt.pe() differs per PE and is not a Python integer at trace time",
+            "use it only in load/store offsets, as a * pt.pe() + b",
+        )
+
+    __int__ = __index__
+
+
+def _int(k: Any, fn: str) -> int:
+    if isinstance(k, PEIndex):
+        fail(f"{fn}: pt.pe() * pt.pe() is not linear in the PE index")
+    if not isinstance(k, int) or isinstance(k, bool):
+        fail(f"{fn}: pt.pe() combines with integers only, not {k!r}")
+    return k
+
+
+def pe() -> PEIndex:
+    """The index of the PE running the kernel (0 .. pes-1), for load/store offsets."""
+    current("pt.pe")
+    return PEIndex()
+
+
+Offset = int | PEIndex
+
+
+def _offset(x: Any, fn: str, what: str) -> PEIndex:
+    if isinstance(x, PEIndex):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return PEIndex(0, x)
+    fail(f"{fn}: {what} is an integer or a * pt.pe() + b, not {x!r}")
+
+
+def _window(fn: str, arg: Any, extent: int, what: str) -> tuple[PEIndex, int]:
+    """(start, count) of one axis of a load window; None is the whole axis."""
+    if arg is None:
+        return PEIndex(0, 0), extent
+    if not isinstance(arg, (tuple, list)) or len(arg) != 2:
+        fail(f"{fn}: {what} is (start, count), not {arg!r}", f"e.g. {what}=(0, {extent})")
+    start = _offset(arg[0], fn, f"the {what} start")
+    n = arg[1]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        fail(f"{fn}: the {what} count is a positive integer, not {n!r}")
+    return start, n
+
+
+def _tensor(x: Any, fn: str) -> TensorParam:
+    if not isinstance(x, TensorParam):
+        if isinstance(x, Tile):
+            fail(f"{fn} takes a tensor parameter of the kernel, not a tile")
+        fail(f"{fn} takes a tensor parameter of the kernel, not {type(x).__name__} {x!r}")
+    return x
+
+
+def _check_bounds(
+    fn: str, x: TensorParam, row: PEIndex, col: PEIndex, shape: tuple[int, int], step: int
+) -> None:
+    """Every PE's window lies inside the tensor; names the first PE that leaves it."""
+    pes = current(fn).pes
+    rows, cols = x.shape
+    if row.scale < 0 or col.scale < 0:
+        fail(f"{fn}: per-PE offsets grow with the PE index (a * pt.pe() + b with a >= 0)")
+    for p in range(pes):
+        r0, c0 = row.scale * p + row.offset, col.scale * p + col.offset
+        r1, c1 = r0 + step * (shape[0] - 1), c0 + shape[1] - 1
+        if min(r0, c0) < 0 or r1 >= rows or c1 >= cols:
+            on = f" on PE {p}" if pes > 1 else ""
+            fail(
+                f"{fn}: the window rows {r0}..{r1}, cols {c0}..{c1}{on} is outside the "
+                f"{rows}x{cols} tensor '{x.name}'",
+                "check the (start, count) of rows= and cols="
+                + (" and the pt.pe() scale" if pes > 1 else ""),
+            )
+
+
+def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> Tile:
+    """A window of tensor ``t`` as a tile (TLOAD): ``rows=(start, n)`` and ``cols=(start,
+    n)`` (default: the whole axis); ``step`` takes every step-th row."""
+    fn = "pt.load"
+    x = _tensor(t, fn)
+    state = current(fn)
+    r0, nr = _window(fn, rows, x.shape[0], "rows")
+    c0, nc = _window(fn, cols, x.shape[1], "cols")
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        fail(f"{fn}: step is a positive integer, not {step!r}")
+    _check_bounds(fn, x, r0, c0, (nr, nc), step)
+    check_type(fn, "TLOAD", x.dtype, "tensors")
+    state.use(state.loaded, x.name)
+    tt = TileType(x.dtype.catalog_name, (nr, nc))
+    pe_offsets = (r0.scale, c0.scale)
+    return emit_tile(fn, LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets))
+
+
+def store(
+    t: TensorParam, tile: Tile, row: Offset = 0, col: Offset = 0, *, step: int = 1
+) -> None:
+    """Write ``tile`` into tensor ``t`` with its top-left element at ``[row, col]``
+    (TSTORE); ``step`` spreads the tile's rows ``step`` tensor rows apart. A tensor the
+    kernel stores to is one of its outputs."""
+    fn = "pt.store"
+    x = _tensor(t, fn)
+    if is_scalar(tile):
+        fail(f"{fn} writes a tile, not a number", f"make one: pt.full(shape, {tile!r}, dtype)")
+    v = as_tile(tile, fn, "the value")
+    state = current(fn)
+    if v.dtype != x.dtype:
+        fail(
+            f"{fn}: the tile is {v.dtype.name} but the tensor '{x.name}' is {x.dtype.name}",
+            f"convert it first: pt.cast(t, ptoc.{x.dtype.name})",
+        )
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        fail(f"{fn}: step is a positive integer, not {step!r}")
+    r0, c0 = _offset(row, fn, "row"), _offset(col, fn, "col")
+    _check_bounds(fn, x, r0, c0, v.shape, step)
+    check_type(fn, "TSTORE", x.dtype, "tensors")
+    state.use(state.stored, x.name)
+    emit(fn, StoreOp(v.value, x.value, (r0.offset, c0.offset), step, (r0.scale, c0.scale)))

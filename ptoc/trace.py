@@ -1,0 +1,90 @@
+"""The tracer: runs a kernel's Python body once with proxy values and records ``tile`` ops.
+
+While a kernel is traced, :func:`current` returns its :class:`TraceState`; every
+``ptoc.lang`` function appends one or more ``tile`` ops through :meth:`TraceState.emit`,
+which stamps the op with the kernel author's source location and verifies it at once,
+so that a rule the op breaks is reported at that line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.ir import Block, Operation
+from xdsl.utils.exceptions import VerifyException
+
+from .errors import KernelError
+from .source import SourceLoc, user_location
+
+_STACK: list[TraceState] = []
+
+
+@dataclass
+class TraceState:
+    """One kernel being traced: its body block, PE count and what it stored to."""
+
+    kernel: str
+    pes: int
+    block: Block
+    #: the ``func.return`` closing the body; ops go in front of it (verifiable at once)
+    ret: Operation
+    #: tensor parameter names the kernel loads from / stores to, in first-use order
+    loaded: list[str] = field(default_factory=list)
+    stored: list[str] = field(default_factory=list)
+    #: (file, line, 1-based col) of every op -> the full span (for carets after cloning)
+    locations: dict[tuple[str, int, int], SourceLoc] = field(default_factory=dict)
+
+    def emit(self, op: Operation, loc: SourceLoc | None = None) -> Operation:
+        """Append ``op`` at the kernel author's current line and verify it there."""
+        loc = loc or user_location(2)
+        if loc is not None:
+            op.location = FileLineColLoc(
+                StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col + 1)
+            )
+            self.locations[(loc.file, loc.line, loc.col + 1)] = loc
+        self.block.insert_op_before(op, self.ret)
+        try:
+            op.verify()
+        except VerifyException as e:
+            op.detach()
+            op.erase(safe_erase=False)
+            raise KernelError(_rule_text(e), loc) from None
+        return op
+
+    def use(self, names: list[str], name: str) -> None:
+        if name not in names:
+            names.append(name)
+
+
+def _rule_text(e: VerifyException) -> str:
+    """The rule sentence of an xDSL verifier error, without its op dump."""
+    text = str(e).strip()
+    return text.split("\n\n")[0].splitlines()[0] if text else "the operation is not valid"
+
+
+@contextmanager
+def tracing(state: TraceState) -> Iterator[TraceState]:
+    _STACK.append(state)
+    try:
+        yield state
+    finally:
+        _STACK.pop()
+
+
+def active() -> TraceState | None:
+    return _STACK[-1] if _STACK else None
+
+
+def current(what: str) -> TraceState:
+    """The kernel being traced; ``what`` names the caller for the error outside one."""
+    if not _STACK:
+        raise KernelError(
+            f"{what} is only usable inside a @ptoc.kernel function while it is traced",
+            user_location(2),
+            hint="decorate the function with @ptoc.kernel and call ptoc.compile, "
+            "ptoc.reference or ptoc.verify on it",
+        )
+    return _STACK[-1]

@@ -1,0 +1,141 @@
+"""compile_module: the ABI, the Program's text and binary forms, the pass registry."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from xdsl.passes import ModulePass
+
+from ptoc.backend.asm import format_program, parse
+from ptoc.backend.encoding import decode, encode
+from ptoc.dialects.builder import KernelBuilder
+from ptoc.passes.diagnostics import CompileError
+from ptoc.passes.emit import AbiBinding
+from ptoc.passes.execute import run_compiled
+from ptoc.passes.pipeline import PIPELINE, compile_module, default_tile_limit
+from ptoc.passes.universe import PASSES, PTOC_UNIVERSE
+from ptoc.runtime import MachineConfig
+
+from .kernels import KERNELS
+
+
+def test_pipeline_names_are_registered_passes() -> None:
+    assert PIPELINE[-3:] == ("ptoc-legalize", "ptoc-allocate", "ptoc-emit")
+    for name in PIPELINE:
+        cls = PASSES[name]()
+        assert issubclass(cls, ModulePass) and cls.name == name and cls.__doc__
+    assert {"tile", "pto"} <= set(PTOC_UNIVERSE.all_dialects)
+
+
+def test_xdsl_opt_sees_the_passes() -> None:
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from xdsl.universe import Universe; "
+            "print(sorted(Universe.get_multiverse().all_passes))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "ptoc-allocate" in r.stdout
+
+
+def test_abi_of_a_split_kernel() -> None:
+    module, _ = KERNELS["softmax"](0)
+    ck = compile_module(module)
+    assert ck.abi.pes == 4 and ck.abi.scratch_bytes == 0
+    assert ck.abi.bindings == (AbiBinding("a0", "x", 2048), AbiBinding("a1", "out", 2048))
+    assert [t.output for t in ck.abi.tensors] == [False, True]
+
+
+def test_program_text_and_binary_round_trip() -> None:
+    module, _ = KERNELS["quant_rows"](0)
+    prog = compile_module(module).program
+    assert parse(format_program(prog)) == prog
+    assert decode(encode(prog)) == prog
+
+
+def test_compile_does_not_modify_the_kernel() -> None:
+    module, _ = KERNELS["layernorm"](0)
+    before = str(module)
+    compile_module(module, MachineConfig(depth=4, capacity=16384))
+    assert str(module) == before
+
+
+def test_split_threshold_follows_the_machine() -> None:
+    assert default_tile_limit(MachineConfig()) == 16384
+    assert default_tile_limit(MachineConfig(depth=4)) == 65536
+    assert default_tile_limit(MachineConfig(depth=4, capacity=16384)) == 4096
+    assert default_tile_limit(MachineConfig(depth=2, capacity=20000)) == 4096
+
+
+def test_kernel_pes_must_exist_on_the_machine() -> None:
+    module, _ = KERNELS["softmax"](0)
+    with pytest.raises(CompileError, match="runs on 4 PEs; the machine has 2"):
+        compile_module(module, MachineConfig(pes=2))
+
+
+def test_only_scheduled_bundles_are_emitted() -> None:
+    kb = KernelBuilder("dead")
+    x = kb.tensor("x", "FP32", (8, 64))
+    o = kb.tensor("o", "FP32", (8, 64))
+    t = kb.load(x, (8, 64))
+    kb.exp(t)
+    kb.store(o, t)
+    ck = compile_module(kb.finish())
+    assert ck.program.bundle_count() == 2 and ck.stats.dead_bundles == 1
+    x_in = np.arange(512, dtype=np.float32).reshape(8, 64)
+    np.testing.assert_array_equal(run_compiled(ck, {"x": x_in})["o"], x_in)
+
+
+TEXT_KERNEL = """
+func.func @scale(%x: !tile.tensor<BF16, 16x32>, %o: !tile.tensor<BF16, 16x32>)
+    attributes {"tile.pes" = 2 : i64} {
+  %t = tile.load %x[0, 0] pe [8, 0] : !tile.tensor<BF16, 16x32> -> !tile.tile<BF16, 8x32>
+  %m = tile.rowmax %t : !tile.tile<BF16, 8x32> -> !tile.tile<BF16, 8x1>
+  %s = tile.rowexpandsub %t, %m : !tile.tile<BF16, 8x32>, !tile.tile<BF16, 8x1>
+  %r = tile.muls %s, 0.25 : !tile.tile<BF16, 8x32>
+  tile.store %r, %o[0, 0] pe [8, 0] : !tile.tile<BF16, 8x32>, !tile.tensor<BF16, 16x32>
+  func.return
+}
+"""
+
+
+def test_a_textual_kernel_compiles_and_matches_its_reference() -> None:
+    from xdsl.context import Context
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.parser import Parser
+
+    from ptoc.dialects.reference import run_reference
+    from ptoc.dialects.tile import Tile
+    from ptoc.passes.execute import compare
+
+    ctx = Context()
+    for d in (Builtin, func.Func, Tile):
+        ctx.load_dialect(d)
+    module = Parser(ctx, TEXT_KERNEL).parse_module()
+    inputs = {"x": np.linspace(-3, 3, 16 * 32, dtype=np.float32).reshape(16, 32)}
+    for machine in (MachineConfig(), MachineConfig(depth=4, capacity=16384)):
+        ck = compile_module(module, machine)
+        compare(run_compiled(ck, inputs, machine), run_reference(module, inputs))
+
+
+def test_run_passes_applies_the_named_pipeline_in_place() -> None:
+    from ptoc.dialects import pto
+    from ptoc.passes.pipeline import run_passes
+
+    module, _ = KERNELS["softmax"](0)
+    run_passes(module)
+    assert any(isinstance(op, pto.ProgramOp) for op in module.walk())
+
+
+def test_compile_error_is_a_ptoc_error() -> None:
+    from ptoc.backend.errors import Error
+
+    assert issubclass(CompileError, Error)

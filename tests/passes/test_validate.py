@@ -1,0 +1,117 @@
+"""The allocation validator accepts compiled programs and rejects every kind of broken
+one: a wrong reference, a wrong scalar, a dropped refresh, a lost spill, overflow."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ptoc.backend.program import Ior, Iot, Program, TileRef
+from ptoc.dialects.builder import KernelBuilder
+from ptoc.passes.emit import Emitted
+from ptoc.passes.pipeline import CompiledKernel, compile_module
+from ptoc.passes.validate import ValidationError, validate
+from ptoc.runtime import MachineConfig
+
+
+def _reuse_kernel():
+    kb = KernelBuilder("reuse")
+    x = kb.tensor("x", "FP32", (8, 64))
+    o = kb.tensor("o", "FP32", (8, 64))
+    a = kb.load(x, (8, 64))
+    b = kb.exp(a)
+    c = kb.add(a, b)
+    d = kb.mul(c, b)
+    kb.store(o, kb.sub(d, a))
+    return kb.finish()
+
+
+def _compiled(**machine: int) -> CompiledKernel:
+    return compile_module(_reuse_kernel(), MachineConfig(**machine))
+
+
+def _replay(em: Emitted, **machine: int):
+    m = MachineConfig(**machine)
+    return validate(em, m.hands, m.depth, m.capacity)
+
+
+def _with(em: Emitted, i: int, cmd) -> Emitted:  # type: ignore[no-untyped-def]
+    cmds = list(em.program.commands)
+    cmds[i] = cmd
+    return dataclasses.replace(em, program=Program(tuple(cmds)))
+
+
+def _find(em: Emitted, pred) -> int:  # type: ignore[no-untyped-def]
+    return next(i for i, c in enumerate(em.program.commands) if pred(c))
+
+
+def test_compiled_programs_validate() -> None:
+    r = _replay(_compiled().emitted)
+    assert r.kinds == {"op": 6} and r.scalar_blocks == 1 and r.peak_bytes > 0
+
+
+def test_a_wrong_reference_is_caught() -> None:
+    em = _compiled().emitted
+    i = _find(em, lambda c: isinstance(c, Iot) and len(c.srcs) == 2)
+    iot = em.program.commands[i]
+    swapped = dataclasses.replace(iot, srcs=iot.srcs[::-1])
+    with pytest.raises(ValidationError, match=r"source 0 .* holds value .* the IR reads value"):
+        _replay(_with(em, i, swapped))
+
+
+def test_an_empty_position_is_caught() -> None:
+    em = _compiled().emitted
+    i = _find(em, lambda c: isinstance(c, Iot) and len(c.srcs) == 2)
+    iot = em.program.commands[i]
+    bad = dataclasses.replace(iot, srcs=(TileRef(iot.srcs[0].hand, 9), iot.srcs[1]))
+    with pytest.raises(ValidationError, match="empty queue position"):
+        _replay(_with(em, i, bad))
+
+
+def test_a_wrong_gpr_is_caught() -> None:
+    em = _compiled().emitted
+    i = _find(em, lambda c: isinstance(c, Ior))
+    bad = dataclasses.replace(em.program.commands[i], src0=em.program.commands[i].src1)
+    with pytest.raises(ValidationError, match=r"B\.IOR slot 0"):
+        _replay(_with(em, i, bad))
+
+
+def test_a_dropped_refresh_is_caught() -> None:
+    ck = _compiled(hands=1, depth=3)
+    assert ck.stats.refresh >= 1
+    em = ck.emitted
+    start = next(i for i, it in em.intents.items() if it.kind == "refresh")
+    stop = start + next(
+        k for k, c in enumerate(em.program.commands[start:]) if type(c).__name__ == "Stop"
+    )
+    cmds = em.program.commands[:start] + em.program.commands[stop + 1 :]
+    shift = stop + 1 - start
+    intents = {
+        (i - shift if i > start else i): dataclasses.replace(it, index=i)
+        for i, it in em.intents.items()
+        if i != start
+    }
+    bad = dataclasses.replace(em, program=Program(cmds), intents=intents)
+    with pytest.raises(ValidationError):
+        _replay(bad, hands=1, depth=3)
+
+
+def test_a_reload_from_the_wrong_place_is_caught() -> None:
+    ck = _compiled(hands=1, depth=2)
+    em = ck.emitted
+    i = next(i for i, it in em.intents.items() if it.kind == "reload")
+    it = em.intents[i]
+    wrong = dataclasses.replace(it.scalars[0], value=it.scalars[0].value + 64)
+    intents = dict(em.intents)
+    intents[i] = dataclasses.replace(it, scalars=(wrong, *it.scalars[1:]))
+    with pytest.raises(ValidationError, match=r"B\.IOR slot 0|reload of value"):
+        _replay(dataclasses.replace(em, intents=intents), hands=1, depth=2)
+
+
+def test_capacity_and_depth_are_checked() -> None:
+    em = _compiled().emitted
+    with pytest.raises(ValidationError, match="above the capacity 4096"):
+        _replay(em, capacity=4096)
+    with pytest.raises(ValidationError, match="outside the 4x2 queues"):
+        _replay(em, depth=2)
