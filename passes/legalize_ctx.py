@@ -154,6 +154,13 @@ def dims_attr(dims: tuple[int | None, ...]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [OMITTED if v is None else v for v in dims])
 
 
+def explicit_dims(t: PtoTileType) -> tuple[int, int, int]:
+    """LB0..LB2 = ValidCol, ValidRow, Col, all encoded (for operations whose omitted
+    LB1/LB2 default from a source rather than to 1 / ValidCol)."""
+    vr, vc = t.valid
+    return (vc, vr, t.cols.data)
+
+
 def std_dims(t: PtoTileType) -> tuple[int | None, int | None, int | None]:
     """LB0..LB2 of the standard schema describing ``t``: ValidCol, ValidRow, Col
     (omitting LB1 = 1 and LB2 = ValidCol, which are the defaults)."""

@@ -25,7 +25,7 @@ from ptoc.dialects.tile_memory import AccessOp, LoadOp, StoreOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
 from .diagnostics import fail
-from .legalize_ctx import LegalizeCtx, Piece, low_bits_const, std_dims
+from .legalize_ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
 from .legalize_pieces import Cut, piecewise, whole
 
 Rule = Callable[[LegalizeCtx, Operation], None]
@@ -226,6 +226,8 @@ def _whole_simple(
         d: tuple[int | None, ...] = (None, None, None)
         if dims == "result":
             d = std_dims(rtypes[0])
+        elif dims == "explicit":
+            d = explicit_dims(rtypes[0])
         return ctx.emit(_mnemonic(op), dtype, srcs, scalars, d, datr, rtypes, op).results
 
     whole(ctx, op, build)
@@ -246,16 +248,23 @@ UNSPLITTABLE: tuple[type[Operation], ...] = (
 )
 
 
-@rule(irr.TransOp, irr.ConcatOp, irr.GatherOp, irr.ScatterOp, *irr.PART_OPS)
+@rule(irr.TransOp, irr.GatherOp, irr.ScatterOp, *irr.PART_OPS)
 def _layout(ctx: LegalizeCtx, op: Operation) -> None:
     _whole_simple(ctx, op, _dt(op.operands[0]))
+
+
+# TCONCAT and TEXTRACT take omitted LB1/LB2 from their first source (the ASL's generic
+# destination-shape path), not the standard 1 / ValidCol defaults: encode all three.
+@rule(irr.ConcatOp)
+def _concat(ctx: LegalizeCtx, op: Operation) -> None:
+    _whole_simple(ctx, op, _dt(op.operands[0]), dims="explicit")
 
 
 @rule(irr.ExtractOp)
 def _extract(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, irr.ExtractOp)
     r, c = op.offset
-    _whole_simple(ctx, op, _dt(op.src), [ctx.const(r), ctx.const(c)])
+    _whole_simple(ctx, op, _dt(op.src), [ctx.const(r), ctx.const(c)], dims="explicit")
 
 
 def _flag(ctx: LegalizeCtx, on: bool) -> list[SSAValue]:

@@ -93,6 +93,8 @@ class BundlePlan:
 
     #: flattened source selectors and (hand, SizeCode) destinations in binding order
     sources: tuple[TileRef, ...] = ()
+    #: (hand number, queue index, selector) of every source, for the executor's lookup
+    source_pos: tuple[tuple[int, int, TileRef], ...] = ()
     destinations: tuple[tuple[Hand, int], ...] = ()
     #: the LB values when no B.DIM reads a register, else None
     const_dims: tuple[int | None, ...] | None = (None, None, None)
@@ -264,6 +266,7 @@ def _collect(plan: BundlePlan, commands: tuple[Command, ...]) -> None:
     plan.bindings = tuple(bindings)
     plan.shared = tuple(shared)
     plan.sources = tuple(s for b in bindings for s in b.srcs)
+    plan.source_pos = tuple((int(s.hand), s.index, s) for s in plan.sources)
     plan.destinations = tuple((b.dst, b.size) for b in bindings if b.dst is not None)
     if any(d is not None and d.reg for d in dims):
         plan.const_dims = None

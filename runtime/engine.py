@@ -52,12 +52,29 @@ UNSUPPORTED = frozenset(
 )
 
 
+#: (mask, machine PEs) -> (participating PEs, their count, payload index, view-cache key:
+#: None for every PE)
+_GEOMETRY: dict[tuple[int, int], tuple[tuple[int, ...], int, slice | list[int], object]] = {}
+
+
+def geometry(mask: int, npes: int) -> tuple[tuple[int, ...], int, slice | list[int], object]:
+    """(participating PEs, their count, payload index, view-cache key) of a PE_MASK."""
+    g = _GEOMETRY.get((mask, npes))
+    if g is None:
+        pes = MASK_PES[mask]
+        full = npes == len(pes)
+        # every PE: a basic slice (views); a subset: fancy indexing (copies)
+        g = (pes, len(pes), slice(None) if full else list(pes), None if full else pes)
+        _GEOMETRY[(mask, npes)] = g
+    return g
+
+
 class Ctx:
     """Dynamic execution context handed to an operation's runner."""
 
     __slots__ = (
-        "P", "dims", "gm_writes", "mask", "name", "pes", "pidx", "plan", "push", "released",
-        "slots", "sources", "spec", "state", "status", "tiles",
+        "P", "dims", "gm_writes", "mask", "name", "pes", "pidx", "pkey", "plan", "push",
+        "released", "slots", "sources", "spec", "state", "status", "tiles",
     )  # fmt: skip
 
     def __init__(self, state: MachineState, plan: BundlePlan, spec: Spec) -> None:
@@ -67,26 +84,29 @@ class Ctx:
         self.name = spec.name
         self.dims = spec.dims
         mask = self.mask = plan.mask
-        pes = self.pes = MASK_PES[mask]
         npes = state.config.pes
+        pes, self.P, self.pidx, self.pkey = geometry(mask, npes)
+        self.pes = pes
         if pes[-1] >= npes:
             raise TileLegalityFault(
                 f"mask={mask_text(mask)} selects PE{pes[-1]}, but this machine has "
                 f"{npes} PE(s)",
                 self.name,
             )
-        self.P = len(pes)
-        self.pidx: slice | list[int] = slice(None) if npes == self.P else list(pes)
         self.slots: tuple[Slot, ...] = ()
         self.tiles: list[Tile | None] = []
         self.status: np.ndarray | None = None
         self.gm_writes: list[GMWrite] = []
         self.push: PushPlan | None = None
         self.released: list[Tile] = []
-        lookup = state.lookup
+        queues = state.queues
+        depth = state.config.depth
         srcs = []
-        for ref in plan.sources:
-            tile = lookup(ref)
+        for hand, index, ref in plan.source_pos:
+            if hand < len(queues) and index <= depth and index <= len(queues[hand]):
+                tile = queues[hand][index - 1]
+            else:
+                tile = state.lookup(ref)  # raises the fault that names the rule
             if tile.mask & mask != mask:
                 raise TileLegalityFault(
                     f"{ref} was allocated with mask={mask_text(tile.mask)}, which does not "
@@ -152,8 +172,9 @@ class Ctx:
             raise self.illegal(f"{self.ref(i)} has an undefined valid element (D6)")
 
     def values(self, t: Tile) -> np.ndarray:
-        """The valid region of ``t`` on the participating PEs, (P, ValidRow, ValidCol)."""
-        return t.payload[self.pidx, : t.valid_rows, : t.valid_cols]
+        """The valid region of ``t`` on the participating PEs, (P, ValidRow, ValidCol)
+        (see :func:`region`)."""
+        return region(t, self.pidx, self.pkey)
 
     def physical(self, t: Tile) -> np.ndarray:
         return t.payload[self.pidx]
@@ -219,51 +240,103 @@ class Ctx:
         """Build ``slot``'s tile: ``values`` fill its valid region on the participating
         PEs (``whole``: the full physical tile), padding gets ``pad`` (Null = poison,
         undefined), PEs outside the mask stay poisoned and undefined."""
-        npes = self.state.config.pes
-        dt = slot.dtype
-        if values.dtype != slot.carrier:
-            raise TypeError(  # a semantics function returned the wrong carrier: a bug
-                f"{self.name}: result dtype {values.dtype} is not the {slot.carrier} carrier"
-            )
-        rows, cols = slot.rows, slot.cols
-        if whole:
-            vr, vc = rows, cols
-        else:
-            vr, vc = slot.valid_rows, slot.valid_cols
-        if values.shape != (self.P, vr, vc):
-            raise ValueError(
-                f"{self.name}: result shape {values.shape} is not {(self.P, vr, vc)}"
-            )
-        if npes == self.P and vr == rows and vc == cols:
-            payload = values
-            flags = values.flags
-            # copy a non-contiguous result, or a writable view of someone else's buffer;
-            # a read-only contiguous view is published storage and may be shared
-            if not flags.c_contiguous or (values.base is not None and flags.writeable):
-                payload = np.ascontiguousarray(values).copy()
-        else:
-            fill = pad if pad != PAD_NULL and not whole else PAD_NULL
-            payload = fresh(dt, (npes, rows, cols), fill)
-            if fill != PAD_NULL and npes != self.P:
-                others = [pe for pe in range(npes) if pe not in self.pes]
-                payload[others] = fresh(dt, (len(others), rows, cols), PAD_NULL)
-            payload[self.pidx, :vr, :vc] = values
-        payload.flags.writeable = False
-        if defined is not None and npes != self.P:
-            full = np.zeros((npes, rows, cols), bool)
-            full[self.pidx] = defined
-            defined = full
-        self.tiles[slot.k] = Tile(
-            dt, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
-            slot.capacity, payload, defined,
-            (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
-            self.state.next_serial(),
+        self.tiles[slot.k] = build_tile(
+            self.state, self.name, slot, values, pad, self.pes, self.pidx,
+            whole=whole, defined=defined, pad_defined=pad_defined,
         )  # fmt: skip
 
     def add_status(self, st: np.ndarray) -> None:
-        if st.shape != (self.P,) or st.dtype != np.uint8:
+        if st.dtype != np.uint8 or st.shape != (self.P,):
             st = np.asarray(st, np.uint8).reshape(self.P)
         self.status = st if self.status is None else (self.status | st)
+
+
+def region(t: Tile, pidx: slice | list[int], pkey: object) -> np.ndarray:
+    """The valid region of ``t`` on the PEs ``pidx`` selects, (P, ValidRow, ValidCol).
+
+    Read-only, and the same array object every time for the same tile and PEs (a tile
+    never changes once published), so semantics-side facts about it, such as "holds no
+    NaN or infinity", are computed once per tile. ``pkey`` is None for every PE.
+    """
+    views = t.views
+    if views is None:
+        views = t.views = {}
+    else:
+        v = views.get(pkey)
+        if v is not None:
+            return v
+    v = t.payload[pidx, : t.valid_rows, : t.valid_cols]
+    if pkey is not None:  # a fancy-indexed private copy: frozen like the payload
+        v.flags.writeable = False
+    views[pkey] = v
+    return v
+
+
+def build_tile(
+    state: MachineState,
+    name: str,
+    slot: Slot,
+    values: np.ndarray,
+    pad: int,
+    pes: tuple[int, ...],
+    pidx: slice | list[int],
+    *,
+    whole: bool = False,
+    defined: np.ndarray | None = None,
+    pad_defined: bool | None = None,
+) -> Tile:
+    """The tile a destination becomes (:meth:`Ctx.publish`); mutates nothing but the
+    serial counter."""
+    npes = state.config.pes
+    P = len(pes)
+    dt = slot.dtype
+    if values.dtype != slot.carrier:
+        raise TypeError(  # a semantics function returned the wrong carrier: a bug
+            f"{name}: result dtype {values.dtype} is not the {slot.carrier} carrier"
+        )
+    rows, cols = slot.rows, slot.cols
+    if whole:
+        vr, vc = rows, cols
+    else:
+        vr, vc = slot.valid_rows, slot.valid_cols
+    shape = values.shape
+    if len(shape) != 3 or shape[0] != P or shape[1] != vr or shape[2] != vc:
+        raise ValueError(f"{name}: result shape {shape} is not {(P, vr, vc)}")
+    if npes == P and vr == rows and vc == cols:
+        payload = values
+        flags = values.flags
+        # copy a non-contiguous result, or a writable view of someone else's buffer;
+        # a read-only contiguous view is published storage and may be shared
+        if not flags.c_contiguous or (values.base is not None and flags.writeable):
+            payload = np.ascontiguousarray(values).copy()
+    else:
+        fill = pad if pad != PAD_NULL and not whole else PAD_NULL
+        payload = fresh(dt, (npes, rows, cols), fill)
+        if fill != PAD_NULL and npes != P:
+            others = [pe for pe in range(npes) if pe not in pes]
+            payload[others] = fresh(dt, (len(others), rows, cols), PAD_NULL)
+        payload[pidx, :vr, :vc] = values
+    payload.flags.writeable = False
+    if defined is not None and npes != P:
+        full = np.zeros((npes, rows, cols), bool)
+        full[pidx] = defined
+        defined = full
+    return Tile(
+        dt, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
+        slot.capacity, payload, defined,
+        (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
+        state.next_serial(),
+    )  # fmt: skip
+
+
+def or_status(state: MachineState, st: np.ndarray, pidx: slice | list[int], P: int) -> None:
+    """OR one bundle's status (P,) into the sticky per-PE status."""
+    if st.dtype != np.uint8 or st.shape != (P,):
+        st = np.asarray(st, np.uint8).reshape(P)
+    if isinstance(pidx, slice):  # every PE: OR in place without an indexing round trip
+        np.bitwise_or(state.status, st, out=state.status)
+    else:
+        state.status[pidx] |= st
 
 
 def resolve_dims(state: MachineState, plan: BundlePlan, name: str) -> tuple[int | None, ...]:
@@ -350,21 +423,45 @@ def execute(state: MachineState, plan: BundlePlan) -> Ctx | None:
     return ctx
 
 
+#: A fused runner executes a whole bundle (checks, computation, commit) in one call when
+#: its common case holds and returns True; False means "not handled, nothing changed"
+#: and the bundle takes the generic path, which raises whatever fault applies.
+Fused = Callable[[MachineState, BundlePlan], bool]
+
+
+def execute_untraced(state: MachineState, plan: BundlePlan) -> None:
+    """:func:`execute` for callers that need no context back (no trace is recorded):
+    a runner's fused form (attribute ``fused``) first, the generic path otherwise."""
+    ready = plan.ready
+    if ready is not None:
+        fused: Fused | None = getattr(ready[1], "fused", None)
+        if fused is not None and fused(state, plan):
+            return
+    execute(state, plan)
+
+
 def commit(state: MachineState, ctx: Ctx) -> None:
     """Publish every effect of a bundle at once (after the last possible fault)."""
-    if ctx.slots:
+    slots = ctx.slots
+    if slots:
         push = ctx.push
         assert push is not None
-        tiles = []
-        for s, t in zip(ctx.slots, ctx.tiles, strict=True):
-            assert t is not None, f"{ctx.name}: a destination was never published"
-            tiles.append((s.hand, t))
+        if len(slots) == 1:
+            tile = ctx.tiles[0]
+            assert tile is not None, f"{ctx.name}: a destination was never published"
+            tiles = [(slots[0].hand, tile)]
+        else:
+            tiles = []
+            for s, t in zip(slots, ctx.tiles, strict=True):
+                assert t is not None, f"{ctx.name}: a destination was never published"
+                tiles.append((s.hand, t))
         state.apply_push(push, tiles)
         ctx.released = push.released
     for w in ctx.gm_writes:
         w.apply(state.gm)
-    if ctx.status is not None:
-        state.status[ctx.pidx] |= ctx.status
+    st = ctx.status
+    if st is not None:
+        or_status(state, st, ctx.pidx, ctx.P)
 
 
 __all__ = [
@@ -374,7 +471,12 @@ __all__ = [
     "Preparer",
     "Runner",
     "Slot",
+    "build_tile",
     "elem_bits",
     "execute",
+    "execute_untraced",
+    "geometry",
     "make_dests",
+    "or_status",
+    "region",
 ]

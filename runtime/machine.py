@@ -35,7 +35,7 @@ from ptoc.backend.program import (
 from . import ops  # noqa: F401  (registers every operation handler)
 from .bundle import BundlePlan, build_plan, command_text, generic_kind
 from .config import MachineConfig
-from .engine import execute
+from .engine import execute, execute_untraced
 from .faults import BundleControlFault, BundleLocation, MachineFault, unsupported
 from .memory import check_range
 from .scalar import ScalarStep, compile_scalar, run_scalar_block
@@ -243,7 +243,7 @@ class Machine:
             try:
                 if kind == "tile":
                     if records is None:
-                        execute(state, payload)
+                        execute_untraced(state, payload)
                     else:
                         before = state.status.copy()
                         outcome = execute(state, payload)

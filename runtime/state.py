@@ -26,7 +26,7 @@ from .tiles import Tile, raw_bits
 MASK_PES: tuple[tuple[int, ...], ...] = tuple(mask_pes(m) for m in range(16))
 
 
-@dataclass
+@dataclass(slots=True)
 class PushPlan:
     """A checked queue push: per-PE usage afterwards, released tiles, and how many old
     entries each pushed hand keeps."""
@@ -86,9 +86,15 @@ class MachineState:
             hand, mask, capacity = new[0]
             if hand < cfg.hands:
                 old = self.queues[hand]
-                kept = min(len(old), depth - 1)
-                after = list(self.used)
-                gone = old[kept:]
+                if len(old) < depth:  # nothing is pushed past the depth
+                    kept, gone = len(old), []
+                else:
+                    kept = depth - 1
+                    gone = old[kept:]
+                    if len(gone) == 1 and gone[0].mask == mask and gone[0].capacity == capacity:
+                        # the released tile frees exactly what the new one takes
+                        return PushPlan(self.used, gone, {hand: kept})
+                after = self.used.copy()
                 for tile in gone:
                     for pe in MASK_PES[tile.mask]:
                         after[pe] -= tile.capacity
@@ -136,8 +142,9 @@ class MachineState:
         depth = self.config.depth
         if len(tiles) == 1:
             hand, tile = tiles[0]
-            q = self.queues[hand]
-            self.queues[hand] = [tile, *q[: plan.keep[hand]]][:depth]
+            q = self.queues[hand][: plan.keep[hand]]  # keep <= depth - 1
+            q.insert(0, tile)
+            self.queues[hand] = q
             self.used = plan.used
             return
         fresh: dict[int, list[Tile]] = {}

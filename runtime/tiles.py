@@ -154,6 +154,8 @@ class Tile:
     serial: int = 0
     #: (dtype, layout, ValidRow, ValidCol, Col, Rows, defined) for one-comparison checks
     key: tuple[object, ...] = field(init=False, repr=False)
+    #: read-only valid-region arrays by participating PEs (``Ctx.values``), made on use
+    views: dict[object, np.ndarray] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.key = (self.dtype, self.layout, self.valid_rows, self.valid_cols, self.cols,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_asm
+from benchmarks import bench_asm, bench_executor
 from benchmarks.common import render
 
 
@@ -16,3 +16,9 @@ def test_asm_benchmark_runs_on_a_small_program() -> None:
     rows = bench_asm.rows(bundles=300)
     assert len(rows) == 2 and all(r.value > 0 and r.baseline > 0 for r in rows)
     assert "asm+encode 300 bundles" in render(rows)
+
+
+def test_executor_benchmark_runs_on_few_bundles() -> None:
+    rows = bench_executor.rows(bundles=10)
+    assert len(rows) == 8 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert "TADD FP32 64x256 mask 1111 x10" in render(rows)

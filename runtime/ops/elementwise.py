@@ -9,15 +9,25 @@ the destination's; B.IOR and B.IOS are illegal; PadValue is the only B.DATR fiel
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
+
 from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics.core import SemanticError
 from ptoc.backend.isa.semantics.elementwise import (
     BINARY_MNEMONICS,
     ELEMENTWISE,
     UNARY_MNEMONICS,
 )
 
-from ..engine import Ctx, Runner, make_dests
+from ..alloc import Dests
+from ..bundle import BundlePlan
+from ..engine import Ctx, Fused, Runner, build_tile, geometry, make_dests, or_status, region
+from ..faults import MachineFault
 from ..spec import Spec
+from ..state import MachineState
+from ..tiles import Tile
 from .common import (
     ENCODING_TYPES,
     RM,
@@ -31,6 +41,60 @@ from .common import (
 #: TCVT to E8M0 accepts exactly FP16, BF16 and FP32 sources (``HardwareTCVTTypePairSupported``,
 #: TCVT contract legality); every other pair of assigned types is legal
 E8M0_SOURCES = frozenset({DataType.FP16, DataType.BF16, DataType.FP32})
+
+
+def fused_runner(
+    fn: Callable[..., tuple[np.ndarray, np.ndarray]],
+    dt: DataType,
+    dests: Dests,
+    key: tuple[object, ...] | None,
+    pad: int,
+    name: str,
+) -> Fused:
+    """The fused form (``engine.execute_untraced``) of a one-destination elementwise
+    bundle whose sources all carry the expected descriptor ``key``.
+
+    It performs what the generic runner and ``engine.commit`` do on that path -- source
+    lookup, mask coverage, capacity, computation, publication, status -- without the
+    per-bundle context object. Anything unusual (an empty queue position, another
+    descriptor, an allocation or semantic fault) returns False before any effect, and
+    the generic path then raises the fault in its order.
+    """
+    if key is None or dests.fault is not None or len(dests.slots) != 1:
+        return _never
+    slot = dests.slots[0]
+    push_spec = dests.push
+    mask = slot.mask
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        cfg = state.config
+        pes, p, pidx, pkey = geometry(mask, cfg.pes)
+        if pes[-1] >= cfg.pes:
+            return False
+        queues, depth = state.queues, cfg.depth
+        tiles: list[Tile] = []
+        for hand, index, _ in plan.source_pos:
+            if hand >= len(queues) or index > depth or index > len(queues[hand]):
+                return False
+            t = queues[hand][index - 1]
+            if t.key != key or t.mask & mask != mask:
+                return False
+            tiles.append(t)
+        try:
+            push = state.check_push(push_spec)
+            res, st = fn(dt, *(region(t, pidx, pkey) for t in tiles))
+        except (MachineFault, SemanticError):
+            return False  # nothing has changed: the generic path raises it in order
+        tile = build_tile(state, name, slot, res, pad, pes, pidx)
+        state.apply_push(push, [(slot.hand, tile)])
+        or_status(state, st, pidx, p)
+        return True
+
+    return fused
+
+
+def _never(state: MachineState, plan: BundlePlan) -> bool:
+    return False
 
 
 @register(*BINARY_MNEMONICS)
@@ -61,6 +125,8 @@ def binary(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if not enc:  # TF32/HF32 sources need their encodings checked: generic path only
+        run.fused = fused_runner(fn, dt, dests, key, pad, spec.name)  # type: ignore[attr-defined]
     return run
 
 
@@ -89,6 +155,8 @@ def unary(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if not enc:
+        run.fused = fused_runner(fn, dt, dests, key, pad, spec.name)  # type: ignore[attr-defined]
     return run
 
 

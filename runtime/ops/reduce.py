@@ -17,7 +17,7 @@ from ptoc.backend.isa import DataType
 from ptoc.backend.isa.semantics import expand as sx
 from ptoc.backend.isa.semantics import reduce as sr
 
-from ..engine import Ctx, Runner
+from ..engine import Ctx, Runner, make_dests
 from ..spec import Shape, Spec
 from .common import RM, prelude, register, require_encodings, same_rows
 
@@ -47,12 +47,14 @@ def reduction(spec: Spec) -> Runner:
     else:
         dst_shape = Shape(1, src_shape.valid_cols, src_shape.cols)
     pad = spec.pad
+    # destination descriptors depend on the plan only (computed once, as ctx.allocate)
+    dests = make_dests(spec, spec.plan.mask, ((out_dt, dst_shape, RM),))
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt, src_shape)
         va = ctx.values(a)
         require_encodings(ctx, 0, a, va)
-        (slot,) = ctx.allocate((out_dt, dst_shape, RM))
+        (slot,) = ctx.reserve(dests)
         if is_arg:
             fn = sr.row_arg if axis == "row" else sr.col_arg
             res, st = fn(op, dt, va, out_dt)
@@ -86,6 +88,7 @@ def expansion(spec: Spec) -> Runner:
         b_shape = Shape(1, shape.valid_cols, shape.cols)
     pad = spec.pad
     b_index = 0 if copy else 1
+    dests = make_dests(spec, spec.plan.mask, ((dst_dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
         src = None if copy else ctx.source(0, src_dt, shape)
@@ -95,7 +98,7 @@ def expansion(spec: Spec) -> Runner:
         if src is not None and vs is not None:
             require_encodings(ctx, 0, src, vs)
         require_encodings(ctx, b_index, b, vb)
-        (slot,) = ctx.allocate((dst_dt, shape, RM))
+        (slot,) = ctx.reserve(dests)
         if src is not None and op != "expdif":
             same_rows(ctx, 0, src, slot.rows)
         if op == "expdif":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datatypes import DataType, bits_dtype, info
+from . import fastpath as _fp
 from . import floatarith as _fa
 from .floatfmt import (
     CANONICAL_NAN,
@@ -300,7 +301,7 @@ _BINARY_OPS = frozenset(
 
 
 def binary(
-    op: str, dt: DataType, a: np.ndarray, b: np.ndarray
+    op: str, dt: DataType, a: np.ndarray, b: np.ndarray, *, exact: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Typed elementwise ``a op b`` at the element type: (result, status (P,)).
 
@@ -308,7 +309,15 @@ def binary(
     modulo, shifts use the low log2(width) count bits, a zero divisor raises
     :class:`SemanticError`. Floats: see :func:`.floatarith.float_binary`; and/or/xor
     on a floating type act on the raw bits (``TileCarrierBinaryValue``).
+
+    FP64/FP32/FP16/BF16 add, sub, mul, div, max and min take the bit-identical native
+    fast path of :mod:`.fastpath` unless ``exact`` (or :func:`.fastpath.exact_only`)
+    asks for the exact engine itself.
     """
+    if not exact and _fp._enabled:
+        fast = _fp.binary(op, dt, a, b)
+        if fast is not None:
+            return fast
     dt = DataType(dt)
     if op not in _BINARY_OPS:
         raise ValueError(f"unknown binary op {op!r}")
@@ -330,14 +339,23 @@ def binary(
 _UNARY_OPS = frozenset({"abs", "neg", "not", "exp", "log", "recip", "sqrt", "rsqrt", "relu"})
 
 
-def unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unary(
+    op: str, dt: DataType, a: np.ndarray, *, exact: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Typed elementwise unary op: (result, status (P,)).
 
     Integers (``TileIntegerUnaryValue``): abs and neg wrap, not is bitwise, relu clamps
     negatives to 0. Floats: abs/neg act on the sign bit only (no status), relu gives +0
     for negatives and -0, the canonical NaN for NaN (NV if signalling); the SFU ops
     follow ``TileSFUUnarySpecialValue`` then the D5 profile (:mod:`.floatarith`).
+
+    FP64/FP32/FP16/BF16 sqrt, recip, exp, log, rsqrt and relu take the bit-identical
+    fast path of :mod:`.fastpath` unless ``exact`` (or :func:`.fastpath.exact_only`).
     """
+    if not exact and _fp._enabled:
+        fast = _fp.unary(op, dt, a)
+        if fast is not None:
+            return fast
     dt = DataType(dt)
     if op not in _UNARY_OPS:
         raise ValueError(f"unknown unary op {op!r}")

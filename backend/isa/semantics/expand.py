@@ -57,6 +57,12 @@ def _full(bcast: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(bcast, shape).copy()
 
 
+def _view(bcast: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The broadcast operand as a read-only view: ``core.binary`` broadcasts itself, so
+    the full-shape copy is only needed for the pure copies (TROWEXPAND/TCOLEXPAND)."""
+    return np.broadcast_to(bcast, shape)
+
+
 def _shape(src: np.ndarray | None, bcast: np.ndarray, shape: tuple[int, int] | None) -> tuple:
     if src is not None:
         return src.shape
@@ -87,8 +93,8 @@ def row_expand(
     ``src`` is (P, R, C) (may be None for the copy, then ``shape`` = (R, C) is needed);
     ``bcast`` is (P, R, 1). Returns ``(dst (P, R, C), status)``.
     """
-    full = _full(bcast[:, :, :1], _shape(src, bcast, shape))
-    return _apply(op, DataType(dt), src, full)
+    make = _full if op is None else _view
+    return _apply(op, DataType(dt), src, make(bcast[:, :, :1], _shape(src, bcast, shape)))
 
 
 def col_expand(
@@ -103,8 +109,8 @@ def col_expand(
     ``src`` is (P, R, C) (may be None for the copy, then ``shape`` = (R, C) is needed);
     ``bcast`` is (P, 1, C). Returns ``(dst (P, R, C), status)``.
     """
-    full = _full(bcast[:, :1, :], _shape(src, bcast, shape))
-    return _apply(op, DataType(dt), src, full)
+    make = _full if op is None else _view
+    return _apply(op, DataType(dt), src, make(bcast[:, :1, :], _shape(src, bcast, shape)))
 
 
 def _widen_fp32(src_dt: DataType, a: np.ndarray) -> np.ndarray:
@@ -136,14 +142,14 @@ def row_expand_expdif(
     src_dt: DataType, dst_dt: DataType, src: np.ndarray, bcast: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """TROWEXPANDEXPDIF: ``dst[r, c] = exp(src[r, c] - bcast[r, 0])`` in ``dst_dt``."""
-    return _expdif(src_dt, dst_dt, src, _full(bcast[:, :, :1], src.shape))
+    return _expdif(src_dt, dst_dt, src, _view(bcast[:, :, :1], src.shape))
 
 
 def col_expand_expdif(
     src_dt: DataType, dst_dt: DataType, src: np.ndarray, bcast: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """TCOLEXPANDEXPDIF: ``dst[r, c] = exp(src[r, c] - bcast[0, c])`` in ``dst_dt``."""
-    return _expdif(src_dt, dst_dt, src, _full(bcast[:, :1, :], src.shape))
+    return _expdif(src_dt, dst_dt, src, _view(bcast[:, :1, :], src.shape))
 
 
 #: Executor dispatch. Copy and binary forms: callable(dt, src, bcast, shape=None) (src may

@@ -19,8 +19,12 @@ Fold rules (ASL ``TileReductionInitialValue``):
   the canonical NaN that TMAX/TMIN produce. The output is the index in S32 or U32.
 
 Integer folds are exact modulo the element width, so numpy's reductions in the carrier
-dtype reproduce them (and argmax/argmin return the first extremum). Float folds loop over
-the reduced axis with ``core.binary`` vectorized across PEs and the other axis.
+dtype reproduce them (and argmax/argmin return the first extremum). FP64/FP32/FP16/BF16
+folds take the fast paths of :func:`.fastpath.fold` / :func:`.fastpath.arg_fold`
+(whole-row numpy accumulations with per-step exactness checks), which leave the rows
+they cannot settle (NaN/Inf, possible underflow, zero extrema of ARG folds) to the
+step loop. Every other float fold loops over the reduced axis with ``core.binary``
+vectorized across PEs and the other axis.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from functools import partial
 import numpy as np
 
 from ..datatypes import DataType, info
+from . import fastpath as _fp
 from .core import binary, no_status, to_bits
 
 REDUCE_OPS = ("sum", "max", "min", "prod")
@@ -55,8 +60,24 @@ def _reduce_last(op: str, dt: DataType, x: np.ndarray) -> tuple[np.ndarray, np.n
         if op == "prod":
             return x.prod(axis=2, dtype=ti.carrier), no_status(p)
         return (x.max(axis=2) if op == "max" else x.min(axis=2)), no_status(p)
+    if _fp.enabled():
+        fast = _fp.fold(op, dt, x)
+        if fast is not None:
+            acc, status, redo = fast
+            if redo.any():  # the step loop, one row per "PE", ORed into the real PEs
+                idx = np.nonzero(redo)
+                racc, rst = _fold_loop(op, dt, x[idx][:, None, :])
+                acc[idx] = racc[:, 0]
+                np.bitwise_or.at(status, idx[0], rst)
+            return acc, status
+    return _fold_loop(op, dt, x)
+
+
+def _fold_loop(op: str, dt: DataType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The fold of (P, N, K) over K one ``core.binary`` step at a time."""
+    ti = info(dt)
     xs = _stacked(x)
-    status = no_status(p)
+    status = no_status(x.shape[0])
     if op in ("sum", "prod"):
         init = np.zeros if op == "sum" else np.ones
         acc, first = init(xs.shape[1:], dtype=ti.carrier), 0
@@ -82,8 +103,25 @@ def _arg_last(
     if not ti.is_float:
         idx = np.argmax(x, axis=2) if op == "argmax" else np.argmin(x, axis=2)
         return idx.astype(carrier), no_status(p)
+    if _fp.enabled():
+        fast = _fp.arg_fold(op, dt, x)
+        if fast is not None:
+            idx, redo = fast
+            status = no_status(p)
+            if redo.any():  # NaN rows and zero extrema: the step loop on those rows
+                where = np.nonzero(redo)
+                ridx, rst = _arg_loop(op, dt, x[where][:, None, :])
+                idx[where] = ridx[:, 0]
+                np.bitwise_or.at(status, where[0], rst)
+            return idx.astype(carrier), status
+    idx, status = _arg_loop(op, dt, x)
+    return idx.astype(carrier), status
+
+
+def _arg_loop(op: str, dt: DataType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ARG fold of (P, N, K) over K one step at a time: (index (P, N) int64, status)."""
     xs = _stacked(x)
-    status = no_status(p)
+    status = no_status(x.shape[0])
     acc = xs[0].copy()
     idx = np.zeros(xs.shape[1:], dtype=np.int64)
     for k in range(1, xs.shape[0]):
@@ -93,7 +131,7 @@ def _arg_last(
         idx[moved] = k
         acc = res
         status = status | st
-    return idx.astype(carrier), status
+    return idx, status
 
 
 def row_reduce(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -67,19 +67,27 @@ def _sort_key(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Packed uint64 sort key of every element and the per-element signalling-NaN mask.
 
-    Smaller key = earlier position. NaNs get key ``1 << width`` (all equal, after every
-    number) so a stable sort keeps their order; both zeros get the key of +0.
+    Smaller key = earlier position. With m the magnitude bits, numbers get
+    ``sign + m`` (positive), ``sign - m`` (negative) or ``sign`` (both zeros): the order
+    of ``TileFloatingOrderKey`` (positive -> carrier | sign, negative -> NOT carrier;
+    only the order matters to a stable sort), with +0 and -0 equal. Descending mirrors
+    the numbers around ``sign``. NaNs get ``1 << width`` (all equal, after every number)
+    so a stable sort keeps their order.
     """
-    width, *_ = _FMT[dt]
-    sign = np.uint64(1 << (width - 1))
-    full = np.uint64((1 << width) - 1)
-    bits, is_nan, is_snan = _classify(dt, a)
-    # TileFloatingOrderKey: negative -> NOT carrier, positive -> carrier | sign.
-    key = np.where((bits & sign) != 0, ~bits & full, bits | sign)
-    is_zero = (bits & (sign - np.uint64(1))) == 0
-    key = np.where(is_zero, sign, key)
-    key = np.where(_descending(descending, a.shape[0]), full - key, key)
-    key = np.where(is_nan, np.uint64(1 << width), key)
+    width, exp_mask, _frac_mask, quiet = _FMT[dt]
+    sign = 1 << (width - 1)
+    bits = to_bits(a).astype(np.int64)
+    mag = bits & (sign - 1)
+    is_nan = mag > exp_mask  # all-ones exponent and a nonzero fraction
+    is_snan = is_nan & ((bits & quiet) == 0)
+    negative = bits >= sign
+    desc = np.asarray(descending)
+    if desc.ndim == 0 and desc.dtype == bool:
+        flip = negative ^ bool(desc)  # the side of ``sign`` the number goes to
+    else:
+        flip = negative ^ _descending(descending, a.shape[0])
+    key = np.where(flip, sign - mag, sign + mag)
+    key[is_nan] = 1 << width
     return key.astype(np.uint64), is_snan
 
 
@@ -145,11 +153,14 @@ def tmrgsort(
         raise ValueError("TMRGSORT sources are single-row (P, 1, n) streams")
     if a.shape[2] == 0 or b.shape[2] == 0:
         raise ValueError("TMRGSORT sources are nonempty")
-    for name, stream in (("left", a), ("right", b)):
-        if not np.all(tmrgsort_sorted(dt, stream, descending)):
-            raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
     both = np.concatenate([a, b], axis=2)
+    # one key computation for both streams (the key is elementwise)
     key, is_snan = _sort_key(dt, both, descending)
+    k = key.reshape(key.shape[0], -1)
+    n0 = a.shape[2]
+    for name, part in (("left", k[:, :n0]), ("right", k[:, n0:])):
+        if not np.all(part[:, :-1] <= part[:, 1:]):  # as tmrgsort_sorted
+            raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
     order = np.argsort(key, axis=-1, kind="stable")
     merged = np.take_along_axis(both, order, axis=-1)
     return merged, fold_status(is_snan.reshape(both.shape[0], -1), NV)

@@ -1,0 +1,1057 @@
+"""Fast paths of the floating semantics: native numpy arithmetic, certified per element.
+
+The exact engine (:mod:`.floatarith` on :mod:`.floatfmt`) forms every result from an
+exact parts representation and rounds it with integer arithmetic: correct for every
+format and mode, but ~1,000 times slower than numpy. For FP64, FP32, FP16 and BF16 the
+reference profile (DECISIONS D5: IEEE, round to nearest even, after-rounding tininess,
+canonical NaNs) coincides with IEEE hardware arithmetic on every *ordinary* element, so
+this module computes natively and proves, element by element, which elements are
+ordinary; the few others (NaN/Inf operands or results, overflow, results near the
+underflow threshold, ranges where a check would not be exact) are handed to the exact
+engine as one 1-D subset. Results and status bits are identical to the engine's:
+``tests/isa/test_semantics_fastpath.py`` compares them bit for bit.
+
+Why the native values are the correctly rounded ones:
+
+* FP32/FP64: numpy's ``+ - * /`` and ``sqrt`` are the IEEE operations of the carrier,
+  rounded once to nearest even (the platform runs with default rounding, no FTZ/DAZ).
+* FP16/BF16 are computed in float32 and narrowed with round to nearest even. The two
+  operands are exact in float32, and the float32 result rounded again is the correctly
+  rounded p-bit result: products are exact in float32 (at most 22 bits); for sums,
+  quotients and square roots of p-bit numbers (p <= 11) the exact value is never within
+  2**-24 relative of a p-bit rounding boundary unless it lies on it, so the first
+  rounding cannot move it across one ("double rounding is innocuous" for 24 >= 2p + 2,
+  Figueroa 1995; numpy's own float16 arithmetic relies on the same fact). Results whose
+  float32 form could be subnormal are suspects (below).
+* exp, log and rsqrt are *defined* by the engine as numpy's FP64 function rounded once
+  to the element type; the fast path evaluates the very same numpy call on the same
+  float64 operands and rounds it once with a correct float64 -> type conversion.
+
+Why the status bits are the engine's:
+
+* The clean path (FP32 ``+ - * /``, FP64 ``+ -``): when both operands hold no NaN or
+  infinity (:func:`_finite_operand`, remembered per immutable array, so a published tile
+  is scanned once) and the native operation raised no IEEE overflow, underflow,
+  divide-by-zero or invalid exception (:func:`_raising`: numpy reads the hardware flags
+  once per call), no element can have NV, DZ, OF or UF and every result is finite. Only
+  NX is left, decided exactly per PE: a few elements of each PE are tested as Python
+  floats (:func:`_clean`), and PEs without an inexact one among them in full.
+* Otherwise each element is classified: NaN/Inf operands or results, overflow, and
+  results below twice the smallest normal are suspects. Small results of FP32/FP16
+  products and quotients are settled natively (:func:`_tiny_band`: exact products in
+  float64 decide inexactness and after-rounding tininess); all other suspects come from
+  the engine, as one subset.
+* The rest can only raise NX, decided exactly: for sums the Fast2Sum-based test
+  ``(r - x != y) | (r - y != x)`` (if r = x + y exactly both differences are exact and
+  equal; otherwise the difference taken from the operand of larger magnitude is exact,
+  Sterbenz/Dekker, and differs); for products, quotients and square roots
+  ``r*y == x``-style identities evaluated where the product is exact (float64 for FP32;
+  for FP16/BF16 the equivalent test on the low float32 bits, see :func:`_low_bits`);
+  FP64 products use Dekker's exact TwoProduct inside a safe exponent range.
+* NX is a per-PE OR: a PE is settled by the first inexact element found in it, so the
+  cost depends on the data (exact data is tested in full), never the answer.
+
+Fast paths can be switched off (:func:`exact_only`) to obtain the engine's results.
+"""
+
+from __future__ import annotations
+
+import importlib
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from ..datatypes import DataType
+from . import floatarith as _fa
+from .floatfmt import CANONICAL_NAN, NV, NX, UF
+
+Result = tuple[np.ndarray, np.ndarray]
+_Check = Callable[..., np.ndarray]
+
+__all__ = ["binary", "enabled", "exact_only", "fold", "unary"]
+
+
+def _ieee_native() -> bool:
+    """Native float arithmetic rounds to nearest even and keeps subnormals (no FTZ/DAZ):
+    the premise of every fast path. Checked once at import; otherwise fast paths stay
+    off and the exact engine runs everything."""
+    f32, f64 = np.float32, np.float64
+    with np.errstate(all="ignore"):
+        one = np.array([1.0, 1.0, -1.0], f32)
+        got = one + np.array([2.0**-24, 3 * 2.0**-25, -3 * 2.0**-25], f32)
+        rne = got.tolist() == [1.0, 1.0 + 2.0**-23, -1.0 - 2.0**-23]
+        sub32 = np.array([2.0**-126, 2.0**-149], f32) * np.array([0.5, 2.0], f32)
+        sub64 = np.array([2.0**-1022, 2.0**-1074], f64) * np.array([0.5, 2.0], f64)
+    return (
+        rne
+        and sub32.tolist() == [2.0**-127, 2.0**-148]
+        and sub64.tolist()
+        == [
+            2.0**-1023,
+            2.0**-1073,
+        ]
+    )
+
+
+_enabled = _ieee_native()
+
+
+def enabled() -> bool:
+    """Whether fast paths are in use (False inside :func:`exact_only`)."""
+    return _enabled
+
+
+@contextmanager
+def exact_only() -> Iterator[None]:
+    """Route every semantics call through the exact engine (for differential tests)."""
+    global _enabled
+    old, _enabled = _enabled, False
+    try:
+        yield
+    finally:
+        _enabled = old
+
+
+# ---------------------------------------------------------------- quiet floating point
+
+# numpy >= 2 keeps errstate in a context variable; setting it directly costs ~0.2 us,
+# the errstate context manager ~1.7 us (which matters for 1x8 tiles)
+try:
+    _EXTOBJ: Any = importlib.import_module("numpy._core._ufunc_config")._extobj_contextvar
+except (ImportError, AttributeError):  # pragma: no cover - numpy < 2
+    _EXTOBJ = None
+if _EXTOBJ is not None:
+    with np.errstate(all="ignore"):
+        _QUIET: Any = _EXTOBJ.get()
+    with np.errstate(all="raise"):
+        _RAISE: Any = _EXTOBJ.get()
+
+
+def _quiet(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with numpy floating-point warnings off (overflow and invalid
+    operations are expected here: they are the suspects, settled by the engine)."""
+    if _EXTOBJ is None:  # pragma: no cover
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    token = _EXTOBJ.set(_QUIET)
+    try:
+        return fn(*args)
+    finally:
+        _EXTOBJ.reset(token)
+
+
+def _raising(ufunc: np.ufunc, *args: np.ndarray) -> np.ndarray | None:
+    """``ufunc(*args)``, or None when the operation raised an IEEE overflow, underflow
+    (tiny and inexact), divide-by-zero or invalid exception on any element.
+
+    numpy reads the hardware exception flags once after the whole loop, so this costs
+    nothing per element. With finite operands, no flag means: every result is finite,
+    no element overflowed, divided by zero, was invalid or underflowed inexactly.
+    """
+    if _EXTOBJ is None:  # pragma: no cover
+        try:
+            with np.errstate(all="raise"):
+                return ufunc(*args)
+        except FloatingPointError:
+            return None
+    token = _EXTOBJ.set(_RAISE)
+    try:
+        return ufunc(*args)
+    except FloatingPointError:
+        return None
+    finally:
+        _EXTOBJ.reset(token)
+
+
+# ---------------------------------------------------------------- known-finite operands
+
+
+class _Known:
+    """What is known about one immutable operand: it is finite; its probe sample."""
+
+    __slots__ = ("ref", "sample")
+
+    def __init__(self, ref: weakref.ref[np.ndarray]) -> None:
+        self.ref = ref
+        self.sample: list[list[float]] | None = None
+
+
+#: id -> facts about immutable arrays known to hold no NaN and no infinity
+_FINITE: dict[int, _Known] = {}
+
+
+def _forget(key: int, ref: weakref.ref[np.ndarray]) -> None:
+    known = _FINITE.get(key)
+    if known is not None and known.ref is ref:
+        del _FINITE[key]
+
+
+def _immutable(a: np.ndarray) -> bool:
+    """True when ``a``'s elements can no longer change: ``a`` is read-only and owns its
+    memory or views a read-only owner (the executor publishes every tile payload
+    read-only and never makes it writeable again, and numpy refuses to make a view of a
+    read-only array writeable)."""
+    if a.flags.writeable:
+        return False
+    owner = a.base
+    if owner is None:
+        return True
+    return isinstance(owner, np.ndarray) and owner.base is None and not owner.flags.writeable
+
+
+def _finite_operand(a: np.ndarray) -> bool:
+    """No element of ``a`` is NaN or infinite; remembered for immutable arrays, so a
+    published tile is scanned once however often it is read (two SIMD reductions, a
+    NaN propagates through both and an infinity is an extremum)."""
+    key = id(a)
+    known = _FINITE.get(key)
+    if known is not None and known.ref() is a:
+        return True
+    ok = bool(a.max() < np.inf) and bool(a.min() > -np.inf)
+    if ok and _immutable(a):
+        if len(_FINITE) > 4096:  # only ever dead entries pile up
+            for k in [k for k, v in _FINITE.items() if v.ref() is None]:
+                del _FINITE[k]
+        _FINITE[key] = _Known(weakref.ref(a, partial(_forget, key)))
+    return ok
+
+
+# ---------------------------------------------------------------- formats
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _same(a: np.ndarray) -> np.ndarray:
+    return a
+
+
+def _bf16_from_f64(y: np.ndarray) -> np.ndarray:
+    """float64 -> BF16 rounded once to nearest even, for values in BF16's normal range.
+
+    ``astype(bfloat16)`` goes through float32 (two roundings), so the rounding is done
+    on the float64 bits: add half an ulp of bit 45 (minus one unless the kept lsb is
+    odd), drop 45 bits, rebias the exponent (1023 - 127 = 896). Exact for zeros and for
+    results in the normal range or overflowing to Inf; anything smaller becomes a zero
+    (callers treat those elements as suspects).
+    """
+    u = np.ascontiguousarray(y, np.float64).view(np.uint64)
+    sign = (u >> np.uint64(48)) & np.uint64(0x8000)
+    mag = u & np.uint64(0x7FFFFFFFFFFFFFFF)
+    mag = (
+        mag + np.uint64(0xFFFFFFFFFFF) + ((mag >> np.uint64(45)) & np.uint64(1))
+    ) >> np.uint64(45)
+    normal = mag >= np.uint64(897 << 7)  # zero (and anything below the normal range) -> 0
+    mag = np.minimum(mag - np.uint64(896 << 7), np.uint64(0x7F80)) * normal  # above: Inf
+    return (sign | mag).astype(np.uint16).view(_BF16)
+
+
+@dataclass(frozen=True, eq=False)
+class _Fmt:
+    """How one DataType is computed natively."""
+
+    dt: DataType
+    carrier: np.dtype
+    comp: np.dtype  # native compute type: the carrier, or float32 for FP16/BF16
+    min_normal: float
+    max_finite: float
+    #: bits of the float32 fraction below the type's precision (0: carrier is comp)
+    low_mask: int
+    widen: Callable[[np.ndarray], np.ndarray]  # carrier -> comp, exact
+    narrow: Callable[[np.ndarray], np.ndarray]  # comp -> carrier, RNE
+    narrow64: Callable[[np.ndarray], np.ndarray]  # float64 -> carrier, RNE
+
+    @property
+    def same(self) -> bool:
+        return self.low_mask == 0
+
+
+#: float32 value of every FP16 encoding: a table lookup widens FP16 about 2.5 times
+#: faster than numpy's float16 -> float32 cast, which is scalar code on many builds
+_F16_TO_F32 = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+def _widen_f16(a: np.ndarray) -> np.ndarray:
+    return np.take(_F16_TO_F32, a.view(np.uint16))
+
+
+def _astype(dt: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
+    def conv(a: np.ndarray) -> np.ndarray:
+        return a.astype(dt)
+
+    return conv
+
+
+FORMATS: dict[DataType, _Fmt] = {
+    DataType.FP64: _Fmt(DataType.FP64, _F64, _F64, 2.0**-1022,
+                        float(np.finfo(np.float64).max), 0, _same, _same, _same),
+    DataType.FP32: _Fmt(DataType.FP32, _F32, _F32, 2.0**-126,
+                        float(np.finfo(np.float32).max), 0, _same, _same, _astype(_F32)),
+    DataType.FP16: _Fmt(DataType.FP16, _F16, _F32, 2.0**-14, 65504.0, 0x1FFF,
+                        _widen_f16, _astype(_F16), _astype(_F16)),
+    DataType.BF16: _Fmt(DataType.BF16, _BF16, _F32, 2.0**-126,
+                        float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), 0xFFFF,
+                        _astype(_F32), _astype(_BF16), _bf16_from_f64),
+}  # fmt: skip
+
+
+# ---------------------------------------------------------------- shared machinery
+
+
+def _to3(v: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``v`` broadcast to ``shape`` and viewed as (P, R, C): always a view."""
+    if v.shape != shape:
+        v = np.broadcast_to(v, shape)
+    if len(shape) == 3:
+        return v
+    if len(shape) == 2:
+        return v[:, None, :]
+    return v[:, None, None]
+
+
+def _all_finite(w: np.ndarray) -> bool:
+    """True when no element of ``w`` is NaN or infinite.
+
+    Two SIMD reductions (a NaN propagates through both, an infinity is an extremum) are
+    cheaper than ``isfinite().all()``, which writes a mask first. (A BLAS dot product
+    with zeros would be one pass, but multithreaded BLAS can stall on a busy machine.)
+    """
+    return bool(w.max() < np.inf) and bool(w.min() > -np.inf)
+
+
+def _low_bits(mask: int, w: np.ndarray) -> np.ndarray:
+    """True where a float32 value has bits below the p-bit precision of FP16/BF16.
+
+    For a normal-range result this is exactly "not representable", i.e. the correctly
+    rounded result differs from ``w``. Used on exact products, on sums together with the
+    Fast2Sum test, and on float32 quotients and square roots: an inexact quotient or
+    square root of p-bit numbers is at least 2**(e - 2p) away from every p-bit number
+    while float32 rounding moves it by at most 2**(e - 24), so its float32 value has low
+    bits set exactly when the true result is not a p-bit number.
+    """
+    return (w.view(np.uint32) & np.uint32(mask)) != 0
+
+
+_NX_SHIFT = np.uint8(NX.bit_length() - 1)
+
+
+def _nx_bits(hit: Any) -> np.ndarray:
+    """bool (P,) -> uint8 (P,) holding NX where True."""
+    return np.left_shift(hit.view(np.uint8), _NX_SHIFT)
+
+
+def _nx_status(
+    check: _Check, args: tuple[np.ndarray, ...], sus: np.ndarray | None
+) -> np.ndarray:
+    """uint8 (P,) with NX for every PE where ``check`` finds an inexact element.
+
+    ``args`` are (P, R, C) arrays; ``sus`` masks elements the engine settles (their
+    check value is meaningless). Without suspects, the first row of every PE is
+    checked first and only PEs still without an inexact element are checked in full.
+    """
+    hit: np.ndarray
+    if sus is None:
+        hit = np.asarray(check(*(v[:, 0] for v in args)).any(axis=1))
+        if args[0].shape[1] > 1 and not hit.all():
+            todo = np.flatnonzero(~hit)
+            rest = check(*(v[todo, 1:] for v in args))
+            hit[todo] = rest.reshape(len(todo), -1).any(axis=1)
+    else:
+        m = check(*args) & ~sus
+        hit = m.reshape(m.shape[0], -1).any(axis=1)
+    return _nx_bits(hit)
+
+
+def _patch(
+    exact: Callable[..., tuple[np.ndarray, np.ndarray]],
+    sus: np.ndarray,
+    r: np.ndarray,
+    status: np.ndarray,
+    *operands: np.ndarray,
+) -> None:
+    """Replace the suspect elements of ``r`` by the engine's results; OR their flags."""
+    idx = np.nonzero(sus)
+    res, flags = exact(*(o[idx] for o in operands))
+    r[idx] = res
+    np.bitwise_or.at(status, idx[0], flags)
+
+
+# ---------------------------------------------------------------- exactness checks
+
+
+def _add_check(x: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return ((s - x) != y) | ((s - y) != x)
+
+
+def _sub_check(x: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    # s = x - y = x + (-y): the add test with -y (negation is exact)
+    return ((x - s) != y) | ((s + y) != x)
+
+
+def _mul_check64(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+    # FP32: the float64 product of two float32 values is exact (48 bits)
+    return r.astype(np.float64) != x.astype(np.float64) * y
+
+
+def _div_check64(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+    # FP32: r = x / y exactly iff r * y == x, and r * y is exact in float64
+    return r.astype(np.float64) * y != x
+
+
+def _sqrt_check64(x: np.ndarray, r: np.ndarray) -> np.ndarray:
+    r64 = r.astype(np.float64)
+    return r64 * r64 != x
+
+
+def _two_prod_ne(p: np.ndarray, q: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """FP64: p * q != target exactly (Dekker TwoProduct; callers keep the safe range)."""
+    h, e = _fa.two_prod(p, q)
+    return (h != target) | (e != 0)
+
+
+def _fp64_mul_check(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+    return _two_prod_ne(x, y, r)
+
+
+def _fp64_div_check(x: np.ndarray, y: np.ndarray, r: np.ndarray) -> np.ndarray:
+    return _two_prod_ne(r, y, x)
+
+
+def _fp64_sqrt_check(x: np.ndarray, r: np.ndarray) -> np.ndarray:
+    return _two_prod_ne(r, r, x)
+
+
+#: FP64 TwoProduct is exact when both factors are below 2**995 (the Veltkamp split
+#: does not overflow) and the product is at least 2**-960 (its error term is not lost)
+_FP64_BIG, _FP64_SMALL = 2.0**995, 2.0**-960
+
+
+# ---------------------------------------------------------------- binary operations
+
+
+def _exact_binary(op: str, dt: DataType) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    def run(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _fa.float_binary(op, dt, x, y)
+
+    return run
+
+
+def _addsub(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
+    x, y = f.widen(a), f.widen(b)
+    s = np.add(x, y) if op == "add" else np.subtract(x, y)
+    # Sums never raise UF (a sum below the smallest normal is exact: both operands are
+    # multiples of the smallest subnormal); NaN/Inf results are the only suspects.
+    if f.same:
+        ok = _all_finite(s)
+        r = s
+    else:
+        # the comp-type sum may be finite while the narrowed one overflows
+        ok = bool(np.abs(s).max() <= f.max_finite)
+        r = f.narrow(s)
+    base = _add_check if op == "add" else _sub_check
+    if f.same:
+        check: _Check = base
+    else:
+
+        def check(x: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
+            return base(x, y, s) | _low_bits(f.low_mask, s)
+
+    if ok:
+        return r, _nx_status(check, (x, y, s), None)
+    sus = ~(np.abs(s) <= f.max_finite)
+    status = _nx_status(check, (x, y, s), sus)
+    _patch(_exact_binary(op, f.dt), sus, r, status, a, b)
+    return r, status
+
+
+def _muldiv(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
+    """Products and quotients (recip is ``div`` with a broadcast 1).
+
+    Suspects: NaN/Inf/overflow results (``|w| > max`` or NaN) and results below twice
+    the smallest normal (possible UF), except zeros made exact by a zero operand (x*0,
+    0*y, 0/y with y finite; x/Inf is a suspect). For FP32 and FP16 the small ones stay
+    native (the "tiny band", :func:`_tiny_band`); the rest go to the engine.
+    """
+    x, y = f.widen(a), f.widen(b)
+    w = np.multiply(x, y) if op == "mul" else np.divide(x, y)
+    r = f.narrow(w)
+    fp64 = f.dt == DataType.FP64
+    lo = _FP64_SMALL if fp64 else 2.0 * f.min_normal
+    ok = bool(w.max() <= f.max_finite) and bool(w.min() >= -f.max_finite)  # NaN: False
+    if ok:
+        t = np.abs(w)
+        ok = bool(t.min() >= lo)
+    unsafe = None
+    if fp64:  # keep TwoProduct in its exact range (see _FP64_BIG)
+        unsafe = (np.abs(x) > _FP64_BIG) | (np.abs(y) > _FP64_BIG) | (np.abs(w) > _FP64_BIG)
+        if op == "div":  # the check multiplies r * y ~ x: x must not be tiny either
+            unsafe |= (np.abs(x) < _FP64_SMALL) & (x != 0)
+        ok = ok and not unsafe.any()
+    if fp64:
+        check: _Check = _fp64_mul_check if op == "mul" else _fp64_div_check
+    elif f.same:
+        check = _mul_check64 if op == "mul" else _div_check64
+    else:
+
+        def check(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+            # products are exact in float32; quotients: see _low_bits
+            return _low_bits(f.low_mask, w)
+
+    if ok:
+        return r, _nx_status(check, (x, y, w), None)
+    t = np.abs(w)
+    # (0/Inf = 0 is exact too, but its check r*y = 0*Inf would be NaN: a suspect)
+    zero_ok = ((x == 0) | (y == 0)) if op == "mul" else ((x == 0) & np.isfinite(y))
+    small = (t < lo) & ~((t == 0) & zero_ok)
+    sus = ~(t <= f.max_finite) | small
+    if unsafe is not None:
+        sus |= unsafe
+    status = _nx_status(check, (x, y, w), sus)
+    if f.dt in _TINY_BAND and small.any():
+        # small results of finite operands are settled natively (x/Inf is not)
+        band = small & np.isfinite(x) & np.isfinite(y)
+        _tiny_band(op, f, band, x, y, r, status)
+        sus &= ~band
+    if sus.any():
+        _patch(_exact_binary(op, f.dt), sus, r, status, a, b)
+    return r, status
+
+
+#: p of the types whose tiny results are settled natively, and the after-rounding
+#: tininess threshold T = (1 - 2**-(p+1)) * smallest normal: a value rounds, with
+#: unbounded exponent, to below the smallest normal exactly when it is below T
+_TINY_BAND = {DataType.FP32: 24, DataType.FP16: 11}
+
+
+def _tiny_threshold(f: _Fmt) -> float:
+    return f.min_normal * (1.0 - 2.0 ** -(_TINY_BAND[f.dt] + 1))
+
+
+def _tiny_band(
+    op: str,
+    f: _Fmt,
+    band: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    r: np.ndarray,
+    status: np.ndarray,
+) -> None:
+    """OR the flags of finite results below twice the smallest normal (FP32, FP16).
+
+    Their native values are already right: FP32 is IEEE; an FP16 product is exact in
+    float32 and rounded once, an FP16 quotient is rounded twice innocuously (the
+    subnormal grid is coarser still). Exactness and tininess are decided in float64,
+    where the products involved (at most 49 bits) are exact: a product is inexact iff
+    r != x*y, a quotient iff r*y != x; tininess after rounding is |x*y| < T, resp.
+    |x| < T*|y|. UF = tiny and inexact, NX = inexact (the engine's definition).
+    """
+    idx = np.nonzero(band)
+    xs, ys = x[idx].astype(np.float64), y[idx].astype(np.float64)
+    rs = f.widen(r[idx]).astype(np.float64)
+    thr = _tiny_threshold(f)
+    if op == "mul":
+        exact = xs * ys
+        inexact = rs != exact
+        tiny = np.abs(exact) < thr
+    else:
+        inexact = rs * ys != xs
+        tiny = np.abs(xs) < thr * np.abs(ys)
+    flags = np.where(inexact, NX, 0) | np.where(inexact & tiny, UF, 0)
+    np.bitwise_or.at(status, idx[0], flags.astype(np.uint8))
+
+
+def _minmax(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
+    """``HardwareNumericMinMaxSpecial``: ties keep the left operand, max(+0, -0) = +0,
+    min(+0, -0) = -0; any NaN operand goes to the engine."""
+    x, y = f.widen(a), f.widen(b)
+    pick = (x >= y) if op == "max" else (x <= y)
+    r = np.where(pick, a, b)
+    status = np.zeros(p, np.uint8)
+    nan = np.isnan(x) | np.isnan(y)
+    zero = r == 0  # only where the result is a zero can the zero rule apply
+    if zero.any():
+        both = zero & (x == 0) & (y == 0)
+        if both.any():
+            ub = np.dtype(f"u{f.carrier.itemsize}")
+            za, zb = a.view(ub), b.view(ub)
+            zr = (za & zb) if op == "max" else (za | zb)  # zeros differ only in the sign
+            r.view(ub)[both] = zr[both]
+    if nan.any():
+        _patch(_exact_binary(op, f.dt), nan, r, status, a, b)
+    return r, status
+
+
+_BINARY: dict[str, Callable[[str, _Fmt, np.ndarray, np.ndarray, int], Result]] = {
+    "add": _addsub,
+    "sub": _addsub,
+    "mul": _muldiv,
+    "div": _muldiv,
+    "max": _minmax,
+    "min": _minmax,
+}
+
+
+# ---------------------------------------------------------------- clean arithmetic
+
+#: the NX probe looks at the first 16 elements of every PE's first row
+_PROBE_AT = (slice(None), 0, slice(None, 16))
+#: uint8 (P,) statuses with NX on every PE, copied out (cheaper than building one)
+_ALL_NX = {p: np.full(p, NX, np.uint8) for p in range(1, 5)}
+
+_Rows = list[list[float]]
+_Hits = Callable[[_Rows, _Rows, _Rows], list[bool]]
+
+
+def _sample(x: np.ndarray) -> _Rows:
+    """The probe sample of an operand as Python floats (kept for immutable operands)."""
+    known = _FINITE.get(id(x))
+    if known is not None and known.ref() is x:
+        if known.sample is None:
+            known.sample = x[_PROBE_AT].tolist()
+        return known.sample
+    return x[_PROBE_AT].tolist()
+
+
+def _clean(
+    clean: tuple[np.ufunc, _Hits, _Check], x: np.ndarray, y: np.ndarray, p: int
+) -> Result | None:
+    """The clean path (see :func:`binary`): the native result and its NX status, or None
+    when the operation raised an IEEE exception.
+
+    The probe ``hits`` tests the first 16 elements of every PE's first row exactly, in
+    Python floats (IEEE binary64, which holds these operands and results exactly and
+    makes the tests below exact), stopping at the first inexact element: ordinary data
+    is inexact almost everywhere, and a few scalar tests cost less than the numpy calls
+    of a vectorized probe. PEs where it finds nothing are tested in full by ``full``
+    (True exactly at inexact elements).
+    """
+    ufunc, hits, full = clean
+    w = _raising(ufunc, x, y)
+    if w is None:
+        return None
+    hit = hits(_sample(x), _sample(y), w[_PROBE_AT].tolist())
+    if all(hit):
+        return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
+    todo = [pe for pe, h in enumerate(hit) if not h]
+    found = full(x[todo], y[todo], w[todo]).reshape(len(todo), -1).any(axis=1)
+    status = _nx_bits(np.array(hit))
+    status[todo] = _nx_bits(found)
+    return w, status
+
+
+# The scalar probes, one per operation (a loop each: a call per element would cost more).
+# FP64 sums use the Fast2Sum test of _add_check. FP32 values are binary64 numbers, so a
+# binary64 sum that differs from the float32 result proves it inexact (an exact float32
+# sum is the exact binary64 sum); products and quotients of two float32 values are
+# checked exactly with the exact binary64 product.
+
+
+def _hits_add32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    out = []
+    for xr, yr, wr in zip(xs, ys, ws):
+        hit = False
+        for a, b, c in zip(xr, yr, wr):
+            if c != a + b:
+                hit = True
+                break
+        out.append(hit)
+    return out
+
+
+def _hits_sub32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    out = []
+    for xr, yr, wr in zip(xs, ys, ws):
+        hit = False
+        for a, b, c in zip(xr, yr, wr):
+            if c != a - b:
+                hit = True
+                break
+        out.append(hit)
+    return out
+
+
+def _hits_add(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    out = []
+    for xr, yr, wr in zip(xs, ys, ws):
+        hit = False
+        for a, b, c in zip(xr, yr, wr):
+            if c - a != b or c - b != a:
+                hit = True
+                break
+        out.append(hit)
+    return out
+
+
+def _hits_sub(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    out = []
+    for xr, yr, wr in zip(xs, ys, ws):
+        hit = False
+        for a, b, c in zip(xr, yr, wr):
+            if a - c != b or c + b != a:
+                hit = True
+                break
+        out.append(hit)
+    return out
+
+
+def _hits_mul32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    out = []
+    for xr, yr, wr in zip(xs, ys, ws):
+        hit = False
+        for a, b, c in zip(xr, yr, wr):
+            if c != a * b:
+                hit = True
+                break
+        out.append(hit)
+    return out
+
+
+def _hits_div32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    out = []
+    for xr, yr, wr in zip(xs, ys, ws):
+        hit = False
+        for a, b, c in zip(xr, yr, wr):
+            if c * b != a:
+                hit = True
+                break
+        out.append(hit)
+    return out
+
+
+#: the "clean" path: FP32 (+ - * /) and FP64 (+ -) with finite operands whose native
+#: operation raised no IEEE exception: (ufunc, scalar probe, vectorized NX test)
+_CLEAN: dict[DataType, dict[str, tuple[np.ufunc, _Hits, _Check]]] = {
+    DataType.FP32: {
+        "add": (np.add, _hits_add32, _add_check),
+        "sub": (np.subtract, _hits_sub32, _sub_check),
+        "mul": (np.multiply, _hits_mul32, _mul_check64),
+        "div": (np.divide, _hits_div32, _div_check64),
+    },
+    DataType.FP64: {
+        "add": (np.add, _hits_add, _add_check),
+        "sub": (np.subtract, _hits_sub, _sub_check),
+    },
+}
+
+
+#: (DataType, op) -> (format, general path, clean path or None)
+_BINARY_PLANS: dict[
+    tuple[DataType, str],
+    tuple[
+        _Fmt,
+        Callable[[str, _Fmt, np.ndarray, np.ndarray, int], Result],
+        tuple[np.ufunc, _Hits, _Check] | None,
+    ],
+] = {
+    (dt, op): (f, fn, _CLEAN.get(dt, {}).get(op))
+    for dt, f in FORMATS.items()
+    for op, fn in _BINARY.items()
+}
+
+
+def binary(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None:
+    """Fast ``core.binary`` for FP64/FP32/FP16/BF16 add, sub, mul, div, max, min.
+
+    None when not applicable (other types or ops, non-carrier inputs, unusual shapes):
+    the caller then uses the exact engine.
+
+    The clean path: when both operands are finite (:func:`_finite_operand`) and the
+    native FP32/FP64 operation raises no IEEE exception (:func:`_raising`), every result
+    is finite and the engine could only add NX (no NaN, Inf, overflow, division by
+    zero, invalid operation or inexact tiny result exists), so NX is all that is left
+    to decide. Everything else takes the per-element suspect analysis.
+    """
+    plan = _BINARY_PLANS.get((dt, op))
+    if plan is None:
+        return None
+    f, fn, clean = plan
+    if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+    car = f.carrier
+    if a.dtype != car or b.dtype != car or not 1 <= a.ndim <= 3:
+        return None
+    shape = a.shape
+    if b.shape != shape:
+        shape = np.broadcast_shapes(shape, b.shape)
+        if len(shape) != a.ndim:
+            return None
+    if 0 in shape:
+        return None
+    p = shape[0]
+    if len(shape) == 3 and a.shape == b.shape:  # the executor's case: no views needed
+        x, y = a, b
+    else:
+        x, y = _to3(a, shape), _to3(b, shape)
+    if _EXTOBJ is None:  # pragma: no cover
+        with np.errstate(all="ignore"):
+            r, st = fn(op, f, x, y, p)
+    else:
+        token = _EXTOBJ.set(_QUIET)
+        try:
+            res = None
+            if clean is not None and _finite_operand(a) and _finite_operand(b):
+                res = _clean(clean, x, y, p)
+            r, st = fn(op, f, x, y, p) if res is None else res
+        finally:
+            _EXTOBJ.reset(token)
+    # (a reshaped result would be a view, which the executor copies before publishing)
+    return (r if r.shape == shape else r.reshape(shape)), st
+
+
+# ---------------------------------------------------------------- unary operations
+
+
+def _exact_unary(op: str, dt: DataType) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    def run(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _fa.float_unary(op, dt, x)
+
+    return run
+
+
+def _sqrt(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
+    """Square roots never underflow or overflow; negative, NaN and Inf operands are the
+    suspects (both zeros are exact: sqrt(-0) = -0, as the engine keeps the operand)."""
+    x = f.widen(a)
+    w = np.sqrt(x)
+    r = f.narrow(w)
+    if f.dt == DataType.FP64:
+        check: _Check = _fp64_sqrt_check
+    elif f.same:
+        check = _sqrt_check64
+    else:
+
+        def check(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+            return _low_bits(f.low_mask, w)
+
+    ok = _all_finite(w)
+    small = None
+    if f.dt == DataType.FP64:  # TwoProduct(r, r) exact needs x >= 2**-960
+        small = (x < _FP64_SMALL) & (x != 0)
+        ok = ok and not small.any()
+    if ok:
+        return r, _nx_status(check, (x, w), None)
+    sus = ~np.isfinite(w)
+    if small is not None:
+        sus |= small
+    status = _nx_status(check, (x, w), sus)
+    _patch(_exact_unary(op, f.dt), sus, r, status, a)
+    return r, status
+
+
+def _recip(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
+    """recip = 1 / x correctly rounded, which for these formats is ``div(1, x)`` in every
+    case: 1/0 = signed Inf with DZ, 1/Inf = signed 0, NaN -> canonical NaN (NV if sNaN)."""
+    one = np.broadcast_to(np.ones((), f.carrier), a.shape)
+    return _muldiv("div", f, one, a, p)
+
+
+def _widen64(f: _Fmt, a: np.ndarray) -> np.ndarray:
+    """Exact float64 values of a carrier array (contiguous, as the engine evaluates)."""
+    return np.ascontiguousarray(f.widen(a), np.float64)
+
+
+#: precision p of the types whose tiny exp results stay native (see _transcendental)
+_EXP_TINY = {DataType.FP64: 53, DataType.FP32: 24, DataType.FP16: 11}
+
+
+def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
+    """exp, log, rsqrt: the engine's numpy FP64 evaluation y, rounded once.
+
+    The engine raises, for an ordinary operand (finite; nonzero for exp; positive for
+    log and rsqrt), the flags of a value just beyond y: always NX, UF when that value is
+    tiny after rounding, i.e. y < T = (1 - 2**-(p+1)) * smallest normal (a float64 y
+    equal to T still rounds up), OF beyond the overflow threshold. Exact exceptions:
+    exp(+-0) = 1 (a special operand there), log(1) = +0, rsqrt(4**k). Ordinary operands
+    with y up to the largest finite value are settled here (for BF16 only y >= twice the
+    smallest normal, as :func:`_bf16_from_f64` covers the normal range); log and rsqrt
+    results are never tiny. The rest goes to the engine.
+    """
+    x = _widen64(f, a)
+    if op == "exp":
+        y = np.exp(x)
+    elif op == "log":
+        y = np.log(x)
+    else:
+        y = 1.0 / np.sqrt(x)
+    r = f.narrow64(y)
+    t = np.abs(y)
+    tiny_p = _EXP_TINY.get(f.dt) if op == "exp" else None
+    if op == "exp":
+        ok_elem = (t <= f.max_finite) & np.isfinite(x)
+        if tiny_p is None:
+            ok_elem &= t >= 2.0 * f.min_normal
+        exact = x == 0
+    elif op == "log":
+        ok_elem = (x > 0) & (t <= f.max_finite) & ((t >= 2.0 * f.min_normal) | (x == 1))
+        exact = x == 1
+    else:
+        ok_elem = (x > 0) & (t >= 2.0 * f.min_normal) & (t <= f.max_finite)
+        m, e = np.frexp(x)
+        exact = (m == 0.5) & ((e & 1) == 1)  # x = 2**(e-1) with e - 1 even
+    nx = ok_elem & ~exact
+    status = _nx_bits(nx.reshape(p, -1).any(axis=1))
+    if tiny_p is not None:
+        thr = f.min_normal * (1.0 - 2.0 ** -(tiny_p + 1))
+        uf = nx & (t < thr)
+        if uf.any():
+            status |= uf.reshape(p, -1).any(axis=1).astype(np.uint8) * np.uint8(UF)
+    if not ok_elem.all():
+        _patch(_exact_unary(op, f.dt), ~ok_elem, r, status, a)
+    return r, status
+
+
+def _relu(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
+    """relu keeps positive numbers and gives +0 otherwise (-0 too); a NaN operand gives
+    the canonical NaN, with NV when it is signalling (as ``core.unary``)."""
+    x = f.widen(a)
+    r = np.where(x > 0, a, np.zeros((), f.carrier))
+    status = np.zeros(p, np.uint8)
+    nan = np.isnan(x)
+    if nan.any():
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        quiet = ub.type(_QUIET_BIT[f.dt])
+        snan = nan & ((a.view(ub) & quiet) == 0)
+        r.view(ub)[nan] = CANONICAL_NAN[f.dt]
+        status |= snan.reshape(p, -1).any(axis=1).astype(np.uint8) * np.uint8(NV)
+    return r, status
+
+
+#: the quiet bit (top fraction bit) of each format's NaNs
+_QUIET_BIT = {DataType.FP64: 1 << 51, DataType.FP32: 1 << 22, DataType.FP16: 1 << 9,
+              DataType.BF16: 1 << 6}  # fmt: skip
+
+
+_UNARY: dict[str, Callable[[str, _Fmt, np.ndarray, int], Result]] = {
+    "sqrt": _sqrt,
+    "recip": _recip,
+    "exp": _transcendental,
+    "log": _transcendental,
+    "rsqrt": _transcendental,
+    "relu": _relu,
+}
+
+
+def unary(op: str, dt: DataType, a: np.ndarray) -> Result | None:
+    """Fast ``core.unary`` for FP64/FP32/FP16/BF16 sqrt, recip, exp, log, rsqrt, relu
+    (None when not applicable)."""
+    f = FORMATS.get(dt)
+    fn = _UNARY.get(op)
+    if f is None or fn is None:
+        return None
+    a = np.asarray(a)
+    if a.dtype != f.carrier or not 1 <= a.ndim <= 3 or 0 in a.shape:
+        return None
+    shape = a.shape
+    r, st = _quiet(fn, op, f, _to3(a, shape), shape[0])
+    return (r if r.shape == shape else r.reshape(shape)), st
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def fold(
+    op: str, dt: DataType, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Left fold of (P, N, K) over K, as ``reduce`` defines it, for FP64/FP32/FP16/BF16.
+
+    Returns ``(acc (P, N) carrier, status (P,), redo (P, N) bool)``: rows marked in
+    ``redo`` hold no valid result and must be folded by the caller's exact loop (their
+    status is not included). None when not applicable.
+
+    * sum/prod: ``np.add/multiply.accumulate`` over ``[init, x0, x1, ...]`` in the
+      carrier performs exactly the engine's steps (each step rounds once to the element
+      type: native for FP32/FP64; numpy's float16 and ml_dtypes' bfloat16 loops compute
+      in float32 and round to nearest even, innocuous as in the module docstring). Rows
+      with a NaN/Inf partial (and, for prod, a partial that may be tiny) are redone;
+      every other step can only raise NX, checked per step as in :func:`binary`.
+    * max/min: rows without NaN fold to the numeric extremum (ties keep the earlier
+      element, whose bits are equal) except for zeros: max of zeros is +0 unless every
+      zero is -0, min of zeros is -0 if any zero is -0. No status without NaN.
+    """
+    f = FORMATS.get(dt)
+    if f is None or x.dtype != f.carrier or x.ndim != 3 or 0 in x.shape:
+        return None
+    if op in ("sum", "prod"):
+        if op == "prod" and dt == DataType.FP64:
+            return None
+        return _quiet(_fold_arith, op, f, x)
+    if op in ("max", "min"):
+        return _quiet(_fold_extreme, op, f, x)
+    return None
+
+
+def _fold_arith(op: str, f: _Fmt, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    p, n, k = x.shape
+    work = np.empty((p, n, k + 1), f.carrier)
+    work[:, :, 0] = 0 if op == "sum" else 1
+    work[:, :, 1:] = x
+    ufunc = np.add if op == "sum" else np.multiply
+    part = ufunc.accumulate(work, axis=2)
+    acc = part[:, :, -1].copy()
+    pw, xw = f.widen(part), f.widen(x)
+    prev, cur = pw[:, :, :-1], pw[:, :, 1:]
+    tail = np.abs(pw[:, :, -1])
+    if op == "sum":
+        # an Inf/NaN partial stays non-finite, so the last partial tells; a step is
+        # exact iff the Fast2Sum test passes (cur is the p-bit rounding of prev + x,
+        # the test runs in the compute type, which holds every p-bit number)
+        redo = ~(tail <= f.max_finite)
+        m = _add_check(prev, xw, cur)
+    else:
+        # partials that may be tiny (UF) are redone; the others are exact products
+        # checked in a type where the product of two partials' factors is exact
+        redo = ~(tail <= f.max_finite) | (np.abs(cur) < 2.0 * f.min_normal).any(axis=2)
+        if f.same:
+            m = cur.astype(np.float64) != prev.astype(np.float64) * xw
+        else:
+            m = prev * xw != cur
+    m &= ~redo[:, :, None]
+    nx = m.reshape(p, -1).any(axis=1)
+    return acc, _nx_bits(nx), redo
+
+
+def _fold_extreme(op: str, f: _Fmt, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    p, n, k = x.shape
+    status = np.zeros(p, np.uint8)
+    if k == 1:  # a single element is returned unchanged (no step, no status)
+        return x[:, :, 0].copy(), status, np.zeros((p, n), bool)
+    w = f.widen(x)
+    m = w.max(axis=2) if op == "max" else w.min(axis=2)  # NaN propagates
+    redo = np.isnan(m)
+    acc = f.narrow(m)
+    zero = m == 0
+    if zero.any():
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        bits = np.ascontiguousarray(x).view(ub)
+        sign = ub.type(1 << (8 * f.carrier.itemsize - 1))
+        if op == "max":  # +0 unless every zero of the row is -0
+            neg = ~(bits == 0).any(axis=2)
+        else:  # -0 if any zero of the row is -0
+            neg = (bits == sign).any(axis=2)
+        acc.view(ub)[zero] = np.where(neg, sign, ub.type(0))[zero]
+    return acc, status, redo
+
+
+def arg_fold(op: str, dt: DataType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """ARGMAX/ARGMIN of (P, N, K) over K: ``(index (P, N) int64, redo (P, N) bool)``.
+
+    Rows without NaN whose extremum is nonzero move the index exactly once, at the first
+    occurrence of the extremum (later equal elements have the accumulator's bits), so
+    ``np.argmax``/``np.argmin`` (first occurrence) is the engine's answer and there is
+    no status. Rows with a NaN or a zero extremum are redone by the caller.
+    """
+    f = FORMATS.get(dt)
+    if f is None or x.dtype != f.carrier or x.ndim != 3 or 0 in x.shape:
+        return None
+    w = f.widen(x)
+    m = w.max(axis=2) if op == "argmax" else w.min(axis=2)
+    idx = np.argmax(w, axis=2) if op == "argmax" else np.argmin(w, axis=2)
+    redo = np.isnan(m) | (m == 0)
+    return idx, redo

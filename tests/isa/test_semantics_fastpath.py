@@ -1,0 +1,522 @@
+"""The native fast paths (``semantics.fastpath``) are bit-identical to the exact engine.
+
+Every accelerated operation x DataType is run twice on the same operands: through the
+fast path (the default) and through the exact engine (``exact=True`` for
+``core.binary``/``core.unary``, :func:`fastpath.exact_only` for everything built on
+them: reductions, expansions, tile-scalar ops, EXPDIF). Results are compared as raw
+bits (NaN payloads and zero signs included) together with the status vectors.
+
+Operands are adversarial: signed zeros, subnormals, smallest/largest normals, +-Inf,
+quiet and signalling NaNs with payloads, values around the overflow and underflow
+boundaries of each operation, ordinary values whose results are exact (to exercise the
+per-PE NX sampling), and random bit patterns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptoc.backend.isa.datatypes import DataType as D
+from ptoc.backend.isa.datatypes import info
+from ptoc.backend.isa.semantics import core, expand, fastpath, reduce, scalar
+from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE
+
+FAST = [D.FP64, D.FP32, D.FP16, D.BF16]
+BINARY = ["add", "sub", "mul", "div", "max", "min"]
+UNARY = ["sqrt", "recip", "exp", "log", "rsqrt", "relu"]
+#: (width, exponent bits, fraction bits)
+LAYOUT = {D.FP64: (64, 11, 52), D.FP32: (32, 8, 23), D.FP16: (16, 5, 10), D.BF16: (16, 8, 7)}
+UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+NV, DZ, OF, UF, NX = 1, 2, 4, 8, 16
+
+
+# ---------------------------------------------------------------- operands
+
+
+def _bits(dt: D, sign: int, exp: int, frac: int) -> int:
+    w, _, m = LAYOUT[dt]
+    return (sign << (w - 1)) | (exp << m) | frac
+
+
+def special_bits(dt: D) -> list[int]:
+    """Adversarial encodings: zeros, subnormals, normals at the edges, Inf, NaNs."""
+    w, e, m = LAYOUT[dt]
+    bias, top, fmax = (1 << (e - 1)) - 1, (1 << e) - 1, (1 << m) - 1
+    mags = [
+        0, 1, 2, 3, fmax, fmax - 1, 1 << (m - 1),  # zero and subnormals
+        _bits(dt, 0, 1, 0), _bits(dt, 0, 1, 1), _bits(dt, 0, 1, fmax), _bits(dt, 0, 2, 0),
+        _bits(dt, 0, bias, 0), _bits(dt, 0, bias, 1), _bits(dt, 0, bias - 1, fmax),
+        _bits(dt, 0, bias + 1, 0), _bits(dt, 0, bias, 1 << (m - 1)),  # 1, 1+u, 1-u/2, 2, 1.5
+        _bits(dt, 0, top - 1, fmax), _bits(dt, 0, top - 1, fmax - 1), _bits(dt, 0, top - 1, 0),
+        _bits(dt, 0, (bias + top) // 2, 0), _bits(dt, 0, (bias + top) // 2, fmax),  # ~sqrt max
+        _bits(dt, 0, bias // 2, 0), _bits(dt, 0, bias // 2 + 1, fmax),  # ~sqrt min normal
+        _bits(dt, 0, top, 0),  # Inf
+        _bits(dt, 0, top, 1 << (m - 1)), _bits(dt, 0, top, (1 << (m - 1)) | 5),  # quiet NaNs
+        _bits(dt, 0, top, 1), _bits(dt, 0, top, fmax >> 1),  # signalling NaNs
+    ]  # fmt: skip
+    return mags + [v | (1 << (w - 1)) for v in mags]
+
+
+def moderate_bits(dt: D) -> st.SearchStrategy[int]:
+    """Ordinary numbers: exponent within a few binades of 1 (most results are normal)."""
+    _, e, m = LAYOUT[dt]
+    bias = (1 << (e - 1)) - 1
+    spread = min(bias - 2, 12)
+    return st.builds(
+        lambda s, x, f: _bits(dt, s, bias + x, f),
+        st.integers(0, 1),
+        st.integers(-spread, spread),
+        st.one_of(st.integers(0, (1 << m) - 1), st.sampled_from([0, 1, 1 << (m - 1)])),
+    )
+
+
+def element(dt: D) -> st.SearchStrategy[int]:
+    w = LAYOUT[dt][0]
+    return st.one_of(
+        st.sampled_from(special_bits(dt)), moderate_bits(dt), st.integers(0, (1 << w) - 1)
+    )
+
+
+def carrier_array(dt: D, bits: list[int] | np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    w = LAYOUT[dt][0]
+    return np.array(bits, np.uint64).astype(UINT[w]).reshape(shape).view(info(dt).carrier)
+
+
+@st.composite
+def tiles(draw: st.DrawFn, dt: D, n: int = 2) -> list[np.ndarray]:
+    """``n`` same-shape (P, R, C) carrier arrays of adversarial elements."""
+    shape = (draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 9)))
+    size = shape[0] * shape[1] * shape[2]
+    elems = st.lists(element(dt), min_size=size, max_size=size)
+    return [carrier_array(dt, draw(elems), shape) for _ in range(n)]
+
+
+def raw(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view(UINT[a.dtype.itemsize * 8])
+
+
+def assert_same(fast: tuple[np.ndarray, ...], exact: tuple[np.ndarray, ...]) -> None:
+    """Results bit for bit (dtype, shape, NaN payloads, zero signs) and status vectors."""
+    assert len(fast) == len(exact)
+    for f, e in zip(fast, exact, strict=True):
+        f, e = np.asarray(f), np.asarray(e)
+        assert f.dtype == e.dtype and f.shape == e.shape, (f.dtype, e.dtype, f.shape, e.shape)
+        if f.dtype.kind == "f" or f.dtype == info(D.BF16).carrier:
+            fb, eb = raw(f), raw(e)
+            bad = np.flatnonzero(fb != eb)
+            assert bad.size == 0, (
+                f"{bad.size} element(s) differ, first at {bad[0]}: "
+                f"{hex(int(fb.reshape(-1)[bad[0]]))} vs {hex(int(eb.reshape(-1)[bad[0]]))}"
+            )
+        else:
+            assert np.array_equal(f, e), (f, e)
+
+
+def both(fn: Callable[[], tuple[np.ndarray, ...]]) -> None:
+    """``fn()`` with fast paths against ``fn()`` inside :func:`fastpath.exact_only`."""
+    fast = fn()
+    with fastpath.exact_only():
+        exact = fn()
+    assert_same(fast, exact)
+
+
+# ---------------------------------------------------------------- elementwise
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", BINARY)
+@given(data=st.data())
+def test_binary_matches_engine(op: str, dt: D, data: st.DataObject) -> None:
+    a, b = data.draw(tiles(dt))
+    assert_same(core.binary(op, dt, a, b), core.binary(op, dt, a, b, exact=True))
+
+
+def frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only copy, as the executor publishes tiles (its finiteness is cached)."""
+    c = a.copy()
+    c.flags.writeable = False
+    return c
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", BINARY)
+@given(data=st.data())
+def test_binary_on_published_operands(op: str, dt: D, data: st.DataObject) -> None:
+    """Read-only operands are scanned for NaN/Inf once and remembered: the second call
+    takes the clean path from the cache and must still agree."""
+    a, b = (frozen(v) for v in data.draw(tiles(dt)))
+    want = core.binary(op, dt, a, b, exact=True)
+    assert_same(core.binary(op, dt, a, b), want)
+    assert_same(core.binary(op, dt, a, b), want)
+    assert_same(
+        core.binary(op, dt, a[:, :1], b[:, :1]),
+        core.binary(op, dt, a[:, :1], b[:, :1], exact=True),
+    )
+
+
+def test_finiteness_is_remembered_only_for_immutable_arrays() -> None:
+    base = np.ones((2, 2, 4), np.float32)
+    view = base[:, :, :3]
+    view.flags.writeable = False  # read-only view of a writable owner: not remembered
+    other = np.full((2, 2, 3), 2.0**127, np.float32)
+    assert_same(core.binary("add", D.FP32, view, other),
+                core.binary("add", D.FP32, view, other, exact=True))  # fmt: skip
+    base[1, 1, 1] = np.inf
+    base[0, 0, 0] = 2.0**127
+    got = core.binary("add", D.FP32, view, other)
+    assert_same(got, core.binary("add", D.FP32, view, other, exact=True))
+    assert got[1].tolist() == [OF | NX, NX]  # PE0 overflows now, PE1 adds an Inf
+    owner = np.ones((2, 2, 3), np.float32)
+    owner.flags.writeable = False
+    assert fastpath._finite_operand(owner) and fastpath._finite_operand(owner[:, :1])
+    assert id(owner) in fastpath._FINITE
+    key = id(owner)
+    del owner
+    assert key not in fastpath._FINITE  # forgotten with the array
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", UNARY)
+@given(data=st.data())
+def test_unary_matches_engine(op: str, dt: D, data: st.DataObject) -> None:
+    (a,) = data.draw(tiles(dt, 1))
+    assert_same(core.unary(op, dt, a), core.unary(op, dt, a, exact=True))
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", BINARY)
+@given(data=st.data())
+def test_binary_broadcast_shapes(op: str, dt: D, data: st.DataObject) -> None:
+    """Tile-scalar (P, 1, 1), row/column broadcast (P, R, 1)/(P, 1, C) and 2-D fold steps."""
+    a, b = data.draw(tiles(dt))
+    for other in (b[:, :1, :1], b[:, :, :1], b[:, :1, :]):
+        assert_same(core.binary(op, dt, a, other), core.binary(op, dt, a, other, exact=True))
+    a2, b2 = a[:, 0], b[:, 0]
+    assert_same(core.binary(op, dt, a2, b2), core.binary(op, dt, a2, b2, exact=True))
+
+
+RNG_CASES = ["bits", "normal", "integers", "tiny", "huge", "late_inexact"]
+
+
+def rng_operands(dt: D, case: str, seed: int, shape: tuple[int, int, int]) -> np.ndarray:
+    """Large operand tiles of one flavour (numpy generator, deterministic)."""
+    rng = np.random.default_rng(seed)
+    w, e, m = LAYOUT[dt]
+    bias = (1 << (e - 1)) - 1
+    car = info(dt).carrier
+    if case == "bits":  # uniformly random encodings (every class, NaN payloads)
+        raw_bits = rng.integers(0, 1 << w, size=shape, dtype=np.uint64)
+        return raw_bits.astype(UINT[w]).view(car)
+    if case == "normal":
+        return rng.standard_normal(shape).astype(np.float32).astype(car)
+    if case == "integers":  # exact sums and products: the sampling has to look further
+        return rng.integers(-8, 9, size=shape).astype(car)
+    if case in ("tiny", "huge"):  # exponents at the bottom/top of the range
+        exps = (
+            rng.integers(1, 4, size=shape)
+            if case == "tiny"
+            else bias + rng.integers(bias - 4, bias + 1, size=shape)
+        )
+        if case == "tiny":
+            exps = exps + rng.integers(0, (bias + 1) // 2, size=shape) * (
+                rng.random(shape) < 0.5
+            )
+        frac = rng.integers(0, 1 << m, size=shape, dtype=np.uint64)
+        sign = rng.integers(0, 2, size=shape, dtype=np.uint64)
+        b = (sign << np.uint64(w - 1)) | (exps.astype(np.uint64) << np.uint64(m)) | frac
+        return b.astype(UINT[w]).view(car)
+    # late_inexact: exact data except one inexact element in the last row of PE 1
+    x = rng.integers(-8, 9, size=shape).astype(car)
+    x[1 % shape[0], -1, -1] = car.type(1.0) / car.type(3.0) if car != np.float16 else 0.3
+    return x
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("case", RNG_CASES)
+def test_binary_and_unary_on_large_tiles(case: str, dt: D) -> None:
+    shape = (4, 16, 64)
+    a = rng_operands(dt, case, 1, shape)
+    b = rng_operands(dt, case, 2, shape)
+    mixed = rng_operands(dt, "normal", 3, shape)
+    for op in BINARY:
+        for x, y in ((a, b), (a, mixed), (mixed, b)):
+            assert_same(core.binary(op, dt, x, y), core.binary(op, dt, x, y, exact=True))
+    for op in UNARY:
+        for x in (a, np.abs(a) if case != "bits" else a):
+            assert_same(core.unary(op, dt, x), core.unary(op, dt, x, exact=True))
+
+
+def _near(dt: D, v: np.ndarray, rng: np.random.Generator, ulps: int = 3) -> np.ndarray:
+    """Carrier values within a few ulps of the float64 values ``v`` (both signs)."""
+    w = LAYOUT[dt][0]
+    car = info(dt).carrier
+    with np.errstate(over="ignore"):
+        c = v.astype(car) if dt != D.BF16 else v.astype(np.float32).astype(car)
+    step = rng.integers(-ulps, ulps + 1, size=v.shape).astype(np.int64)
+    bits = raw(c).astype(np.int64) + step
+    bits = np.clip(bits, 0, (1 << (w - 1)) - 1) if w < 64 else bits
+    out = bits.astype(UINT[w]).view(car)
+    neg = rng.random(v.shape) < 0.5
+    return np.where(neg, -out, out).astype(car)
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+def test_underflow_and_overflow_boundaries(dt: D) -> None:
+    """Products, quotients and exponentials landing around the smallest normal (the
+    tiny band, after-rounding tininess), the subnormal range and the overflow edge."""
+    rng = np.random.default_rng(7)
+    shape = (4, 8, 64)
+    fi = ml_dtypes.finfo(info(dt).carrier) if dt == D.BF16 else np.finfo(info(dt).carrier)
+    mn, mx = float(fi.smallest_normal), float(fi.max)
+    x = _near(dt, 1.0 + rng.random(shape), rng)
+    for target in (mn, mn * 0.5, mn * (1 - 2.0**-8), mn * 2, mn * 2.0**-5, mx, mx * 0.75):
+        with np.errstate(over="ignore"):
+            y_mul = _near(dt, np.abs(target / x.astype(np.float64)), rng)
+            y_div = _near(dt, np.abs(x.astype(np.float64) / target), rng)
+        for op, y in (("mul", y_mul), ("div", y_div)):
+            assert_same(core.binary(op, dt, x, y), core.binary(op, dt, x, y, exact=True))
+            assert_same(core.binary(op, dt, y, x), core.binary(op, dt, y, x, exact=True))
+        big = _near(dt, np.full(shape, target), rng)
+        assert_same(
+            core.binary("add", dt, big, big), core.binary("add", dt, big, big, exact=True)
+        )
+        assert_same(core.unary("recip", dt, big), core.unary("recip", dt, big, exact=True))
+    # exp around log(smallest normal), log(largest finite) and the subnormal range
+    for edge in (np.log(mn), np.log(mn) - 3.0, np.log(mx), np.log(mn * 2.0**-9)):
+        e = _near(dt, np.abs(np.full(shape, edge)) * np.sign(edge), rng, ulps=40)
+        e = np.where(raw(e) >> np.uint64(LAYOUT[dt][0] - 1), e, -e) if edge < 0 else np.abs(e)
+        e = e.astype(info(dt).carrier)
+        assert_same(core.unary("exp", dt, e), core.unary("exp", dt, e, exact=True))
+
+
+@pytest.mark.parametrize("dt", [D.FP32, D.FP16], ids=lambda d: d.name)
+def test_after_rounding_tininess_band(dt: D) -> None:
+    """Products and quotients just below the smallest normal: those that round up to it
+    (in [T, min normal), T = (1 - 2**-(p+1)) * min normal) are not tiny after rounding
+    (NX only), those below T are (UF and NX)."""
+    rng = np.random.default_rng(12)
+    car = info(dt).carrier
+    p = 24 if dt == D.FP32 else 11
+    mn = float(np.finfo(car).smallest_normal)
+    thr = mn * (1 - 2.0 ** -(p + 1))
+    x = (1.0 + rng.random(20000)).astype(car)
+    steps = rng.integers(-2, 3, size=x.size).astype(np.int64)
+    y_mul = raw((mn / x.astype(np.float64)).astype(car)).astype(np.int64) + steps
+    y_mul = y_mul.astype(UINT[LAYOUT[dt][0]]).view(car)
+    x_div = raw((mn * x.astype(np.float64)).astype(car)).astype(np.int64) + steps
+    x_div = x_div.astype(UINT[LAYOUT[dt][0]]).view(car)
+    prod = x.astype(np.float64) * y_mul.astype(np.float64)
+    quot = x_div.astype(np.float64) / x.astype(np.float64)
+    for op, a, b, exact in (("mul", x, y_mul, prod), ("div", x_div, x, quot)):
+        band = (exact >= thr) & (exact < mn)
+        below = (exact < thr) & (exact > mn * (1 - 2.0 ** -(p - 2)))
+        # (a quotient of p-bit numbers is never in the band: X_d / X != 1 differs from 1
+        # by at least 1/X > 2**-p; the band is only reachable by products)
+        assert below.sum() > 0 and (band.sum() > 0 or op == "div"), (op, band.sum())
+        keep = band | below
+        a3, b3 = a[keep].reshape(1, 1, -1), b[keep].reshape(1, 1, -1)
+        for sign in (1, -1):
+            sa = (a3 * car.type(sign)).astype(car)
+            assert_same(core.binary(op, dt, sa, b3), core.binary(op, dt, sa, b3, exact=True))
+        # one element per PE, so the status shows each element's own flags
+        a4, b4 = a[keep][:64].reshape(-1, 1, 1), b[keep][:64].reshape(-1, 1, 1)
+        for i in range(0, a4.shape[0], 4):
+            got = core.binary(op, dt, a4[i : i + 4], b4[i : i + 4])
+            assert_same(got, core.binary(op, dt, a4[i : i + 4], b4[i : i + 4], exact=True))
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+def test_exp_log_rsqrt_exact_cases(dt: D) -> None:
+    """exp(+-0) = 1, log(1) = +0 and rsqrt(4**k) raise nothing; their neighbours NX."""
+    car = info(dt).carrier
+    vals = np.array([0.0, -0.0, 1.0, 4.0, 0.25, 16.0, 2.0, 8.0, 0.5, 1024.0], np.float32)
+    a = np.broadcast_to(vals.astype(car), (2, 3, vals.size)).copy()
+    a[1, 2, :3] = np.array([3.0, 5.0, 7.0], np.float32).astype(car)
+    for op in ("exp", "log", "rsqrt"):
+        assert_same(core.unary(op, dt, a), core.unary(op, dt, a, exact=True))
+
+
+def test_fp64_transform_ranges() -> None:
+    """FP64 products/quotients/roots outside TwoProduct's exact range go to the engine."""
+    rng = np.random.default_rng(11)
+    shape = (3, 4, 32)
+    exps = rng.choice([-1070, -1000, -960, -500, 0, 500, 990, 1000, 1020], size=shape)
+    x = np.ldexp(1.0 + rng.random(shape), exps) * np.where(rng.random(shape) < 0.5, -1, 1)
+    y = np.ldexp(1.0 + rng.random(shape), rng.permutation(exps.reshape(-1)).reshape(shape))
+    for op in BINARY:
+        assert_same(core.binary(op, D.FP64, x, y), core.binary(op, D.FP64, x, y, exact=True))
+    for op in UNARY:
+        for v in (x, np.abs(x)):
+            assert_same(core.unary(op, D.FP64, v), core.unary(op, D.FP64, v, exact=True))
+
+
+# ---------------------------------------------------------------- narrowing conversions
+
+
+def test_fp16_conversion_from_float64_is_rounded_once() -> None:
+    """numpy's float64 -> float16 cast (used for exp/log/rsqrt results) rounds once: values
+    a hair above/below FP16 midpoints (where rounding through float32 would tie)."""
+    rng = np.random.default_rng(5)
+    halves = rng.integers(0, 0x7BFF, size=4096, dtype=np.uint16).view(np.float16)
+    lo = halves.astype(np.float64)
+    hi = np.nextafter(halves, np.float16(np.inf)).astype(np.float64)
+    mid = (lo + hi) / 2
+    for v in (mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf), mid * (1 + 2.0**-30)):
+        want, _ = core.round_float(D.FP16, v)
+        assert np.array_equal(raw(v.astype(np.float16)), raw(want))
+
+
+def test_bf16_conversion_from_float64_is_rounded_once() -> None:
+    rng = np.random.default_rng(6)
+    b = rng.integers(0x0080, 0x7F7F, size=4096, dtype=np.uint16).view(ml_dtypes.bfloat16)
+    lo = b.astype(np.float64)
+    hi = (raw(b) + np.uint16(1)).view(ml_dtypes.bfloat16).astype(np.float64)
+    mid = (lo + hi) / 2
+    for v in (mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf), -mid, lo, 0.0 * lo):
+        want, _ = core.round_float(D.BF16, v)
+        assert np.array_equal(raw(fastpath._bf16_from_f64(v)), raw(want))
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def _rows(dt: D, seed: int, shape: tuple[int, int, int]) -> list[np.ndarray]:
+    """Reduction inputs: ordinary rows, exact rows, rows with NaN/Inf/zeros of both signs."""
+    rng = np.random.default_rng(seed)
+    car = info(dt).carrier
+    out = [rng_operands(dt, c, seed, shape) for c in ("normal", "integers", "bits", "tiny")]
+    z = rng_operands(dt, "normal", seed + 1, shape)
+    z[:, 0] = np.where(rng.random(shape[2]) < 0.5, car.type(0.0), -car.type(0.0))
+    z[:, 1] = -car.type(0.0)
+    z[:, 2, ::3] = car.type(np.inf)
+    z[0, 3, 1] = carrier_array(dt, [_bits(dt, 0, (1 << LAYOUT[dt][1]) - 1, 1)], ())  # sNaN
+    z[-1, 3, 2] = car.type(np.nan)
+    z[:, 4] = -np.abs(z[:, 4])
+    z[:, 4, 5] = car.type(0.0)
+    z[:, 5] = np.abs(z[:, 5])
+    z[:, 5, 7] = -car.type(0.0)
+    out.append(z)
+    return out
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
+def test_reductions_match_engine(op: str, dt: D) -> None:
+    for x in _rows(dt, 21, (3, 6, 12)):
+        both(lambda x=x: reduce.row_reduce(op, dt, x))
+        both(lambda x=x: reduce.col_reduce(op, dt, x))
+        both(lambda x=x: reduce.row_reduce(op, dt, x[:, :, :1]))  # a single element
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_reductions_match_engine(op: str, dt: D) -> None:
+    for x in _rows(dt, 22, (3, 6, 12)):
+        both(lambda x=x: reduce.row_arg(op, dt, x, D.U32))
+        both(lambda x=x: reduce.col_arg(op, dt, x, D.S32))
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@given(data=st.data())
+def test_reductions_property(dt: D, data: st.DataObject) -> None:
+    (x,) = data.draw(tiles(dt, 1))
+    for op in ("sum", "prod", "max", "min"):
+        both(lambda op=op: reduce.row_reduce(op, dt, x))
+    for op in ("argmax", "argmin"):
+        both(lambda op=op: reduce.col_arg(op, dt, x, D.U32))
+
+
+def test_long_sum_folds_sequentially() -> None:
+    """A 256-column FP16/BF16/FP32 sum where pairwise summation would differ."""
+    rng = np.random.default_rng(9)
+    for dt in (D.FP32, D.FP16, D.BF16):
+        x = (rng.standard_normal((2, 3, 256)) * 100).astype(np.float32).astype(info(dt).carrier)
+        x[:, :, 0] = info(dt).carrier.type(3000.0)
+        both(lambda x=x, dt=dt: reduce.row_reduce("sum", dt, x))
+
+
+# ---------------------------------------------------------------- built on core
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@given(data=st.data())
+def test_expansions_and_tile_scalar_match_engine(dt: D, data: st.DataObject) -> None:
+    a, b = data.draw(tiles(dt))
+    for op in expand.EXPAND_OPS:
+        both(lambda op=op: expand.row_expand(op, dt, a, b[:, :, :1]))
+        both(lambda op=op: expand.col_expand(op, dt, a, b[:, :1, :]))
+    w = LAYOUT[dt][0]
+    gpr = raw(b[:, 0, :1]).astype(np.uint64).reshape(-1) | np.uint64(
+        0xABC << 52 if w < 64 else 0
+    )
+    for m in scalar.SCALAR_MNEMONICS:
+        if m in ("TANDS", "TORS", "TXORS", "TSHLS", "TSHRS", "TREMS"):
+            continue
+        both(lambda m=m: scalar.TILE_SCALAR[m](dt, a, gpr))
+    for m in ("TEXP", "TSQRT", "TRECIP", "TRELU"):
+        both(lambda fn=ELEMENTWISE[m]: fn(dt, a))
+    for m in ("TADD", "TMAX"):
+        both(lambda fn=ELEMENTWISE[m]: fn(dt, a, b))
+
+
+@pytest.mark.parametrize(("src", "dst"), sorted(expand.EXPDIF_PAIRS, key=str))
+@given(data=st.data())
+def test_expdif_matches_engine(src: D, dst: D, data: st.DataObject) -> None:
+    a, b = data.draw(tiles(src))
+    both(lambda: expand.row_expand_expdif(src, dst, a, b[:, :, :1]))
+    both(lambda: expand.col_expand_expdif(src, dst, a, b[:, :1, :]))
+
+
+def test_softmax_style_chain() -> None:
+    """TROWMAX, TROWEXPANDSUB, TEXP, TROWSUM, TROWEXPANDDIV on ordinary data."""
+    rng = np.random.default_rng(3)
+    for dt in FAST:
+        x = (rng.standard_normal((4, 16, 64)) * 4).astype(np.float32).astype(info(dt).carrier)
+
+        def chain(x: np.ndarray = x, dt: D = dt) -> tuple[np.ndarray, ...]:
+            mx, s1 = reduce.row_reduce("max", dt, x)
+            d, s2 = expand.row_expand("sub", dt, x, mx)
+            e, s3 = core.unary("exp", dt, d)
+            sm, s4 = reduce.row_reduce("sum", dt, e)
+            out, s5 = expand.row_expand("div", dt, e, sm)
+            return out, s1 | s2 | s3 | s4 | s5, e, sm
+
+        both(chain)
+
+
+# ---------------------------------------------------------------- the switches
+
+
+def test_exact_switches() -> None:
+    a = np.array([[[1.0, 2.0]]], np.float32)
+    assert fastpath.enabled()
+    with fastpath.exact_only():
+        assert not fastpath.enabled()
+        with fastpath.exact_only():
+            assert not fastpath.enabled()
+        assert not fastpath.enabled()
+    assert fastpath.enabled()
+    # inapplicable inputs fall back to the engine: other types, non-carrier dtypes
+    assert fastpath.binary("add", D.TF32, a.view(np.uint32), a.view(np.uint32)) is None
+    assert fastpath.binary("rem", D.FP32, a, a) is None
+    assert fastpath.binary("add", D.FP32, a.astype(np.float64), a) is None
+    assert fastpath.unary("abs", D.FP32, a) is None
+    assert_same(core.binary("add", D.FP32, a, a), (np.array([[[2.0, 4.0]]], np.float32),
+                                                   np.zeros(1, np.uint8)))  # fmt: skip
+
+
+def test_no_numpy_warnings_escape() -> None:
+    a = np.array([[[np.inf, 0.0, 3e38, np.nan]]], np.float32)
+    b = np.array([[[-np.inf, 0.0, 3e38, 1.0]]], np.float32)
+    with np.errstate(all="raise"):
+        for op in BINARY:
+            core.binary(op, D.FP32, a, b)
+        for op in UNARY:
+            core.unary(op, D.FP32, b)
