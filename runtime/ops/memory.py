@@ -92,6 +92,9 @@ def tmov(spec: Spec) -> Runner:
     dt = None if code == DTYPE_NONE else spec.dtype()
 
     def run(ctx: Ctx) -> None:
+        if ctx.sources[0].dtype is None:
+            _tmov_predicate(ctx, spec, dt, src_layout)
+            return
         t = ctx.source(0, ... if dt is None else dt, layout=src_layout)
         assert t.dtype is not None
         shape = generic_shape(spec, t)
@@ -111,6 +114,24 @@ def tmov(spec: Spec) -> Runner:
                     pad_defined=t.pad_defined)  # fmt: skip
 
     return run
+
+
+def _tmov_predicate(ctx: Ctx, spec: Spec, dt: DataType | None, layout: object) -> None:
+    """TMOV of a predicate tile: ``TileShapeAndTypeMatch`` asks for the same storage kind
+    and DataType, and a predicate has none, so only ``BSTART.TMOV DTYPE_NONE`` moves one;
+    the copy keeps the predicate geometry and every bit, padding included."""
+    if dt is not None:
+        raise ctx.illegal(
+            f"{ctx.ref(0)} is a predicate tile: move it with BSTART.TMOV DTYPE_NONE, "
+            f"not {dt.name}"
+        )
+    t = ctx.source(0, None, layout=None, predicate=True)
+    shape = generic_shape(spec, t)
+    if (shape.valid_rows, shape.valid_cols, shape.cols) != (t.valid_rows, t.valid_cols, t.cols):
+        raise ctx.illegal(f"the TMOV destination shape differs from {ctx.ref(0)}")
+    slot = ctx.allocate_predicate(t)
+    defined = None if t.defined is None else ctx.defined(t)
+    ctx.publish(slot, ctx.physical(t), whole=True, defined=defined, pad_defined=t.pad_defined)
 
 
 __all__ = ["DataType", "Shape"]

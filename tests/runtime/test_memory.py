@@ -206,3 +206,35 @@ def test_fractal_layouts_are_descriptor_state() -> None:
         m.run(prog(tload(DataType.FP32, 8, 8, layout="ND2NZ", size="256B")))  # 8 rows
     with pytest.raises(UnsupportedOperation, match="ND2M16"):
         m.run(prog(tload(DataType.FP32, 8, 8, layout="ND2M16")))
+
+
+def test_tmov_dtype_none_copies_a_predicate_tile() -> None:
+    """TileShapeAndTypeMatch: same storage kind and DataType, so a predicate tile (which
+    has no DataType) moves only with BSTART.TMOV DTYPE_NONE, every bit kept."""
+    m = machine()
+    a = np.array([1.0, -2.0, np.nan, 0.0, 5.0, -0.0, 7.0, 8.0], np.float32)
+    b = np.array([1.0, 2.0, 3.0, -0.0, 4.0, 0.0, np.nan, 9.0], np.float32)
+    m.push_tile("T", np.broadcast_to(a, (4, 1, 8)), DataType.FP32)
+    m.push_tile("T", np.broadcast_to(b, (4, 1, 8)), DataType.FP32)
+    m.run(
+        prog("""
+        BSTART.VEC TCMP, FP32
+        B.DATR {NORM, FP64, Zero, GE, Default, 0, 0}
+        B.DIM zero, 8, ->LB0
+        B.IOT T#2, T#1, mask=1111, last, ->U<128B>
+        BSTOP
+        BSTART.TMOV DTYPE_NONE
+        B.DIM zero, 8, ->LB0
+        B.IOT U#1, mask=1111, last, ->M<128B>
+        BSTOP
+    """)
+    )
+    p, q = m.tile("U#1"), m.tile("M#1")
+    assert q.dtype is None and same_bits(p.payload, q.payload)
+    assert np.array_equal(q.values[0][0], a >= b)  # NaN compares false, -0 == +0
+    with pytest.raises(TileLegalityFault, match="DTYPE_NONE"):
+        m.run(
+            prog(
+                "BSTART.TMOV U8\nB.DIM zero, 8, ->LB0\nB.IOT M#1, mask=1111, last, ->N<128B>\nBSTOP\n"
+            )
+        )
