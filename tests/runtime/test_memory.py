@@ -233,8 +233,5 @@ def test_tmov_dtype_none_copies_a_predicate_tile() -> None:
     assert q.dtype is None and same_bits(p.payload, q.payload)
     assert np.array_equal(q.values[0][0], a >= b)  # NaN compares false, -0 == +0
     with pytest.raises(TileLegalityFault, match="DTYPE_NONE"):
-        m.run(
-            prog(
-                "BSTART.TMOV U8\nB.DIM zero, 8, ->LB0\nB.IOT M#1, mask=1111, last, ->N<128B>\nBSTOP\n"
-            )
-        )
+        m.run(prog("BSTART.TMOV U8\nB.DIM zero, 8, ->LB0\n"
+                   "B.IOT M#1, mask=1111, last, ->N<128B>\nBSTOP\n"))  # fmt: skip
