@@ -73,14 +73,13 @@ def _numeric(ctx: Ctx, t: Tile) -> DataType:
     return t.dtype
 
 
-def _flag(ctx: Ctx, slot: int) -> bool:
-    """A flag0 GPR operand: exactly 0 or 1 on every PE (omitted B.IOR: 0)."""
+def _flag(ctx: Ctx, slot: int) -> np.ndarray:
+    """A flag0 GPR operand, read per PE (each PE its own GPR file, DECISIONS D3): exactly
+    0 or 1 on every participating PE (omitted B.IOR: 0). Returns the (P,) flags."""
     v = ctx.gpr_slot(slot)
     if np.any(v > 1):
         raise ctx.illegal(f"{ctx.name} descending flag (B.IOR RegSrc{slot}) must be 0 or 1")
-    if np.any(v != v[0]):
-        raise ctx.illegal(f"{ctx.name} descending flag differs across the participating PEs")
-    return bool(v[0])
+    return v
 
 
 @register("TSORT")
