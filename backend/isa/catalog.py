@@ -1271,7 +1271,7 @@ OPS: tuple[OpDef, ...] = (
         pad_union='pad-value',
         datr_required=False,
         dtypes=frozenset({D.FP64, D.FP32, D.TF32, D.HF32, D.FP16, D.BF16, D.HiF8, D.E4M3, D.E5M2, D.E3M2, D.E2M3, D.E2M1X2, D.E1M2X2, D.E8M0, D.HiF4X2, D.S64, D.S32, D.S16, D.S8, D.S4X2, D.U64, D.U32, D.U16, D.U8, D.U4X2}),
-        type_rules={},
+        type_rules={'e8m0_sources': frozenset({D.FP32, D.FP16, D.BF16})},
         type_pairs=frozenset({}),
         block=('BSTART.VEC TCVT, SrcDataType', 'B.DATR DstDataType, RMode, Sat, Canonicalize, Layout, PadValue (optional)', 'B.DIM LB0=ValidCol', 'B.DIM LB1=ValidRow (optional)', 'B.DIM LB2=Col (optional)', 'B.IOT SrcTile, mask=PE_MASK, <last>, ->DstTile<TSize>', 'BSTOP'),
         defaults=('The BSTART DataType is SrcDataType. Omitted B.DATR or DTYPE_NONE inherits SrcDataType as DstDataType; an explicitly encoded DataType zero selects FP64.', 'LB0 is required and supplies ValidCol. Omitted LB1 selects ValidRow=1. Omitted LB2 selects Col=ValidCol. Every present dimension must be nonzero.', 'RMode zero selects RTZ for floating-to-integer conversion and RNE for every other conversion that requires rounding. Sat zero disables saturation and Canonicalize zero selects an ordinary public source.', 'Omitted B.DATR selects Layout=NORM and PadValue=Null. Explicit PadValue codes 00, 01, 10, and 11 select Zero, Max, Min, and Null.', 'For an E8M0 destination, RMode rounds the base-two exponent. Exact powers of two are exact; Sat selects finite endpoint clamp versus 0xFF for finite range overflow or underflow.'),

@@ -107,6 +107,8 @@ TYPE_RULES: dict[str, dict[str, frozenset[D]]] = {
     "TCOLARGMAX": {"dst": frozenset({D.S32, D.U32})},
     "TCOLARGMIN": {"dst": frozenset({D.S32, D.U32})},
     "THISTOGRAM": {"dst": frozenset({D.U32}), "filter": frozenset({D.U8})},
+    # TCVT contract: "an E8M0 destination accepts exactly FP16, BF16, or FP32 sources"
+    "TCVT": {"e8m0_sources": frozenset({D.FP16, D.BF16, D.FP32})},
     "TCMP": {"dst": frozenset()},  # predicate tile: no DataType of its own
     "TCMPS": {"dst": frozenset()},
 }

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, op
 from ptoc.backend.isa.semantics.core import SemanticError
 from ptoc.backend.isa.semantics.elementwise import (
     BINARY_MNEMONICS,
@@ -38,9 +38,12 @@ from .common import (
     source_key,
 )
 
+
 #: TCVT to E8M0 accepts exactly FP16, BF16 and FP32 sources (``HardwareTCVTTypePairSupported``,
 #: TCVT contract legality); every other pair of assigned types is legal
-E8M0_SOURCES = frozenset({DataType.FP16, DataType.BF16, DataType.FP32})
+def e8m0_sources() -> frozenset[DataType]:
+    """TCVT: the source types an E8M0 destination accepts (from the catalog)."""
+    return op("TCVT").type_rules["e8m0_sources"]
 
 
 def fused_runner(
@@ -262,7 +265,7 @@ def tcvt(spec: Spec) -> Runner:
             "TCVT Canonicalize=1 needs a private CUBE source, which this executor does not "
             "model (an ordinary source requires Canonicalize=0)"
         )
-    if dst_dt == DataType.E8M0 and src_dt not in E8M0_SOURCES:
+    if dst_dt == DataType.E8M0 and src_dt not in e8m0_sources():
         raise spec.illegal(
             f"TCVT to E8M0 accepts FP16, BF16 or FP32 sources, not {src_dt.name}"
         )
@@ -281,4 +284,4 @@ def tcvt(spec: Spec) -> Runner:
     return run
 
 
-__all__ = ["E8M0_SOURCES", "check_predicate"]
+__all__ = ["check_predicate", "e8m0_sources"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import op as catalog_op
 from ..datatypes import DataType, info
 from .core import (
     NV,
@@ -41,7 +42,13 @@ from .floatfmt import RNE, RTZ, _round_at, bitlen, classify, decode, encode_part
 
 __all__ = ["convert", "float_to_int", "int_to_float", "int_to_int"]
 
-_E8M0_SOURCES = (DataType.FP16, DataType.BF16, DataType.FP32)
+
+def _e8m0_sources() -> frozenset[DataType]:
+    """The TCVT contract's E8M0 source types (read from the catalog when needed, so that
+    regenerating the catalog never depends on importing this module)."""
+    return catalog_op("TCVT").type_rules["e8m0_sources"]
+
+
 _U64 = np.uint64
 
 
@@ -156,7 +163,7 @@ def convert(
     p = a.shape[0] if a.ndim else 1
     if src_dt == dst_dt:
         return a.copy(), np.zeros(p, np.uint8)
-    if dst_dt == DataType.E8M0 and src_dt not in _E8M0_SOURCES:
+    if dst_dt == DataType.E8M0 and src_dt not in _e8m0_sources():
         raise SemanticError(
             f"TCVT to E8M0 accepts only FP16, BF16 or FP32 sources, not {src_dt.name}"
         )
