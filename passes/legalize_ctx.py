@@ -105,8 +105,9 @@ class LegalizeCtx:
         if tile_bytes(one_row) > self.max_bytes or pto_type(one_row) is None:
             raise fail(
                 op,
-                f"{value_name(value)} ({t}) has rows wider than one allocation "
-                f"({self.max_bytes} bytes per PE)",
+                f"{value_name(value)} ({t}) has rows wider than the tile size limit "
+                f"({self.max_bytes} bytes per PE; max-tile-bytes may raise it up to one "
+                f"{MAX_TILE_BYTES}-byte allocation)",
             )
         per = pow2_ceil(t.extent[0])
         while per > 1 and tile_bytes(TileType(t.dtype, (per, t.extent[1]))) > self.max_bytes:

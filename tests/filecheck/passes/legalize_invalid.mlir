@@ -21,12 +21,12 @@ func.func @k(%x: !tile.tensor<FP32, 512x64>) {
 
 // -----
 
-// One row wider than an allocation cannot be cut into row pieces.
+// One row wider than the tile size limit cannot be cut into row pieces.
 func.func @k(%x: !tile.tensor<FP32, 1x32768>) {
   %t = tile.load %x[0, 0] : !tile.tensor<FP32, 1x32768> -> !tile.tile<FP32, 1x32768>
   func.return
 }
-// CHECK: @k tile.load #0: %t (!tile.tile<FP32, 1x32768>) has rows wider than one allocation (65536 bytes per PE)
+// CHECK: @k tile.load #0: %t (!tile.tile<FP32, 1x32768>) has rows wider than the tile size limit (65536 bytes per PE; max-tile-bytes may raise it up to one 65536-byte allocation)
 
 // -----
 
