@@ -21,7 +21,6 @@ from ptoc.backend.isa.semantics import quant as sq
 from ptoc.backend.isa.semantics import sorting as ss
 
 from ..engine import Ctx, Runner
-from ..faults import unsupported
 from ..spec import Shape, Spec
 from ..tiles import Tile
 from .common import RM, prelude, register, require_encodings, same_rows
@@ -310,7 +309,22 @@ def thistogram(spec: Spec) -> Runner:
 
 @register("TIMG2COL")
 def timg2col(spec: Spec) -> Runner:
-    raise unsupported("TIMG2COL (feature-map descriptors and CUBE layouts)", spec.name)
+    """TIMG2COL reads the source's feature-map descriptor
+    (``TileOperandsLegal_TIMG2COL`` needs ``TileFeatureMapDescriptorStructurallyValid``).
+    In the 0.58.3 model those descriptors are invalidated at reset and on every allocation,
+    and no instruction configures one (``ConfigureTileFeatureMapDescriptor`` has no
+    caller), so every TIMG2COL that passes the schema checks is rejected as illegal."""
+    prelude(spec, (1, True), ior_slots=2)
+    dt = spec.dtype()
+
+    def run(ctx: Ctx) -> None:
+        ctx.source(0, dt)
+        raise ctx.illegal(
+            f"TIMG2COL: {ctx.ref(0)} carries no valid feature-map descriptor (no instruction "
+            "of the ISA configures one, so the image-to-column schema cannot hold)"
+        )
+
+    return run
 
 
 __all__ = ["same_rows"]

@@ -151,7 +151,7 @@ CASES: list[tuple[type[MachineFault], str]] = [
     (BundleControlFault, "B.DIM zero, 4, ->LB0\n"),  # a header command outside any block
     (BundleControlFault, P.std("B.IOR a0")),
     # ---------------------------------------------------------------- unsupported
-    (UnsupportedOperation, block("TIMG2COL", "S32", dim_lines(4), iot("T#1", dst="U", size=1))),
+    (TileLegalityFault, block("TIMG2COL", "S32", dim_lines(4), iot("T#1", dst="U", size=1))),
     (UnsupportedOperation, block("TPREFETCH", "S32", dim_lines(4), "B.IOR a0", iot("T#1"))),
     (
         UnsupportedOperation,

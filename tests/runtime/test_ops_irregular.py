@@ -306,18 +306,19 @@ def test_tconcat_textract_tinsert_tfillpad() -> None:
         )
 
 
-def test_timg2col_is_unsupported() -> None:
-    from ptoc.runtime import UnsupportedOperation
+def test_timg2col_has_no_feature_map_descriptor_to_read() -> None:
+    """Feature-map descriptors are invalid after reset and every allocation and no
+    instruction configures one, so TIMG2COL is illegal (Fault_TileLegality) whenever its
+    schema holds; an illegal DataType is still reported first."""
+    from ptoc.runtime import TileLegalityFault
 
     m = machine()
     m.run(prog(load_tiles(m, [np.ones((1, 4), np.int32)], S32)))
-    with pytest.raises(UnsupportedOperation, match="TIMG2COL"):
-        m.run(
-            prog(
-                sfu(
-                    "TIMG2COL",
-                    "S32",
-                    "B.DIM zero, 4, ->LB0\nB.IOT T#1, mask=1111, last, ->U<128B>\n",
-                )
-            )
-        )
+    before = m.snapshot()
+    body = "B.DIM zero, 4, ->LB0\nB.IOT T#1, mask=1111, last, ->U<128B>\n"
+    with pytest.raises(TileLegalityFault, match="feature-map descriptor"):
+        m.run(prog(sfu("TIMG2COL", "S32", body)))
+    with pytest.raises(TileLegalityFault, match="DataType") as info:
+        m.run(prog(sfu("TIMG2COL", "FP64", body)))
+    assert "feature-map" not in str(info.value)
+    assert m.snapshot() == before
