@@ -14,11 +14,11 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 from xdsl.ir import Data, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_attr_definition
+from xdsl.irdl import IRDLOperation, irdl_attr_definition, irdl_op_definition
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -188,3 +188,24 @@ def parse_scalar_keyword(parser: Parser, name: str) -> Number | None:
     if parser.parse_optional_keyword(name) is None:
         return None
     return parse_number(parser)
+
+
+_OpT = TypeVar("_OpT", bound=TileOp)
+
+
+def mnemonic_op(
+    base: type[_OpT], cls_name: str, op_name: str, mnemonic: str, doc: str
+) -> type[_OpT]:
+    """One concrete op of a family: ``base`` with its dialect name, catalog mnemonic and
+    semantics line (the families share verifier, syntax and reference)."""
+    cls = type(
+        cls_name,
+        (base,),
+        {
+            "name": op_name,
+            "MNEMONIC": mnemonic,
+            "__doc__": doc,
+            "__annotations__": {"MNEMONIC": ClassVar[str]},
+        },
+    )
+    return irdl_op_definition(cls)

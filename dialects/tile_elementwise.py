@@ -39,6 +39,7 @@ from .tile_base import (
     ScalarAttr,
     TileOp,
     format_number,
+    mnemonic_op,
     parse_number,
     scalar_bits,
     tile_type,
@@ -79,17 +80,7 @@ class BinaryOp(TileOp):
 
 
 def _binary(name: str, mnemonic: str, doc: str) -> type[BinaryOp]:
-    cls = type(
-        name,
-        (BinaryOp,),
-        {
-            "name": f"tile.{mnemonic[1:].lower()}",
-            "MNEMONIC": mnemonic,
-            "__doc__": doc,
-            "__annotations__": {"MNEMONIC": ClassVar[str]},
-        },
-    )
-    return irdl_op_definition(cls)
+    return mnemonic_op(BinaryOp, name, f"tile.{mnemonic[1:].lower()}", mnemonic, doc)
 
 
 AddOp = _binary("AddOp", "TADD", "Typed sum ``a + b`` (integers wrap).")
@@ -147,17 +138,7 @@ class UnaryOp(TileOp):
 
 
 def _unary(name: str, mnemonic: str, doc: str) -> type[UnaryOp]:
-    cls = type(
-        name,
-        (UnaryOp,),
-        {
-            "name": f"tile.{mnemonic[1:].lower()}",
-            "MNEMONIC": mnemonic,
-            "__doc__": doc,
-            "__annotations__": {"MNEMONIC": ClassVar[str]},
-        },
-    )
-    return irdl_op_definition(cls)
+    return mnemonic_op(UnaryOp, name, f"tile.{mnemonic[1:].lower()}", mnemonic, doc)
 
 
 AbsOp = _unary("AbsOp", "TABS", "``|a|`` (floats: clears the sign bit).")
@@ -249,17 +230,7 @@ class ScalarOp(TileOp):
 
 
 def _scalar(name: str, mnemonic: str, doc: str) -> type[ScalarOp]:
-    cls = type(
-        name,
-        (ScalarOp,),
-        {
-            "name": f"tile.{mnemonic[1:].lower()}",
-            "MNEMONIC": mnemonic,
-            "__doc__": doc,
-            "__annotations__": {"MNEMONIC": ClassVar[str]},
-        },
-    )
-    return irdl_op_definition(cls)
+    return mnemonic_op(ScalarOp, name, f"tile.{mnemonic[1:].lower()}", mnemonic, doc)
 
 
 AddsOp = _scalar("AddsOp", "TADDS", "``a + s``.")

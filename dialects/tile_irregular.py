@@ -30,7 +30,7 @@ from ptoc.backend.isa.semantics import generate, indexed, layout, sorting
 from ptoc.backend.isa.semantics.partial import PARTIAL
 
 from .dtypes import data_type
-from .tile_base import RefEnv, TileOp, tile_type
+from .tile_base import RefEnv, TileOp, mnemonic_op, tile_type
 from .tile_types import TileType
 
 _PURE = traits_def(Pure())
@@ -323,17 +323,9 @@ class PartOp(TileOp):
 
 
 def _part(kind: str) -> type[PartOp]:
-    cls = type(
-        f"Part{kind.capitalize()}Op",
-        (PartOp,),
-        {
-            "name": f"tile.part{kind}",
-            "MNEMONIC": f"TPART{kind.upper()}",
-            "__doc__": f"TPART{kind.upper()}: partial {kind} of two anchored rectangles.",
-            "__annotations__": {"MNEMONIC": ClassVar[str]},
-        },
-    )
-    return irdl_op_definition(cls)
+    mnemonic = f"TPART{kind.upper()}"
+    doc = f"{mnemonic}: partial {kind} of two anchored rectangles."
+    return mnemonic_op(PartOp, f"Part{kind.capitalize()}Op", f"tile.part{kind}", mnemonic, doc)
 
 
 PART_OPS: tuple[type[PartOp], ...] = tuple(_part(k) for k in ("add", "mul", "max", "min"))
