@@ -183,6 +183,9 @@ class OpDef:
     datr_required: bool
     #: legal BSTART DataTypes
     dtypes: frozenset[DataType]
+    #: where ``dtypes`` comes from: a seed sentence (D4), an ASL predicate (D9) or the
+    #: contract prose
+    dtype_source: str = ""
     #: further type rules keyed by what they constrain (``"dst"``, ``"index"``, ...)
     type_rules: Mapping[str, frozenset[DataType]] = field(default_factory=dict)
     #: legal (first, second) pairs where the contract lists pairs

@@ -18,7 +18,8 @@ ARITH16 = frozenset(
 )  # fmt: skip
 ALL_ASSIGNED = frozenset(D)
 
-#: Legal BSTART DataTypes that replace what the 0.58.3 contract text says.
+#: Legal BSTART DataTypes that seed sentences state (D4). They win over the ASL
+#: predicate sets of ``asl_type_sets.py`` (D9), which win over the contract prose.
 DTYPES: dict[str, tuple[frozenset[D], str]] = {
     "TADD": (
         ARITH16,
@@ -51,49 +52,13 @@ DTYPES: dict[str, tuple[frozenset[D], str]] = {
         frozenset({D.FP32, D.FP16, D.BF16, D.S32, D.S16, D.S8, D.U32, D.U16, D.U8}),
         "seed D140: FP32, FP16, BF16, S32, S16, S8, U32, U16 and U8",
     ),
-    "TCVT": (ALL_ASSIGNED, "TCVT contract: every assigned Tile DataType is legal"),
-    "TLOAD": (ALL_ASSIGNED, "TLOAD contract: every assigned Tile DataType code"),
-    "TSTORE": (ALL_ASSIGNED, "TSTORE contract: every assigned Tile DataType code"),
-    "TMOV": (ALL_ASSIGNED, "TMOV contract: every assigned DataType (or DTYPE_NONE)"),
-    "THISTOGRAM": (frozenset({D.U16, D.U32}), "THISTOGRAM contract: U16 or U32 source"),
     "TROWEXPAND": (
         ARITH16,
         "seed S1: the row-expansion family accepts the 16 arithmetic types",
     ),
 }
-#: ASL ``TileCarrierOrMove24BaselineDataTypeSupported`` (every assigned type but HiF4X2)
-#: is the type rule of TileOperandsLegal_TCONCAT/TEXTRACT/TINSERT, and
-#: ``TileCarrierOnlyDataTypeSupported`` (not 4-bit, at most 4 bytes) that of TFILLPAD
-#: (``asl/tile/model/legality/layout-rearrangement.asl``); the 0.58.3 contract text only
-#: names the legality function, so the generated rows had no DataTypes at all.
-for _m in ("TCONCAT", "TEXTRACT", "TINSERT"):
-    DTYPES[_m] = (
-        ALL_ASSIGNED - {D.HiF4X2},
-        f"TileOperandsLegal_{_m}: TileCarrierOrMove24BaselineDataTypeSupported",
-    )
-DTYPES["TFILLPAD"] = (
-    frozenset(
-        d
-        for d in D
-        if d not in (D.FP64, D.S64, D.U64, D.E2M1X2, D.E1M2X2, D.HiF4X2, D.S4X2, D.U4X2)
-    ),
-    "TileOperandsLegal_TFILLPAD: TileCarrierOnlyDataTypeSupported (not 4-bit, <= 4 bytes)",
-)
 for _m in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN"):
     DTYPES[f"TROWEXPAND{_m}"] = (ARITH16, "seed S1: row-expansion family, 16 arithmetic types")
-for _m in ("TROWEXPANDEXPDIF", "TCOLEXPANDEXPDIF"):
-    DTYPES[_m] = (
-        frozenset({D.FP16, D.BF16, D.FP32}),
-        "EXPDIF contract: (FP16,FP16), (BF16,BF16), (FP32,FP32), (FP16,FP32), (BF16,FP32)",
-    )
-_PACKED4 = frozenset({D.E2M1X2, D.E1M2X2, D.HiF4X2, D.S4X2, D.U4X2})
-for _m in ("TPREFETCH", "GMOV"):
-    DTYPES[_m] = (ALL_ASSIGNED, f"BSTART.{_m}: every assigned DataType code")
-for _m in ("MGATHER", "MSCATTER", "MGATHER_MASK", "MSCATTER_MASK", "MGATHER_CAS"):
-    DTYPES[_m] = (
-        ALL_ASSIGNED - _PACKED4,
-        "indexed TLSU transfer: packed four-bit types have no nibble selector",
-    )
 
 #: Further type rules: what they constrain -> (types, source sentence).
 TYPE_RULES: dict[str, dict[str, frozenset[D]]] = {

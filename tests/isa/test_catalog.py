@@ -51,7 +51,9 @@ def test_trowexpandmin_is_sfu_2_10() -> None:
         ("TGATHER", 15, {D.FP32, D.FP16, D.S32, D.S16, D.U32, D.U16}),
         ("TSCATTER", 16, {D.FP32, D.S32, D.U32, D.FP16, D.BF16, D.S16, D.U16, D.S8, D.U8}),
         ("TPARTADD", 17, {D.FP32, D.FP16, D.BF16, D.S32, D.S16, D.S8, D.U32, D.U16, D.U8}),
-        ("TPARTMUL", 18, {D.FP32, D.FP16, D.BF16, D.S32, D.S16, D.U32, D.U16}),
+        # the seed is silent on TPARTMUL's types; the ASL predicate
+        # (TilePartialDataTypeSupportedForOperation) admits S8/U8 too, and wins (D9)
+        ("TPARTMUL", 18, {D.FP32, D.FP16, D.BF16, D.S32, D.S16, D.S8, D.U32, D.U16, D.U8}),
         ("TPARTMAX", 19, {D.FP32, D.FP16, D.BF16, D.S32, D.S16, D.S8, D.U32, D.U16, D.U8}),
         ("TPARTMIN", 20, {D.FP32, D.FP16, D.BF16, D.S32, D.S16, D.S8, D.U32, D.U16, D.U8}),
     ],

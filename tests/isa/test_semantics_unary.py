@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import math
 from fractions import Fraction
 
@@ -109,6 +110,8 @@ def unary_oracle(op: str, dt: D, b: int) -> tuple[object, int]:
         r, f = expect_round(dt, y, False)
         exact = isinstance(r, Fraction) and r * r == x
         return r, (f & ~(NX | UF)) | (0 if exact else NX)
+    if dt == D.FP64 and op in ("exp", "log", "rsqrt"):
+        return _fp64_correctly_rounded(op, x, xf)
     if op == "exp" and xf > 709.78:
         y64 = math.inf
     elif op == "exp":
@@ -129,13 +132,39 @@ def unary_oracle(op: str, dt: D, b: int) -> tuple[object, int]:
     return r, flags
 
 
+def _fp64_correctly_rounded(op: str, x: Fraction, xf: float) -> tuple[object, int]:
+    """At FP64 the FP64 evaluation is the result, correctly rounded (D9): a 60-digit
+    decimal value (decimal's exp, ln and sqrt are correctly rounded at that precision)
+    rounded once; an irrational result's flags are those of a value just beyond it."""
+    ctx = decimal.Context(prec=60, Emax=10**6, Emin=-(10**6))
+    if op == "exp" and xf > 710:  # e**710 > 2**1024
+        return INF, OF | NX
+    if op == "exp" and xf < -746:  # e**-746 < 2**-1076
+        return "+0", UF | NX
+    if op == "exp":
+        y = Fraction(ctx.exp(decimal.Decimal(xf)))
+    elif op == "log":
+        y = Fraction(ctx.ln(decimal.Decimal(xf)))
+    else:
+        root = ctx.sqrt(decimal.Decimal(xf))
+        if Fraction(root) ** 2 == x and Fraction(1) / Fraction(root) ** 2 == 1 / x:
+            # sqrt(x) is exact; 1/sqrt(x) is exact only for x = 4**k
+            r, f = expect_round(D.FP64, 1 / Fraction(root), False)
+            return r, f
+        y = Fraction(ctx.divide(1, root))
+    r, _ = expect_round(D.FP64, y, False)
+    _, flags = expect_round(D.FP64, y * (1 + Fraction(1, 2**300)), False)
+    return r, flags
+
+
 @pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", ["exp", "log", "recip", "sqrt", "rsqrt"])
 @settings(max_examples=20)
 @given(data=st.data())
 def test_sfu_unary(dt: D, op: str, data: st.DataObject) -> None:
     """Special values per unary.asl; sqrt/recip correctly rounded; exp/log/rsqrt are
-    numpy's FP64 value rounded once (D5) with NX set."""
+    numpy's FP64 value rounded once (D5) with NX set, at FP64 the correctly rounded
+    value (D9)."""
     xb = data.draw(bits_strategy(dt))
     res, status = core.unary(op, dt, carrier(dt, xb))
     exp = [unary_oracle(op, dt, int(b)) for b in xb.ravel()]

@@ -701,6 +701,79 @@ def _isqrt_frac(mag: Fraction) -> tuple[Fraction, bool]:
     return Fraction(s, 1 << k), not exact
 
 
+def _cdiv(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def _exp_fixed(a: Fraction, p: int) -> tuple[int, int]:
+    """Integers L <= 2**p * exp(a) <= H for a >= 0: the Taylor series of exp(a / 2**s)
+    (a / 2**s <= 2**-8, so the tail after a term is below twice that term) in fixed point
+    with directed rounding, then squared s times."""
+    s = max(0, ilog2(a) + 9) if a > 0 else 0
+    one = 1 << p
+    r = a / 2**s
+    rl, rh = math.floor(r * one), math.ceil(r * one)
+    lo = hi = tl = th = one
+    n = 1
+    while th > 1:
+        tl = (tl * rl >> p) // n
+        th = _cdiv(_cdiv(th * rh, one), n)
+        lo, hi, n = lo + tl, hi + th, n + 1
+    hi += 2 * th + 2
+    for _ in range(s):
+        lo, hi = lo * lo >> p, _cdiv(hi * hi, one)
+    return lo, hi
+
+
+def _atanh_fixed(z: Fraction, p: int) -> tuple[int, int]:
+    """Integers bounding 2**p * atanh(z) for 0 <= z <= 1/3 (series sum z**(2j+1)/(2j+1),
+    whose tail after a term is below 9/8 of it)."""
+    one = 1 << p
+    zl, zh = math.floor(z * one), math.ceil(z * one)
+    z2l, z2h = zl * zl >> p, _cdiv(zh * zh, one)
+    lo = hi = 0
+    pl, ph, j = zl, zh, 0
+    while ph > 1:
+        lo, hi = lo + pl // (2 * j + 1), hi + _cdiv(ph, 2 * j + 1)
+        pl, ph, j = pl * z2l >> p, _cdiv(ph * z2h, one), j + 1
+    return lo, hi + 2 * ph + 2
+
+
+def _f64_exp_log(op: str, mag: Fraction, neg: bool) -> tuple[int, int]:
+    """Correctly rounded FP64 exp or log of a nonzero finite value (D9: the FP64 result
+    is the exact value rounded once), from rigorous rational bounds: both ends of an
+    enclosing interval are rounded; the true value is irrational, so where they agree
+    that is its rounding."""
+    x = -mag if neg else mag
+    if op == "exp" and x > 710:  # e**710 > 2**1024
+        return FMTS[D.FP64].inf_bits(False), OF | NX
+    if op == "exp" and x < -746:  # e**-746 < 2**-1076: below half the smallest subnormal
+        return 0, UF | NX
+    p = 160
+    while True:
+        one = 1 << p
+        if op == "exp":
+            lo_i, hi_i = _exp_fixed(abs(x), p)
+            lo, hi = (Fraction(lo_i, one), Fraction(hi_i, one))
+            if x < 0:
+                lo, hi = Fraction(one, hi_i), Fraction(one, lo_i)
+        else:
+            k = ilog2(x)
+            m = x / Fraction(2) ** k
+            al, ah = _atanh_fixed((m - 1) / (m + 1), p)
+            ll, lh = _atanh_fixed(Fraction(1, 3), p)  # ln 2 = 2 atanh(1/3)
+            if k < 0:
+                ll, lh = lh, ll
+            lo, hi = Fraction(2 * (k * ll + al), one), Fraction(2 * (k * lh + ah), one)
+        if lo > 0 or hi < 0:
+            neg_r = hi < 0
+            a_ = encode(D.FP64, neg_r, abs(lo), sticky=True)
+            b_ = encode(D.FP64, neg_r, abs(hi), sticky=True)
+            if a_ == b_:
+                return a_
+        p *= 2
+
+
 def f_unary(dt: DataType, a: int, op: str) -> tuple[int, int]:
     """TABS/TNEG (sign bit only), TRELU, and the SFU ops of the D5 profile."""
     f = FMTS.get(D(dt))
@@ -722,6 +795,8 @@ def f_unary(dt: DataType, a: int, op: str) -> tuple[int, int]:
             return (a, 0) if not x.neg else (0, 0)
         if x.zero:
             return encode(dt, False, Fraction(1))[0], 0
+        if dt == D.FP64:
+            return _f64_exp_log("exp", x.mag, x.neg)
         with np.errstate(over="ignore", under="ignore"):
             y = float(np.exp(np.float64(float(x.value))))
         return _f64_result(dt, y)
@@ -734,6 +809,8 @@ def f_unary(dt: DataType, a: int, op: str) -> tuple[int, int]:
             return canonical_nan(dt), NV
         if x.mag == 1:
             return 0, 0
+        if dt == D.FP64:
+            return _f64_exp_log("log", x.mag, False)
         return _f64_result(dt, float(np.log(np.float64(float(x.value)))))
     if op == "recip":
         if x.zero:
@@ -757,6 +834,9 @@ def f_unary(dt: DataType, a: int, op: str) -> tuple[int, int]:
             return canonical_nan(dt), NV
         if x.kind == "i":
             return 0, 0
+        if dt == D.FP64:  # the exact 1/sqrt rounded once (D9)
+            r, inexact = _isqrt_frac(1 / x.mag)
+            return encode(dt, False, r, sticky=inexact)
         y = float(np.float64(1.0) / np.sqrt(np.float64(float(x.value))))
         e = ilog2(x.mag)
         exact = x.mag == Fraction(2) ** e and e % 2 == 0
@@ -848,6 +928,13 @@ def binary(dt: DataType, a: int, b: int, op: str) -> tuple[int, int]:
     if op in ("max", "min"):
         return f_minmax(dt, a, b, op)
     raise ValueError(op)
+
+
+def fma(dt: DataType, a: int, b: int, c: int) -> tuple[int, int]:
+    """One TFMA element: integers wrap ``a*b + c`` modulo the width, floats are fused."""
+    if is_float(dt):
+        return f_fma(dt, a, b, c)
+    return wrap(dt, to_int(dt, a) * to_int(dt, b) + to_int(dt, c)), 0
 
 
 def unary(dt: DataType, a: int, op: str) -> tuple[int, int]:

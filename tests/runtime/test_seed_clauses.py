@@ -2013,17 +2013,12 @@ def test_d140_source_physical_shapes_may_differ(name: str) -> None:
 
 
 def test_d141_tpartmul_type_list() -> None:
-    """The seed gives TPARTMUL no list of its own; the executor keeps the 0.58.3 list
-    (decision 140's list without S8/U8), recorded in REFERENCE 11 item 6."""
+    """The seed gives TPARTMUL no list of its own, so the executable ASL predicate
+    (TilePartialDataTypeSupportedForOperation, D9) decides: decision 140's nine types,
+    S8 and U8 included (the 0.58.3 contract prose dropped them)."""
     assert {d.name for d in op("TPARTMUL").dtypes} == {
-        "FP32",
-        "FP16",
-        "BF16",
-        "S32",
-        "S16",
-        "U32",
-        "U16",
-    }
+        "FP32", "FP16", "BF16", "S32", "S16", "S8", "U32", "U16", "U8",
+    }  # fmt: skip
 
 
 # =========================================================================== TADD

@@ -25,7 +25,9 @@ Why the native values are the correctly rounded ones:
   float32 form could be subnormal are suspects (below).
 * exp, log and rsqrt are *defined* by the engine as numpy's FP64 function rounded once
   to the element type; the fast path evaluates the very same numpy call on the same
-  float64 operands and rounds it once with a correct float64 -> type conversion.
+  float64 operands and rounds it once with a correct float64 -> type conversion. (At
+  FP64 the engine returns the correctly rounded value instead, :mod:`.correct64`; those
+  three are not accelerated.)
 
 Why the status bits are the engine's:
 
@@ -858,7 +860,7 @@ def _widen64(f: _Fmt, a: np.ndarray) -> np.ndarray:
 
 
 #: precision p of the types whose tiny exp results stay native (see _transcendental)
-_EXP_TINY = {DataType.FP64: 53, DataType.FP32: 24, DataType.FP16: 11}
+_EXP_TINY = {DataType.FP32: 24, DataType.FP16: 11}
 
 
 def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
@@ -939,11 +941,11 @@ _UNARY: dict[str, Callable[[str, _Fmt, np.ndarray, int], Result]] = {
 
 
 def unary(op: str, dt: DataType, a: np.ndarray) -> Result | None:
-    """Fast ``core.unary`` for FP64/FP32/FP16/BF16 sqrt, recip, exp, log, rsqrt, relu
-    (None when not applicable)."""
+    """Fast ``core.unary`` for FP64/FP32/FP16/BF16 sqrt, recip and relu, and for
+    FP32/FP16/BF16 exp, log and rsqrt (None when not applicable)."""
     f = FORMATS.get(dt)
     fn = _UNARY.get(op)
-    if f is None or fn is None:
+    if f is None or fn is None or (fn is _transcendental and dt == DataType.FP64):
         return None
     a = np.asarray(a)
     if a.dtype != f.carrier or not 1 <= a.ndim <= 3 or 0 in a.shape:

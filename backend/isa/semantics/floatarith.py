@@ -17,6 +17,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..datatypes import DataType, bits_dtype, info
+from .correct64 import exp_log64, rsqrt64
 from .floatfmt import (
     CANONICAL_NAN,
     DZ,
@@ -376,7 +377,9 @@ def float_unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.nd
     significand bits this equals D5's "FP64 then round once", as an FP64 quotient of
     such operands is never a double-rounding midpoint). exp, log and rsqrt evaluate
     numpy's FP64 exp/log/(1/sqrt) and round that once to the element type; their results
-    are transcendental or irrational, so NX is always set (rsqrt of 4**k is exact).
+    are transcendental or irrational, so NX is always set (rsqrt of 4**k is exact). At
+    FP64 itself that evaluation is the result, so it is the correctly rounded one
+    (:mod:`.correct64`, D9) rather than numpy's.
     """
     ab = _bits(a)
     c = classify(dt, ab)
@@ -389,6 +392,19 @@ def float_unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.nd
             bits, flags = encode_parts(dt, *exact_sqrt(xs))
         elif op == "recip":
             bits, flags = encode_parts(dt, *exact_div(np.ones_like(xs), np.where(fin, x, 1.0)))
+        elif dt == DataType.FP64:  # the FP64 evaluation is the result: correctly rounded
+            if op == "exp":
+                ordinary = fin
+            elif op == "log":  # log(1) = +0 exactly is a special value below
+                ordinary = fin & (x > 0) & (x != 1.0)
+            else:
+                ordinary = fin & (x > 0)
+            bits = np.zeros(ab.shape, np.uint64)
+            flags = np.zeros(ab.shape, np.uint8)
+            if ordinary.any():
+                v = x[ordinary]
+                b, f = rsqrt64(v) if op == "rsqrt" else exp_log64(op, v)
+                bits[ordinary], flags[ordinary] = b, f
         else:
             if op == "exp":
                 y = np.exp(np.where(fin, x, 1.0))
