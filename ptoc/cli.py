@@ -84,6 +84,7 @@ def describe_op(o: OpDef) -> str:
         f"  engine      {o.engine}   spelling {o.bstart} {spelled}",
         f"  selector    {sel}",
         f"  types       {_types(o)}",
+        f"  types from  {o.dtype_source}",
     ]
     for what, ts in o.type_rules.items():
         lines.append(f"  {what + ' types':<11} {', '.join(t.name for t in sorted(ts)) or '-'}")

@@ -48,6 +48,14 @@ def test_isa_row_and_unknown_mnemonic(capsys) -> None:
     assert len(capsys.readouterr().out.splitlines()) == 109
 
 
+def test_isa_row_names_where_its_types_come_from(capsys) -> None:
+    assert main(["isa", "TMAX"]) == 0
+    out = capsys.readouterr().out
+    assert "types from  ASL InstructionContractDataTypeLegal_TMAX" in out and "FP64" in out
+    assert main(["isa", "TSORT"]) == 0
+    assert "types from  seed D135" in capsys.readouterr().out
+
+
 def test_console_script_never_prints_a_traceback(tmp_path: Path) -> None:
     missing = tmp_path / "nope.s"
     r = subprocess.run(

@@ -16,7 +16,9 @@ operation's ``TileOperandsLegal_*`` handler and the bundle schema of
 layers disagree, the entry keeps the types every layer accepts and says so in ``note``.
 
 An entry with ``types`` None has no BSTART DataType predicate of its own; ``note`` says
-which rule governs instead.
+which rule governs instead. ``ASL_TYPE_RULES`` and ``ASL_TYPE_PAIRS`` hold the ASL's
+further rules (destination, index and filter types, type pairs), which seed sentences
+narrow in places (``seed_overrides.TYPE_RULES``).
 """
 
 from __future__ import annotations
@@ -261,3 +263,38 @@ for _m in ("TMATMUL", "TMATMUL_BIAS", "TMATMUL_ACC", "TMATMUL_MX", "TMATMUL_MX_B
         "TileMXOperandPairLegal, matrix-*.asl), not a BSTART DataType set; the executor "
         "does not model CUBE operations, so the catalog keeps the contract prose",
     )
+
+
+# ---- further type rules: what they constrain -> (types, the ASL function)
+_INDEX = frozenset({D.S16, D.U16, D.S32, D.U32, D.S64, D.U64})
+ASL_TYPE_RULES: dict[str, dict[str, tuple[frozenset[D], str]]] = {
+    "TQUANT": {"dst": (frozenset({D.S8, D.U8}), "TileOperandsLegal_TQUANT")},
+    "TDEQUANT": {"dst": (frozenset({D.FP32}), "TileOperandsLegal_TDEQUANT")},
+    "TSORT": {"index": (frozenset({D.U32}), "TileOperandsLegal_TSORT")},
+    "TGATHER": {"index": (_INDEX, "InstructionContractIndexDataTypeLegal_TGATHER")},
+    "TSCATTER": {"index": (_INDEX, "InstructionContractTypePairLegal_TSCATTER")},
+    **{
+        f"T{_ax}{_o}": {
+            "dst": (frozenset({D.S32, D.U32}), "TileOperandsLegal_ExecuteTileReduction")
+        }
+        for _ax in ("ROW", "COL")
+        for _o in ("ARGMAX", "ARGMIN")
+    },
+    "THISTOGRAM": {
+        "dst": (frozenset({D.U32}), "TileOperandsLegal_THISTOGRAM"),
+        "filter": (frozenset({D.U8}), "TileHistogramInputsLegal"),
+    },
+    "TCVT": {"e8m0_sources": (F3, "HardwareTCVTE8M0SourceTypeSupported")},
+    # a predicate tile (TileStorage_Predicate) has no DataType of its own
+    "TCMP": {"dst": (frozenset(), "TileOperandsLegal_ExecuteTileCompare")},
+    "TCMPS": {"dst": (frozenset(), "TileOperandsLegal_ExecuteTileCompareScalar")},
+}
+
+#: (source, destination) pairs of the EXPDIF expansions (TileExpandExpdifTypePairLegal)
+_EXPDIF = frozenset(
+    {(D.FP16, D.FP16), (D.BF16, D.BF16), (D.FP32, D.FP32), (D.FP16, D.FP32), (D.BF16, D.FP32)}
+)
+ASL_TYPE_PAIRS: dict[str, tuple[frozenset[tuple[D, D]], str]] = {
+    "TROWEXPANDEXPDIF": (_EXPDIF, "TileExpandExpdifTypePairLegal"),
+    "TCOLEXPANDEXPDIF": (_EXPDIF, "TileExpandExpdifTypePairLegal"),
+}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from . import seed_overrides as so
-from .asl_type_sets import ASL_DTYPES
+from .asl_type_sets import ASL_DTYPES, ASL_TYPE_PAIRS, ASL_TYPE_RULES
 from .datatypes import DataType
 
 CATALOG_PATH = Path(__file__).with_name("catalog.py")
@@ -227,8 +227,10 @@ def _op_row(op: dict[str, Any], rec: dict[str, Any]) -> str:
         for ln in block
     ) or name in ("TQUANT", "TDEQUANT", "THISTOGRAM")
     ios_legal = family != "TEPL" and any("B.IOS" in ln for ln in block)
-    rules = so.TYPE_RULES.get(name, {})
-    pairs = so.TYPE_PAIRS.get(name, frozenset())
+    # further type rules: the ASL's, each narrowed where a seed sentence states its own
+    rules = {k: v for k, (v, _) in ASL_TYPE_RULES.get(name, {}).items()}
+    rules.update(so.TYPE_RULES.get(name, {}))
+    pairs = so.TYPE_PAIRS.get(name) or ASL_TYPE_PAIRS.get(name, (frozenset(), ""))[0]
 
     def fs(ts: frozenset[DataType]) -> str:
         return "frozenset({" + ", ".join(f"D.{t.name}" for t in sorted(ts)) + "})"

@@ -60,33 +60,20 @@ DTYPES: dict[str, tuple[frozenset[D], str]] = {
 for _m in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN"):
     DTYPES[f"TROWEXPAND{_m}"] = (ARITH16, "seed S1: row-expansion family, 16 arithmetic types")
 
-#: Further type rules: what they constrain -> (types, source sentence).
+#: Further type rules that seed sentences state: what they constrain -> types. They win
+#: over the ASL's rules of ``asl_type_sets.ASL_TYPE_RULES`` (D4).
 TYPE_RULES: dict[str, dict[str, frozenset[D]]] = {
-    "TQUANT": {"dst": frozenset({D.S8, D.U8})},
-    "TDEQUANT": {"dst": frozenset({D.FP32})},
-    "TSORT": {"index": frozenset({D.U32})},
-    "TGATHER": {"index": frozenset({D.S32, D.U32})},
-    "TSCATTER": {"index": frozenset({D.S16, D.U16, D.S32, D.U32})},
-    "TROWARGMAX": {"dst": frozenset({D.S32, D.U32})},
-    "TROWARGMIN": {"dst": frozenset({D.S32, D.U32})},
-    "TCOLARGMAX": {"dst": frozenset({D.S32, D.U32})},
-    "TCOLARGMIN": {"dst": frozenset({D.S32, D.U32})},
-    "THISTOGRAM": {"dst": frozenset({D.U32}), "filter": frozenset({D.U8})},
-    # TCVT contract: "an E8M0 destination accepts exactly FP16, BF16, or FP32 sources"
-    "TCVT": {"e8m0_sources": frozenset({D.FP16, D.BF16, D.FP32})},
-    "TCMP": {"dst": frozenset()},  # predicate tile: no DataType of its own
-    "TCMPS": {"dst": frozenset()},
+    "TQUANT": {"dst": frozenset({D.S8, D.U8})},  # seed D133
+    "TDEQUANT": {"dst": frozenset({D.FP32})},  # seed D134
+    "TSORT": {"index": frozenset({D.U32})},  # seed D135: a U32 index destination
+    "TGATHER": {"index": frozenset({D.S32, D.U32})},  # seed D138
+    "TSCATTER": {"index": frozenset({D.S16, D.U16, D.S32, D.U32})},  # seed D139
 }
 
 _W32 = (D.FP32, D.S32, D.U32)
 _W16 = (D.FP16, D.BF16, D.S16, D.U16)
-#: (value, index) pairs of TSCATTER (seed D139) and (src, dst) pairs of the EXPDIF ops.
-_EXPDIF = frozenset(
-    {(D.FP16, D.FP16), (D.BF16, D.BF16), (D.FP32, D.FP32), (D.FP16, D.FP32), (D.BF16, D.FP32)}
-)
+#: (value, index) pairs of TSCATTER: seed D139 pairs the index width with the value width.
 TYPE_PAIRS: dict[str, frozenset[tuple[D, D]]] = {
-    "TROWEXPANDEXPDIF": _EXPDIF,
-    "TCOLEXPANDEXPDIF": _EXPDIF,
     "TSCATTER": frozenset(
         [(v, i) for v in _W32 for i in (D.S32, D.U32)]
         + [(v, i) for v in (*_W16, D.S8, D.U8) for i in (D.S16, D.U16)]

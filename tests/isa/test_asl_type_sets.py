@@ -13,7 +13,7 @@ import pytest
 
 from ptoc.backend.isa import OPS, DataType, op
 from ptoc.backend.isa import seed_overrides as so
-from ptoc.backend.isa.asl_type_sets import ASL_DTYPES
+from ptoc.backend.isa.asl_type_sets import ASL_DTYPES, ASL_TYPE_PAIRS, ASL_TYPE_RULES
 
 D = DataType
 ARITH16 = {D.FP64, D.FP32, D.TF32, D.HF32, D.FP16, D.BF16, D.E4M3, D.E5M2,
@@ -173,3 +173,38 @@ def test_where_a_seed_and_the_asl_agree_or_the_seed_narrows() -> None:
     for name, (types, _) in so.DTYPES.items():
         asl = ASL_DTYPES[name].types
         assert asl is not None and types <= asl, name
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_further_type_rules_are_the_asl_rules_or_a_seed_narrowing(name: str) -> None:
+    o = op(name)
+    asl = {k: v for k, (v, _) in ASL_TYPE_RULES.get(name, {}).items()}
+    seed = so.TYPE_RULES.get(name, {})
+    assert set(o.type_rules) == set(asl) | set(seed)
+    for what, types in o.type_rules.items():
+        if what in seed:
+            assert types == seed[what] and (what not in asl or types <= asl[what])
+        else:
+            assert types == asl[what]
+    pairs = ASL_TYPE_PAIRS.get(name)
+    if name in so.TYPE_PAIRS:
+        assert o.type_pairs == so.TYPE_PAIRS[name]
+    else:
+        assert o.type_pairs == (pairs[0] if pairs else frozenset())
+
+
+def test_further_type_rules_by_hand() -> None:
+    index64 = {D.S16, D.U16, D.S32, D.U32, D.S64, D.U64}
+    assert ASL_TYPE_RULES["TGATHER"]["index"][0] == index64
+    assert op("TGATHER").type_rules["index"] == {D.S32, D.U32}  # seed D138 narrows
+    assert ASL_TYPE_RULES["TCVT"]["e8m0_sources"][0] == {D.FP16, D.BF16, D.FP32}
+    for m in ("TROWARGMAX", "TROWARGMIN", "TCOLARGMAX", "TCOLARGMIN"):
+        assert op(m).type_rules["dst"] == {D.S32, D.U32}
+    assert op("THISTOGRAM").type_rules == {"dst": {D.U32}, "filter": {D.U8}}
+    expdif = {(D.FP16, D.FP16), (D.FP16, D.FP32), (D.BF16, D.BF16), (D.BF16, D.FP32),
+              (D.FP32, D.FP32)}  # fmt: skip
+    assert op("TROWEXPANDEXPDIF").type_pairs == expdif == op("TCOLEXPANDEXPDIF").type_pairs
+    # seed D139 pairs are within the ASL's (value, index) domain
+    values, index = ASL_DTYPES["TSCATTER"].types, ASL_TYPE_RULES["TSCATTER"]["index"][0]
+    assert values is not None
+    assert all(v in values and i in index for v, i in op("TSCATTER").type_pairs)
