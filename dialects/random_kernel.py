@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa import op as catalog_op
+from ptoc.backend.isa.semantics.core import round_float
 
 from .builder import KernelBuilder
 from .dtypes import carrier
@@ -133,6 +134,9 @@ def random_inputs(module: ModuleOp, seed: int) -> dict[str, np.ndarray]:
         c = carrier(a.type.dtype)
         if info(dt).is_float:
             vals = rng.standard_normal(shape) * 4
+            if not info(dt).exact_carrier and c.kind == "f":  # TF32/HF32: valid encodings
+                out[a.name] = round_float(dt, vals)[0]
+                continue
             out[a.name] = vals.astype(ml_dtypes.bfloat16 if dt == DataType.BF16 else c)
         else:
             ii = np.iinfo(c)

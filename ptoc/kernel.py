@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from ptoc.backend.isa import info
+from ptoc.backend.isa.semantics.core import round_float
+
 from .errors import KernelError
 from .source import SourceLoc, def_location, user_location
 from .tensor import TensorSpec
@@ -108,9 +111,14 @@ def random_array(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
     """A random array of a tensor's shape and element type."""
     carrier = spec.dtype.carrier
     if spec.dtype.is_float:
-        return rng.standard_normal(spec.shape).astype(carrier)
-    info = np.iinfo(carrier)
-    return rng.integers(info.min, info.max, spec.shape, dtype=carrier, endpoint=True)
+        values = rng.standard_normal(spec.shape)
+        dt = spec.dtype.datatype
+        if not info(dt).exact_carrier and carrier.kind == "f":
+            # TF32/HF32 keep reduced fractions in float32: round to valid encodings
+            return round_float(dt, values)[0]
+        return values.astype(carrier)
+    lim = np.iinfo(carrier)
+    return rng.integers(lim.min, lim.max, spec.shape, dtype=carrier, endpoint=True)
 
 
 def kernel(

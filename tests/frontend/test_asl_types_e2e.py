@@ -62,6 +62,16 @@ def row_sum_fp64(x: F64, out: ptoc.Tensor[ptoc.fp64, 8, 1]):
 @ptoc.kernel
 def relu_log_fp64(x: F64, out: F64):
     pt.store(out, pt.relu(pt.log(pt.abs(pt.load(x)) + 1.0)))
+
+@ptoc.kernel
+def sqrt_tf32(x: ptoc.Tensor[ptoc.tf32, 8, 32], out: ptoc.Tensor[ptoc.tf32, 8, 32]):
+    t = pt.load(x)
+    pt.store(out, pt.sqrt(pt.abs(t)) - pt.row_max(t))
+
+@ptoc.kernel
+def recip_e4m3(x: ptoc.Tensor[ptoc.e4m3, 8, 128], out: ptoc.Tensor[ptoc.e4m3, 8, 128]):
+    t = pt.load(x)
+    pt.store(out, pt.recip(pt.exp(t) * t + t))
 """
 
 
@@ -74,11 +84,12 @@ def kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ptoc.Kernel]:
     "name",
     [
         "max_fp64", "neg_u16", "exp_fp64", "abs_s8", "mul_u8", "col_prod_u8",
-        "divrem_s64", "select_fp64", "row_sum_fp64", "relu_log_fp64",
+        "divrem_s64", "select_fp64", "row_sum_fp64", "relu_log_fp64", "sqrt_tf32",
+        "recip_e4m3",
     ],
 )  # fmt: skip
 def test_kernel_verifies(kernels: dict[str, ptoc.Kernel], name: str) -> None:
-    ptoc.verify(kernels[name])
+    ptoc.verify(kernels[name])  # random TF32 inputs are valid TF32 encodings
 
 
 def _run(kernel: ptoc.Kernel, **inputs: np.ndarray) -> np.ndarray:

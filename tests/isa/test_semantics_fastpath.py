@@ -36,6 +36,13 @@ UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 NV, DZ, OF, UF, NX = 1, 2, 4, 8, 16
 
 
+def test_every_accelerated_type_is_tested_here() -> None:
+    """FAST is the fast path's own format table: a type it accelerates is compared with
+    the engine below (the catalog admits more floating types since D9; those run on the
+    exact engine only)."""
+    assert set(FAST) == set(fastpath.FORMATS)
+
+
 # ---------------------------------------------------------------- operands
 
 

@@ -349,8 +349,10 @@ def unary(
     for negatives and -0, the canonical NaN for NaN (NV if signalling); the SFU ops
     follow ``TileSFUUnarySpecialValue`` then the D5 profile (:mod:`.floatarith`).
 
-    FP64/FP32/FP16/BF16 sqrt, recip, exp, log, rsqrt and relu take the bit-identical
-    fast path of :mod:`.fastpath` unless ``exact`` (or :func:`.fastpath.exact_only`).
+    FP64/FP32/FP16/BF16 sqrt, recip and relu and FP32/FP16/BF16 exp, log and rsqrt take
+    the bit-identical fast path of :mod:`.fastpath` unless ``exact`` (or
+    :func:`.fastpath.exact_only`); FP64 exp, log and rsqrt are correctly rounded
+    (:mod:`.correct64`).
     """
     if not exact and _fp._enabled:
         fast = _fp.unary(op, dt, a)
