@@ -147,10 +147,8 @@ def _fp64_correctly_rounded(op: str, x: Fraction, xf: float) -> tuple[object, in
         y = Fraction(ctx.ln(decimal.Decimal(xf)))
     else:
         root = ctx.sqrt(decimal.Decimal(xf))
-        if Fraction(root) ** 2 == x and Fraction(1) / Fraction(root) ** 2 == 1 / x:
-            # sqrt(x) is exact; 1/sqrt(x) is exact only for x = 4**k
-            r, f = expect_round(D.FP64, 1 / Fraction(root), False)
-            return r, f
+        if Fraction(root) ** 2 == x:  # sqrt(x) is rational: 1/sqrt(x) is 1/root exactly
+            return expect_round(D.FP64, 1 / Fraction(root), False)
         y = Fraction(ctx.divide(1, root))
     r, _ = expect_round(D.FP64, y, False)
     _, flags = expect_round(D.FP64, y * (1 + Fraction(1, 2**300)), False)
