@@ -22,9 +22,9 @@ How it is computed exactly and fast. Every product of two matrix inputs (at most
 significand bits each, E8M0 scales are powers of two) is exact in float64. When both
 inputs have at most 24 significand bits together and every product of the call lies in
 FP32's normal range (checked from the operands' extreme magnitudes), the products are
-exact FP32 values and a step is one IEEE FP32 addition: the fold then runs as float32
-``np.add.accumulate`` over blocks of K (one vectorised addition per k), which is the
-path of FP16, FP8 and in-range BF16/TF32/HF32 inputs. Otherwise (FP32 inputs, MX scales
+exact FP32 values and a step is one IEEE FP32 addition: the fold then runs as one
+float32 outer product and one in-place float32 addition per k, which is the path of
+FP16, FP8 and in-range BF16/TF32/HF32 inputs. Otherwise (FP32 inputs, MX scales
 out of range, subnormal or overflowing products, another rounding mode) each step forms
 the exact sum ``s + p`` as the float64 pair of Knuth's TwoSum and rounds it once: for
 RNE by rounding the pair to odd at 53 bits and then to FP32 (correct since 53 >= 24 + 2,
@@ -301,35 +301,33 @@ def _native_exact(av: np.ndarray, bv: np.ndarray, s: np.ndarray, bits_sum: int) 
 def _fold_native(av: np.ndarray, bv: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, int]:
     """The fold as float32 additions of exact float32 products (see :func:`_native_exact`).
 
-    Blocks of K products go into one buffer behind the running sum and
-    ``np.add.accumulate`` along that axis performs the sequential additions
-    ``out[i] = out[i-1] + in[i]``. A step is inexact iff the exact one of
-    ``new - prev`` (|prev| >= |p|) and ``new - p`` (|p| >= |prev|) (Fast2Sum) differs
-    from the other addend; once NX is known the check stops. Finite operands and exact
-    products leave overflow (OF|NX, the sum becomes and stays Inf) as the only other
-    event: an FP32 sum of two FP32 values is never tiny and inexact.
+    Products of a block of k in one vectorised multiply, then one in-place IEEE float32
+    addition per k. A step is inexact iff the
+    exact one of ``new - prev`` (when |prev| >= |p|) and ``new - p`` (when |p| >= |prev|)
+    differs from the other addend (Fast2Sum); once NX is known the check stops. Finite
+    operands and exact products leave overflow (OF|NX; the sum becomes and stays Inf) as
+    the only other event: an FP32 sum of two FP32 values is never tiny and inexact.
     """
     m, k = av.shape
     n = bv.shape[1]
-    a_t = np.ascontiguousarray(av.T.astype(np.float32))
-    b32 = bv.astype(np.float32)
+    a_t = np.ascontiguousarray(av.T.astype(np.float32))[:, :, None]
+    b32 = bv.astype(np.float32)[:, None, :]
     run = s.astype(np.float32)
-    kc = max(1, min(k, (1 << 19) // (m * n)))
-    buf = np.empty((kc + 1, m, n), np.float32)
-    out = np.empty_like(buf)
+    # products of a block of k in one call; the block stays within a typical L2 cache
+    kc = max(1, min(k, (1 << 16) // (m * n)))
+    prods = np.empty((kc, m, n), np.float32)
     nx = False
     with np.errstate(over="ignore", invalid="ignore"):
         for k0 in range(0, k, kc):
-            k1 = min(k, k0 + kc)
-            c = k1 - k0
-            blk, acc = buf[: c + 1], out[: c + 1]
-            blk[0] = run
-            np.multiply(a_t[k0:k1, :, None], b32[k0:k1, None, :], out=blk[1:])
-            np.add.accumulate(blk, axis=0, out=acc)
-            if not nx:
-                prev, new, p = acc[:-1], acc[1:], blk[1:]
-                nx = bool(np.any((new - prev) != p)) or bool(np.any((new - p) != prev))
-            run = acc[c].copy()
+            c = min(kc, k - k0)
+            np.multiply(a_t[k0 : k0 + c], b32[k0 : k0 + c], out=prods[:c])
+            for p in prods[:c]:
+                if nx:
+                    np.add(run, p, out=run)
+                    continue
+                new = run + p
+                nx = bool(np.any((new - run) != p)) or bool(np.any((new - p) != run))
+                run = new
     status = NX if nx else 0
     if np.isinf(run).any():
         status |= OF | NX
