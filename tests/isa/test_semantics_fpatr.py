@@ -688,3 +688,13 @@ def test_matmul_publishes_d_and_the_auxiliary_outputs_from_one_fold() -> None:
     assert res.row_max.tolist() == [[10.0], [6.0]]
     assert res.group_max.tolist() == [[3.0], [6.0]]
     assert res.status == 0
+
+
+def test_matmul_rejects_an_inconsistent_descriptor_before_folding() -> None:
+    a = np.ones((1, 1), np.float16)
+    with pytest.raises(SemanticError, match="BundleFPATRFieldsLegal"):
+        matmul(a, D.FP16, a, D.FP16, fpatr=Fpatr(max_abs=True))
+    with pytest.raises(SemanticError, match="BundleFPATRAccumulatorTypeLegal"):
+        matmul(a, D.FP16, a, D.FP16, fpatr=Fpatr(pre_quant_mode=2))
+    with pytest.raises(ValueError, match="RowMaxIn"):
+        matmul(a, D.FP16, a, D.FP16, fpatr=Fpatr(row_max=True, row_max_init=True))

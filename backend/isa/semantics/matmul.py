@@ -499,7 +499,11 @@ def matmul(
     """
     f = fpatr or _fpatr.Fpatr()
     acc_type = accumulator_type(DataType(a_type), DataType(b_type), mx)
+    if not _fpatr.fields_legal(f):
+        raise SemanticError("B.FPATR fields are inconsistent (BundleFPATRFieldsLegal)")
     _fpatr.check_accumulator(f, acc_type)
+    if f.row_max_init and row_max_in is None:
+        raise ValueError("RowMaxInit needs the M x 1 RowMaxIn tile")
     raw, status = fold(
         a,
         a_type,
