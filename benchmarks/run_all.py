@@ -14,7 +14,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import Row, render
 
-MODULES = ["bench_asm", "bench_executor", "bench_workflow", "bench_compiler", "bench_compound"]
+MODULES = [
+    "bench_asm",
+    "bench_executor",
+    "bench_workflow",
+    "bench_compiler",
+    "bench_compound",
+    "bench_matmul",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             "bench_executor": {"bundles": 50},
             "bench_workflow": {"repeat": 1},
             "bench_compiler": {"kernels": 6},
+            "bench_matmul": {"shapes": [(64, 64, 64)]},
         }
         rows += mod.rows(**(quick.get(name, {}) if args.quick else {}))
     print(render(rows))

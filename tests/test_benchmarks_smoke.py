@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_asm, bench_executor
+from benchmarks import bench_asm, bench_executor, bench_matmul
 from benchmarks.common import render
 
 
@@ -22,3 +22,9 @@ def test_executor_benchmark_runs_on_few_bundles() -> None:
     rows = bench_executor.rows(bundles=10)
     assert len(rows) == 8 and all(r.value > 0 and r.baseline > 0 for r in rows)
     assert "TADD FP32 64x256 mask 1111 x10" in render(rows)
+
+
+def test_matmul_benchmark_runs_on_a_small_shape() -> None:
+    rows = bench_matmul.rows(shapes=[(8, 8, 8)])
+    assert len(rows) == 6 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert "matmul FP16 8x8x8" in render(rows)

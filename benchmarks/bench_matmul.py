@@ -1,0 +1,83 @@
+"""D11 matrix numerics (``ptoc.backend.isa.semantics.matmul.fold``) against ``np.matmul``.
+
+Rows (printed by benchmarks/run_all.py, never asserted):
+
+* FP16 and BF16 inputs, FP32 accumulation, 64x64x64 up to 256x256x512, against
+  ``np.matmul`` on the same FP16/BF16 arrays (numpy has no BLAS kernel for either: it
+  runs its generic loop) and, for information, against ``np.matmul`` of float32 copies
+  (BLAS, a different rounding). Goal from issue 11: at most 10x of ``np.matmul`` for
+  FP16/BF16 inputs. The fold is K vectorised FP32 additions (one outer product and one
+  in-place addition per k) because FP16/BF16 products of normal-range operands are
+  exact FP32 values.
+* FP32 inputs against float32 ``np.matmul``: every step is an exact fused multiply-add
+  (float64 TwoSum, round to odd, one FP32 rounding), about twenty vectorised float64
+  operations per k, so this row shows what exact FP32 steps cost.
+* S8 inputs against ``np.matmul`` of int32 copies (exact float64 BLAS per K chunk).
+
+Inputs are uniform in [-1, 1) (normal-range values, so the native FP32-addition path
+applies to FP16/BF16). Times are the best wall time of three runs (BLAS may use
+several threads, whose CPU time process time would add up).
+"""
+
+from __future__ import annotations
+
+import time
+
+import ml_dtypes
+import numpy as np
+
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics.matmul import fold
+
+from .common import Row, best_of
+
+SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (256, 256, 512)]
+
+
+def _time(fn) -> float:
+    return best_of(fn, repeat=3, clock=time.perf_counter)
+
+
+def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
+    """Benchmark rows for each M x N x K shape."""
+    rng = np.random.default_rng(11)
+    out: list[Row] = []
+    for m, n, k in shapes or SHAPES:
+        a = rng.uniform(-1, 1, (m, k))
+        b = rng.uniform(-1, 1, (k, n))
+        label = f"{m}x{n}x{k}"
+        for dt, carrier in ((DataType.FP16, np.float16), (DataType.BF16, ml_dtypes.bfloat16)):
+            a_c, b_c = a.astype(carrier), b.astype(carrier)
+            a32, b32 = a_c.astype(np.float32), b_c.astype(np.float32)
+            ours = _time(lambda a_c=a_c, b_c=b_c, dt=dt: fold(a_c, dt, b_c, dt))
+            same = _time(lambda a_c=a_c, b_c=b_c: np.matmul(a_c, b_c))
+            blas = _time(lambda a32=a32, b32=b32: np.matmul(a32, b32))
+            out.append(
+                Row(f"matmul {dt.name} {label}", ours, same, f"np.matmul {dt.name}", goal=10.0)
+            )
+            out.append(Row(f"matmul {dt.name} {label}", ours, blas, "np.matmul float32 (BLAS)"))
+        if m * n * k <= 128**3:
+            a32, b32 = a.astype(np.float32), b.astype(np.float32)
+            ours = _time(lambda a32=a32, b32=b32: fold(a32, DataType.FP32, b32, DataType.FP32))
+            blas = _time(lambda a32=a32, b32=b32: np.matmul(a32, b32))
+            out.append(
+                Row(
+                    f"matmul FP32 {label}",
+                    ours,
+                    blas,
+                    "np.matmul float32 (BLAS)",
+                    note="exact fused steps",
+                )
+            )
+        a8 = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        b8 = rng.integers(-128, 128, (k, n)).astype(np.int8)
+        ours = _time(lambda a8=a8, b8=b8: fold(a8, DataType.S8, b8, DataType.S8))
+        ref = _time(lambda a8=a8, b8=b8: np.matmul(a8.astype(np.int32), b8.astype(np.int32)))
+        out.append(Row(f"matmul S8 {label}", ours, ref, "np.matmul int32"))
+    return out
+
+
+if __name__ == "__main__":
+    from .common import render
+
+    print(render(rows()))
