@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import CompileError, KernelError
+from .errors import CompileError, KernelError, OutputError
 from .kernel import Kernel, Traced
 from .program import Program
 from .source import SourceLoc, def_location
@@ -62,7 +62,14 @@ class _Dumper:
         self.out = out
         self.dir = Path(dump_dir) if dump_dir is not None else None
         if self.dir is not None:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            if self.dir.exists() and not self.dir.is_dir():
+                raise OutputError(f"dump_dir {dump_dir}: is a file; name a folder to write to")
+            try:
+                self.dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise OutputError(
+                    f"dump_dir {dump_dir}: cannot create the folder: {e.strerror or e}"
+                ) from None
 
     def __call__(self, stage: str, text: Callable[[], str], suffix: str = ".mlir") -> None:
         if self.out is None and self.dir is None:
@@ -73,7 +80,11 @@ class _Dumper:
             print(body.rstrip("\n"), file=self.out)
         if self.dir is not None:
             n = STAGES.index(stage) + 1
-            (self.dir / f"{n:02d}-{stage}{suffix}").write_text(body.rstrip("\n") + "\n")
+            path = self.dir / f"{n:02d}-{stage}{suffix}"
+            try:
+                path.write_text(body.rstrip("\n") + "\n")
+            except OSError as e:
+                raise OutputError(f"{path}: cannot write the dump: {e.strerror or e}") from None
 
 
 def compile(
