@@ -165,7 +165,7 @@ def run_on(
     trace: bool = False,
 ) -> Outputs:
     """:func:`run` with the arrays as one mapping."""
-    from ptoc.passes.execute import place, read_outputs
+    from ptoc.passes.execute import gm_end, place, read_outputs
     from ptoc.runtime import Machine, MachineFault
 
     from .driver import compile as compile_kernel
@@ -180,6 +180,15 @@ def run_on(
         )
     inputs = check_inputs(program.kernel, arrays)
     config = program.machine if machine is None else machine_config(machine)
+    abi = program.abi
+    end = gm_end(abi.tensors, abi.scratch_bytes, abi.pes)
+    if end > config.gm_size:
+        need = -(-end // (1 << 20))
+        raise InputError(
+            f"{abi.kernel}: its tensors and spill area need global memory up to 0x{end:x}, "
+            f"more than the machine's gm_size={config.gm_size}; run on a machine with "
+            f"gm_size={need}M (--machine gm_size={need}M)"
+        )
     m = Machine(config)
     placement = place(program, m, inputs)
     try:

@@ -128,10 +128,11 @@ def compare_close(
             err = np.abs(g - w)
             same = (g == w) | both_nan
             err = np.where(same, 0.0, np.where(np.isnan(err), np.inf, err))
-            limit = a + r * np.abs(w)
+            # an infinity matches only itself, a NaN only a NaN
+            limit = np.where(np.isfinite(w), a + r * np.abs(w), 0.0)
             rel = np.where(err == 0, 0.0, err / np.where(w == 0, np.inf, np.abs(w)))
             rel = np.where((w == 0) & (err > 0), np.inf, rel)
-        bad = err > np.where(np.isnan(limit), 0.0, limit)
+        bad = err > limit
         worst[name] = (float(err.max(initial=0.0)), float(rel.max(initial=0.0)))
         n = int(bad.sum())
         if not n:

@@ -86,6 +86,8 @@ def suggestion(e: BaseException, fn: Any) -> str | None:
             return _attribute_hint(e.name, getattr(e, "obj", None))
         if isinstance(e, TypeError):
             return _call_hint(str(e))
+        if isinstance(e, SystemExit):
+            return "a kernel body runs once, while ptoc traces it; it cannot exit the program"
     except Exception:  # a hint is a courtesy: never let it hide the error itself
         return None
     return None
