@@ -117,7 +117,7 @@ def param_location(fn: object, name: str) -> SourceLoc | None:
                     line = first + a.lineno - 1
                     end = first + (a.end_lineno or a.lineno) - 1
                     return SourceLoc(
-                        getattr(fn, "__code__").co_filename,
+                        fn.__code__.co_filename,  # type: ignore[attr-defined]
                         line,
                         a.col_offset + indent,
                         end,

@@ -5,12 +5,11 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from ptoc.backend.isa import op
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects.modes import RMode, RModeAttr
 from ptoc.dialects.tile_types import TileType
-
-from ptoc.backend.isa import op
 
 from ..dtypes import DTYPES, DType, type_list
 from ..tile import Tile

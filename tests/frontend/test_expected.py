@@ -109,8 +109,9 @@ def test_compare_close_on_nan_inf_and_zero() -> None:
     assert compare_close("k", {"o": g}, {"o": ok}, None, None) == {
         "o": (pytest.approx(1e-7), pytest.approx(1e-7))
     }
-    for bad, i in (([[1.0, inf, 0, 1, -inf]], 0), ([[nan, -inf, 0, 1, -inf]], 1),
-                   ([[nan, inf, 1e-3, 1, -inf]], 2), ([[nan, inf, nan, 1, -inf]], 2)):  # fmt: skip
+    cases = [([[1.0, inf, 0, 1, -inf]], 0), ([[nan, -inf, 0, 1, -inf]], 1),
+             ([[nan, inf, 1e-3, 1, -inf]], 2), ([[nan, inf, nan, 1, -inf]], 2)]  # fmt: skip
+    for bad, i in cases:
         with pytest.raises(ptoc.ToleranceError) as info:
             compare_close("k", {"o": g}, {"o": np.array(bad)}, None, None)
         assert info.value.deviations[0].index == (0, i)

@@ -50,7 +50,7 @@ def test_decorator_with_arguments_sees_the_same_scope() -> None:
 def test_an_unknown_name_is_still_a_located_kernel_error() -> None:
     def bad():
         @ptoc.kernel
-        def k(x: ptoc.Tensor[ptoc.fp32, nowhere, 64], out: ptoc.Tensor[ptoc.fp32, 8, 64]):
+        def k(x: ptoc.Tensor[ptoc.fp32, nowhere, 64], out: ptoc.Tensor[ptoc.fp32, 8, 64]):  # noqa: F821
             pt.store(out, pt.load(x))
 
     with pytest.raises(ptoc.KernelError, match="name 'nowhere' is not defined") as info:

@@ -61,7 +61,7 @@ def test_store_takes_the_load_spelling_and_the_old_one(ks) -> None:
 
 
 def test_store_window_rules_are_diagnostics(ks) -> None:
-    path, kernels = ks
+    _, kernels = ks
     with pytest.raises(ptoc.KernelError) as info:
         kernels["wrong_count"].trace()
     assert info.value.message == ("pt.store: rows=(0, 4) counts 4 but the tile has 8 rows")
