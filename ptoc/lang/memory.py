@@ -18,7 +18,7 @@ from ptoc.dialects.tile_types import TileType
 
 from ..tile import TensorParam, Tile
 from ..trace import current
-from ._core import as_tile, check_type, emit, emit_tile, fail, is_scalar
+from ._core import as_tile, check_type, describe, emit, emit_tile, fail, is_scalar
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def _tensor(x: Any, fn: str) -> TensorParam:
     if not isinstance(x, TensorParam):
         if isinstance(x, Tile):
             fail(f"{fn} takes a tensor parameter of the kernel, not a tile")
-        fail(f"{fn} takes a tensor parameter of the kernel, not {type(x).__name__} {x!r}")
+        fail(f"{fn} takes a tensor parameter of the kernel, not {describe(x)}")
     return x
 
 
