@@ -158,15 +158,17 @@ def _npz_inputs(path: str) -> dict[str, np.ndarray]:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from .driver import compile as compile_kernel
-    from .execute import input_sets, verify_on
+    from .execute import verify_on
 
+    if args.seed < 0:
+        raise UsageError(f"ptoc verify: --seed is a non-negative integer, not {args.seed}")
+    if args.runs < 1:
+        raise UsageError(f"ptoc verify: --runs must be at least 1, not {args.runs}")
+    if args.inputs and (args.runs != 1 or args.seed != 0):
+        raise UsageError("ptoc verify: --inputs and --seed/--runs exclude each other")
     k = _load(args.kernel)
     expected = _expected(args.expected, k) if args.expected else None
     given = _npz_inputs(args.inputs) if args.inputs else {}
-    if given and (args.runs != 1 or args.seed != 0):
-        raise UsageError("ptoc verify: --inputs and --seed/--runs exclude each other")
-    if not given:
-        input_sets(k, {}, args.runs, args.seed)  # --runs 0 / --seed -1: one message first
     prog = compile_kernel(k, _machine(args.machine))
     runs = 1 if given else args.runs
     big = sum(p.spec.shape[0] * p.spec.shape[1] for p in k.params) >= 1 << 16

@@ -40,7 +40,7 @@ U8 = DTYPES["u8"]
 E8M0 = DTYPES["e8m0"]
 
 #: probe(pt, make, dtype): one call of the function on operands ``make`` builds
-Probe = Callable[[Any, Any, DType], Any]
+Probe = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -302,6 +302,7 @@ def accepted(
     types: list[DType] = []
     ops: list[str] = []
     seconds: list[DType] = []
+    results: list[tuple[DType | None, list[str] | None]]
     for d in TENSOR_TYPES:
         if second:
             results = [

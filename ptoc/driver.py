@@ -187,7 +187,7 @@ def _compile(
         report = None
         if validate:
             report = validate_program(em, config.hands, config.depth, config.capacity)
-    _check_gm(kernel, gm_end(params, em.scratch_bytes, kernel.pes), config)
+    _check_gm(kernel, gm_end(params, em.scratch_bytes, kernel.pes), config, spill=True)
     abi = KernelAbi(kernel.name, kernel.pes, params, em.bindings, em.scratch_bytes)
     prog = Program(
         em.program,
@@ -277,15 +277,16 @@ def abi_location(kernel: Kernel) -> SourceLoc | None:
     return def_location(kernel.fn)
 
 
-def _check_gm(kernel: Kernel, end: int, config: Any) -> None:
+def _check_gm(kernel: Kernel, end: int, config: Any, spill: bool = False) -> None:
     """The tensors (and spill area) ptoc.run places from 0x1000 fit the machine's GM."""
     if end <= config.gm_size:
         return
     need = -(-end // (1 << 20))
+    what = "its tensors and spill area" if spill else "its tensors"
     raise KernelError(
         f"the kernel {kernel.name} needs global memory up to 0x{end:x} ({end} bytes) for "
-        f"its tensors (placed from 0x1000, 256-byte aligned) and spill area, more than the "
-        f"machine's gm_size={config.gm_size}",
+        f"{what} (placed from 0x1000, 256-byte aligned), more than the machine's "
+        f"gm_size={config.gm_size}",
         def_location(kernel.fn),
         hint=f"compile for a machine with more global memory: --machine gm_size={need}M "
         f"(ptoc.MachineConfig(gm_size={need} << 20))",

@@ -28,7 +28,9 @@ from .source import SourceLoc, def_location, is_library_frame, user_location
 from .tensor import TensorSpec
 
 #: keywords of ptoc.run / ptoc.reference / ptoc.verify, which take arrays as **kwargs
-RESERVED = frozenset({"program", "kernel", "machine", "trace"})
+RESERVED = frozenset(
+    {"program", "kernel", "machine", "trace", "expected", "rtol", "atol", "runs", "seed"}
+)
 
 InputGen = Callable[[np.random.Generator], dict[str, np.ndarray]]
 

@@ -67,7 +67,7 @@ def kernel_body_error(e: BaseException, fn: Any, kernel: str) -> KernelError:
             "is a ptoc bug: please report it with the kernel"
         )
     err = KernelError(f"{exception_text(e)} (while tracing the kernel {kernel})", loc, hint)
-    err.original = e  # type: ignore[attr-defined]  # for debugging from Python
+    err.original = e  # for debugging from Python
     return err
 
 
@@ -80,10 +80,11 @@ _CALL = re.compile(r"^(?P<fn>\w+)\(\) (missing|takes|got)")
 def suggestion(e: BaseException, fn: Any) -> str | None:
     """A hint for the common slips: a close name, keyword or attribute; else None."""
     try:
-        if isinstance(e, NameError) and getattr(e, "name", None):
-            return _name_hint(e.name, fn)
-        if isinstance(e, AttributeError) and getattr(e, "name", None):
-            return _attribute_hint(e.name, getattr(e, "obj", None))
+        name = getattr(e, "name", None)
+        if isinstance(e, NameError) and isinstance(name, str):
+            return _name_hint(name, fn)
+        if isinstance(e, AttributeError) and isinstance(name, str):
+            return _attribute_hint(name, getattr(e, "obj", None))
         if isinstance(e, TypeError):
             return _call_hint(str(e))
         if isinstance(e, SystemExit):

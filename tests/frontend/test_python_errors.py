@@ -169,9 +169,9 @@ def test_kernel_file_top_level(tmp_path: Path, capsys, top: str, status: int, ne
 def test_seed_must_be_non_negative(capsys) -> None:
     softmax = str(Path(__file__).resolve().parents[2] / "examples" / "softmax.py")
     assert main(["verify", softmax, "--seed", "-1"]) == 2
-    assert capsys.readouterr().err == (
-        "a random-input seed is a non-negative integer, not -1\n"
-    )
+    assert capsys.readouterr().err == "ptoc verify: --seed is a non-negative integer, not -1\n"
+    assert main(["verify", softmax, "--runs", "0"]) == 2
+    assert capsys.readouterr().err == "ptoc verify: --runs must be at least 1, not 0\n"
     assert main(["run", softmax, "--seed", "-1"]) == 2
     assert "--seed is a non-negative integer, not -1" in capsys.readouterr().err
     k = ptoc.loader.load_kernel(softmax)
