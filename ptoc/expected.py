@@ -110,8 +110,9 @@ def compare_close(
     expected_name: str = "expected",
 ) -> dict[str, tuple[float, float]]:
     """Raise ToleranceError unless ``|got - want| <= atol + rtol * |want|`` for every
-    element of every output in ``want`` (NaN matches NaN, an infinity only itself).
-    Returns the largest (abs, rel) error of each output."""
+    element of every output in ``want`` -- ``numpy.isclose(got, want, rtol, atol,
+    equal_nan=True)`` in float64: NaN matches NaN, an infinity only itself. Returns the
+    largest (abs, rel) error of each output."""
     deviations: list[tuple[float, Deviation]] = []
     counts: dict[str, tuple[int, int]] = {}
     worst: dict[str, tuple[float, float]] = {}
@@ -123,22 +124,23 @@ def compare_close(
         a = a_default if atol is None else float(atol)
         tolerances[name] = (r, a)
         g, w = _float64(g_raw), _float64(w_raw)
-        both_nan = np.isnan(g) & np.isnan(w)
-        with np.errstate(invalid="ignore", over="ignore"):
-            err = np.abs(g - w)
-            same = (g == w) | both_nan
-            err = np.where(same, 0.0, np.where(np.isnan(err), np.inf, err))
-            # an infinity matches only itself, a NaN only a NaN
-            limit = np.where(np.isfinite(w), a + r * np.abs(w), 0.0)
-            rel = np.where(err == 0, 0.0, err / np.where(w == 0, np.inf, np.abs(w)))
-            rel = np.where((w == 0) & (err > 0), np.inf, rel)
-        bad = err > limit
+        # numpy.isclose's rule: finite pairs within atol + rtol * |w|; an infinity
+        # matches only itself and (equal_nan) a NaN only a NaN
+        finite = np.isfinite(g) & np.isfinite(w)
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            diff = np.abs(g - w)
+            limit = a + r * np.abs(w)
+            err = np.where(same, 0.0, np.where(finite, diff, np.inf))
+            bad = np.where(finite, diff > limit, ~same)
+            rel = np.where(err == 0, 0.0, err / np.where(w == 0, 0.0, np.abs(w)))
+            excess = np.where(bad, np.where(finite, diff - limit, np.inf), -np.inf)
+        rel = np.where(np.isnan(rel), np.inf, rel)
         worst[name] = (float(err.max(initial=0.0)), float(rel.max(initial=0.0)))
         n = int(bad.sum())
         if not n:
             continue
         counts[name] = (n, w.size)
-        excess = np.where(bad, err - limit, -np.inf)
         order = np.argsort(-excess, axis=None, kind="stable")[:SHOWN]
         for flat in order:
             if not bad.flat[flat]:

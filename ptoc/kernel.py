@@ -67,7 +67,7 @@ class Kernel:
         self.pes = pes
         # string annotations (from __future__ import annotations) may name locals of the
         # function that defined the kernel: evaluate them in that scope
-        self.scope = scope if scope is not None else defining_scope()
+        self.scope = scope if scope is not None else annotation_scope(fn)
         self.params = _params(fn, self.scope)
         self._traced: Traced | None = None
         self._inputs: InputGen | None = None
@@ -161,9 +161,18 @@ def kernel(
         )
 
     def wrap(f: Callable[..., Any]) -> Kernel:
-        return Kernel(f, pes, name, defining_scope())
+        return Kernel(f, pes, name, annotation_scope(f))
 
     return wrap if fn is None else wrap(fn)
+
+
+def annotation_scope(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The defining scope's locals when ``fn`` has string annotations (which may name
+    them), else nothing (a kernel keeps no references it does not need)."""
+    annotations = getattr(fn, "__annotations__", None) or {}
+    if any(isinstance(a, str) for a in annotations.values()):
+        return defining_scope()
+    return {}
 
 
 def defining_scope() -> dict[str, Any]:

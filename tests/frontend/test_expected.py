@@ -8,6 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import ptoc
 from ptoc.cli import main
@@ -178,3 +181,36 @@ def test_command_line_expected(ks, capsys) -> None:
     assert main(["verify", f"{path}::softmax", "--expected", "softmax_ref",
                  "--atol", "-1"]) == 2  # fmt: skip
     assert "atol is a non-negative number, not -1.0" in capsys.readouterr().err
+
+
+FLOATS = st.floats(width=32, allow_nan=True, allow_infinity=True, allow_subnormal=True)
+
+
+@settings(deadline=None)
+@given(
+    hnp.arrays(np.float32, (3, 4), elements=FLOATS),
+    hnp.arrays(np.float64, (3, 4), elements=st.floats(allow_nan=True, allow_infinity=True)),
+    st.sampled_from([None, 0.0, 1e-7, 1e-3, 0.5]),
+    st.sampled_from([None, 0.0, 1e-30, 1e-3, 1.0]),
+    st.booleans(),
+)
+def test_compare_close_is_numpys_isclose(g, w, rtol, atol, near) -> None:
+    """Every binade, subnormals, +-0, +-inf and NaN on both sides; ``near`` makes the
+    expected values a few ulp from the machine's, so ties with the tolerance occur."""
+    if near:
+        w = np.where(np.isfinite(g), np.nextafter(g, np.float32(np.inf)), g).astype(np.float64)
+        w[0, 0] = -0.0 if g[0, 0] == 0 else w[0, 0]
+    r, a = default_tolerance(g.dtype)
+    r, a = (r if rtol is None else rtol), (a if atol is None else atol)
+    ok = np.isclose(g.astype(np.float64), w, rtol=r, atol=a, equal_nan=True)
+    try:
+        compare_close("k", {"o": g}, {"o": w}, rtol, atol)
+    except ptoc.ToleranceError as e:
+        assert e.counts == {"o": (int((~ok).sum()), 12)}
+        shown = [d.index for d in e.deviations]
+        assert len(shown) == min(8, int((~ok).sum())) == len(set(shown))
+        assert all(not ok[i] for i in shown)
+        for d in e.deviations:  # the reported values are the arrays' own
+            assert np.array_equal(np.float32(d.got), g[d.index], equal_nan=True)
+    else:
+        assert ok.all()
