@@ -136,3 +136,13 @@ def test_reference_page_lists_every_lang_function() -> None:
     for name in pt.__all__:
         needle = f"`pt.{name}`" if name[0].isupper() else f"### `pt.{name}("
         assert needle in text, name
+
+
+@pytest.mark.parametrize(
+    "block", [b for b in ALL if b.lang == "asm"], ids=lambda b: f"{_id(b.page)}:{b.line}"
+)
+def test_asm_blocks_assemble(block: Block) -> None:
+    """Bundle text shown in the docs is valid assembler input."""
+    from ptoc.backend.asm import parse
+
+    assert len(parse(block.text, file=str(block.page))) > 0
