@@ -245,7 +245,17 @@ class Program:
         return cls(tuple(c for b in blocks for c in b))
 
     def bundle_count(self) -> int:
+        """Tile bundles (blocks opened by a tile BSTART); scalar blocks are not bundles
+        (docs/formats.md, "Counting")."""
         return sum(1 for c in self.commands if isinstance(c, TileStart))
+
+    def scalar_block_count(self) -> int:
+        """Scalar blocks (``BSTART.STD``)."""
+        return sum(1 for c in self.commands if isinstance(c, ScalarStart))
+
+    def count_text(self) -> str:
+        """``7 bundles, 1 scalar block``: the counts every command prints."""
+        return count_text(self.bundle_count(), self.scalar_block_count())
 
     def asm(self) -> str:
         """Canonical text, one command per line."""
@@ -272,3 +282,10 @@ class Program:
         from .encoding import decode
 
         return decode(data)
+
+
+def count_text(bundles: int, scalar_blocks: int) -> str:
+    """``7 bundles, 1 scalar block``: how every ptoc command counts a program's blocks
+    (a bundle is a tile bundle; scalar blocks are counted apart)."""
+    b = f"{bundles} bundle{'' if bundles == 1 else 's'}"
+    return f"{b}, {scalar_blocks} scalar block{'' if scalar_blocks == 1 else 's'}"

@@ -27,5 +27,5 @@ def topk(
             for g in range(0, COLS, GROUP)
         ]
         best, _counts = pt.merge_sorted(*lists, top_k=K)
-        pt.store(values, best.values, row=r)
-        pt.store(indices, best.payload, row=r)
+        pt.store(values, best.values, rows=r)
+        pt.store(indices, best.payload, rows=r)

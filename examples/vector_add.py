@@ -18,4 +18,4 @@ Vec = ptoc.Tensor[ptoc.fp32, ROWS, COLS]
 @ptoc.kernel(pes=PES)
 def vector_add(x: Vec, y: Vec, out: Vec):
     rows = (pt.pe() * PER_PE, PER_PE)  # this PE's slice
-    pt.store(out, pt.load(x, rows=rows) + pt.load(y, rows=rows), row=pt.pe() * PER_PE)
+    pt.store(out, pt.load(x, rows=rows) + pt.load(y, rows=rows), rows=rows)

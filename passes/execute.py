@@ -8,7 +8,7 @@ bit (NaN payloads and signed zeros included).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +18,7 @@ from ptoc.dialects.dtypes import carrier
 from ptoc.dialects.reference import run_reference
 from ptoc.runtime import Machine, MachineConfig
 
-from .pipeline import CompiledKernel, compile_module
+from .pipeline import CompiledKernel, TensorParam, compile_module
 
 GM_BASE = 0x1000
 ALIGN = 256
@@ -26,6 +26,15 @@ ALIGN = 256
 
 def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def gm_end(tensors: Sequence[TensorParam], scratch_bytes: int = 0, pes: int = 1) -> int:
+    """The first GM address after what :func:`place` puts in GM: every tensor from
+    ``GM_BASE`` (256-byte aligned), then ``scratch_bytes`` of spill area per PE."""
+    addr = GM_BASE
+    for t in tensors:
+        addr = _align(addr + t.nbytes)
+    return addr + scratch_bytes * pes
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,15 @@ from ptoc.runtime.faults import (
 )
 
 from .dtypes import DTYPES, DType
-from .errors import CompileError, InputError, KernelError, VerifyError
+from .errors import (
+    CompileError,
+    InputError,
+    KernelError,
+    OutputError,
+    ReferenceFault,
+    ToleranceError,
+    VerifyError,
+)
 from .kernel import Kernel, kernel
 from .tensor import Tensor, TensorSpec
 
@@ -93,11 +101,11 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "STAGES", "AsmError", "BundleControlFault", "CompileError", "DType", "DecodeError", "Error",
-    "IllegalInstructionFault", "InputError", "Kernel", "KernelError", "MachineConfig",
-    "MachineFault", "Outputs", "Program", "Stats", "Tensor", "TensorSpec",
-    "TileAllocationFault", "TileLegalityFault", "VerifyError", "bf16", "compile", "e1m2x2",
-    "e2m1x2", "e2m3", "e3m2", "e4m3", "e5m2", "e8m0", "fp16", "fp32", "fp64", "hf32", "hif4x2",
-    "hif8", "kernel", "lang", "pred", "reference", "run", "s4x2", "s8", "s16", "s32", "s64",
-    "tf32", "u4x2", "u8", "u16", "u32", "u64", "verify",
+    "STAGES", "AsmError", "BundleControlFault", "CompileError", "DType", "DecodeError",
+    "Error", "IllegalInstructionFault", "InputError", "Kernel", "KernelError", "MachineConfig",
+    "MachineFault", "OutputError", "Outputs", "Program", "ReferenceFault", "Stats", "Tensor",
+    "TensorSpec", "TileAllocationFault", "TileLegalityFault", "ToleranceError", "VerifyError",
+    "bf16", "compile", "e1m2x2", "e2m1x2", "e2m3", "e3m2", "e4m3", "e5m2", "e8m0", "fp16",
+    "fp32", "fp64", "hf32", "hif4x2", "hif8", "kernel", "lang", "pred", "reference", "run",
+    "s4x2", "s8", "s16", "s32", "s64", "tf32", "u4x2", "u8", "u16", "u32", "u64", "verify",
 ]  # fmt: skip

@@ -26,9 +26,10 @@ class Timing:
     run: float = 0.0  # the executor alone
     reference: float = 0.0
     verify: float = 0.0  # trace + compile + run + reference + compare
-    bundles: int = 0
-    overhead: int = 0
+    bundles: int = 0  # tile bundles (docs/formats.md, "Counting")
+    overhead: int = 0  # of them inserted by the allocator
     peak_bytes: int = 0
+    scalar_blocks: int = 0
     error: str | None = None
 
 
@@ -43,7 +44,7 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
 
 def fresh(k: Kernel) -> Kernel:
     """The same kernel without its cached trace (so timing includes tracing)."""
-    copy = Kernel(k.fn, k.pes, k.name)
+    copy = Kernel(k.fn, k.pes, k.name, k.scope)
     copy._inputs = k._inputs
     return copy
 
@@ -87,6 +88,7 @@ def measure(k: Kernel, machine: Any = None, seed: int = 0, repeat: int = 3) -> T
         s.bundles,
         s.overhead_bundles,
         s.peak_bytes,
+        s.scalar_blocks,
     )
 
 
@@ -94,7 +96,7 @@ def table(rows: list[Timing]) -> str:
     """The timings as a text table (milliseconds)."""
     head = (
         f"{'kernel':<22} {'trace':>8} {'compile':>8} {'run':>8} {'ref':>8} {'verify':>8} "
-        f"{'bundles':>8} {'overhead':>8} {'peak B/PE':>10}"
+        f"{'bundles':>8} {'inserted':>8} {'scalar':>7} {'peak B/PE':>10}"
     )
     out = [head, "-" * len(head)]
     for r in rows:
@@ -104,9 +106,10 @@ def table(rows: list[Timing]) -> str:
         out.append(
             f"{r.kernel:<22} {r.trace * 1e3:>8.1f} {r.compile * 1e3:>8.1f} {r.run * 1e3:>8.1f} "
             f"{r.reference * 1e3:>8.1f} {r.verify * 1e3:>8.1f} {r.bundles:>8} {r.overhead:>8} "
-            f"{r.peak_bytes:>10}"
+            f"{r.scalar_blocks:>7} {r.peak_bytes:>10}"
         )
     out.append(
-        "times in ms (best of the repeats); compile includes trace; run is the executor alone"
+        "times in ms (best of the repeats); compile includes trace; run is the executor "
+        "alone; bundles are tile bundles (inserted: by the allocator), scalar: scalar blocks"
     )
     return "\n".join(out)

@@ -1,6 +1,7 @@
 """The ``ptoc`` command line.
 
-Exit status: 0 success, 1 verification mismatch, 2 bad input, 3 machine fault.
+Exit status: 0 success, 1 verification mismatch, 2 bad input, 3 machine fault, 130
+interrupted (Ctrl-C, or a KeyboardInterrupt raised by a kernel file).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ptoc.backend.isa import OPS, OpDef, op
 from ptoc.errors import ReferenceFault, VerifyError
 from ptoc.runtime.faults import MachineFault
 
-EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAULT = 0, 1, 2, 3
+EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAULT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
 
 
 class _Usage(Exception):
@@ -50,8 +51,7 @@ def cmd_asm(args: argparse.Namespace) -> int:
     data = encoding.encode(program)
     Path(out).write_bytes(data)
     if args.verbose:
-        print(f"{out}: {len(program)} commands, {program.bundle_count()} bundles, "
-              f"{len(data)} bytes")  # fmt: skip
+        print(f"{out}: {len(program)} commands, {program.count_text()}, {len(data)} bytes")
     return EXIT_OK
 
 
@@ -141,6 +141,15 @@ def cmd_run(args: argparse.Namespace, rest: Sequence[str]) -> int:
     return run_main(list(rest))
 
 
+def run_help() -> int:
+    """``ptoc run --help``: both forms, a Python kernel and a bundle program."""
+    from ptoc.cli_kernel import run_kernel_parser
+
+    print(run_kernel_parser().format_help())
+    print("ptoc run also runs a bundle program as it is:\n", flush=True)
+    return cmd_run(argparse.Namespace(), ["--help"])
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ptoc", description="PTO tile kernel compiler and machine")
     sub = p.add_subparsers(dest="command", required=True)
@@ -176,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             if any(is_kernel_spec(a) for a in argv[1:2]):
                 return cmd_run_kernel(argv[1:])
+            if argv[1:2] in (["-h"], ["--help"]):
+                return run_help()
             return cmd_run(argparse.Namespace(), argv[1:])
         args = build_parser().parse_args(argv)
         return int(args.func(args))
@@ -198,6 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt as e:  # Ctrl-C, or a kernel file raising it (names the place)
+        print(f"ptoc: {e}" if str(e) else "ptoc: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT
 
 
 if __name__ == "__main__":

@@ -3,11 +3,13 @@
     ptoc compile FILE.py::KERNEL [--emit tile|lower-compound|legalize|pto|asm|bin|stats]
                  [-o OUT] [--print-ir-after-all] [--dump-dir DIR] [--machine SPEC]
     ptoc verify  FILE.py::KERNEL [--seed N] [--runs N] [--inputs FILE.npz] [--machine SPEC]
-    ptoc run     FILE.py::KERNEL [--seed N | --inputs FILE.npz] [-o OUT.npz] [--trace]
+                 [--expected [FILE.py::]FN [--rtol R] [--atol A]]
+    ptoc run     FILE.py::KERNEL [--seed N | --inputs FILE.npz] [--save OUT.npz] [--trace]
     ptoc bench   [FILE.py[::KERNEL] ...] [--repeat N] [--machine SPEC]
 
-Exit status: 0 success, 1 verification mismatch, 2 bad input (including kernel and
-compile errors), 3 machine fault.
+Exit status: 0 success, 1 verification mismatch (or outputs outside the tolerance of
+``--expected``), 2 bad input (including kernel and compile errors), 3 machine fault,
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -21,7 +23,41 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from .errors import Error
+
 EXIT_OK, EXIT_MISMATCH = 0, 1
+
+
+class UsageError(Error):
+    """A command-line option that cannot be honoured (one message, exit status 2)."""
+
+
+def check_output(path: str, option: str = "-o") -> Path:
+    """``path`` as a file a command can write, or one OutputError saying why not."""
+    from .errors import OutputError
+
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"{option} {path}: is a folder; name a file to write")
+    if not p.parent.is_dir():
+        raise OutputError(f"{option} {path}: the folder {p.parent} does not exist")
+    return p
+
+
+def write_output(path: str, data: bytes | str, option: str = "-o") -> None:
+    """Write a command's output file; one OutputError naming the option and the reason."""
+    from .errors import OutputError
+
+    p = check_output(path, option)
+    try:
+        if isinstance(data, bytes):
+            p.write_bytes(data)
+        else:
+            p.write_text(data)
+    except OSError as e:
+        raise OutputError(f"{option} {path}: cannot write: {e.strerror or e}") from None
+
+
 EMITS = ("tile", "lower-compound", "legalize", "pto", "allocate", "asm", "bin", "stats")
 
 
@@ -74,6 +110,10 @@ def _load(spec: str) -> Any:
 def cmd_compile(args: argparse.Namespace) -> int:
     from .driver import compile as compile_kernel
 
+    if args.output:
+        check_output(args.output)
+    if args.dump_dir and Path(args.dump_dir).exists() and not Path(args.dump_dir).is_dir():
+        raise UsageError(f"--dump-dir {args.dump_dir}: is a file; name a folder to write to")
     k = _load(args.kernel)
     emit = args.emit
     stop = None if emit in ("asm", "bin", "stats") else emit
@@ -87,11 +127,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if emit == "bin":
         out = args.output or f"{k.name}.bin"
         data = result.encode()
-        Path(out).write_bytes(data)
-        print(
-            f"{out}: {result.program.bundle_count()} bundles, {len(data)} bytes",
-            file=sys.stderr,
-        )
+        write_output(out, data)
+        print(f"{out}: {result.stats().summary()}, {len(data)} bytes", file=sys.stderr)
         return EXIT_OK
     if emit == "asm":
         text = result.asm(source=not args.no_source)
@@ -100,7 +137,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     else:
         text = str(result) + "\n"
     if args.output:
-        Path(args.output).write_text(text)
+        write_output(args.output, text)
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -121,63 +158,115 @@ def _npz_inputs(path: str) -> dict[str, np.ndarray]:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from .driver import compile as compile_kernel
-    from .errors import InputError
-    from .execute import compare, reference_of, run_on
+    from .execute import verify_on
 
+    if args.seed < 0:
+        raise UsageError(f"ptoc verify: --seed is a non-negative integer, not {args.seed}")
     if args.runs < 1:
-        raise InputError(f"ptoc verify: --runs must be at least 1, not {args.runs}")
+        raise UsageError(f"ptoc verify: --runs must be at least 1, not {args.runs}")
+    if args.inputs and (args.runs != 1 or args.seed != 0):
+        raise UsageError("ptoc verify: --inputs and --seed/--runs exclude each other")
     k = _load(args.kernel)
+    expected = _expected(args.expected, k) if args.expected else None
+    given = _npz_inputs(args.inputs) if args.inputs else {}
     prog = compile_kernel(k, _machine(args.machine))
-    if args.inputs:
-        runs: list[tuple[str, dict[str, np.ndarray] | None]] = [
-            ("inputs " + args.inputs, _npz_inputs(args.inputs))
-        ]
-    else:
-        runs = [(f"seed {s}", None) for s in range(args.seed, args.seed + args.runs)]
+    runs = 1 if given else args.runs
     big = sum(p.spec.shape[0] * p.spec.shape[1] for p in k.params) >= 1 << 16
     show = (
         args.progress
         if args.progress is not None
-        else sys.stderr.isatty() and (len(runs) > 1 or big)
+        else sys.stderr.isatty() and (runs > 1 or big)
     )
-    bar = Progress(f"verify {k.name}", len(runs), show)
+    bar = Progress(f"verify {k.name}", runs, show)
     try:
-        for i, (what, arrays) in enumerate(runs):
-            if arrays is None:
-                arrays = k.random_inputs(int(what.split()[1]))
-            want = reference_of(k, arrays)
-            got = run_on(prog, arrays)
-            compare(k.name, got, want, context=what)
-            bar.update(i + 1)
+        out = verify_on(
+            prog,
+            given,
+            expected=expected,
+            rtol=args.rtol,
+            atol=args.atol,
+            runs=1 if given else args.runs,
+            seed=0 if given else args.seed,
+            progress=bar.update,
+            context=f"inputs {args.inputs}" if given else None,
+        )
     finally:
         bar.close()
-    s = prog.stats()
     which = (
-        runs[0][0]
-        if len(runs) == 1
-        else f"{len(runs)} runs (seeds {args.seed}..{args.seed + len(runs) - 1})"
+        f"inputs {args.inputs}"
+        if given
+        else f"seed {args.seed}"
+        if runs == 1
+        else f"{runs} runs (seeds {args.seed}..{args.seed + runs - 1})"
     )
-    print(f"{k.name}: bit-exact in {which}; {s.bundles} bundles on {prog.machine.text()}")
+    close = ""
+    if expected is not None and out.closeness is not None:
+        worst_rel = max((r for _, r in out.closeness.values()), default=0.0)
+        worst_abs = max((a for a, _ in out.closeness.values()), default=0.0)
+        close = (
+            f", within tolerance of {getattr(expected, '__name__', 'expected')} "
+            f"(worst abs err {worst_abs:.3g}, rel err {worst_rel:.3g})"
+        )
+    print(f"{k.name}: bit-exact in {which}{close}; {prog.stats().summary()} on "
+          f"{prog.machine.text()}")  # fmt: skip
     return EXIT_OK
+
+
+def _expected(spec: str, k: Any) -> Any:
+    """The function ``--expected`` names: ``FILE.py::FN``, or ``FN`` in the kernel's file."""
+    from .loader import LoadError, import_file
+
+    path, sep, name = spec.rpartition("::")
+    scope = vars(import_file(path)) if sep else k.fn.__globals__
+    where = path if sep else k.file
+    fn = scope.get(name)
+    if not callable(fn):
+        import difflib
+
+        funcs = [n for n, v in scope.items() if callable(v) and not n.startswith("_")]
+        close = difflib.get_close_matches(name, funcs, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise LoadError(f"{where} has no function '{name}'{hint} for --expected")
+    return fn
 
 
 # ------------------------------------------------------------------ run
 
 
-def cmd_run_kernel(argv: Sequence[str]) -> int:
-    from .execute import run_on
-
+def run_kernel_parser() -> argparse.ArgumentParser:
+    """The options of ``ptoc run FILE.py::KERNEL``."""
     p = argparse.ArgumentParser(
-        prog="ptoc run", description="Run a kernel on the machine model."
+        prog="ptoc run",
+        usage="ptoc run FILE.py::KERNEL [--seed N | --inputs FILE.npz] [--save OUT.npz] "
+        "[--machine SPEC] [--trace]",
+        description="Compile a Python kernel and run it on the machine model; prints "
+        "each output.",
     )
     p.add_argument("kernel", metavar="FILE.py::KERNEL")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--seed", type=int, default=0, help="random inputs from this seed")
     src.add_argument("--inputs", metavar="FILE.npz", help="input arrays by tensor name")
-    p.add_argument("-o", "--output", metavar="OUT.npz", help="save the outputs")
+    p.add_argument(
+        "--save",
+        "-o",
+        "--output",
+        dest="save",
+        metavar="OUT.npz",
+        help="save the outputs by tensor name (-o/--output: the same)",
+    )
     p.add_argument("--machine", help="machine parameters, e.g. depth=4,capacity=16384")
     p.add_argument("--trace", action="store_true", help="print a per-bundle trace")
-    args = p.parse_args(list(argv))
+    return p
+
+
+def cmd_run_kernel(argv: Sequence[str]) -> int:
+    from .execute import run_on
+
+    args = run_kernel_parser().parse_args(list(argv))
+    if args.save:
+        check_output(args.save, "--save")
+    if args.seed < 0:
+        raise UsageError(f"ptoc run: --seed is a non-negative integer, not {args.seed}")
     k = _load(args.kernel)
     arrays = _npz_inputs(args.inputs) if args.inputs else k.random_inputs(args.seed)
     out = run_on(k, arrays, _machine(args.machine), trace=args.trace)
@@ -186,11 +275,19 @@ def cmd_run_kernel(argv: Sequence[str]) -> int:
     for name, a in out.items():
         print(f"{name}: {a.dtype} {a.shape}")
         print(np.array2string(a, threshold=64, edgeitems=3, precision=6))
-    if args.output:
+    from ptoc.backend.isa.fields import status_text
+    from ptoc.backend.program import count_text
+
+    status = " ".join(f"PE{pe}:{status_text(int(s))}" for pe, s in enumerate(out.status))
+    print(f"{k.name}: ran {count_text(out.bundles, out.scalar_blocks)}; status {status}")
+    if args.save:
+        import io
+
+        buf = io.BytesIO()
         saved: dict[str, Any] = dict(out)  # np.savez types its **kwds loosely
-        with open(args.output, "wb") as fh:
-            np.savez(fh, **saved)
-        print(f"saved {', '.join(out)} to {args.output}", file=sys.stderr)
+        np.savez(buf, **saved)
+        write_output(args.save, buf.getvalue(), "--save")
+        print(f"saved {', '.join(out)} to {args.save}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -257,6 +354,16 @@ def add_commands(sub: Any) -> None:
     v.add_argument("--runs", type=int, default=1, help="how many seeds to try (default 1)")
     v.add_argument("--inputs", metavar="FILE.npz", help="verify on these arrays instead")
     v.add_argument("--machine", help="machine parameters, e.g. depth=4,capacity=16384")
+    v.add_argument(
+        "--expected",
+        metavar="[FILE.py::]FN",
+        help="also compare with the author's numpy function FN(**inputs) (in the kernel's "
+        "file unless FILE.py:: is given) within --rtol/--atol",
+    )
+    v.add_argument(
+        "--rtol", type=float, help="relative tolerance for --expected (default 2 ulp, >= 1e-5)"
+    )
+    v.add_argument("--atol", type=float, help="absolute tolerance for --expected (1e-8)")
     v.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import CompileError, KernelError
+from .errors import CompileError, KernelError, OutputError
 from .kernel import Kernel, Traced
 from .program import Program
-from .source import SourceLoc, def_location
+from .source import SourceLoc, def_location, param_location
 
 #: the stages, in order; ``ptoc compile --emit`` also accepts the aliases
 STAGES: tuple[str, ...] = ("trace", "lower-compound", "legalize", "allocate", "emit")
@@ -62,7 +62,14 @@ class _Dumper:
         self.out = out
         self.dir = Path(dump_dir) if dump_dir is not None else None
         if self.dir is not None:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            if self.dir.exists() and not self.dir.is_dir():
+                raise OutputError(f"dump_dir {dump_dir}: is a file; name a folder to write to")
+            try:
+                self.dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise OutputError(
+                    f"dump_dir {dump_dir}: cannot create the folder: {e.strerror or e}"
+                ) from None
 
     def __call__(self, stage: str, text: Callable[[], str], suffix: str = ".mlir") -> None:
         if self.out is None and self.dir is None:
@@ -73,7 +80,11 @@ class _Dumper:
             print(body.rstrip("\n"), file=self.out)
         if self.dir is not None:
             n = STAGES.index(stage) + 1
-            (self.dir / f"{n:02d}-{stage}{suffix}").write_text(body.rstrip("\n") + "\n")
+            path = self.dir / f"{n:02d}-{stage}{suffix}"
+            try:
+                path.write_text(body.rstrip("\n") + "\n")
+            except OSError as e:
+                raise OutputError(f"{path}: cannot write the dump: {e.strerror or e}") from None
 
 
 def compile(
@@ -126,6 +137,7 @@ def _compile(
     from ptoc.dialects.reference import output_names, tensor_args
     from ptoc.passes.allocate import allocate_func
     from ptoc.passes.emit import emit_func
+    from ptoc.passes.execute import gm_end
     from ptoc.passes.legalize import legalize_func
     from ptoc.passes.lower_compound import lower_compound_func
     from ptoc.passes.pipeline import KernelAbi, TensorParam, default_tile_limit
@@ -137,7 +149,7 @@ def _compile(
     if last == "trace":
         return module
 
-    with _stage("lower-compound", traced):
+    with _stage("lower-compound", traced, kernel):
         lower_compound_func(f)
     dump("lower-compound", lambda: str(module))
     if last == "lower-compound":
@@ -154,26 +166,28 @@ def _compile(
         TensorParam(a.name, a.type.dt, a.type.dims, a.type.stride, a.name in outputs)
         for a in tensor_args(f)
     )
+    _check_gm(kernel, gm_end(params), config)
     limit = max_tile_bytes or default_tile_limit(config)
     _check_tile_rows(module, traced, limit, config.capacity)
-    with _stage("legalize", traced):
+    with _stage("legalize", traced, kernel):
         legalize_func(f, limit)
     dump("legalize", lambda: str(module))
     if last == "legalize":
         return module
 
-    with _stage("allocate", traced):
+    with _stage("allocate", traced, kernel):
         alloc = allocate_func(f, config.hands, config.depth, config.capacity)
     dump("allocate", lambda: str(module))
     if last == "allocate":
         return module
 
     sources = _bundle_sources(f, traced)
-    with _stage("emit", traced):
+    with _stage("emit", traced, kernel):
         em = emit_func(f)
         report = None
         if validate:
             report = validate_program(em, config.hands, config.depth, config.capacity)
+    _check_gm(kernel, gm_end(params, em.scratch_bytes, kernel.pes), config, spill=True)
     abi = KernelAbi(kernel.name, kernel.pes, params, em.bindings, em.scratch_bytes)
     prog = Program(
         em.program,
@@ -190,7 +204,7 @@ def _compile(
 
 
 @contextmanager
-def _stage(name: str, traced: Traced) -> Iterator[None]:
+def _stage(name: str, traced: Traced, kernel: Kernel | None = None) -> Iterator[None]:
     """Turn a pass failure into a CompileError at the kernel line of the failing op."""
     from xdsl.utils.exceptions import DiagnosticException
 
@@ -200,6 +214,8 @@ def _stage(name: str, traced: Traced) -> Iterator[None]:
         raise
     except DiagnosticException as e:  # the passes' CompileError and xDSL verifiers
         loc, rule = locate(str(e), traced)
+        if loc is None and kernel is not None and "base addresses" in rule:
+            loc = abi_location(kernel)
         raise CompileError(rule, loc, hint=_hint(rule)) from None
     except Exception as e:
         raise CompileError(
@@ -235,8 +251,9 @@ def _catalog_name(m: re.Match[str]) -> str:
 def _hint(rule: str) -> str | None:
     if "base addresses" in rule:
         return (
-            "the ABI passes tensor bases in a0..a7: use fewer tensors, or the same PE "
-            "step for every window of a tensor"
+            f"the ABI passes one base address per tensor in a0..a7 (one per distinct "
+            f"pt.pe() step of its windows, plus one for a spill area): use at most "
+            f"{ABI_BASES} tensors, or the same PE step for every window of a tensor"
         )
     if "capacity" in rule or "no room" in rule:
         return (
@@ -244,6 +261,36 @@ def _hint(rule: str) -> str | None:
             "with more capacity"
         )
     return None
+
+
+#: base-address registers of the kernel ABI (a0..a7; DECISIONS D7)
+ABI_BASES = 8
+
+
+def abi_location(kernel: Kernel) -> SourceLoc | None:
+    """Where a kernel exceeds the ABI's base addresses: its first tensor parameter past
+    the limit, or else (PE steps or the spill area push it over) its ``def`` line."""
+    if len(kernel.params) > ABI_BASES:
+        loc = param_location(kernel.fn, kernel.params[ABI_BASES].name)
+        if loc is not None:
+            return loc
+    return def_location(kernel.fn)
+
+
+def _check_gm(kernel: Kernel, end: int, config: Any, spill: bool = False) -> None:
+    """The tensors (and spill area) ptoc.run places from 0x1000 fit the machine's GM."""
+    if end <= config.gm_size:
+        return
+    need = -(-end // (1 << 20))
+    what = "its tensors and spill area" if spill else "its tensors"
+    raise KernelError(
+        f"the kernel {kernel.name} needs global memory up to 0x{end:x} ({end} bytes) for "
+        f"{what} (placed from 0x1000, 256-byte aligned), more than the machine's "
+        f"gm_size={config.gm_size}",
+        def_location(kernel.fn),
+        hint=f"compile for a machine with more global memory: --machine gm_size={need}M "
+        f"(ptoc.MachineConfig(gm_size={need} << 20))",
+    )
 
 
 def _loc_text(op: Any) -> str:

@@ -19,11 +19,15 @@ __all__ = [
     "AsmError",
     "CompileError",
     "DecodeError",
+    "Deviation",
     "Error",
     "InputError",
+    "Interrupted",
     "KernelError",
     "Mismatch",
+    "OutputError",
     "ReferenceFault",
+    "ToleranceError",
     "VerifyError",
 ]
 
@@ -81,6 +85,14 @@ class ReferenceFault(KernelError):
 class CompileError(LocatedError):
     """The compiler cannot lower a kernel (the rule of the failing stage, at the kernel
     line whose operation it was lowering)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A KeyboardInterrupt that names where it happened (the command line exits 130)."""
+
+
+class OutputError(Error):
+    """A file or folder ptoc was asked to write cannot be written."""
 
 
 class InputError(Error):
@@ -153,3 +165,68 @@ class VerifyError(Error):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.kernel, self.mismatches, self.counts, self.context))
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One output element outside the tolerance of the author's expected function."""
+
+    output: str
+    index: tuple[int, ...]
+    got: Any
+    expected: Any
+    abs_err: float
+    rel_err: float
+
+    def text(self) -> str:
+        idx = ", ".join(str(i) for i in self.index)
+        return (
+            f"{self.output}[{idx}]: got {_value(self.got)}, expected {_value(self.expected)}"
+            f" (abs err {self.abs_err:.3g}, rel err {self.rel_err:.3g})"
+        )
+
+
+class ToleranceError(VerifyError):
+    """The machine's outputs (bit-exact with the reference semantics) are not within
+    ``rtol``/``atol`` of the author's ``expected`` function: the kernel computes
+    something other than what was meant.
+
+    ``deviations`` lists the worst elements (largest excess over the tolerance first);
+    ``counts`` maps each deviating output to (deviating, total) elements;
+    ``tolerances`` maps each output to its (rtol, atol).
+    """
+
+    def __init__(
+        self,
+        kernel: str,
+        deviations: Sequence[Deviation],
+        counts: dict[str, tuple[int, int]],
+        tolerances: dict[str, tuple[float, float]],
+        context: str = "",
+        expected: str = "expected",
+    ) -> None:
+        self.deviations = tuple(deviations)
+        self.tolerances = dict(tolerances)
+        self.expected = expected
+        super().__init__(kernel, (), counts, context)
+
+    def render(self) -> str:
+        where = f" ({self.context})" if self.context else ""
+        parts = []
+        for o, (n, t) in self.counts.items():
+            r, a = self.tolerances.get(o, (0.0, 0.0))
+            parts.append(f"{n} of {t} elements of '{o}' (rtol={r:g}, atol={a:g})")
+        lines = [
+            f"verify {self.kernel}{where}: the outputs are bit-exact with the reference "
+            f"but differ from {self.expected} beyond the tolerance in {', '.join(parts)}; "
+            "worst elements:"
+        ]
+        lines += [f"  {d.text()}" for d in self.deviations]
+        return "\n".join(lines)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            type(self),
+            (self.kernel, self.deviations, self.counts, self.tolerances, self.context,
+             self.expected),
+        )  # fmt: skip

@@ -10,7 +10,7 @@ NaN payloads and the sign of zero count.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -27,12 +27,15 @@ SHOWN = 8
 
 class Outputs(dict[str, np.ndarray]):
     """The output tensors by parameter name, plus what the run saw: ``trace`` (the
-    per-bundle trace when asked for), ``status`` (numeric status bits per PE) and
-    ``bundles`` (blocks executed)."""
+    per-bundle trace when asked for), ``status`` (numeric status bits per PE),
+    ``bundles`` (tile bundles executed) and ``scalar_blocks``."""
 
     trace: Any = None
     status: Any = None
     bundles: int = 0
+    scalar_blocks: int = 0
+    #: with ``verify(expected=...)``: the largest (abs, rel) error of each output
+    closeness: dict[str, tuple[float, float]] | None = None
 
 
 def _specs(kernel: Kernel) -> dict[str, TensorSpec]:
@@ -162,7 +165,7 @@ def run_on(
     trace: bool = False,
 ) -> Outputs:
     """:func:`run` with the arrays as one mapping."""
-    from ptoc.passes.execute import place, read_outputs
+    from ptoc.passes.execute import gm_end, place, read_outputs
     from ptoc.runtime import Machine, MachineFault
 
     from .driver import compile as compile_kernel
@@ -177,6 +180,15 @@ def run_on(
         )
     inputs = check_inputs(program.kernel, arrays)
     config = program.machine if machine is None else machine_config(machine)
+    abi = program.abi
+    end = gm_end(abi.tensors, abi.scratch_bytes, abi.pes)
+    if end > config.gm_size:
+        need = -(-end // (1 << 20))
+        raise InputError(
+            f"{abi.kernel}: its tensors and spill area need global memory up to 0x{end:x}, "
+            f"more than the machine's gm_size={config.gm_size}; run on a machine with "
+            f"gm_size={need}M (--machine gm_size={need}M)"
+        )
     m = Machine(config)
     placement = place(program, m, inputs)
     try:
@@ -189,21 +201,77 @@ def run_on(
             f.add_note(f"from the kernel at {loc}" + (f"\n{excerpt}" if excerpt else ""))
         raise f.with_traceback(None) from None
     out = Outputs(read_outputs(program, m, placement))
-    out.trace, out.status, out.bundles = report.trace, m.status, report.bundles
+    out.trace, out.status = report.trace, m.status
+    out.bundles, out.scalar_blocks = report.bundles, report.scalar_blocks
     return out
 
 
-def verify(kernel: Kernel | Program, machine: Any = None, **arrays: Any) -> Outputs:
+def verify(
+    kernel: Kernel | Program,
+    machine: Any = None,
+    *,
+    expected: Callable[..., Any] | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    runs: int = 1,
+    seed: int = 0,
+    **arrays: Any,
+) -> Outputs:
     """Compile, run and compare with :func:`reference` bit for bit; raises
-    :class:`VerifyError` listing the first differing elements. Without arrays, uses
-    ``kernel.random_inputs(0)``. Returns the machine's outputs."""
-    return verify_on(kernel, arrays, machine)
+    :class:`VerifyError` listing the first differing elements. Returns the machine's
+    outputs (of the last run).
+
+    Inputs: the arrays given by tensor name, or else ``runs`` random input sets from
+    seeds ``seed .. seed + runs - 1`` (``kernel.random_inputs``).
+
+    ``expected``: the author's numpy function of the input arrays (called with them by
+    tensor name), returning the intended outputs (a dict by name, or one array); the
+    machine's outputs must lie within ``atol + rtol * |expected|`` of it element by
+    element, else :class:`ToleranceError` lists the worst elements. The defaults are
+    exact for integer outputs and, for float outputs, two units of the type's epsilon
+    (at least 1e-5) and ``atol=1e-8``.
+    """
+    return verify_on(kernel, arrays, machine, expected=expected, rtol=rtol, atol=atol,
+                     runs=runs, seed=seed)  # fmt: skip
+
+
+def input_sets(
+    kernel: Kernel, arrays: Mapping[str, Any], runs: int, seed: int
+) -> list[tuple[str, Mapping[str, Any] | None]]:
+    """(context, arrays) per run: the given arrays once, or one random set per seed
+    (None: drawn when the run starts)."""
+    for what, v in (("runs", runs), ("seed", seed)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise InputError(f"{what} is an integer, not {v!r}")
+    if runs < 1:
+        raise InputError(f"runs must be at least 1, not {runs}")
+    if seed < 0:
+        raise InputError(f"a random-input seed is a non-negative integer, not {seed}")
+    if arrays:
+        if runs != 1 or seed != 0:
+            raise InputError(
+                f"verify {kernel.name}: give input arrays or runs=/seed= for random inputs, "
+                "not both"
+            )
+        return [("", arrays)]
+    return [(f"seed {s}", None) for s in range(seed, seed + runs)]
 
 
 def verify_on(
-    kernel: Kernel | Program, arrays: Mapping[str, Any], machine: Any = None
+    kernel: Kernel | Program,
+    arrays: Mapping[str, Any],
+    machine: Any = None,
+    *,
+    expected: Callable[..., Any] | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    runs: int = 1,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+    context: str | None = None,
 ) -> Outputs:
-    """:func:`verify` with the arrays as one mapping."""
+    """:func:`verify` with the arrays as one mapping; ``progress(i)`` is called after run
+    ``i`` (1-based); ``context`` names the given arrays in messages."""
     from .driver import compile as compile_kernel
 
     if isinstance(kernel, Program):
@@ -214,11 +282,29 @@ def verify_on(
         k = _kernel(kernel, "ptoc.verify")
         program = compile_kernel(k, machine)
         machine = None  # run on the machine it was compiled for
-    if not arrays:
-        arrays = k.random_inputs(0)
-    want = reference_of(k, arrays)
-    got = run_on(program, arrays, machine)
-    compare(k.name, got, want)
+    if expected is not None and not callable(expected):
+        raise InputError(f"expected is a function of the input arrays, not {expected!r}")
+    for what, tol in (("rtol", rtol), ("atol", atol)):
+        if tol is not None and (
+            isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0
+        ):
+            raise InputError(f"{what} is a non-negative number, not {tol!r}")
+    sets = input_sets(k, arrays, runs, seed)
+    got = Outputs()
+    for i, (what, given) in enumerate(sets):
+        inputs = given if given is not None else k.random_inputs(int(what.split()[1]))
+        what = what or (context or "")
+        want = reference_of(k, inputs)
+        got = run_on(program, inputs, machine)
+        compare(k.name, got, want, context=what)
+        if expected is not None:
+            from .expected import compare_close, expected_outputs
+
+            ref = expected_outputs(k, expected, check_inputs(k, inputs))
+            name = getattr(expected, "__name__", "expected")
+            got.closeness = compare_close(k.name, got, ref, rtol, atol, what, name)
+        if progress is not None:
+            progress(i + 1)
     return got
 
 

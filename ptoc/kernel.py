@@ -3,7 +3,7 @@
     @ptoc.kernel(pes=4)
     def vadd(x: ptoc.Tensor[ptoc.fp32, 32, 64], y: ..., out: ...):
         rows = (pt.pe() * 8, 8)
-        pt.store(out, pt.load(x, rows=rows) + pt.load(y, rows=rows), row=pt.pe() * 8)
+        pt.store(out, pt.load(x, rows=rows) + pt.load(y, rows=rows), rows=rows)
 
 Tracing runs the body once with proxy values: Python loops and conditions on
 compile-time values unroll and select code at trace time. The traced module is cached
@@ -13,7 +13,9 @@ on the kernel.
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,12 +26,14 @@ import numpy as np
 from ptoc.backend.isa import info
 from ptoc.backend.isa.semantics.core import round_float
 
-from .errors import KernelError
-from .source import SourceLoc, def_location, user_location
+from .errors import Error, InputError, Interrupted, KernelError
+from .source import SourceLoc, def_location, is_library_frame, user_location
 from .tensor import TensorSpec
 
 #: keywords of ptoc.run / ptoc.reference / ptoc.verify, which take arrays as **kwargs
-RESERVED = frozenset({"program", "kernel", "machine", "trace"})
+RESERVED = frozenset(
+    {"program", "kernel", "machine", "trace", "expected", "rtol", "atol", "runs", "seed"}
+)
 
 InputGen = Callable[[np.random.Generator], dict[str, np.ndarray]]
 
@@ -54,11 +58,20 @@ class Kernel:
     """A traced-on-demand PTO kernel. Use it with :func:`ptoc.compile`,
     :func:`ptoc.reference`, :func:`ptoc.run` and :func:`ptoc.verify`."""
 
-    def __init__(self, fn: Callable[..., Any], pes: int = 1, name: str | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        pes: int = 1,
+        name: str | None = None,
+        scope: dict[str, Any] | None = None,
+    ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
         self.pes = pes
-        self.params = _params(fn)
+        # string annotations (from __future__ import annotations) may name locals of the
+        # function that defined the kernel: evaluate them in that scope
+        self.scope = scope if scope is not None else annotation_scope(fn)
+        self.params = _params(fn, self.scope)
         self._traced: Traced | None = None
         self._inputs: InputGen | None = None
         self.__doc__ = fn.__doc__
@@ -100,11 +113,30 @@ class Kernel:
     def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
         """Random inputs from ``seed``: the registered generator, else standard normal
         floats and full-range integers for every tensor the kernel loads."""
-        rng = np.random.default_rng(seed)
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"a random-input seed is a non-negative integer, not {seed!r}")
+        rng = np.random.default_rng(int(seed))
         if self._inputs is not None:
-            return dict(self._inputs(rng))
+            return self._generated(rng)
         specs = {p.name: p.spec for p in self.params}
         return {n: random_array(rng, specs[n]) for n in self.trace().inputs}
+
+    def _generated(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """The registered generator's arrays; its Python errors become one InputError."""
+        from .pyerror import exception_text, traceback_location
+
+        assert self._inputs is not None
+        try:
+            arrays = self._inputs(rng)
+            return dict(arrays)
+        except (Error, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            loc, _ = traceback_location(e.__traceback__)
+            at = f"{loc}: " if loc else ""
+            raise InputError(
+                f"{at}the input generator of {self.name} raised {exception_text(e)}"
+            ) from None
 
 
 def random_array(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
@@ -137,12 +169,43 @@ def kernel(
         )
 
     def wrap(f: Callable[..., Any]) -> Kernel:
-        return Kernel(f, pes, name)
+        return Kernel(f, pes, name, annotation_scope(f))
 
     return wrap if fn is None else wrap(fn)
 
 
-def _params(fn: Callable[..., Any]) -> tuple[Param, ...]:
+def annotation_scope(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The defining scope's locals when ``fn`` has string annotations (which may name
+    them), else nothing (a kernel keeps no references it does not need)."""
+    annotations = getattr(fn, "__annotations__", None) or {}
+    if any(isinstance(a, str) for a in annotations.values()):
+        return defining_scope()
+    return {}
+
+
+def defining_scope() -> dict[str, Any]:
+    """The local names of the innermost frame outside ptoc: the scope whose ``def``
+    statement is being decorated (empty at module level, where globals serve)."""
+    frame = sys._getframe(1)
+    while frame is not None and is_library_frame(frame):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None or frame.f_locals is frame.f_globals:
+        return {}
+    return dict(frame.f_locals)
+
+
+def _annotation_scope(fn: Callable[..., Any], scope: dict[str, Any]) -> dict[str, Any]:
+    """``scope`` plus the values of ``fn``'s closure cells."""
+    names = dict(scope)
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    for var, cell in zip(code.co_freevars if code else (), cells):
+        with contextlib.suppress(ValueError):  # a cell not yet assigned
+            names[var] = cell.cell_contents
+    return names
+
+
+def _params(fn: Callable[..., Any], scope: dict[str, Any] | None = None) -> tuple[Param, ...]:
     loc = def_location(fn)
     if not inspect.isfunction(fn):
         raise KernelError(f"@ptoc.kernel decorates a function, not {fn!r}", user_location(3))
@@ -153,7 +216,9 @@ def _params(fn: Callable[..., Any]) -> tuple[Param, ...]:
             hint="write a plain function that stores its results with pt.store",
         )
     try:
-        hints = inspect.get_annotations(fn, eval_str=True)
+        hints = inspect.get_annotations(
+            fn, eval_str=True, locals=_annotation_scope(fn, scope or {})
+        )
     except KernelError as e:  # a bad Tensor[...] in a string annotation
         raise KernelError(e.message, loc, e.hint) from None
     except Exception as e:
@@ -198,6 +263,7 @@ def _trace(k: Kernel) -> Traced:
     from ptoc.dialects.tile_memory import PES_ATTR
     from ptoc.dialects.tile_types import TensorType
 
+    from .pyerror import kernel_body_error, traceback_location
     from .tile import TensorParam
     from .trace import TraceState, tracing
 
@@ -213,7 +279,18 @@ def _trace(k: Kernel) -> Traced:
     state = TraceState(k.name, k.pes, block, ret)
     proxies = [TensorParam(p.name, p.spec, a) for p, a in zip(k.params, block.args)]
     with tracing(state):
-        result = k.fn(*proxies)
+        try:
+            result = k.fn(*proxies)
+        except KernelError:
+            raise
+        except KeyboardInterrupt as e:
+            where, _ = traceback_location(e.__traceback__)
+            at = f"{where}: " if where else ""
+            raise Interrupted(f"{at}interrupted while tracing the kernel {k.name}") from None
+        except Error:  # InputError, CompileError, ...: already one message
+            raise
+        except (Exception, SystemExit) as e:  # a Python error of the kernel's own code
+            raise kernel_body_error(e, k.fn, k.name) from None
     if result is not None:
         raise KernelError(
             "a kernel returns nothing; its results are the tensors it stores to",

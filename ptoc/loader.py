@@ -9,8 +9,9 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from .errors import Error
+from .errors import Error, Interrupted
 from .kernel import Kernel
+from .pyerror import exception_text
 
 
 class LoadError(Error):
@@ -34,25 +35,36 @@ def import_file(path: str | Path) -> ModuleType:
         spec.loader.exec_module(module)
     except Error:  # KernelError and friends already name the place
         raise
+    except KeyboardInterrupt as e:
+        where = _where(p, e)
+        raise Interrupted(f"{where}: interrupted while importing the kernel file") from None
+    except SystemExit as e:  # sys.exit() at the top level of a kernel file
+        raise LoadError(
+            f"{_where(p, e)}: the kernel file called sys.exit({e.code!r}) while it was "
+            "imported; a kernel file only defines kernels (put script code under "
+            "if __name__ == '__main__':)"
+        ) from None
     except BaseException as e:
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
         raise LoadError(_user_error(p, e)) from None
     finally:
         sys.path.remove(str(p.parent.resolve()))
     return module
 
 
-def _user_error(path: Path, e: BaseException) -> str:
-    """``FILE:LINE: Type: message`` at the innermost frame of the user's file."""
-    if isinstance(e, SyntaxError) and e.filename:
-        return f"{e.filename}:{e.lineno}: SyntaxError: {e.msg}"
+def _where(path: Path, e: BaseException) -> str:
+    """``FILE:LINE`` of the innermost frame of the user's file in ``e``'s traceback."""
     line = 0
     for frame in traceback.extract_tb(e.__traceback__):
         if Path(frame.filename).resolve() == path.resolve():
             line = frame.lineno or 0
-    where = f"{path}:{line}" if line else str(path)
-    return f"{where}: importing the kernel file failed: {type(e).__name__}: {e}"
+    return f"{path}:{line}" if line else str(path)
+
+
+def _user_error(path: Path, e: BaseException) -> str:
+    """``FILE:LINE: Type: message`` at the innermost frame of the user's file."""
+    if isinstance(e, SyntaxError) and e.filename:
+        return f"{e.filename}:{e.lineno}: SyntaxError: {e.msg}"
+    return f"{_where(path, e)}: importing the kernel file failed: {exception_text(e)}"
 
 
 def kernels_in(module: ModuleType) -> dict[str, Kernel]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ptoc.backend.asm import format_command
 from ptoc.backend.program import Program as BundleProgram
-from ptoc.backend.program import ScalarStart, TileStart
+from ptoc.backend.program import ScalarStart, TileStart, count_text
 
 from .source import SourceLoc
 
@@ -22,9 +22,11 @@ from .source import SourceLoc
 class Stats:
     """What a compiled kernel costs.
 
-    ``by_op``: kernel bundles per operation; ``overhead``: bundles the compiler added
-    (``refresh``, ``spill``, ``reload``, ``filler`` tile bundles and ``scalar`` blocks
-    that set GPRs); ``peak_bytes``: the most Local tile storage live at once on a PE.
+    ``bundles``: tile bundles (docs/formats.md, "Counting"), the kernel's own and those
+    the allocator inserted; ``by_op``: kernel bundles per operation; ``overhead``:
+    inserted bundles by kind (``refresh``, ``spill``, ``reload``, ``filler``);
+    ``scalar_blocks``: the scalar blocks that set GPRs (not bundles); ``peak_bytes``:
+    the most Local tile storage live at once on a PE.
     """
 
     bundles: int
@@ -34,10 +36,15 @@ class Stats:
     pes: int
     binary_bytes: int = 0
     machine: str = ""
+    scalar_blocks: int = 0
 
     @property
     def overhead_bundles(self) -> int:
         return sum(self.overhead.values())
+
+    def summary(self) -> str:
+        """``7 bundles, 1 scalar block``, as every command prints it."""
+        return count_text(self.bundles, self.scalar_blocks)
 
     def text(self) -> str:
         ops = ", ".join(
@@ -47,9 +54,10 @@ class Stats:
         return "\n".join(
             [
                 f"bundles        {self.bundles} ({sum(self.by_op.values())} kernel, "
-                f"{self.overhead_bundles} overhead)",
+                f"{self.overhead_bundles} inserted)",
+                f"scalar blocks  {self.scalar_blocks}",
                 f"by op          {ops}",
-                f"overhead       {over}",
+                f"inserted       {over}",
                 f"peak bytes/PE  {self.peak_bytes}",
                 f"PEs            {self.pes}",
                 f"binary         {self.binary_bytes} bytes",
@@ -88,7 +96,7 @@ class Program:
 
     def __repr__(self) -> str:
         name = self.abi.kernel if self.abi is not None else "<no kernel>"
-        return f"<ptoc.Program {name}: {self.program.bundle_count()} bundles>"
+        return f"<ptoc.Program {name}: {self.program.count_text()}>"
 
     def __len__(self) -> int:
         return len(self.program)
@@ -145,6 +153,7 @@ class Program:
         """Bundles by op, overhead bundles and peak Local bytes per PE."""
         by_op: Counter[str] = Counter()
         overhead: Counter[str] = Counter({"refresh": 0, "spill": 0, "reload": 0, "filler": 0})
+        scalar = 0
         for i, c in enumerate(self.program.commands):
             if isinstance(c, TileStart):
                 kind = getattr(self.intents.get(i), "kind", "op")
@@ -153,11 +162,12 @@ class Program:
                 else:
                     overhead[kind] += 1
             elif isinstance(c, ScalarStart):
-                overhead["scalar"] += 1
+                scalar += 1
         peak = getattr(self.alloc, "peak_bytes", 0)
         pes = self.abi.pes if self.abi is not None else 0
         machine = self.machine.text() if self.machine is not None else ""
         return Stats(
+            scalar_blocks=scalar,
             bundles=sum(by_op.values()) + sum(overhead.values()),
             by_op=dict(by_op),
             overhead=dict(overhead),

@@ -95,3 +95,33 @@ def def_location(fn: object) -> SourceLoc | None:
             col = len(text) - len(stripped)
             return SourceLoc(code.co_filename, k, col, k, len(text.rstrip()))
     return SourceLoc(code.co_filename, line)
+
+
+def param_location(fn: object, name: str) -> SourceLoc | None:
+    """The span of parameter ``name`` (with its annotation) in ``fn``'s ``def``."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        lines, first = inspect.getsourcelines(fn)  # type: ignore[arg-type]
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, SyntaxError, TypeError):
+        return None
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if a.arg == name:
+                    line = first + a.lineno - 1
+                    end = first + (a.end_lineno or a.lineno) - 1
+                    return SourceLoc(
+                        fn.__code__.co_filename,  # type: ignore[attr-defined]
+                        line,
+                        a.col_offset + indent,
+                        end,
+                        (a.end_col_offset or 0) + indent,
+                    )
+            return None
+    return None

@@ -26,7 +26,7 @@ import numpy as np
 from ptoc.backend import asm, encoding
 from ptoc.backend.errors import Error
 from ptoc.backend.isa.fields import status_text
-from ptoc.backend.program import Program
+from ptoc.backend.program import Program, count_text
 
 from .config import MachineConfig
 from .faults import MachineFault
@@ -157,7 +157,8 @@ def run_main(argv: list[str], out: TextIO | None = None, err: TextIO | None = No
         if report.trace is not None:
             print(report.trace.text(), file=out)
         status = " ".join(f"PE{pe}:{status_text(int(s))}" for pe, s in enumerate(m.status))
-        print(f"{args.file}: ran {report.bundles} bundle(s); status {status}", file=out)
+        ran = count_text(report.bundles, report.scalar_blocks)
+        print(f"{args.file}: ran {ran}; status {status}", file=out)
         if args.save:
             _save(m, args.save, regions)
         return EXIT_OK

@@ -15,18 +15,20 @@ from ptoc.backend.isa import Fault
 
 @dataclass(frozen=True)
 class BundleLocation:
-    """Where a block sits: ``index`` is the 0-based count of BSTARTs executed before it
-    (so the first block is bundle 0); ``command`` the index of its first command in the
-    program; ``line`` its source line (0 when unknown) and ``offset`` its byte offset in
-    a binary (-1 when unknown)."""
+    """Where a block sits: ``index`` is the 0-based count of the tile bundles executed
+    before it (so the first bundle is bundle 0), or of the scalar blocks when ``scalar``
+    (docs/formats.md: what counts as a bundle); ``command`` the index of its first
+    command in the program; ``line`` its source line (0 when unknown) and ``offset`` its
+    byte offset in a binary (-1 when unknown)."""
 
     index: int
     command: int = -1
     line: int = 0
     offset: int = -1
+    scalar: bool = False
 
     def text(self) -> str:
-        where = [f"bundle {self.index}"]
+        where = [f"{'scalar block' if self.scalar else 'bundle'} {self.index}"]
         if self.line:
             where.append(f"line {self.line}")
         if self.offset >= 0:

@@ -3,8 +3,9 @@
 ``Machine.run`` walks the program's blocks in order. A tile bundle commits at its
 BSTOP, at the next BSTART, or at the end of the program; a standard block
 (``BSTART.STD FALL``) runs its scalar instructions on every PE. Any fault propagates as
-a :class:`~ptoc.runtime.faults.MachineFault` naming the bundle index (0-based count of
-BSTARTs executed), the operation and the rule; the faulting block has no effect.
+a :class:`~ptoc.runtime.faults.MachineFault` naming the block (``bundle N``: the 0-based
+count of tile bundles before it, or ``scalar block N``), the operation and the rule;
+the faulting block has no effect.
 """
 
 from __future__ import annotations
@@ -85,9 +86,11 @@ class TileView:
 
 @dataclass
 class RunReport:
-    """What one ``run`` did: bundles (BSTARTs) executed and, when asked, the trace."""
+    """What one ``run`` did: tile bundles and scalar blocks executed and, when asked,
+    the trace."""
 
     bundles: int = 0
+    scalar_blocks: int = 0
     trace: Trace | None = None
     records: list[TraceRecord] = field(default_factory=list)
 
@@ -238,8 +241,10 @@ class Machine:
         report = RunReport(trace=Trace() if trace else None)
         records = report.trace.records if report.trace is not None else None
         state = self.state
-        index = 0
+        tiles = scalars = 0  # tile bundles and scalar blocks run so far (docs/formats.md)
         for kind, block, payload in steps:
+            in_scalar = isinstance(block.start, ScalarStart)
+            index = scalars if in_scalar else tiles
             try:
                 if kind == "tile":
                     if records is None:
@@ -264,11 +269,15 @@ class Machine:
                     and payload.fault_at >= 0
                 ):
                     ci = block.index + 1 + payload.fault_at  # the offending header command
-                loc = BundleLocation(index, ci, _line(program, ci), _offset(program, ci))
+                loc = BundleLocation(
+                    index, ci, _line(program, ci), _offset(program, ci), scalar=in_scalar
+                )
                 raise f.locate(loc, _block_name(block)) from None
-            if block.start is not None:
-                index += 1
-        report.bundles = index
+            if in_scalar:
+                scalars += 1
+            elif block.start is not None:
+                tiles += 1
+        report.bundles, report.scalar_blocks = tiles, scalars
         if report.trace is not None:
             report.records = report.trace.records
         return report

@@ -29,7 +29,7 @@ def check_range(gm_size: int, addr: int, nbytes: int, what: str) -> None:
     if addr < 0 or nbytes < 0 or addr + nbytes > gm_size:
         raise GMError(
             f"{what} [0x{addr:x}, 0x{addr + nbytes:x}) is outside the "
-            f"0x{gm_size:x}-byte global memory"
+            f"0x{gm_size:x}-byte global memory (machine parameter gm_size)"
         )
 
 
@@ -95,7 +95,7 @@ def footprint(
             )
         raise DataPageFault(
             f"{op} {verb} {eb} byte(s) at GM address 0x{a:x} ({where}), beyond the "
-            f"0x{gm_size:x}-byte global memory",
+            f"0x{gm_size:x}-byte global memory (machine parameter gm_size)",
             op,
         )
     high = np.broadcast_to((c & u(1)).astype(bool), addr.shape) if four else None

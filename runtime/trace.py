@@ -47,7 +47,7 @@ class TraceRecord:
     used: tuple[int, ...] = ()
 
     def text(self) -> str:
-        head = f"[{self.index}] {self.op}"
+        head = f"[{'scalar ' if self.kind == 'scalar' else ''}{self.index}] {self.op}"
         if self.kind == "noop":
             return head + "  (PE_MASK=0000: strict no-op)"
         lines = [head + (f"  mask={self.mask:04b}" if self.kind == "tile" else "")]

@@ -203,6 +203,11 @@ class OpDef:
     def selector_text(self) -> str:
         return f"0x{self.selector:03X}"
 
+    def sources_for(self, dst: DataType) -> frozenset[DataType] | None:
+        """The source DataTypes legal with destination ``dst`` where a type rule
+        ``<dst>_sources`` restricts them (TCVT: ``e8m0_sources``); None: no restriction."""
+        return self.type_rules.get(f"{dst.name.lower()}_sources")
+
     def dim(self, lb: int) -> DimDef | None:
         for d in self.dims:
             if d.lb == lb:

@@ -21,6 +21,18 @@ from ..trace import current
 Number = int | float
 
 
+def describe(x: Any, limit: int = 60) -> str:
+    """A short description of a user value for a diagnostic (a numpy array is named by
+    its shape and dtype, never printed; other reprs are cut at ``limit`` characters)."""
+    if isinstance(x, np.ndarray):
+        hint = " (arrays are passed to ptoc.run / ptoc.verify, not used in the body)"
+        return f"a numpy array of shape {x.shape} and dtype {x.dtype}{hint}"
+    text = repr(x)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(x).__name__} {text}"
+
+
 def fail(message: str, hint: str | None = None) -> NoReturn:
     """Raise a KernelError at the kernel author's current line."""
     raise KernelError(message, user_location(2), hint=hint)
@@ -52,7 +64,7 @@ def as_tile(x: Any, fn: str, what: str = "its operand") -> Tile:
             f"{fn}: {what} '{x.name}' is a global-memory tensor, not a tile",
             f"load it first: pt.load({x.name})",
         )
-    fail(f"{fn} expects a tile as {what}, not {type(x).__name__} {x!r}")
+    fail(f"{fn} expects a tile as {what}, not {describe(x)}")
 
 
 def is_scalar(x: Any) -> bool:
@@ -64,7 +76,7 @@ def is_scalar(x: Any) -> bool:
 def as_number(x: Any, fn: str, what: str = "the scalar") -> Number:
     """A Python int or float from a Python or numpy scalar (bools are refused)."""
     if not is_scalar(x):
-        fail(f"{fn} expects a number as {what}, not {type(x).__name__} {x!r}")
+        fail(f"{fn} expects a number as {what}, not {describe(x)}")
     return int(x) if isinstance(x, (int, np.integer)) else float(x)
 
 

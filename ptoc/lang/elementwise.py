@@ -5,12 +5,13 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from ptoc.backend.isa import op
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects.modes import RMode, RModeAttr
 from ptoc.dialects.tile_types import TileType
 
-from ..dtypes import DTYPES, DType
+from ..dtypes import DTYPES, DType, type_list
 from ..tile import Tile
 from ._core import (
     as_dtype,
@@ -111,6 +112,15 @@ def cast(t: Tile, dtype: Any, rounding: str = "rne", saturate: bool | None = Non
         return t
     check_type(fn, "TCVT", t.dtype, "sources")
     check_type(fn, "TCVT", to, "results")
+    assert t.dtype.datatype is not None and to.datatype is not None  # check_type: not pred
+    legal = op("TCVT").sources_for(to.datatype)
+    if legal is not None and t.dtype.datatype not in legal:
+        via = "fp32" if DTYPES["fp32"].datatype in legal else type_list(legal).split(",")[0]
+        fail(
+            f"{fn}: TCVT to {to.name} takes {type_list(legal)} sources, not {t.dtype.name} "
+            "(the catalog's type-pair rule)",
+            f"convert in two steps: pt.cast(pt.cast(t, ptoc.{via}), ptoc.{to.name})",
+        )
     mode = RModeAttr(rounding_mode(fn, rounding))
     return emit_tile(fn, ew.CvtOp(t.value, to.catalog_name, mode, bool(saturate)))
 

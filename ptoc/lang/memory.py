@@ -1,7 +1,8 @@
 """Loads, stores and the PE index.
 
 ``pt.load(x, rows=(start, n), cols=(start, n))`` reads a window of a tensor as one tile
-(TLOAD); ``pt.store(out, t, row=0, col=0)`` writes a tile back (TSTORE). In a kernel
+(TLOAD); ``pt.store(out, t, rows=(start, n), cols=(start, n))`` writes a tile back
+(TSTORE; the counts are the tile's shape and may be left out: ``rows=start``). In a kernel
 decorated ``@ptoc.kernel(pes=4)`` every PE runs the same bundles; ``pt.pe()`` is the PE
 index and may appear in window offsets as ``a * pt.pe() + b``, which becomes a per-PE
 base address in the kernel ABI.
@@ -17,7 +18,7 @@ from ptoc.dialects.tile_types import TileType
 
 from ..tile import TensorParam, Tile
 from ..trace import current
-from ._core import as_tile, check_type, emit, emit_tile, fail, is_scalar
+from ._core import as_tile, check_type, describe, emit, emit_tile, fail, is_scalar
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def _tensor(x: Any, fn: str) -> TensorParam:
     if not isinstance(x, TensorParam):
         if isinstance(x, Tile):
             fail(f"{fn} takes a tensor parameter of the kernel, not a tile")
-        fail(f"{fn} takes a tensor parameter of the kernel, not {type(x).__name__} {x!r}")
+        fail(f"{fn} takes a tensor parameter of the kernel, not {describe(x)}")
     return x
 
 
@@ -150,11 +151,20 @@ def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -
 
 
 def store(
-    t: TensorParam, tile: Tile, row: Offset = 0, col: Offset = 0, *, step: int = 1
+    t: TensorParam,
+    tile: Tile,
+    rows: Any = None,
+    cols: Any = None,
+    *,
+    step: int = 1,
+    row: Offset | None = None,
+    col: Offset | None = None,
 ) -> None:
-    """Write ``tile`` into tensor ``t`` with its top-left element at ``[row, col]``
-    (TSTORE); ``step`` spreads the tile's rows ``step`` tensor rows apart. A tensor the
-    kernel stores to is one of its outputs."""
+    """Write ``tile`` into tensor ``t`` (TSTORE) at the window ``rows=(start, n)``,
+    ``cols=(start, n)`` -- the spelling of :func:`load`; ``n`` must be the tile's extent
+    and may be left out (``rows=start``). Default: the top-left corner. ``step`` spreads
+    the tile's rows ``step`` tensor rows apart. ``row=`` / ``col=`` are the older
+    spellings of the start offsets. A tensor the kernel stores to is one of its outputs."""
     fn = "pt.store"
     x = _tensor(t, fn)
     if is_scalar(tile):
@@ -168,8 +178,35 @@ def store(
         )
     if not isinstance(step, int) or isinstance(step, bool) or step < 1:
         fail(f"{fn}: step is a positive integer, not {step!r}")
-    r0, c0 = _offset(row, fn, "row"), _offset(col, fn, "col")
+    r0 = _store_start(fn, "rows", rows, "row", row, v.shape[0])
+    c0 = _store_start(fn, "cols", cols, "col", col, v.shape[1])
     _check_bounds(fn, x, r0, c0, v.shape, step)
     check_type(fn, "TSTORE", x.dtype, "tensors")
     state.use(state.stored, x.name)
     emit(fn, StoreOp(v.value, x.value, (r0.offset, c0.offset), step, (r0.scale, c0.scale)))
+
+
+def _store_start(fn: str, axis: str, window: Any, old: str, start: Any, extent: int) -> PEIndex:
+    """The start offset of one store axis from ``rows=`` (start or (start, n)) or the
+    older ``row=`` spelling."""
+    if window is not None and start is not None:
+        fail(f"{fn}: give {axis}= or {old}=, not both", f"write {axis}=(start, {extent})")
+    if start is not None:
+        return _offset(start, fn, old)
+    if window is None:
+        return PEIndex(0, 0)
+    if isinstance(window, (tuple, list)):
+        if len(window) != 2:
+            fail(f"{fn}: {axis} is (start, count) or a start, not {window!r}")
+        n = window[1]
+        if n != extent or isinstance(n, bool):
+            fail(
+                f"{fn}: {axis}={_text(window)} counts {n!r} but the tile has {extent} {axis}",
+                f"write {axis}=({_text(window[0])}, {extent}), or give only the start",
+            )
+        return _offset(window[0], fn, f"the {axis} start")
+    return _offset(window, fn, f"the {axis} start")
+
+
+def _text(x: Any) -> str:
+    return repr(tuple(x)) if isinstance(x, list) else repr(x)

@@ -13,6 +13,7 @@ import pytest
 
 import ptoc
 from ptoc.backend.isa import op
+from ptoc.dtypes import DTYPES
 from ptoc.errors import CompileError, KernelError, ReferenceFault
 
 from .helpers import write_kernels
@@ -341,3 +342,53 @@ def test_compound_data_rule_is_a_reference_fault_at_its_line(tmp_path: Path) -> 
     e = info.value
     assert (e.file, e.line, e.col) == (str(path), 8, 17)
     assert e.message.startswith("pt.merge_sorted: list 0 is not sorted descending: ")
+
+
+def test_cast_to_e8m0_obeys_the_catalogs_type_pair_rule(tmp_path) -> None:
+    """An s32 -> e8m0 TCVT always faults on the machine: it is a trace-time KernelError,
+    and every source the catalog allows still traces."""
+    legal = op("TCVT").sources_for(ptoc.e8m0.datatype)
+    assert legal is not None
+    path, ks = write_kernels(
+        tmp_path,
+        """\
+        @ptoc.kernel
+        def to_e8m0(x: ptoc.Tensor[ptoc.s32, 8, 64], out: ptoc.Tensor[ptoc.e8m0, 8, 64]):
+            pt.store(out, pt.cast(pt.load(x), ptoc.e8m0))
+        """,
+    )
+    with pytest.raises(ptoc.KernelError) as info:
+        ptoc.compile(ks["to_e8m0"])
+    e = info.value
+    assert (e.file, e.line) == (str(path), 6)
+    assert e.message == (
+        "pt.cast: TCVT to e8m0 takes fp32, fp16, bf16 sources, not s32 (the catalog's "
+        "type-pair rule)"
+    )
+    assert e.hint == "convert in two steps: pt.cast(pt.cast(t, ptoc.fp32), ptoc.e8m0)"
+    for d in (DTYPES[n] for n in ("fp32", "fp16", "bf16", "s32", "u8", "e4m3")):
+        dt = d.datatype
+        body = (
+            f"@ptoc.kernel\ndef k(x: ptoc.Tensor[ptoc.{d.name}, 8, 64], "
+            "out: ptoc.Tensor[ptoc.e8m0, 8, 64]):\n"
+            "    pt.store(out, pt.cast(pt.load(x), ptoc.e8m0))\n"
+        )
+        _, got = write_kernels(tmp_path, body, name=f"k_{d.name}.py")
+        if dt in legal:
+            got["k"].trace()
+        else:
+            with pytest.raises(ptoc.KernelError, match="type-pair rule"):
+                got["k"].trace()
+
+
+def test_the_tile_dialect_rejects_an_illegal_tcvt_pair() -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    from ptoc.dialects.builder import KernelBuilder
+    from ptoc.dialects.tile_elementwise import CvtOp
+
+    kb = KernelBuilder("k")
+    t = kb.load(kb.tensor("x", "S32", (8, 64)), (8, 64))
+    with pytest.raises(VerifyException, match="TCVT to E8M0 accepts only BF16, FP16, FP32"):
+        CvtOp(t, "E8M0").verify()
+    CvtOp(kb.load(kb.tensor("y", "FP16", (8, 64)), (8, 64)), "E8M0").verify()

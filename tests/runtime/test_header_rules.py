@@ -71,12 +71,23 @@ def test_duplicate_header_commands(extra: str) -> None:
     assert f.bundle is not None and f.bundle.index == 0
 
 
-def test_bundle_index_counts_bstarts_of_the_run() -> None:
+def test_bundle_index_counts_the_tile_bundles_of_the_run() -> None:
+    """FILL is a scalar block and a bundle: the bad TADD is bundle 2 (docs/formats.md)."""
     m = machine()
     bad = TADD_HEAD + "B.DATR Zero\nB.DATR Zero\n" + TADD_IOT
     with pytest.raises(BundleControlFault) as info:
         m.run(prog(FILL + FILL + bad))
-    assert info.value.bundle is not None and info.value.bundle.index == 4
+    assert info.value.bundle is not None and info.value.bundle.index == 2
+    assert not info.value.bundle.scalar and "at bundle 2," in str(info.value)
+
+
+def test_a_fault_in_a_scalar_block_names_the_scalar_block() -> None:
+    m = machine()
+    bad = "BSTART.STD FALL\nB.DIM zero, 8, ->LB0\nBSTOP\n"
+    with pytest.raises(BundleControlFault) as info:
+        m.run(prog(FILL + bad))
+    assert info.value.bundle is not None and info.value.bundle.scalar
+    assert info.value.bundle.index == 1 and "at scalar block 1" in str(info.value)
 
 
 def test_second_ior_is_bundle_control() -> None:

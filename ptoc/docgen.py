@@ -1,0 +1,450 @@
+"""Generate ``docs/reference.md``: every ``ptoc.lang`` function and tile operator with
+its signature, the operations it records and the element types it accepts.
+
+    python -m ptoc.docgen            # rewrite docs/reference.md
+    python -m ptoc.docgen --check    # exit 1 when the checked-in page is stale
+
+Nothing here restates a type rule. Each entry has a *probe*, a call of the function on
+tiles of one element type; the probe is traced once per tensor element type, and the
+page lists the types the tracer accepts (the catalog's rules, as ``ptoc.lang`` applies
+them) and the mnemonics of the operations it recorded. A probe that no type passes is a
+generator error, so a probe cannot silently go stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .dtypes import DTYPES, DType
+from .errors import KernelError
+from .pyerror import plain_signature
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_PATH = ROOT / "docs" / "reference.md"
+
+#: element types a tensor (hence a loaded tile) can have: 8 bits or more
+TENSOR_TYPES: tuple[DType, ...] = tuple(
+    d for d in DTYPES.values() if d.datatype is not None and d.bits >= 8
+)
+
+F32 = DTYPES["fp32"]
+U32 = DTYPES["u32"]
+U8 = DTYPES["u8"]
+E8M0 = DTYPES["e8m0"]
+
+#: probe(pt, make, dtype): one call of the function on operands ``make`` builds
+Probe = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One function of the page: its name, the probe and the section it belongs to."""
+
+    name: str
+    section: str
+    probe: Probe | None  # None: the entry takes no tile of a varying type
+    varies: str = "its tiles"  # what the listed types are the types of
+    loads: bool = False  # list the TLOADs the probe's tiles come from (pt.load itself)
+    #: the probe takes a second type (e.g. of an index tile), tried over every tensor type
+    second: str | None = None
+
+
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("memory", "Loads, stores and PEs"),
+    ("arith", "Arithmetic, comparison and broadcasting"),
+    ("elementwise", "Elementwise math, conversion, selection and tile creation"),
+    ("reduce", "Row and column reductions"),
+    ("layout", "Shapes and layout"),
+    ("select", "Sorting, gather/scatter, partial and histogram operations"),
+    ("quant", "Quantization"),
+    ("compound", "Compound interfaces (docs/compound.md)"),
+)
+
+T = 8, 64  # the probe tile shape
+REDUCTIONS = tuple(f"{axis}_{kind}" for axis in ("row", "col")
+                   for kind in ("sum", "max", "min", "prod", "argmax", "argmin"))  # fmt: skip
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry("load", "memory", lambda pt, m, d: m(8, 64, d), loads=True),
+    Entry("store", "memory", None),
+    Entry("pe", "memory", None),
+    *(
+        Entry(n, "arith", lambda pt, m, d, n=n: getattr(pt, n)(m(*T, d), m(*T, d)))
+        for n in ("add", "sub", "mul", "div", "rem", "maximum", "minimum", "shl", "shr")
+    ),
+    Entry("broadcast_to", "arith", lambda pt, m, d: pt.broadcast_to(m(8, 1, d), T)),
+    *(
+        Entry(n, "elementwise", lambda pt, m, d, n=n: getattr(pt, n)(m(*T, d)))
+        for n in ("abs", "neg", "bitwise_not", "exp", "log", "sqrt", "rsqrt", "recip", "relu")
+    ),
+    Entry("fma", "elementwise", lambda pt, m, d: pt.fma(m(*T, d), m(*T, d), m(*T, d))),
+    Entry("cast", "elementwise", None),
+    Entry(
+        "where",
+        "elementwise",
+        lambda pt, m, d: pt.where(m.pred(*T), m(*T, d), m(*T, d)),
+        "a and b",
+    ),
+    Entry("full", "elementwise", lambda pt, m, d: pt.full(T, 1, d), "dtype"),
+    Entry("iota", "elementwise", lambda pt, m, d: pt.iota(64, dtype=d), "dtype"),
+    Entry("tri", "elementwise", lambda pt, m, d: pt.tri(T, dtype=d), "dtype"),
+    *(Entry(n, "reduce", lambda pt, m, d, n=n: getattr(pt, n)(m(*T, d))) for n in REDUCTIONS),
+    Entry("exp_diff", "reduce", lambda pt, m, d: pt.exp_diff(m(*T, d), m(8, 1, d)), "t"),
+    Entry("concat", "layout", lambda pt, m, d: pt.concat(m(8, 32, d), m(8, 32, d))),
+    Entry("extract", "layout", lambda pt, m, d: pt.extract(m(*T, d), 0, 0, (4, 32))),
+    Entry("insert", "layout", lambda pt, m, d: pt.insert(m(*T, d), m(4, 32, d), 0, 0)),
+    Entry("fillpad", "layout", lambda pt, m, d: pt.fillpad(m(8, 32, d), (8, 64), 0)),
+    Entry("transpose", "layout", lambda pt, m, d: pt.transpose(m(16, 16, d))),
+    Entry("sort", "select", lambda pt, m, d: pt.sort(m(8, 32, d))),
+    Entry("merge", "select", lambda pt, m, d: pt.merge(m(1, 32, d), m(1, 32, d))),
+    Entry(
+        "gather",
+        "select",
+        lambda pt, m, d, i: pt.gather(m(*T, d), m(8, 1, i)),
+        "values",
+        second="rows",
+    ),
+    Entry(
+        "scatter",
+        "select",
+        lambda pt, m, d, i: pt.scatter(m(*T, d), m(8, 64, i), 8),
+        "values",
+        second="rows",
+    ),
+    *(
+        Entry(n, "select", lambda pt, m, d, n=n: getattr(pt, n)(m(*T, d), m(4, 32, d)))
+        for n in ("partial_add", "partial_mul", "partial_max", "partial_min")
+    ),
+    Entry("histogram", "select", lambda pt, m, d: pt.histogram(m(8, 64, d), m(8, 1, U8), 0)),
+    Entry("quantize", "quant", lambda pt, m, d: pt.quantize(m(*T, d), multiplier=2.0), "t"),
+    Entry("dequantize", "quant", lambda pt, m, d: pt.dequantize(m(*T, d), 0.5), "q"),
+    Entry("sort32", "compound", lambda pt, m, d: pt.sort32(m(8, 64, d)), "t"),
+    Entry(
+        "merge_sorted",
+        "compound",
+        lambda pt, m, d: pt.merge_sorted(m.sorted(1, 32, d), m.sorted(1, 32, d)),
+        "the lists",
+    ),
+    Entry(
+        "merge_blocks", "compound", lambda pt, m, d: pt.merge_blocks(m(1, 64, d), 16), "records"
+    ),
+    Entry(
+        "pack_records",
+        "compound",
+        lambda pt, m, d: pt.pack_records(m.sorted(1, 32, d)),
+        "the record values",
+    ),
+    Entry(
+        "unpack_records",
+        "compound",
+        lambda pt, m, d: pt.unpack_records(m.packed(1, 32, d), d),
+        "dtype (the record values)",
+    ),
+    Entry(
+        "gather_pattern",
+        "compound",
+        lambda pt, m, d: pt.gather_pattern(m(*T, d), "P0101"),
+        "t",
+    ),
+    Entry(
+        "gather_flat",
+        "compound",
+        lambda pt, m, d: pt.gather_flat(m(*T, d), m(8, 64, U32)),
+        "t",
+    ),
+    Entry(
+        "gather_blocks",
+        "compound",
+        lambda pt, m, d: pt.gather_blocks(m(*T, d), m(1, 4, U32)),
+        "t",
+    ),
+    Entry(
+        "scatter_flat",
+        "compound",
+        lambda pt, m, d: pt.scatter_flat(m(*T, d), m(8, 64, U32), (8, 64)),
+        "t",
+    ),
+    Entry(
+        "quantize_rows",
+        "compound",
+        lambda pt, m, d: pt.quantize_rows(m(*T, d), m(8, 1, F32)),
+        "t",
+    ),
+    Entry(
+        "dequantize_rows",
+        "compound",
+        lambda pt, m, d: pt.dequantize_rows(m(*T, d), m(8, 1, F32)),
+        "q",
+    ),
+    Entry("quantize_mx", "compound", lambda pt, m, d: pt.quantize_mx(m(*T, d)), "t"),
+    Entry(
+        "dequantize_mx",
+        "compound",
+        lambda pt, m, d: pt.dequantize_mx(m(*T, d), m(8, 2, E8M0)),
+        "elements",
+    ),
+)
+
+#: the Tile operators (methods of ptoc.tile.Tile), probed like the functions
+OPERATORS: tuple[tuple[str, Probe], ...] = (
+    ("a + b", lambda pt, m, d: m(*T, d) + m(*T, d)),
+    ("a - b", lambda pt, m, d: m(*T, d) - m(*T, d)),
+    ("a * b", lambda pt, m, d: m(*T, d) * m(*T, d)),
+    ("a / b", lambda pt, m, d: m(*T, d) / m(*T, d)),
+    ("a % b", lambda pt, m, d: m(*T, d) % m(*T, d)),
+    ("a & b", lambda pt, m, d: m(*T, d) & m(*T, d)),
+    ("a | b", lambda pt, m, d: m(*T, d) | m(*T, d)),
+    ("a ^ b", lambda pt, m, d: m(*T, d) ^ m(*T, d)),
+    ("a << b", lambda pt, m, d: m(*T, d) << m(*T, d)),
+    ("a >> b", lambda pt, m, d: m(*T, d) >> m(*T, d)),
+    ("a + 2", lambda pt, m, d: m(*T, d) + 2),
+    ("a - 2", lambda pt, m, d: m(*T, d) - 2),
+    ("a * 2", lambda pt, m, d: m(*T, d) * 2),
+    ("a / 2", lambda pt, m, d: m(*T, d) / 2),
+    ("2 - a", lambda pt, m, d: 2 - m(*T, d)),
+    ("a - b, b (R, 1)", lambda pt, m, d: m(*T, d) - m(8, 1, d)),
+    ("a * b, b (1, C)", lambda pt, m, d: m(*T, d) * m(1, 64, d)),
+    ("a < b (also <=, >, >=, ==, !=)", lambda pt, m, d: m(*T, d) < m(*T, d)),
+    ("a < 0", lambda pt, m, d: m(*T, d) < 0),
+    ("-a", lambda pt, m, d: -m(*T, d)),
+    ("abs(a)", lambda pt, m, d: abs(m(*T, d))),
+    ("~a", lambda pt, m, d: ~m(*T, d)),
+    ("a[r0:r1, c0:c1]", lambda pt, m, d: m(*T, d)[0:4, 0:32]),
+    ("a.T", lambda pt, m, d: m(16, 16, d).T),
+)
+
+
+class _Make:
+    """Makes a probe's operands; every op it records is set-up, not listed."""
+
+    def __init__(self, block: Any, ret: Any, dtype: DType, setup: set[Any]) -> None:
+        self.block, self.ret, self.dtype, self.setup = block, ret, dtype, setup
+
+    def _recording(self, build: Callable[[], Any]) -> Any:
+        before = set(self.block.ops)
+        value = build()
+        self.setup.update(op for op in self.block.ops if op not in before)
+        return value
+
+    def __call__(self, rows: int, cols: int, d: DType | None = None) -> Any:
+        """A (rows, cols) tile of ``d`` (default: the probed type), loaded from a tensor."""
+        from ptoc.dialects.tile_types import TensorType
+
+        from . import lang
+        from .tensor import TensorSpec
+        from .tile import TensorParam
+
+        d = d or self.dtype
+        ty = TensorType(d.catalog_name, (rows, cols))
+        arg = self.block.insert_arg(ty, len(self.block.args))
+        x = TensorParam(f"x{len(self.block.args)}", TensorSpec(d, (rows, cols)), arg)
+        return self._recording(lambda: lang.load(x))
+
+    def pred(self, rows: int, cols: int) -> Any:
+        """A comparison result (pred tile)."""
+        return self._recording(lambda: self(rows, cols, F32) > 0.0)
+
+    def sorted(self, rows: int, cols: int, d: DType | None = None) -> Any:
+        """Records of ``d`` values sorted by pt.sort32."""
+        from . import lang
+
+        return self._recording(lambda: lang.sort32(self(rows, cols, d)))
+
+    def packed(self, rows: int, cols: int, d: DType | None = None) -> Any:
+        """pt.pack_records of sorted ``d`` records."""
+        from . import lang
+
+        return self._recording(lambda: lang.pack_records(self.sorted(rows, cols, d)))
+
+
+def probe(call: Probe, dtype: DType, loads: bool = False) -> list[str] | None:
+    """The mnemonics ``call`` records on tiles of ``dtype`` (None: a KernelError);
+    ``loads``: including the TLOADs that made its tiles."""
+    from xdsl.dialects import func
+    from xdsl.ir import Block, Region
+
+    from . import lang
+    from .trace import TraceState, tracing
+
+    block = Block()
+    func.FuncOp("probe", ([], []), Region(block))
+    ret = func.ReturnOp()
+    block.add_op(ret)
+    setup: set[Any] = set()
+    make = _Make(block, ret, dtype, setup)
+    with tracing(TraceState("probe", 1, block, ret)):
+        try:
+            call(lang, make, dtype)
+        except KernelError:
+            return None
+    names: list[str] = []
+    for op in block.ops:
+        if op is ret or (op in setup and not (loads and op.name == "tile.load")):
+            continue
+        name = getattr(op, "MNEMONIC", None) or op.name
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def accepted(
+    call: Probe, loads: bool = False, second: bool = False
+) -> tuple[list[DType], list[str], list[DType]]:
+    """The tensor element types ``call`` traces with, the ops it records and (with
+    ``second``) the second operand's types that some first type accepts."""
+    types: list[DType] = []
+    ops: list[str] = []
+    seconds: list[DType] = []
+    results: list[tuple[DType | None, list[str] | None]]
+    for d in TENSOR_TYPES:
+        if second:
+            results = [
+                (e, probe(lambda pt, m, d, e=e: call(pt, m, d, e), d, loads))
+                for e in TENSOR_TYPES
+            ]
+        else:
+            results = [(None, probe(call, d, loads))]
+        for e, got in results:
+            if got is None:
+                continue
+            if d not in types:
+                types.append(d)
+            if e is not None and e not in seconds:
+                seconds.append(e)
+            ops += [o for o in got if o not in ops]
+    return types, ops, sorted(seconds, key=TENSOR_TYPES.index)
+
+
+def _types(ds: list[DType]) -> str:
+    if len(ds) == len(TENSOR_TYPES):
+        return "every tensor type"
+    return ", ".join(d.name for d in ds) or "-"
+
+
+def _ops(ops: list[str]) -> str:
+    return ", ".join(f"`{o}`" for o in ops)
+
+
+_ROLE = re.compile(r":(?:func|class|mod):`~?(?:ptoc\.lang\.)?([\w.]+)`")
+
+
+def _summary(fn: Any) -> str:
+    """The first paragraph of the docstring, with Sphinx roles as plain code."""
+    doc = inspect.getdoc(fn) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    return _ROLE.sub(lambda m: f"``pt.{m[1]}``" if "." not in m[1] else f"``{m[1]}``", first)
+
+
+def _cast_rows() -> list[str]:
+    """Which (source, result) pairs pt.cast accepts, by result type."""
+    rows = []
+    for to in TENSOR_TYPES:
+        sources = [
+            d
+            for d in TENSOR_TYPES
+            if probe(lambda pt, m, d, to=to: pt.cast(m(*T, d), to), d) is not None
+        ]
+        if len(sources) == len(TENSOR_TYPES):
+            continue
+        rows.append(f"  to {to.name} only from {_types(sources)}")
+    return rows
+
+
+def generate() -> str:
+    """The text of docs/reference.md."""
+    from . import lang
+
+    exported = set(lang.__all__)
+    listed = {e.name for e in ENTRIES}
+    missing = sorted(n for n in exported if n not in listed and not n[0].isupper())
+    if missing:
+        raise SystemExit(f"docgen: no entry for ptoc.lang {', '.join(missing)}")
+    out = [
+        "# ptoc.lang reference",
+        "",
+        "<!-- generated by python -m ptoc.docgen; do not edit (a test checks it is fresh) -->",
+        "",
+        "Every function of `ptoc.lang` (`import ptoc.lang as pt`) and every tile operator,",
+        "with its signature, the operations it records and the element types it accepts.",
+        "The types are found by tracing each function on tiles of every tensor element type",
+        "(those of 8 bits or more; narrower types exist only inside a tile's storage), so",
+        "they are the catalog's rules as the tracer applies them; `ptoc isa MNEMONIC` prints",
+        "an operation's row. `help(pt.NAME)` gives the full docstring. The semantics of the",
+        "compound interfaces are in [compound.md](compound.md).",
+        "",
+    ]
+    for key, title in SECTIONS:
+        out += [f"## {title}", ""]
+        for e in (e for e in ENTRIES if e.section == key):
+            fn = getattr(lang, e.name)
+            out += [f"### `pt.{e.name}{plain_signature(fn)}`", "", _summary(fn), ""]
+            if e.name == "cast":
+                out += [
+                    "* records: `TCVT`",
+                    f"* types: {_types(list(TENSOR_TYPES))} to every tensor type, except",
+                    "",
+                    "```text",
+                    *_cast_rows(),
+                    "```",
+                    "",
+                ]
+                continue
+            if e.probe is None:
+                continue
+            types, ops, seconds = accepted(e.probe, e.loads, e.second is not None)
+            if not types:
+                raise SystemExit(f"docgen: the probe of pt.{e.name} accepts no type")
+            out += [f"* records: {_ops(ops)}", f"* types of {e.varies}: {_types(types)}"]
+            if e.second:
+                pairs = "in the pairs the catalog lists"
+                out.append(f"* types of {e.second}: {_types(seconds)} ({pairs})")
+            out.append("")
+        if key == "memory":
+            out += [
+                "`pt.store` accepts every tensor type its tensor has; `pt.pe()` is the PE "
+                "index (`a * pt.pe() + b` in window offsets).",
+                "",
+            ]
+    out += ["## Tile operators", "", "| expression | records | types |", "| --- | --- | --- |"]
+    for text, call in OPERATORS:
+        types, ops, _ = accepted(call)
+        if not types:
+            raise SystemExit(f"docgen: the probe of {text} accepts no type")
+        out.append(f"| `{text.replace('|', chr(92) + '|')}` | {_ops(ops)} | {_types(types)} |")
+    out += [
+        "",
+        "`<=`, `>`, `>=`, `==` and `!=` record the same TCMP / TCMPS as `<`; "
+        "`a.astype(dtype)` is `pt.cast(a, dtype)`.",
+        "",
+        "## Classes",
+        "",
+    ]
+    for name in sorted(n for n in exported if n[0].isupper()):
+        out += [f"* `pt.{name}`: {_summary(getattr(lang, name))}"]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ptoc.docgen", description=__doc__)
+    p.add_argument("--check", action="store_true", help="exit 1 if docs/reference.md is stale")
+    args = p.parse_args(argv)
+    text = generate()
+    if args.check:
+        if REFERENCE_PATH.read_text() != text:
+            print(f"{REFERENCE_PATH} is stale: run python -m ptoc.docgen", file=sys.stderr)
+            return 1
+        return 0
+    REFERENCE_PATH.write_text(text)
+    print(f"wrote {REFERENCE_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
