@@ -1,0 +1,224 @@
+"""Discover AVS test files, run each against ptoc, classify and summarise the outcomes.
+
+A test is a file under ``tests/asl/<group>/`` of a pto-spec checkout with one
+``// PTO-TEST: {json}`` header and a ``func main() => integer`` body. Its *family* is
+``<group>/<first directory>`` (``tile/elementwise-tile-tile``). Each test ends in one of:
+
+* ``passed``: ``main`` returned with every assertion holding on ptoc (assertions that
+  compare an ASL-internal value are skipped and listed);
+* ``failed``: an assertion did not hold, ptoc rejected a bundle the test executes
+  directly, or ptoc raised an internal error (the failing line and ptoc's values are
+  recorded);
+* ``not applicable``: the subject is replaced by a ptoc decision or is ASL-internal
+  (a reason category of :data:`~tools.avs.outcome.NA_CATEGORIES`);
+* ``untranslated``: machine behaviour the tool cannot bind to ptoc yet (the missing
+  binding is named).
+
+"translated" counts passed + failed.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import syntax as s
+from .interp import Interpreter
+from .model import PtocModel
+from .outcome import AssertionFailed, NotApplicable, Untranslated
+from .values import AslRuntimeError, OpaqueComparison
+
+PREFIX = "// PTO-TEST: "
+OUTCOMES = ("passed", "failed", "not applicable", "untranslated")
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One AVS test file and its header record."""
+
+    __test__ = False  # not a pytest class
+
+    path: Path
+    rel: str
+    family: str
+    id: str
+    kind: str
+    summary: str
+    source: str
+
+    @property
+    def subject(self) -> str | None:
+        """The operation a per-instruction test belongs to (``TADD``), if any."""
+        parts = Path(self.source).parts
+        if len(parts) >= 4 and parts[1] == "tile" and parts[2] != "model":
+            return Path(self.source).stem
+        return None
+
+
+@dataclass
+class Result:
+    """How one test ended (see the module docstring)."""
+
+    id: str
+    family: str
+    file: str
+    kind: str
+    outcome: str
+    #: not applicable: the reason category; untranslated: the missing binding
+    category: str = ""
+    reason: str = ""
+    line: int = 0
+    text: str = ""
+    detail: str = ""
+    skipped: list[str] = field(default_factory=list)
+    bundles: list[str] = field(default_factory=list)
+
+
+def header(text: str, path: Path) -> dict[str, Any]:
+    for ln in text.splitlines():
+        if ln.startswith(PREFIX):
+            value = json.loads(ln[len(PREFIX) :])
+            if isinstance(value, dict):
+                return value
+    raise ValueError(f"{path}: no PTO-TEST header")
+
+
+def discover(spec: Path, family: str | None = None) -> list[TestCase]:
+    """The tests of ``spec`` (a pto-spec checkout) under ``tests/asl/<family>``; the
+    default is every tile test."""
+    root = spec / "tests" / "asl"
+    want = (family or "tile").strip("/")
+    base = root / want
+    if not base.exists():
+        raise FileNotFoundError(f"{base} does not exist (is {spec} a pto-spec checkout?)")
+    files = [base] if base.is_file() else sorted(base.rglob("*.asl"))
+    out = []
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        meta = header(text, f)
+        rel = f.relative_to(root).as_posix()
+        parts = rel.split("/")
+        fam = "/".join(parts[:2]) if len(parts) > 2 else parts[0]
+        out.append(TestCase(f, rel, fam, str(meta.get("id", rel)), str(meta.get("kind", "")),
+                            str(meta.get("summary", "")), str(meta.get("source", ""))))  # fmt: skip
+    return out
+
+
+def only_asserts_true(module: s.Module) -> bool:
+    """A generated "the unit compiles" test: ``main`` is ``assert TRUE; return 0;``."""
+    main = module.funcs.get("main")
+    if main is None or len(module.funcs) != 1:
+        return False
+    body = main.body
+    return (
+        len(body) == 2
+        and isinstance(body[0], s.Assert)
+        and isinstance(body[0].test, s.Lit)
+        and body[0].test.value is True
+        and isinstance(body[1], s.Return)
+    )
+
+
+def run_case(case: TestCase) -> Result:
+    """Run one test against a fresh ptoc model."""
+    r = Result(case.id, case.family, case.rel, case.kind, "passed")
+    try:
+        module = s.parse(case.path.read_text(encoding="utf-8"))
+    except s.AslSyntaxError as e:
+        return _set(r, "untranslated", "ASL syntax", e.message, line=e.line)
+    if only_asserts_true(module):
+        return _set(r, "not applicable", "asl-unit-compiles",
+                    "the test only checks that its ASL unit compiles")  # fmt: skip
+    model = PtocModel(case.subject)
+    interp = Interpreter(module, model)
+    model.interp = interp
+    try:
+        value = interp.run("main")
+        if value not in (0, None):
+            _set(r, "failed", "", "", line=interp.line, text="main returns 0",
+                 detail=f"main returned {value}")  # fmt: skip
+    except AssertionFailed as e:
+        _set(r, "failed", "", "", line=e.line, text=e.text, detail=e.detail)
+    except NotApplicable as e:
+        _set(r, "not applicable", e.category, e.reason, line=interp.line)
+    except Untranslated as e:
+        _set(r, "untranslated", e.binding, e.reason, line=interp.line)
+    except OpaqueComparison as e:
+        _set(r, "not applicable", "asl-internal", e.reason, line=interp.line)
+    except AslRuntimeError as e:
+        _set(r, "untranslated", "tool: ASL evaluation", str(e), line=interp.line)
+    except RecursionError:
+        _set(r, "untranslated", "tool: recursion", "", line=interp.line)
+    except Exception as e:  # an exception escaping ptoc or the bindings
+        where = _origin(e)
+        if where == "ptoc":
+            _set(r, "failed", "", "", line=interp.line, text="ptoc raises no internal error",
+                 detail=f"ptoc raised {type(e).__name__}: {e}")  # fmt: skip
+        else:
+            _set(r, "untranslated", "tool: binding error", f"{type(e).__name__}: {e}",
+                 line=interp.line)  # fmt: skip
+    last = model.last_run
+    if r.outcome == "failed" and last is not None and last.fault is not None:
+        extra = f"last ptoc bundle raised {last.fault_name}: {last.fault.rule}"
+        if extra not in r.detail:
+            r.detail = f"{r.detail}; {extra}" if r.detail else extra
+    r.skipped = [f"line {ln}: {text} ({why})" for ln, text, why in interp.skipped]
+    r.bundles = list(model.runs)
+    return r
+
+
+def _origin(e: BaseException) -> str:
+    """``ptoc`` when the innermost frame is ptoc's code, else ``tool``."""
+    tb = traceback.extract_tb(e.__traceback__)
+    for frame in reversed(tb):
+        f = frame.filename.replace("\\", "/")
+        if "/tools/avs/" in f:
+            return "tool"
+        if any(f"/{d}/" in f for d in ("runtime", "backend", "ptoc")):
+            return "ptoc"
+    return "tool"
+
+
+def _set(r: Result, outcome: str, category: str, reason: str, *, line: int = 0,
+         text: str = "", detail: str = "") -> Result:  # fmt: skip
+    r.outcome, r.category, r.reason = outcome, category, reason
+    r.line, r.text, r.detail = line, text, detail
+    return r
+
+
+def run(cases: list[TestCase]) -> list[Result]:
+    return [run_case(c) for c in cases]
+
+
+def summary(results: list[Result]) -> dict[str, dict[str, Any]]:
+    """Per family: total, translated, passed, failed, not applicable (with reason
+    categories), untranslated (with missing bindings)."""
+    fams: dict[str, dict[str, Any]] = {}
+    for r in results:
+        f = fams.setdefault(r.family, {"total": 0, "translated": 0, "passed": 0, "failed": 0,
+                                       "not applicable": 0, "untranslated": 0,
+                                       "passed with skipped ASL-internal asserts": 0,
+                                       "not applicable reasons": Counter(),
+                                       "untranslated bindings": Counter()})  # fmt: skip
+        f["total"] += 1
+        f[r.outcome] += 1
+        if r.outcome in ("passed", "failed"):
+            f["translated"] += 1
+        if r.outcome == "passed" and r.skipped:
+            f["passed with skipped ASL-internal asserts"] += 1
+        if r.outcome == "not applicable":
+            f["not applicable reasons"][r.category] += 1
+        if r.outcome == "untranslated":
+            f["untranslated bindings"][r.category] += 1
+    for f in fams.values():
+        f["not applicable reasons"] = dict(f["not applicable reasons"].most_common())
+        f["untranslated bindings"] = dict(f["untranslated bindings"].most_common())
+    return dict(sorted(fams.items()))
+
+
+def to_json(results: list[Result]) -> dict[str, Any]:
+    return {"summary": summary(results), "results": [asdict(r) for r in results]}
