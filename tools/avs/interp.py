@@ -26,6 +26,7 @@ from .values import (
     AslRuntimeError,
     Bits,
     Enum,
+    Opaque,
     OpaqueComparison,
     Record,
     copy_value,
@@ -58,6 +59,8 @@ class _Return(Exception):
 
 
 def _int(v: Any, what: str) -> int:
+    if isinstance(v, Opaque):
+        raise OpaqueComparison(v.reason)
     if isinstance(v, bool) or not isinstance(v, int):
         if isinstance(v, Bits):
             raise AslRuntimeError(f"{what} must be an integer, not bits({v.width}) {v}")
@@ -66,6 +69,8 @@ def _int(v: Any, what: str) -> int:
 
 
 def _bool(v: Any, what: str) -> bool:
+    if isinstance(v, Opaque):
+        raise OpaqueComparison(v.reason)
     if not isinstance(v, bool):
         raise AslRuntimeError(f"{what} must be a boolean, not {fmt(v)}")
     return v
@@ -133,6 +138,8 @@ class Interpreter:
         self.frames: list[str] = []
         #: assertions skipped because they compare an ASL-internal value: (line, text, why)
         self.skipped: list[tuple[int, str, str]] = []
+        #: assertions evaluated against ptoc (not skipped)
+        self.checked = 0
 
     # ------------------------------------------------------------------ calls
 
@@ -283,6 +290,8 @@ class Interpreter:
             self.check(st, env)
         except OpaqueComparison as e:
             self.skipped.append((st.line, st.text, e.reason))
+            return
+        self.checked += 1
 
     def check(self, st: s.Assert, env: dict[str, Any]) -> None:
         test = st.test
@@ -380,6 +389,8 @@ class Interpreter:
             return self.binary(e, env)
         if isinstance(e, s.Unary):
             v = self.eval(e.operand, env)
+            if isinstance(v, Opaque):
+                raise OpaqueComparison(v.reason)
             if e.op == "!":
                 return not _bool(v, "the operand of '!'")
             if e.op == "-":
@@ -457,6 +468,9 @@ class Interpreter:
         return self.binary_values(op, self.eval(e.left, env), self.eval(e.right, env))
 
     def binary_values(self, op: str, a: Any, b: Any) -> Any:
+        for v in (a, b):
+            if isinstance(v, Opaque):
+                raise OpaqueComparison(v.reason)
         if op == "==":
             return values_equal(a, b)
         if op == "!=":

@@ -20,6 +20,7 @@ A test is a file under ``tests/asl/<group>/`` of a pto-spec checkout with one
 from __future__ import annotations
 
 import json
+import re
 import traceback
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -162,23 +163,74 @@ def run_case(case: TestCase) -> Result:
             _set(r, "untranslated", "tool: binding error", f"{type(e).__name__}: {e}",
                  line=interp.line)  # fmt: skip
     last = model.last_run
-    if r.outcome == "failed" and last is not None and last.fault is not None:
-        extra = f"last ptoc bundle raised {last.fault_name}: {last.fault.rule}"
-        if extra not in r.detail:
+    if r.outcome == "failed" and last is not None:
+        extra = ""
+        if last.fault is not None:
+            extra = f"last ptoc bundle raised {last.fault_name}: {last.fault.rule}"
+        elif last.mismatch:
+            extra = last.mismatch
+        if extra and extra not in r.detail:
             r.detail = f"{r.detail}; {extra}" if r.detail else extra
+    if r.outcome == "passed" and not model.consulted:
+        _set(r, "not applicable", "asl-internal",
+             "the test exercises only the ASL model's own state helpers (it runs nothing "
+             "on the machine and asks nothing of the catalog)")  # fmt: skip
+    if r.outcome == "passed" and interp.skipped and not interp.checked:
+        _set(r, "not applicable", "asl-internal",
+             "every assertion compares an ASL-internal value: " + interp.skipped[0][2])  # fmt: skip
+    if r.outcome == "failed":
+        seed = seed_type_rule(r, model)
+        if seed is not None:
+            _set(r, "not applicable", "D4 seed type set",
+                 f"{seed}; the test expects the ASL set (line {r.line}: {r.text})",
+                 line=r.line)  # fmt: skip
     r.skipped = [f"line {ln}: {text} ({why})" for ln, text, why in interp.skipped]
     r.bundles = list(model.runs)
     return r
 
 
+_PREDICATE = re.compile(r"\b(?:InstructionContract\w*?(?:DataType|TypePair)\w*Legal|"
+                        r"InstructionContractOperandsLegal|TileOperandsLegal)_([A-Z0-9_]+)\(")
+
+
+def seed_type_rule(r: Result, model: PtocModel) -> str | None:
+    """The seed sentence that decides the type question a failure is about, when the
+    failing operation's type set comes from a seed (DECISIONS D4: seeds override the
+    0.58.3 catalog and, by D9, its ASL predicates), else None."""
+    m = _PREDICATE.search(r.text)
+    name = m.group(1) if m else None
+    type_question = bool(m) and "DataType" in r.text or "TypePair" in r.text
+    last = model.last_run
+    if last is not None and last.fault is not None and last.program is not None:
+        start = last.program.commands[0]
+        op_def = getattr(start, "op", None)
+        if name is None and op_def is not None:
+            name = op_def.mnemonic
+        rule = last.fault.rule
+        type_question = type_question or "DataType" in rule or "index" in rule.lower()
+    if name is None or not type_question:
+        return None
+    return SEED_TYPE_RULES.get(name)
+
+
+def _seed_type_rules() -> dict[str, str]:
+    from ptoc.backend.isa import seed_overrides as so
+
+    out = {m: why for m, (_, why) in so.DTYPES.items() if why.startswith("seed")}
+    out.setdefault("TGATHER", "seed D138 (DECISIONS D4): TGATHER indices are S32/U32")
+    out["TSCATTER"] = "seed D139 (DECISIONS D4): TSCATTER pairs index width with value width"
+    return out
+
+
+SEED_TYPE_RULES = _seed_type_rules()
+
+
 def _origin(e: BaseException) -> str:
-    """``ptoc`` when the innermost frame is ptoc's code, else ``tool``."""
+    """``ptoc`` when the exception escaped from ptoc's executor (``Machine.run``), else
+    ``tool`` (a binding used ptoc's library wrongly)."""
     tb = traceback.extract_tb(e.__traceback__)
-    for frame in reversed(tb):
-        f = frame.filename.replace("\\", "/")
-        if "/tools/avs/" in f:
-            return "tool"
-        if any(f"/{d}/" in f for d in ("runtime", "backend", "ptoc")):
+    for frame in tb:
+        if frame.filename.replace("\\", "/").endswith("runtime/machine.py"):
             return "ptoc"
     return "tool"
 

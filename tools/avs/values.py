@@ -120,6 +120,22 @@ class Opaque:
     def __str__(self) -> str:
         return f"<ASL-internal: {self.reason}>"
 
+    # an opaque record stays opaque through field and element access
+    def asl_get(self, name: str) -> Opaque:
+        return self
+
+    def asl_set(self, name: str, value: object) -> None:
+        pass
+
+    def asl_index(self, i: int) -> Opaque:
+        return self
+
+    def asl_setindex(self, i: int, value: object) -> None:
+        pass
+
+    def asl_copy(self) -> Opaque:
+        return self
+
 
 class OpaqueComparison(Exception):
     """An assertion compared an :class:`Opaque` value."""

@@ -36,7 +36,7 @@ from ptoc.runtime.bundle import build_plan, encoding_rule
 
 from ..outcome import NotApplicable, Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Record
-from .core import FAULT_NAMES, PtocModel, binding, model_variable
+from .core import FAULT_NAMES, PtocModel, binding, binding_record, model_variable
 
 EXECUTED = Enum("CommandExecution_Executed")
 REJECTED = Enum("CommandExecution_Rejected")
@@ -49,12 +49,48 @@ def _int(v: Any) -> int:
 
 
 def headers(m: PtocModel) -> list[Command]:
-    """The bundle's header commands as ptoc will see them (B.DATR first when present)."""
+    """The bundle's header commands as ptoc will see them, generated from the ASL-visible
+    records (which a test may also write directly): B.DATR, B.DIM, B.IOR, B.IOT, then the
+    other header commands (B.IOS, B.CATR, B.HINT) in issue order."""
     out: list[Command] = []
     if m.data_attributes_present:
         out.append(datr_command(m))
+    for lb in range(3):
+        if m.dimension_present.items[lb]:
+            out.append(Dim(lb=lb, reg=0, imm=_int(m.dimensions.items[lb]) & 0xFFFF))
+    rec = m.scalar_bindings.items[0].fields
+    if rec["valid"]:
+        out.append(Ior(_int(rec["source0"]), _int(rec["source1"]), _int(rec["source2"]),
+                       _int(rec["destination"])))  # fmt: skip
+    for b in m.bindings.items:
+        if b.fields["valid"]:
+            out.append(iot_of(b))
+    if m.zero_seen and not any(isinstance(c, Iot) for c in out):
+        out.append(Iot((), 0, False, Hand.T, 1))
     out.extend(m.pending)
     return out
+
+
+def iot_of(rec: Record) -> Iot:
+    """The B.IOT a ``BundleTileBinding`` record stands for (sources name ASL slots)."""
+    f = rec.fields
+    srcs = []
+    if f["source0_valid"]:
+        srcs.append(TileRef.from_code(_int(f["source0"])))
+    if f["source1_valid"]:
+        if not f["source0_valid"]:
+            raise NotApplicable("asl-internal", "a binding of source1 without source0 has no "
+                                "B.IOT encoding")  # fmt: skip
+        srcs.append(TileRef.from_code(_int(f["source1"])))
+    mask = _int(f["pe_mask"])
+    if f["destination_valid"]:
+        return Iot(tuple(srcs), mask, bool(f["last"]), Hand(_int(f["destination_hand"])),
+                   _int(f["destination_size"]))  # fmt: skip
+    if mask == 0 and not srcs:
+        # PEMode 000 skips the binding before its operands are read; the encodable form
+        # of the ASL's operand-less record carries a destination field
+        return Iot((), 0, bool(f["last"]), Hand.T, 1)
+    return Iot(tuple(srcs), mask, bool(f["last"]))
 
 
 def datr_command(m: PtocModel) -> Datr:
@@ -68,25 +104,44 @@ def datr_command(m: PtocModel) -> Datr:
 
 def header_fault(m: PtocModel, commands: list[Command]) -> str | None:
     """The ASL fault name ptoc's header processing raises at the last of ``commands``."""
-    if m.start is None:
+    start = current_start(m)
+    if start is None:
         return None
-    plan = build_plan(m.start, tuple(commands))
+    plan = build_plan(start, tuple(commands))
     if plan.fault is not None and plan.fault_at == len(commands) - 1:
         return FAULT_NAMES.get(plan.fault[0].fault.value, plan.fault[0].fault.value)
     return None
 
 
-def issue(m: PtocModel, c: Command) -> bool:
-    """Append one header command unless ptoc rejects it there (then record the fault)."""
-    if not m.bundle_active:
+def issue(m: PtocModel, c: Command, command: bool = False) -> bool:
+    """Check one header command with ptoc's header processing before the test's records
+    take it; on rejection record the fault ptoc raises at that command. A command word
+    (``command``) outside an open bundle is a BundleControl fault; the ASL's record
+    setters themselves do not look at the bundle state."""
+    if command and not m.bundle_active:
         m.set_fault("Fault_BundleControl")
         return False
     fault = header_fault(m, [*headers(m), c])
     if fault is not None:
         m.set_fault(fault)
         return False
-    m.pending.append(c)
     return True
+
+
+def current_start(m: PtocModel) -> TileStart | None:
+    """The BSTART the ``_BundleOperation`` record describes (None: nothing selected)."""
+    f = m.operation.fields
+    if not f["valid"]:
+        return m.start
+    family = {v: k for k, v in CLASSES.items()}.get(f["operation_class"].name)
+    if family is None:
+        return None
+    if f["mode_valid"]:
+        selector = (_int(f["mode"]) << 5) | (_int(f["selector"]) & 0x1F)
+    else:
+        selector = _int(f["selector"])
+    dtype = _int(f["data_type"]) if f["data_type_valid"] else 31
+    return TileStart(family, selector, dtype)
 
 
 def open_bundle(m: PtocModel, start: TileStart) -> None:
@@ -131,18 +186,16 @@ def execute_command_instruction(m: PtocModel, instruction: Bits, length: int) ->
         m.reset_bundle()
         return EXECUTED if ok else REJECTED
     if isinstance(c, Datr):
-        if not issue(m, c):
+        if not issue(m, c, command=True):
             return REJECTED
-        m.pending.pop()  # a B.DATR lives in the attribute record (ptoc order: first)
         set_attributes(m, Bits(5, c.dtype), Bits(5, c.layout), Bits(2, c.pad),
                        Bits(3, c.cmode), Bits(3, c.rmode), bool(c.sat), bool(c.canonicalize))  # fmt: skip
         m.data_attributes_present = True
         return EXECUTED
     if isinstance(c, Iot) and c.mask == 0:
         m.zero_seen = True
-        m.pending.append(c)
         return EXECUTED
-    if not issue(m, c):
+    if not issue(m, c, command=True):
         return REJECTED
     mirror(m, c)
     return EXECUTED
@@ -160,7 +213,7 @@ def mirror(m: PtocModel, c: Command) -> None:
     elif isinstance(c, Iot):
         add_binding_record(m, c)
     elif isinstance(c, (Ios, Generic)):
-        pass
+        m.pending.append(c)
 
 
 def add_binding_record(m: PtocModel, c: Iot) -> None:
@@ -188,19 +241,20 @@ def add_bundle_tile_binding(
     if s1_valid and not s0_valid:
         raise NotApplicable("asl-internal", "a binding of source1 without source0 has no "
                             "B.IOT encoding")  # fmt: skip
-    srcs = tuple(TileRef.from_code(_int(s)) for s, ok in ((s0, s0_valid), (s1, s1_valid)) if ok)
-    c = Iot(srcs, _int(mask), bool(last), Hand(dst) if dst_valid else None,
-            size if dst_valid else 0)  # fmt: skip
-    if c.mask == 0:
-        if not c.srcs and c.dst is None:
-            # PEMode 000 skips the binding before its operands are read; the encodable
-            # form of the ASL's operand-less record carries a destination field
-            c = Iot((), 0, c.last, Hand.T, 1)
-        m.pending.append(c)
-        add_binding_record(m, c)
-        return
-    if issue(m, c):
-        add_binding_record(m, c)
+    rec = binding_record()
+    rec.fields.update(
+        valid=True, destination_valid=bool(dst_valid), destination=dst if dst_valid else 0,
+        destination_hand=Bits(2, dst if dst_valid else 0), destination_size=size,
+        pe_mask=Bits(4, _int(mask)), source0_valid=bool(s0_valid),
+        source1_valid=bool(s1_valid), source0=_int(s0), source1=_int(s1), last=bool(last),
+    )  # fmt: skip
+    c = iot_of(rec)
+    if c.mask == 0 or issue(m, c):
+        slot = next((r for r in m.bindings.items if not r.fields["valid"]), None)
+        if slot is None:
+            m.set_fault("Fault_TileLegality")
+            return
+        slot.fields.update(rec.fields)
 
 
 @binding("SetBundleDimension")
@@ -267,13 +321,16 @@ def execute_bundle_tile_operation(m: PtocModel) -> bool:
 
 def commit(m: PtocModel) -> bool:
     """Run the open bundle on ptoc and publish its destinations into ASL slots."""
-    if m.start is None:
+    if m.zero_seen and not any(r.fields["valid"] for r in m.bindings.items):
+        return True  # PE_MASK 0000 only: a strict no-op before anything else
+    start = current_start(m)
+    if start is None:
         m.set_fault("Fault_BundleControl")
         return False
-    if m.start.op is None:
+    if start.op is None:
         m.set_fault("Fault_IllegalInstruction")
         return False
-    result = m.run_bundle(m.start, headers(m))
+    result = m.run_bundle(start, headers(m))
     if result.fault is not None:
         m.set_fault(result.fault_name)
         return False

@@ -35,7 +35,7 @@ from ptoc.runtime import Machine, MachineConfig, MachineFault, UnsupportedOperat
 from ptoc.runtime.tiles import Layout, Tile, poisoned
 
 from ..outcome import NotApplicable, Untranslated
-from ..values import Array, AslRuntimeError, Bits, Enum, Record
+from ..values import Array, AslRuntimeError, Bits, Enum, Opaque, Record
 from .tiles import TileInfo, from_ptoc, to_ptoc
 
 TILE_SLOTS = 64
@@ -68,6 +68,8 @@ CONSTANTS: dict[str, int] = {
     "PTO_ABSOLUTE_GPR_COUNT": 24,
     "PTO_MODEL_MEMORY_AGENTS": 4,
 }
+#: named bit-vector constants
+BIT_CONSTANTS: dict[str, Bits] = {"DTYPE_NONE": Bits(5, 31)}
 
 
 def binding_record() -> Record:
@@ -139,6 +141,8 @@ class RunResult:
     status: int = 0
     text: str = ""
     program: Program | None = None
+    #: a direct call whose destination descriptor ptoc's bundle does not produce
+    mismatch: str = ""
 
     @property
     def fault_name(self) -> str:
@@ -184,18 +188,23 @@ class MemoryArray:
 Binding = Callable[..., Any]
 #: ASL function name -> binding taking (model, *arguments); filled by the binding modules
 BINDINGS: dict[str, Binding] = {}
+#: bindings that only read or write the test's own state (they never consult ptoc)
+HARNESS: set[str] = set()
 #: ASL function name -> (not-applicable category, reason)
 NOT_APPLICABLE: dict[str, tuple[str, str]] = {}
 #: ASL function name -> what ptoc lacks (the binding is knowingly missing)
 UNBOUND: dict[str, str] = {}
 
 
-def binding(*names: str) -> Callable[[Binding], Binding]:
-    """Register a function as the binding of the ASL functions ``names``."""
+def binding(*names: str, harness: bool = False) -> Callable[[Binding], Binding]:
+    """Register a function as the binding of the ASL functions ``names``; ``harness``
+    marks a test-state helper that does not consult ptoc."""
 
     def deco(fn: Binding) -> Binding:
         for n in names:
             BINDINGS[n] = fn
+            if harness:
+                HARNESS.add(n)
         return fn
 
     return deco
@@ -204,6 +213,17 @@ def binding(*names: str) -> Callable[[Binding], Binding]:
 def not_applicable(category: str, reason: str, *names: str) -> None:
     for n in names:
         NOT_APPLICABLE[n] = (category, reason)
+
+
+#: ASL function name -> why its value is ASL-internal (it evaluates to an Opaque)
+OPAQUE: dict[str, str] = {}
+
+
+def opaque(reason: str, *names: str) -> None:
+    """ASL helpers with no ptoc counterpart: their result is opaque, assertions on it are
+    skipped and reported, and any other use of it makes the test not applicable."""
+    for n in names:
+        OPAQUE[n] = reason
 
 
 def unbound(reason: str, *names: str) -> None:
@@ -223,6 +243,11 @@ class PtocModel:
         self.last_run: RunResult | None = None
         #: every bundle text ptoc ran in this test
         self.runs: list[str] = []
+        #: why the last legality predicate was false (for failure reports)
+        self.last_rejection = ""
+        #: whether any binding consulted ptoc (a test that only exercises the ASL's own
+        #: state helpers has no ptoc subject)
+        self.consulted = False
         self.globals: dict[str, Any] = {}
         self.reset()
 
@@ -279,6 +304,8 @@ class PtocModel:
     def lookup(self, name: str) -> Any:
         if name in CONSTANTS:
             return CONSTANTS[name]
+        if name in BIT_CONSTANTS:
+            return BIT_CONSTANTS[name]
         getter = _GLOBALS.get(name)
         if getter is not None:
             return getter[0](self)
@@ -295,7 +322,18 @@ class PtocModel:
     def function(self, name: str) -> Callable[..., Any] | None:
         fn = BINDINGS.get(name)
         if fn is not None:
-            return lambda *args: fn(self, *args)
+            if name in HARNESS:
+                return lambda *args: fn(self, *args)
+
+            def consult(*args: Any) -> Any:
+                self.consulted = True
+                return fn(self, *args)
+
+            return consult
+        why = OPAQUE.get(name)
+        if why is not None:
+            note = f"{name}: {why}"
+            return lambda *args: Opaque(note)
         na = NOT_APPLICABLE.get(name)
         if na is not None:
 

@@ -28,12 +28,15 @@ from ptoc.backend.encoding import tile_start
 from ptoc.backend.isa import DTYPE_NONE, DataType, Family, OpDef, catalog, op
 from ptoc.backend.isa.fields import CMODE_BY_NAME, RMODE_BY_NAME, Hand
 from ptoc.backend.program import Command, Datr, Dim, Ior, Iot, TileRef
-from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, size_code_bytes
+from ptoc.backend.isa.fields import PAD_NAMES
+from ptoc.runtime.engine import UNSUPPORTED
+from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, Tile, size_code_bytes
 
 from ..outcome import AssertionFailed, NotApplicable, Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Record
 from .catalog import OPS, asl_name, decode_tile_operation
-from .core import BINDINGS, PtocModel, RunResult, binding
+from .core import BINDINGS, UNBOUND, PtocModel, RunResult, binding
+from .harness import pad_word
 from .tiles import TileInfo, data_type
 
 #: GPRs the adapter uses to pass scalar operands (x0..x3; the ASL tests' own GPR writes
@@ -289,14 +292,67 @@ def run_direct(m: PtocModel, mnemonic: str, ops: Operands, *, dry: bool) -> RunR
     finally:
         for reg, v in zip(SCALAR_REGS, saved):
             m.gprs.items[m.agent].items[reg] = v
+    if result.fault is None:
+        result.mismatch = descriptor_mismatch(m, dsts, result)
     if dry:
         m.memory[:] = memory
         return result
-    if result.fault is None:
+    if result.fault is None and not result.mismatch:
         for d, tile in zip(dsts, result.destinations):
-            m.tiles[d] = m.read_back(tile, mask, m.tiles[d])
+            store_result(m, d, tile, mask, r.datr.get("pad"))
         m.status |= result.status
     return result
+
+
+def descriptor_mismatch(m: PtocModel, dsts: list[int], result: RunResult) -> str:
+    """A direct call names its destination's descriptor; ptoc's bundle derives the
+    destination from the operation and its sources. When the two differ the call has no
+    bundle that means it: the text says how they differ ('' when they agree)."""
+    for d, tile in zip(dsts, result.destinations):
+        t = m.tile(d)
+        got = _describe(None if tile.dtype is None else tile.dtype.name, tile.valid_rows,
+                        tile.valid_cols, tile.layout.value)  # fmt: skip
+        want = _describe(None if t.predicate else t.dtype.name, t.valid_rows,
+                         t.valid_columns, t.ptoc_layout.value)  # fmt: skip
+        if got != want:
+            return f"ptoc's bundle publishes {got}, the destination descriptor is {want}"
+    return ""
+
+
+def _describe(dt: str | None, vr: int, vc: int, layout: str) -> str:
+    return f"{dt or 'PRED'} {vr}x{vc} {layout}"
+
+
+def store_result(m: PtocModel, d: int, tile: Tile, mask: int, pad: int | None) -> None:
+    """Write a published destination into ASL slot ``d``. When the slot's descriptor has
+    another physical shape than ptoc's tile (the ASL lets a direct call name any
+    destination that holds the valid region), the valid region is copied into the slot's
+    descriptor and its padding follows the bundle's PadValue, as the ASL handlers'
+    ``ApplyTilePadding(CurrentBundlePadValue())`` does."""
+    old = m.tile(d)
+    new = m.read_back(tile, mask, old)
+    if (new.rows, new.columns) == (old.rows, old.columns):
+        m.tiles[d] = new
+        return
+    t = old.asl_copy()
+    for r in range(t.valid_rows):
+        for c in range(t.valid_columns):
+            if t.predicate:
+                t.set_predicate_bit(r, c, new.predicate_bit(r, c))
+            else:
+                t.write_element(int(t.linear(r, c)), new.read_element(int(new.linear(r, c))))
+    code = PAD_NAMES[3 if pad is None else pad]
+    for r in range(t.rows):
+        for c in range(t.columns):
+            if r < t.valid_rows and c < t.valid_columns:
+                continue
+            if t.predicate:
+                t.set_predicate_bit(r, c, code == "Max", code != "Null")
+            else:
+                t.write_element(int(t.linear(r, c)), pad_word(f"TilePad_{code}", t.dtype),
+                                code != "Null")  # fmt: skip
+    t.recount_defined()
+    m.tiles[d] = t
 
 
 def execute(m: PtocModel, mnemonic: str, ops: Operands, what: str) -> None:
@@ -308,10 +364,17 @@ def execute(m: PtocModel, mnemonic: str, ops: Operands, what: str) -> None:
             m.line, f"{what} executes",
             f"ptoc rejected the bundle with {result.fault_name}: {result.fault.rule}",
         )  # fmt: skip
+    if result.mismatch:
+        raise AssertionFailed(m.line, f"{what} executes", result.mismatch)
 
 
 def legal(m: PtocModel, mnemonic: str, ops: Operands) -> bool:
-    return run_direct(m, mnemonic, ops, dry=True).fault is None
+    result = run_direct(m, mnemonic, ops, dry=True)
+    m.last_rejection = (
+        f"{result.fault_name}: {result.fault.rule}" if result.fault is not None
+        else result.mismatch
+    )  # fmt: skip
+    return result.fault is None and not result.mismatch
 
 
 def _operands(o: OpDef, args: tuple[Any, ...]) -> Operands:
@@ -333,14 +396,30 @@ def _register_contract_functions() -> None:
         def legal_fn(m: PtocModel, *args: Any, _o: OpDef = o) -> bool:
             return legal(m, _o.mnemonic, _operands(_o, args))
 
+        if o.family is Family.CUBE or o.mnemonic in UNSUPPORTED:
+            reason = CUBE_NOTE if o.family is Family.CUBE else (
+                "ptoc's executor does not model this operation (indexed and remote GM "
+                "transfers, prefetch)")  # fmt: skip
+            for fn_name in (f"InstructionContractExecute_{name}",
+                            f"InstructionContractOperandsLegal_{name}",
+                            f"TileOperandsLegal_{name}", name):  # fmt: skip
+                UNBOUND[fn_name] = reason
+            continue
         BINDINGS.setdefault(f"InstructionContractExecute_{name}", exec_fn)
         BINDINGS.setdefault(f"InstructionContractOperandsLegal_{name}", legal_fn)
         BINDINGS.setdefault(f"TileOperandsLegal_{name}", legal_fn)
-        if o.family is not Family.CUBE:
-            BINDINGS.setdefault(name, exec_fn)  # the op-named semantic handlers: TSORT(...)
+        BINDINGS.setdefault(name, exec_fn)  # the op-named semantic handlers: TSORT(...)
 
 
 _register_contract_functions()
+
+
+@binding("TSTORE")
+def tstore(m: PtocModel, address: Bits, stride: Bits, source: int) -> None:
+    """``TSTORE(base, stride, source)`` (the one semantic handler whose arguments are not
+    in operand-field order)."""
+    execute(m, "TSTORE", Operands({"source0": source, "address": address, "scalar0": stride}),
+            "TSTORE(...)")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- handlers
@@ -361,12 +440,16 @@ def _scalar(e: Enum) -> str:
 def _reduction(e: Enum, axis: Enum) -> str:
     op_name = {"SUM": "SUM", "PRODUCT": "PROD", "MIN": "MIN", "MAX": "MAX",
                "ARGMIN": "ARGMIN", "ARGMAX": "ARGMAX"}[e.member]  # fmt: skip
-    return f"T{axis.member.upper()}{op_name}"
+    return f"T{_axis(axis)}{op_name}"
 
 
 def _expand(e: Enum, axis: Enum) -> str:
     suffix = "" if e.member == "COPY" else e.member
-    return f"T{axis.member.upper()}EXPAND{suffix}"
+    return f"T{_axis(axis)}EXPAND{suffix}"
+
+
+def _axis(axis: Enum) -> str:
+    return {"TileAxis_Row": "ROW", "TileAxis_Column": "COL"}[axis.name]
 
 
 def _handler(
@@ -425,6 +508,9 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
     if result.fault is not None:
         m.set_fault(result.fault_name)
         return (Enum("TileExecution_Rejected"), Bits(64, 0))
+    if result.mismatch:
+        raise AssertionFailed(m.line, f"ExecuteTileInstruction({o.mnemonic}) executes",
+                              result.mismatch)  # fmt: skip
     return (Enum("TileExecution_Executed"), Bits(64, 0))
 
 

@@ -25,8 +25,8 @@ from ptoc.backend.isa.fields import RMODE_BY_NAME
 from ptoc.backend.isa.semantics.floatfmt import FORMATS, classify
 from ptoc.runtime.ops.common import invalid_encoding
 
-from ..outcome import AssertionFailed, NotApplicable
-from ..values import Bits, ElementBits, Enum, Record
+from ..outcome import AssertionFailed
+from ..values import Bits, ElementBits, Enum, Opaque, Record
 from .core import PtocModel, binding
 from .direct import Operands, run_direct
 from .harness import configure, configure_predicate, write_tile_element
@@ -51,20 +51,23 @@ def element_op(
     o = op(mnemonic)
     fields = [f for f, _ in o.operands]
     values: dict[str, Any] = dict(extra or {})
+    # one physical row on every tile, so source and destination descriptors match
+    cols = 1024 // min(element_bits(src), element_bits(dst or src))
     slot = 0
     for f in fields:
         if f.startswith("source"):
-            configure(s, slot, 128, 1, 1, 1, dtype_enum(src), Enum("TileLayout_RowMajor"),
-                      Enum("TileLocation_Any"), 0b0001, 1)  # fmt: skip
+            configure(s, slot, cols * element_bits(src) // 8, cols, 1, 1, dtype_enum(src),
+                      Enum("TileLayout_RowMajor"), Enum("TileLocation_Any"), 0b0001, 1)  # fmt: skip
             write_tile_element(s, slot, 0, 0, Bits(64, words[slot]))
             values[f] = slot
             slot += 1
     dslot = 8
     if predicate:
-        configure_predicate(s, dslot, 128, 1, 1, 1, 1, 0b0001)
+        configure_predicate(s, dslot, 128, 1, cols, 1, 1, 0b0001)
     else:
-        configure(s, dslot, 128, 1, 1, 1, dtype_enum(dst or src), Enum("TileLayout_RowMajor"),
-                  Enum("TileLocation_Any"), 0b0001, 1)  # fmt: skip
+        d = dst or src
+        configure(s, dslot, cols * element_bits(d) // 8, cols, 1, 1, dtype_enum(d),
+                  Enum("TileLayout_RowMajor"), Enum("TileLocation_Any"), 0b0001, 1)  # fmt: skip
     values["destination0"] = dslot
     result = run_direct(s, mnemonic, Operands(values), dry=False)
     m.runs.extend(s.runs)
@@ -125,6 +128,33 @@ def convert_integer_value(m: PtocModel, value: Bits, src: Enum, dst: Enum, sat: 
     raw, _ = element_op(m, "TCVT", s, [_raw(s, value)], dst=d,
                         extra={"numeric_control": control_record("RNE", bool(sat))})  # fmt: skip
     return _word(d, raw)
+
+
+def _operation(e: Enum) -> str:
+    prefix = {"TileBinary": "T", "TileUnary": "T"}[e.type]
+    return prefix + e.member
+
+
+@binding("TileProfileBinaryWithFlags", "TileProfileBinary")
+def binary_value(m: PtocModel, operation: Enum, dt: Enum, a: Bits, b: Bits) -> tuple:
+    d = data_type(dt)
+    raw, st = element_op(m, _operation(operation), d, [_raw(d, a), _raw(d, b)])
+    return (_word(d, raw), Bits(5, st))
+
+
+@binding("TileProfileUnary")
+def unary_value(m: PtocModel, operation: Enum, dt: Enum, a: Bits) -> tuple:
+    d = data_type(dt)
+    raw, st = element_op(m, _operation(operation), d, [_raw(d, a)])
+    return (_word(d, raw), Bits(5, st))
+
+
+@binding("TileSFUUnarySpecialValue")
+def sfu_special_value(m: PtocModel, operation: Enum, dt: Enum, a: Bits) -> tuple:
+    """The ASL splits special operands from the profile computation; ptoc computes both in
+    one place, so every operand counts as handled with ptoc's value."""
+    word, flags = unary_value(m, operation, dt, a)
+    return (True, word, flags)
 
 
 @binding("TileCompareElement")
@@ -207,6 +237,40 @@ def numeric_value_class(m: PtocModel, dt: Enum, value: Bits) -> Enum:
     return Enum(f"NumericValue_{sign}Normal")
 
 
+@binding("TileSortLeftBefore")
+def sort_left_before(m: PtocModel, a: Bits, b: Bits, descending: bool, dt: Enum) -> bool:
+    """Whether ptoc's TMRGSORT of the one-element streams [a] and [b] puts ``a`` first."""
+    d = data_type(dt)
+    s = PtocModel()
+    s.interp = m.interp
+    lay, loc = Enum("TileLayout_RowMajor"), Enum("TileLocation_Any")
+    cols = 1024 // element_bits(d)
+    for slot, v in ((0, a), (1, b)):
+        configure(s, slot, cols * element_bits(d) // 8, cols, 1, 1, dtype_enum(d), lay, loc,
+                  0b0001, 1)  # fmt: skip
+        write_tile_element(s, slot, 0, 0, Bits(64, _raw(d, v)))
+    configure(s, 8, cols * element_bits(d) // 8, cols, 1, 2, dtype_enum(d), lay, loc, 0b0001, 1)
+    result = run_direct(s, "TMRGSORT", Operands({"destination0": 8, "source0": 0,
+                                                 "source1": 1, "flag0": bool(descending)}),
+                        dry=False)  # fmt: skip
+    m.runs.extend(s.runs)
+    if result.fault is not None:
+        raise AssertionFailed(m.line, "ptoc merges the two one-element streams",
+                              f"ptoc rejected the TMRGSORT with {result.fault_name}: "
+                              f"{result.fault.rule}")  # fmt: skip
+    first = s.tiles[8].read_element(0)
+    return first == _raw(d, a)
+
+
+@binding("TileHistogramSelectedByteSupported")
+def histogram_byte_supported(m: PtocModel, dt: Enum, byte_id: int) -> bool:
+    """ptoc's THISTOGRAM ByteId rule (``semantics.generate.thistogram_shapes_legal`` with
+    an ample filter)."""
+    from ptoc.backend.isa.semantics.generate import thistogram_shapes_legal
+
+    return thistogram_shapes_legal(data_type(dt), (1, 1), (3, 1), byte_id) is None
+
+
 # ----------------------------------------------------------------------------- type sets
 
 _SUBJECT_SETS = (
@@ -217,14 +281,15 @@ _SUBJECT_SETS = (
     "TileImg2ColDataTypeSupported", "TileArgReductionSourceDataTypeSupported",
     "TileTCIDataTypeSupported", "TileTTRIDataTypeSupported",
     "TileHistogramSourceDataTypeSupported", "TileCarrierOrPackedBaselineDataTypeSupported",
+    "TileCarrierOnlyDataTypeSupported", "TileTeplRawCarrierTypeSupported",
 )  # fmt: skip
 
 
 def _subject_set(name: str) -> Any:
     def fn(m: PtocModel, dt: Enum) -> bool:
         if m.subject is None:
-            raise NotApplicable("asl-internal", f"{name} is a shared ASL type-set helper; "
-                                "ptoc keeps one type set per operation")  # fmt: skip
+            return Opaque(f"{name} is a shared ASL type-set helper; ptoc keeps one type "
+                          "set per operation")  # fmt: skip
         return data_type(dt) in op(m.subject).dtypes
 
     return fn

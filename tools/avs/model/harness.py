@@ -44,7 +44,7 @@ def fail(m: PtocModel, what: str, detail: str) -> AssertionFailed:
     return AssertionFailed(m.line, what, detail)
 
 
-@binding("ResetProfileState")
+@binding("ResetProfileState", harness=True)
 def reset_profile_state(m: PtocModel) -> None:
     m.reset()
 
@@ -89,7 +89,7 @@ def configure(
     t.ptoc_layout  # noqa: B018  (a CUBE layout is untranslated)
 
 
-@binding("ConfigureTile")
+@binding("ConfigureTile", harness=True)
 def configure_tile(
     m: PtocModel, index: Any, capacity: int, rows: int, columns: int, valid_rows: int,
     valid_columns: int, dtype: Enum, layout: Enum, location: Enum,
@@ -98,7 +98,7 @@ def configure_tile(
               location, 0b0001, rows)  # fmt: skip
 
 
-@binding("ConfigureTileForMask")
+@binding("ConfigureTileForMask", harness=True)
 def configure_tile_for_mask(
     m: PtocModel, index: Any, capacity: int, rows: int, columns: int, valid_rows: int,
     valid_columns: int, dtype: Enum, layout: Enum, location: Enum, mask: Any,
@@ -138,13 +138,13 @@ def configure_predicate(
     t.location = Enum("TileLocation_Any")
 
 
-@binding("ConfigurePredicateTile")
+@binding("ConfigurePredicateTile", harness=True)
 def configure_predicate_tile(m: PtocModel, index: Any, capacity: int, rows: int,
                              columns: int, valid_rows: int, valid_columns: int) -> None:  # fmt: skip
     configure_predicate(m, index, capacity, rows, columns, valid_rows, valid_columns, 0b0001)
 
 
-@binding("ConfigurePredicateTileForMask")
+@binding("ConfigurePredicateTileForMask", harness=True)
 def configure_predicate_tile_for_mask(
     m: PtocModel, index: Any, capacity: int, rows: int, columns: int, valid_rows: int,
     valid_columns: int, mask: Any,
@@ -162,7 +162,7 @@ def _element(m: PtocModel, t: TileInfo, row: int, col: int) -> int:
     return int(t.linear(row, col))
 
 
-@binding("WriteTileElement")
+@binding("WriteTileElement", harness=True)
 def write_tile_element(m: PtocModel, index: Any, row: int, col: int, value: Bits) -> None:
     t = m.tile(index)
     e = _element(m, t, row, col)
@@ -176,7 +176,7 @@ def write_tile_element(m: PtocModel, index: Any, row: int, col: int, value: Bits
     t.contents_defined = t.defined_valid_elements == t.valid_rows * t.valid_columns
 
 
-@binding("ReadTileElement")
+@binding("ReadTileElement", harness=True)
 def read_tile_element(m: PtocModel, index: Any, row: int, col: int) -> Bits:
     t = m.tile(index)
     e = _element(m, t, row, col)
@@ -186,13 +186,13 @@ def read_tile_element(m: PtocModel, index: Any, row: int, col: int) -> Bits:
     return ElementBits(64, t.read_element(e), element_bits(t.dtype))
 
 
-@binding("TileElementDefined")
+@binding("TileElementDefined", harness=True)
 def tile_element_defined(m: PtocModel, index: Any, row: int, col: int) -> bool:
     t = m.tile(index)
     return t.element_defined(_element(m, t, row, col))
 
 
-@binding("MarkTileValidRegionDefined")
+@binding("MarkTileValidRegionDefined", harness=True)
 def mark_valid_defined(m: PtocModel, index: Any) -> None:
     t = m.tile(index)
     for r in range(t.valid_rows):
@@ -211,7 +211,7 @@ def pad_word(pad: str, dt: DataType) -> int:
     return pad_bits(dt, code)
 
 
-@binding("ApplyTilePadding")
+@binding("ApplyTilePadding", harness=True)
 def apply_tile_padding(m: PtocModel, index: Any, pad: Enum) -> None:
     t = m.tile(index)
     if t.predicate:
@@ -225,7 +225,7 @@ def apply_tile_padding(m: PtocModel, index: Any, pad: Enum) -> None:
                 t.write_element(int(t.linear(r, c)), word, defined)
 
 
-@binding("ApplyPredicateTilePadding")
+@binding("ApplyPredicateTilePadding", harness=True)
 def apply_predicate_padding(m: PtocModel, index: Any, pad: Enum) -> None:
     t = m.tile(index)
     defined = pad.name != "TilePad_Null"
@@ -244,7 +244,7 @@ def _predicate(m: PtocModel, index: Any, row: int, col: int) -> TileInfo:
     return t
 
 
-@binding("WriteTilePredicateBit")
+@binding("WriteTilePredicateBit", harness=True)
 def write_predicate_bit(m: PtocModel, index: Any, row: int, col: int, value: bool) -> None:
     t = _predicate(m, index, row, col)
     if not (row < t.valid_rows and col < t.valid_columns):
@@ -256,13 +256,13 @@ def write_predicate_bit(m: PtocModel, index: Any, row: int, col: int, value: boo
     t.contents_defined = t.defined_valid_elements == t.valid_rows * t.valid_columns
 
 
-@binding("TilePredicateBitDefined")
+@binding("TilePredicateBitDefined", harness=True)
 def predicate_bit_defined(m: PtocModel, index: Any, row: int, col: int) -> bool:
     t = _predicate(m, index, row, col)
     return bool(t._defined[row * t.columns + col])
 
 
-@binding("ReadTilePredicateBit")
+@binding("ReadTilePredicateBit", harness=True)
 def read_predicate_bit(m: PtocModel, index: Any, row: int, col: int) -> bool:
     t = _predicate(m, index, row, col)
     if not t._defined[row * t.columns + col]:
@@ -271,7 +271,7 @@ def read_predicate_bit(m: PtocModel, index: Any, row: int, col: int) -> bool:
     return t.predicate_bit(row, col)
 
 
-@binding("ReadTilePredicateByte")
+@binding("ReadTilePredicateByte", harness=True)
 def read_predicate_byte(m: PtocModel, index: Any, byte: int) -> Bits:
     t = m.tile(index)
     if not t.predicate:
@@ -279,13 +279,13 @@ def read_predicate_byte(m: PtocModel, index: Any, byte: int) -> Bits:
     return Bits(8, int(t._payload[byte]) & 0xFF)
 
 
-@binding("TileSourceContentsDefined")
+@binding("TileSourceContentsDefined", harness=True)
 def source_contents_defined(m: PtocModel, index: Any) -> bool:
     t = m.tile(index)
     return bool(t.allocated and t.contents_defined)
 
 
-@binding("ReleaseTile")
+@binding("ReleaseTile", harness=True)
 def release_tile(m: PtocModel, index: Any) -> None:
     t = m.tile(index)
     i = index.value if isinstance(index, Bits) else index
@@ -300,24 +300,24 @@ def release_tile(m: PtocModel, index: Any) -> None:
 # ----------------------------------------------------------------------------- records
 
 
-@binding("TileLogicalElementDefined")
+@binding("TileLogicalElementDefined", harness=True)
 def logical_element_defined(m: PtocModel, tile: TileInfo, element: int) -> bool:
     return tile.element_defined(element)
 
 
-@binding("TileReadLogicalElement")
+@binding("TileReadLogicalElement", harness=True)
 def read_logical_element(m: PtocModel, tile: TileInfo, element: int) -> Bits:
     return Bits(64, tile.read_element(element))
 
 
 @binding("TileLinearIndex", "TileStorageIndex", "TilePackedLinearIndex",
-         "TileLogicalLinearIndex")  # fmt: skip
+         "TileLogicalLinearIndex", harness=True)  # fmt: skip
 def linear_index(m: PtocModel, tile: TileInfo, row: int, col: int) -> int:
     tile.check_coordinates(row, col)
     return int(tile.linear(row, col))
 
 
-@binding("TileInfoWithLogicalElement")
+@binding("TileInfoWithLogicalElement", harness=True)
 def with_logical_element(m: PtocModel, tile: TileInfo, element: int, value: Bits) -> TileInfo:
     t = tile.asl_copy()
     t.write_element(element, value.value)
@@ -327,34 +327,34 @@ def with_logical_element(m: PtocModel, tile: TileInfo, element: int, value: Bits
 # ----------------------------------------------------------------------------- faults, status
 
 
-@binding("ClearFault")
+@binding("ClearFault", harness=True)
 def clear_fault(m: PtocModel) -> None:
     m.clear_fault()
 
 
-@binding("SetFault")
+@binding("SetFault", harness=True)
 def set_fault(m: PtocModel, code: Enum, address: Bits) -> None:
     m.last_fault = code
     m.fault_address = address
 
 
-@binding("NumericStatusFlags", "ScalarFPFlags")
+@binding("NumericStatusFlags", "ScalarFPFlags", harness=True)
 def numeric_status(m: PtocModel) -> Bits:
     return Bits(5, m.status)
 
 
-@binding("RecordNumericStatusFlags", "ScalarFPRecordFlags")
+@binding("RecordNumericStatusFlags", "ScalarFPRecordFlags", harness=True)
 def record_status(m: PtocModel, flags: Bits) -> None:
     m.status |= flags.value
 
 
-@binding("DefaultNumericExecutionControl")
+@binding("DefaultNumericExecutionControl", harness=True)
 def default_control(m: PtocModel) -> Record:
     return Record("NumericExecutionControl",
                   {"rounding_mode": Enum("NumericRound_RNE"), "saturating": False})  # fmt: skip
 
 
-@binding("NaturalToWord")
+@binding("NaturalToWord", harness=True)
 def natural_to_word(m: PtocModel, n: int) -> Bits:
     return Bits(64, n)
 
@@ -362,23 +362,23 @@ def natural_to_word(m: PtocModel, n: int) -> Bits:
 # ----------------------------------------------------------------------------- GPRs, memory
 
 
-@binding("WriteGPR")
+@binding("WriteGPR", harness=True)
 def write_gpr(m: PtocModel, index: int, value: Bits) -> None:
     write_pe_gpr(m, m.agent, index, value)
 
 
-@binding("WritePEGPR")
+@binding("WritePEGPR", harness=True)
 def write_pe_gpr(m: PtocModel, pe: int, index: int, value: Bits) -> None:
     if _int(index) != 0:
         m.gprs.items[_int(pe)].items[_int(index)] = value
 
 
-@binding("ReadGPR")
+@binding("ReadGPR", harness=True)
 def read_gpr(m: PtocModel, index: int) -> Bits:
     return read_pe_gpr(m, m.agent, index)
 
 
-@binding("ReadPEGPR")
+@binding("ReadPEGPR", harness=True)
 def read_pe_gpr(m: PtocModel, pe: int, index: int) -> Bits:
     if _int(index) == 0:
         return Bits(64, 0)
@@ -395,7 +395,7 @@ def _range(m: PtocModel, address: Bits, size: int) -> int:
     return a
 
 
-@binding("Store")
+@binding("Store", harness=True)
 def store(m: PtocModel, address: Bits, size: int, value: Bits) -> None:
     a = _range(m, address, size)
     if a >= 0:
@@ -404,9 +404,99 @@ def store(m: PtocModel, address: Bits, size: int, value: Bits) -> None:
         )
 
 
-@binding("LoadUnsigned")
+@binding("LoadUnsigned", harness=True)
 def load_unsigned(m: PtocModel, address: Bits, size: int) -> Bits:
     a = _range(m, address, size)
     if a < 0:
         return Bits(64, 0)
     return Bits(64, int.from_bytes(m.memory[a : a + size].tobytes(), "little"))
+
+
+# ----------------------------------------------------------------------------- descriptors
+
+
+@binding("CoreTileCapacityInUse", "TileCapacityInUse", harness=True)
+def capacity_in_use(m: PtocModel) -> int:
+    """Bytes of the allocated Local tiles the test's state holds (configured tiles and the
+    destinations ptoc published), counted per allocation mask as the ASL does."""
+    return m.capacity_in_use()
+
+
+def _shape(t: TileInfo) -> tuple[Any, ...]:
+    return (t.rows, t.columns, t.valid_rows, t.valid_columns, t.storage_kind.name)
+
+
+@binding("TileShapeAndTypeMatch", harness=True)
+def shape_and_type_match(m: PtocModel, a: Any, b: Any) -> bool:
+    ta, tb = m.tile(a), m.tile(b)
+    return _shape(ta) == _shape(tb) and ta.data_type == tb.data_type
+
+
+@binding("TileLogicalShapeMatch", harness=True)
+def logical_shape_match(m: PtocModel, a: Any, b: Any) -> bool:
+    return _shape(m.tile(a))[:4] == _shape(m.tile(b))[:4]
+
+
+@binding("TilePredicateValuesLegal", harness=True)
+def predicate_values_legal(m: PtocModel, index: Any) -> bool:
+    t = m.tile(index)
+    return bool(t.allocated and t.contents_defined and t.predicate)
+
+
+@binding("DerivedTileRows")
+def derived_tile_rows(m: PtocModel, capacity: int, columns: int, dtype: Enum) -> int:
+    return derived_rows(capacity, columns, info(data_type(dtype)).bits)
+
+
+@binding("PackedTileLogicalCapacity", "TileLogicalElementCapacity")
+def logical_capacity(m: PtocModel, capacity: int, dtype: Enum) -> int:
+    return capacity * 8 // info(data_type(dtype)).bits
+
+
+@binding("TileSizeCodeBytes")
+def size_code_bytes_binding(m: PtocModel, code: int) -> int:
+    from ptoc.runtime.tiles import size_code_bytes
+
+    return size_code_bytes(code)
+
+
+@binding("TileNumericEncodingValid")
+def numeric_encoding_valid(m: PtocModel, dtype: Enum, value: Bits) -> bool:
+    """ptoc's encoding rule (``runtime.ops.common.invalid_encoding``)."""
+    from ptoc.backend.isa.semantics.core import from_bits
+    from ptoc.runtime.ops.common import invalid_encoding
+
+    dt = data_type(dtype)
+    raw = np.array([value.value & ((1 << info(dt).bits) - 1)], np.uint64)
+    return not invalid_encoding(dt, from_bits(raw, dt))
+
+
+@binding("InstructionContractDenseStride_TSTORE", "TileDenseRowStrideBytes")
+def dense_stride_tstore(m: PtocModel, columns: int, dtype: Enum) -> Bits:
+    """ptoc's omitted-B.IOR row stride (``runtime.memory.dense_stride``)."""
+    from ptoc.runtime.memory import dense_stride
+
+    return Bits(64, dense_stride(columns, data_type(dtype)))
+
+
+@binding("TileShapeMatchesCapacity")
+def shape_matches_capacity(m: PtocModel, capacity: int, rows: int, cols: int, dtype: Enum) -> bool:
+    d = derived_rows(capacity, cols, info(data_type(dtype)).bits)
+    return d != 0 and rows == d
+
+
+@binding("TileSourceEncodingsValid")
+def source_encodings_valid(m: PtocModel, index: Any) -> bool:
+    """Every valid element of the tile is a valid encoding by ptoc's rule."""
+    from ptoc.runtime.ops.common import invalid_encoding
+
+    t = m.tile(index)
+    if not (t.allocated and t.contents_defined) or t.predicate:
+        return False
+    words = [t.read_element(int(t.linear(r, c)))
+             for r in range(t.valid_rows) for c in range(t.valid_columns)]  # fmt: skip
+    from ptoc.backend.isa.semantics.core import from_bits
+
+    mask = (1 << info(t.dtype).bits) - 1
+    raw = np.array([w & mask for w in words], np.uint64)
+    return not invalid_encoding(t.dtype, from_bits(raw, t.dtype))

@@ -1,58 +1,34 @@
-"""Bindings of the ASL's bundle-schema predicates to ptoc's static bundle preflight.
+"""Bindings of the ASL's bundle-schema predicates to ptoc's bundle acceptance.
 
 ``SelectedBundleClosed<Family>SchemaLegal(op)``, ``BundleOperationBindingsComplete(op)``
-and their kin ask whether the open bundle's header (binding stream, B.IOR, B.DATR,
-dimensions) is acceptable to the selected operation. ptoc answers the same question in
-one place: its header processing (``runtime.bundle.build_plan``) followed by the
-operation handler's static preparation (``runtime.engine.HANDLERS[op](Spec)``), which runs
-before any source is read. A predicate is true exactly when ptoc's static preflight of
-the open bundle raises no fault. (ptoc's preflight also checks the BSTART DataType, so a
-type ptoc rejects makes every schema predicate false.)
+and their kin ask whether the open bundle -- its header (binding stream, B.IOR, B.DATR,
+dimensions) and the descriptors of the tiles it binds -- is acceptable to the selected
+operation. ptoc answers that question only as a whole, by executing the bundle: a
+predicate is true exactly when a dry run of the open bundle on ptoc raises no fault
+(nothing is published). A fault the ASL would attribute to another predicate (a type
+ptoc rejects, say) therefore makes these predicates false too; the failure report names
+ptoc's rule.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ptoc.backend.isa import DataType, form
 from ptoc.backend.isa.fields import LAYOUT_BY_NAME
 from ptoc.backend.program import Datr
-from ptoc.runtime import Machine, MachineConfig, MachineFault
 from ptoc.runtime.bundle import build_plan
-from ptoc.runtime.engine import HANDLERS, resolve_dims
 from ptoc.runtime.spec import Spec
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS
 
 from ..outcome import Untranslated
 from ..values import AslRuntimeError, Bits, Enum
-from .bundle import headers
+from ptoc.backend.program import TileStart
+
+from .bundle import current_start, headers
 from .catalog import operation
-from .core import PtocModel, binding, model_variable
+from .core import PtocModel, RunResult, binding, model_variable
 from .tiles import LAYOUT_NAMES, data_type, element_bits
-
-
-def static_preflight(m: PtocModel) -> MachineFault | None:
-    """The fault ptoc's static preflight raises for the open bundle, or None."""
-    if m.start is None or m.start.op is None:
-        raise AslRuntimeError("no tile operation is selected")
-    name = m.start.op.mnemonic
-    plan = build_plan(m.start, tuple(headers(m)))
-    machine = Machine(MachineConfig(gm_size=4096))
-    for reg in range(1, 24):
-        machine.state.gpr[:, reg] = np.uint64(m.gprs.items[m.agent].items[reg].value)
-    try:
-        plan.raise_fault()
-        if plan.noop:
-            return None
-        handler = HANDLERS.get(name)
-        if handler is None:
-            raise Untranslated(f"ptoc executor: {name}", "ptoc does not execute this operation")
-        handler(Spec(plan, resolve_dims(machine.state, plan, name)))
-    except MachineFault as f:
-        return f
-    return None
 
 
 _SCHEMA_PREDICATES = (
@@ -70,12 +46,26 @@ _SCHEMA_PREDICATES = (
 )  # fmt: skip
 
 
+def dry_run(m: PtocModel, start: TileStart | None = None) -> RunResult:
+    """Run the open bundle (or its header under ``start``) on ptoc, publishing nothing."""
+    start = start or current_start(m)
+    if start is None or start.op is None:
+        raise AslRuntimeError("no tile operation is selected")
+    memory = m.memory.copy()
+    result = m.run_bundle(start, headers(m))
+    m.memory[:] = memory
+    return result
+
+
 def _schema(m: PtocModel, index: Any = None) -> bool:
+    """The predicate of operation ``index``: the open bundle's header under that
+    operation's BSTART (the bundle's own DataType) is accepted by ptoc."""
+    start = current_start(m)
     if index is not None:
         o = operation(index)
-        if m.start is None or m.start.op is None or m.start.op.mnemonic != o.mnemonic:
-            raise AslRuntimeError(f"the open bundle does not select {o.mnemonic}")
-    return static_preflight(m) is None
+        dtype = start.dtype if start is not None else 31
+        start = TileStart(o.family, o.selector, dtype)
+    return dry_run(m, start).fault is None
 
 
 for _name in _SCHEMA_PREDICATES:
@@ -84,18 +74,26 @@ for _name in _SCHEMA_PREDICATES:
 
 @binding("SelectedBundleTileMasksLegal")
 def masks_legal(m: PtocModel) -> bool:
-    f = static_preflight(m)
+    f = dry_run(m).fault
     return f is None or "differs from the bundle's mask" not in f.rule
 
 
-@binding("CurrentBundleTileOperationDataTypeCode", "CurrentBundleDataTypeCode")
+@binding("CurrentBundleTileOperationDataTypeCode")
 def current_dtype_code(m: PtocModel) -> Bits:
-    if m.start is None:
+    start = current_start(m)
+    if start is None:
         raise AslRuntimeError("no bundle is open")
-    return Bits(5, m.start.dtype)
+    return Bits(5, start.dtype)
 
 
-@binding("CurrentBundlePadValue")
+@binding("CurrentBundleDataTypeCode", harness=True)
+def current_datr_dtype_code(m: PtocModel) -> Bits:
+    """The B.DATR DataType field the bundle holds."""
+    v = m.data_attributes.fields["data_type"]
+    return v if isinstance(v, Bits) else Bits(5, int(v))
+
+
+@binding("CurrentBundlePadValue", harness=True)
 def current_pad_value(m: PtocModel) -> Enum:
     if not m.data_attributes_present:
         return Enum("TilePad_Null")
@@ -241,3 +239,64 @@ class CoreState:
 
 
 model_variable("_SystemRegisters", lambda m: SystemRegisters(m))
+
+
+@binding("SelectedBundleExpansionExponentialDifferenceTypes")
+def expdif_types(m: PtocModel) -> tuple:
+    """(legal, source type, destination type) of the open EXPDIF bundle, by ptoc's rules
+    (BSTART DataType; B.DATR.DataType or the source type; ``expdif_types_legal``)."""
+    from ptoc.backend.isa.semantics.expand import expdif_types_legal
+
+    start = current_start(m)
+    if start is None:
+        raise AslRuntimeError("no bundle is open")
+    spec = Spec(build_plan(start, tuple(headers(m))), (1, None, None))
+    try:
+        src = DataType(start.dtype)
+        dst = spec.datr_dtype(src)
+    except ValueError:
+        return (False, Enum("TileDataType_FP64"), Enum("TileDataType_FP64"))
+    ok = expdif_types_legal(src, dst) is None
+    return (ok, Enum(f"TileDataType_{src.name}"), Enum(f"TileDataType_{dst.name}"))
+
+
+@binding("BundleTileInstructionOperands")
+def bundle_operands(m: PtocModel, index: Any) -> Any:
+    """The operands the open bundle gives operation ``index``: its tile bindings and, for
+    every B.IOR slot of ptoc's catalog, the GPR the slot reads or, with B.IOR omitted,
+    the catalog's omission default."""
+    from .direct import default_operands
+
+    o = operation(index)
+    rec = default_operands(m)
+    f = rec.fields
+    bindings = [b.fields for b in m.bindings.items if b.fields["valid"]]
+    srcs = [b[k] for b in bindings for k, v in (("source0", "source0_valid"),
+                                                 ("source1", "source1_valid")) if b[v]]  # fmt: skip
+    dsts = [b["destination"] for b in bindings if b["destination_valid"]]
+    names = [n for n, _ in o.operands]
+    for i, s in enumerate(x for x in names if x.startswith("source")):
+        if i < len(srcs):
+            f[s] = srcs[i]
+    for i, d in enumerate(x for x in names if x.startswith("destination")):
+        if i < len(dsts):
+            f[d] = dsts[i]
+    ior = m.scalar_bindings.items[0].fields
+    regs = [_int(ior["source0"]), _int(ior["source1"]), _int(ior["source2"])]
+    for k, slot in enumerate(o.ior):
+        field = slot.meaning.split(":", 1)[0].strip()
+        if ior["valid"]:
+            value = m.gprs.items[m.agent].items[regs[k]].value if regs[k] else 0
+        else:
+            value = slot.default if slot.default is not None else 0
+        if field in ("flag0",):
+            f[field] = bool(value)
+        elif field in ("natural0", "natural1", "diagonal"):
+            f[field] = value
+        elif field in f:
+            f[field] = Bits(64, value)
+    return rec
+
+
+def _int(v: Any) -> int:
+    return v.value if isinstance(v, Bits) else int(v)
