@@ -21,8 +21,11 @@ from .runner import OUTCOMES, Result, discover, run, summary, to_json
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.avs", description=__doc__.split("\n")[2])
     ap.add_argument("--spec", required=True, type=Path, help="a PTO-ISA/pto-spec checkout")
-    ap.add_argument("--family", default=None,
-                    help="a directory under tests/asl (default: tile); a file runs one test")  # fmt: skip
+    ap.add_argument(
+        "--family",
+        default=None,
+        help="a directory under tests/asl (default: tile); a file runs one test",
+    )
     ap.add_argument("--id", action="append", default=[], help="run only these test ids")
     ap.add_argument("-v", "--verbose", action="count", default=0)
     ap.add_argument("--json", type=Path, default=None, help="write every result as JSON")
@@ -56,8 +59,10 @@ def report(results: list[Result], verbose: int = 0) -> str:
     lines.append("  ".join([f"{'all':<{width}}", *(f"{total[c]:>12}" for c in cols)]))
     skipped = sum(f["passed with skipped ASL-internal asserts"] for f in sums.values())
     if skipped:
-        lines.append(f"({skipped} passed tests skipped assertions on ASL-internal dispatch "
-                     "records, which ptoc does not have)")  # fmt: skip
+        lines.append(
+            f"({skipped} passed tests skipped assertions on ASL-internal dispatch "
+            "records, which ptoc does not have)"
+        )
     na: dict[str, int] = {}
     un: dict[str, int] = {}
     for f in sums.values():
@@ -80,7 +85,9 @@ def report(results: list[Result], verbose: int = 0) -> str:
                         lines.extend("     | " + ln for ln in b.splitlines())
         for r in results:
             if r.outcome == "untranslated":
-                lines.append(f"UNTRANSLATED {r.id}  {r.file}:{r.line}: {r.category}: {r.reason}")
+                lines.append(
+                    f"UNTRANSLATED {r.id}  {r.file}:{r.line}: {r.category}: {r.reason}"
+                )
         if verbose > 1:
             for r in results:
                 if r.outcome == "not applicable":

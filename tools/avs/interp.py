@@ -356,9 +356,7 @@ class Interpreter:
             if not isinstance(base, Bits):
                 raise AslRuntimeError(f"slice assignment to {fmt(base)}")
             if isinstance(value, Bits) and value.width != hi - lo + 1:
-                raise AslRuntimeError(
-                    f"assigning bits({value.width}) to the slice [{hi}:{lo}]"
-                )
+                raise AslRuntimeError(f"assigning bits({value.width}) to the slice [{hi}:{lo}]")
             self.assign(target.obj, base.with_slice(hi, lo, value), env)
         elif isinstance(target, s.TupleLit):
             if not isinstance(value, tuple) or len(value) != len(target.items):
@@ -480,8 +478,8 @@ class Interpreter:
         if isinstance(a, Bits) or isinstance(b, Bits):
             return _bits_op(op, a, b)
         if op in ("AND", "OR", "XOR", "EOR") and isinstance(a, bool):
-            x, y = _bool(a, op), _bool(b, op)
-            return {"AND": x and y, "OR": x or y}.get(op, x != y)
+            p, q = _bool(a, op), _bool(b, op)
+            return {"AND": p and q, "OR": p or q}.get(op, p != q)
         x = _int(a, f"the left operand of {op}")
         y = _int(b, f"the right operand of {op}")
         if op == "+":

@@ -54,8 +54,7 @@ NA_CATEGORIES: dict[str, str] = {
     "policy, which D1's relative generation queues replace",
     "D2 per-PE capacity": "subject is core-wide capacity accounting, which D2's per-PE "
     "capacity replaces",
-    "D3 allocation mask": "subject is a tile allocation mask ptoc's D3 coverage rule "
-    "replaces",
+    "D3 allocation mask": "subject is a tile allocation mask ptoc's D3 coverage rule replaces",
     "D12 scalar blocks": "subject is ASL-internal scalar/command state with no ptoc "
     "counterpart",
 }

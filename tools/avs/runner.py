@@ -104,8 +104,17 @@ def discover(spec: Path, family: str | None = None) -> list[TestCase]:
         rel = f.relative_to(root).as_posix()
         parts = rel.split("/")
         fam = "/".join(parts[:2]) if len(parts) > 2 else parts[0]
-        out.append(TestCase(f, rel, fam, str(meta.get("id", rel)), str(meta.get("kind", "")),
-                            str(meta.get("summary", "")), str(meta.get("source", ""))))  # fmt: skip
+        out.append(
+            TestCase(
+                f,
+                rel,
+                fam,
+                str(meta.get("id", rel)),
+                str(meta.get("kind", "")),
+                str(meta.get("summary", "")),
+                str(meta.get("source", "")),
+            )
+        )
     return out
 
 
@@ -132,16 +141,27 @@ def run_case(case: TestCase) -> Result:
     except s.AslSyntaxError as e:
         return _set(r, "untranslated", "ASL syntax", e.message, line=e.line)
     if only_asserts_true(module):
-        return _set(r, "not applicable", "asl-unit-compiles",
-                    "the test only checks that its ASL unit compiles")  # fmt: skip
+        return _set(
+            r,
+            "not applicable",
+            "asl-unit-compiles",
+            "the test only checks that its ASL unit compiles",
+        )
     model = PtocModel(case.subject)
     interp = Interpreter(module, model)
     model.interp = interp
     try:
         value = interp.run("main")
         if value not in (0, None):
-            _set(r, "failed", "", "", line=interp.line, text="main returns 0",
-                 detail=f"main returned {value}")  # fmt: skip
+            _set(
+                r,
+                "failed",
+                "",
+                "",
+                line=interp.line,
+                text="main returns 0",
+                detail=f"main returned {value}",
+            )
     except AssertionFailed as e:
         _set(r, "failed", "", "", line=e.line, text=e.text, detail=e.detail)
     except NotApplicable as e:
@@ -157,11 +177,23 @@ def run_case(case: TestCase) -> Result:
     except Exception as e:  # an exception escaping ptoc or the bindings
         where = _origin(e)
         if where == "ptoc":
-            _set(r, "failed", "", "", line=interp.line, text="ptoc raises no internal error",
-                 detail=f"ptoc raised {type(e).__name__}: {e}")  # fmt: skip
+            _set(
+                r,
+                "failed",
+                "",
+                "",
+                line=interp.line,
+                text="ptoc raises no internal error",
+                detail=f"ptoc raised {type(e).__name__}: {e}",
+            )
         else:
-            _set(r, "untranslated", "tool: binding error", f"{type(e).__name__}: {e}",
-                 line=interp.line)  # fmt: skip
+            _set(
+                r,
+                "untranslated",
+                "tool: binding error",
+                f"{type(e).__name__}: {e}",
+                line=interp.line,
+            )
     last = model.last_run
     if r.outcome == "failed" and last is not None:
         extra = ""
@@ -172,25 +204,39 @@ def run_case(case: TestCase) -> Result:
         if extra and extra not in r.detail:
             r.detail = f"{r.detail}; {extra}" if r.detail else extra
     if r.outcome == "passed" and not model.consulted:
-        _set(r, "not applicable", "asl-internal",
-             "the test exercises only the ASL model's own state helpers (it runs nothing "
-             "on the machine and asks nothing of the catalog)")  # fmt: skip
+        _set(
+            r,
+            "not applicable",
+            "asl-internal",
+            "the test exercises only the ASL model's own state helpers (it runs nothing "
+            "on the machine and asks nothing of the catalog)",
+        )
     if r.outcome == "passed" and interp.skipped and not interp.checked:
-        _set(r, "not applicable", "asl-internal",
-             "every assertion compares an ASL-internal value: " + interp.skipped[0][2])  # fmt: skip
+        _set(
+            r,
+            "not applicable",
+            "asl-internal",
+            "every assertion compares an ASL-internal value: " + interp.skipped[0][2],
+        )
     if r.outcome == "failed":
         seed = seed_type_rule(r, model)
         if seed is not None:
-            _set(r, "not applicable", "D4 seed type set",
-                 f"{seed}; the test expects the ASL set (line {r.line}: {r.text})",
-                 line=r.line)  # fmt: skip
+            _set(
+                r,
+                "not applicable",
+                "D4 seed type set",
+                f"{seed}; the test expects the ASL set (line {r.line}: {r.text})",
+                line=r.line,
+            )
     r.skipped = [f"line {ln}: {text} ({why})" for ln, text, why in interp.skipped]
     r.bundles = list(model.runs)
     return r
 
 
-_PREDICATE = re.compile(r"\b(?:InstructionContract\w*?(?:DataType|TypePair)\w*Legal|"
-                        r"InstructionContractOperandsLegal|TileOperandsLegal)_([A-Z0-9_]+)\(")
+_PREDICATE = re.compile(
+    r"\b(?:InstructionContract\w*?(?:DataType|TypePair)\w*Legal|"
+    r"InstructionContractOperandsLegal|TileOperandsLegal)_([A-Z0-9_]+)\("
+)
 
 
 def seed_type_rule(r: Result, model: PtocModel) -> str | None:
@@ -199,7 +245,7 @@ def seed_type_rule(r: Result, model: PtocModel) -> str | None:
     0.58.3 catalog and, by D9, its ASL predicates), else None."""
     m = _PREDICATE.search(r.text)
     name = m.group(1) if m else None
-    type_question = bool(m) and "DataType" in r.text or "TypePair" in r.text
+    type_question = (bool(m) and "DataType" in r.text) or "TypePair" in r.text
     last = model.last_run
     if last is not None and last.fault is not None and last.program is not None:
         start = last.program.commands[0]
@@ -235,8 +281,16 @@ def _origin(e: BaseException) -> str:
     return "tool"
 
 
-def _set(r: Result, outcome: str, category: str, reason: str, *, line: int = 0,
-         text: str = "", detail: str = "") -> Result:  # fmt: skip
+def _set(
+    r: Result,
+    outcome: str,
+    category: str,
+    reason: str,
+    *,
+    line: int = 0,
+    text: str = "",
+    detail: str = "",
+) -> Result:
     r.outcome, r.category, r.reason = outcome, category, reason
     r.line, r.text, r.detail = line, text, detail
     return r
@@ -251,11 +305,20 @@ def summary(results: list[Result]) -> dict[str, dict[str, Any]]:
     categories), untranslated (with missing bindings)."""
     fams: dict[str, dict[str, Any]] = {}
     for r in results:
-        f = fams.setdefault(r.family, {"total": 0, "translated": 0, "passed": 0, "failed": 0,
-                                       "not applicable": 0, "untranslated": 0,
-                                       "passed with skipped ASL-internal asserts": 0,
-                                       "not applicable reasons": Counter(),
-                                       "untranslated bindings": Counter()})  # fmt: skip
+        f = fams.setdefault(
+            r.family,
+            {
+                "total": 0,
+                "translated": 0,
+                "passed": 0,
+                "failed": 0,
+                "not applicable": 0,
+                "untranslated": 0,
+                "passed with skipped ASL-internal asserts": 0,
+                "not applicable reasons": Counter(),
+                "untranslated bindings": Counter(),
+            },
+        )
         f["total"] += 1
         f[r.outcome] += 1
         if r.outcome in ("passed", "failed"):

@@ -36,7 +36,7 @@ class AslSyntaxError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Token:
-    """One token: ``kind`` is ``id``, ``int``, ``real``, ``bits``, ``str``, ``op`` or ``eof``."""
+    """One token; ``kind`` is id, int, real, bits, str, op or eof."""
 
     kind: str
     text: str
@@ -44,9 +44,40 @@ class Token:
 
 
 KEYWORDS = frozenset(
-    """func pure readonly begin end let var constant if then elsif else for to downto do
-    looplimit while repeat until case of when otherwise where assert return unreachable
-    pass as array type""".split()
+    [
+        "func",
+        "pure",
+        "readonly",
+        "begin",
+        "end",
+        "let",
+        "var",
+        "constant",
+        "if",
+        "then",
+        "elsif",
+        "else",
+        "for",
+        "to",
+        "downto",
+        "do",
+        "looplimit",
+        "while",
+        "repeat",
+        "until",
+        "case",
+        "of",
+        "when",
+        "otherwise",
+        "where",
+        "assert",
+        "return",
+        "unreachable",
+        "pass",
+        "as",
+        "array",
+        "type",
+    ]
 )
 #: word operators (kept as ``op`` tokens)
 WORD_OPS = frozenset({"DIV", "DIVRM", "MOD", "AND", "OR", "XOR", "EOR", "NOT", "IN", "RDIV"})
@@ -293,14 +324,34 @@ class Module:
 
 #: binary operator precedence (higher binds tighter)
 _PREC: dict[str, int] = {
-    "-->": 1, "<->": 1,
+    "-->": 1,
+    "<->": 1,
     "||": 2,
     "&&": 3,
-    "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "IN": 4,
-    "+": 5, "-": 5, "OR": 5, "XOR": 5, "EOR": 5, "::": 5,
-    "*": 6, "/": 6, "DIV": 6, "DIVRM": 6, "MOD": 6, "AND": 6, "<<": 6, ">>": 6, "RDIV": 6,
+    "==": 4,
+    "!=": 4,
+    "<": 4,
+    "<=": 4,
+    ">": 4,
+    ">=": 4,
+    "IN": 4,
+    "+": 5,
+    "-": 5,
+    "OR": 5,
+    "XOR": 5,
+    "EOR": 5,
+    "::": 5,
+    "*": 6,
+    "/": 6,
+    "DIV": 6,
+    "DIVRM": 6,
+    "MOD": 6,
+    "AND": 6,
+    "<<": 6,
+    ">>": 6,
+    "RDIV": 6,
     "^": 7,
-}  # fmt: skip
+}
 
 
 class Parser:
@@ -338,8 +389,9 @@ class Parser:
 
     def expect(self, text: str) -> Token:
         if not self.at(text):
-            raise AslSyntaxError(f"expected {text!r}, found {self.tok.text or 'end of file'!r}",
-                                 self.tok.line)  # fmt: skip
+            raise AslSyntaxError(
+                f"expected {text!r}, found {self.tok.text or 'end of file'!r}", self.tok.line
+            )
         return self.take()
 
     def ident(self) -> str:
@@ -442,7 +494,9 @@ class Parser:
         out: list[Node] = []
         while not any(self.at(e) for e in enders):
             if self.tok.kind == "eof":
-                raise AslSyntaxError(f"expected {enders[0]!r} before end of file", self.tok.line)
+                raise AslSyntaxError(
+                    f"expected {enders[0]!r} before end of file", self.tok.line
+                )
             out.append(self.statement())
         return out
 
@@ -725,7 +779,7 @@ class Parser:
             name = self.ident()
             if self.at("{"):
                 nxt, nxt2 = self.peek(), self.peek(2)
-                if nxt.kind == "id" and nxt2.text == "=" or nxt.text == "}":
+                if (nxt.kind == "id" and nxt2.text == "=") or nxt.text == "}":
                     return self.record(line, name)
                 self.take()
                 targs = [self.expr()]

@@ -86,7 +86,7 @@ class ElementBits(Bits):
             return False
         high = other.value >> w
         negative = (other.value >> (w - 1)) & 1
-        return high == 0 or (negative and high == (1 << (64 - w)) - 1)
+        return high == 0 or (negative == 1 and high == (1 << (64 - w)) - 1)
 
 
 @dataclass(frozen=True, slots=True)

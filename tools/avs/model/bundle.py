@@ -40,8 +40,11 @@ from .core import FAULT_NAMES, PtocModel, binding, binding_record, model_variabl
 
 EXECUTED = Enum("CommandExecution_Executed")
 REJECTED = Enum("CommandExecution_Rejected")
-CLASSES = {Family.TEPL: "BundleOperation_TileElement", Family.TLSU: "BundleOperation_TileMemory",
-           Family.CUBE: "BundleOperation_TileMatrix"}  # fmt: skip
+CLASSES = {
+    Family.TEPL: "BundleOperation_TileElement",
+    Family.TLSU: "BundleOperation_TileMemory",
+    Family.CUBE: "BundleOperation_TileMatrix",
+}
 
 
 def _int(v: Any) -> int:
@@ -60,8 +63,14 @@ def headers(m: PtocModel) -> list[Command]:
             out.append(Dim(lb=lb, reg=0, imm=_int(m.dimensions.items[lb]) & 0xFFFF))
     rec = m.scalar_bindings.items[0].fields
     if rec["valid"]:
-        out.append(Ior(_int(rec["source0"]), _int(rec["source1"]), _int(rec["source2"]),
-                       _int(rec["destination"])))  # fmt: skip
+        out.append(
+            Ior(
+                _int(rec["source0"]),
+                _int(rec["source1"]),
+                _int(rec["source2"]),
+                _int(rec["destination"]),
+            )
+        )
     for b in m.bindings.items:
         if b.fields["valid"]:
             out.append(iot_of(b))
@@ -79,13 +88,19 @@ def iot_of(rec: Record) -> Iot:
         srcs.append(TileRef.from_code(_int(f["source0"])))
     if f["source1_valid"]:
         if not f["source0_valid"]:
-            raise NotApplicable("asl-internal", "a binding of source1 without source0 has no "
-                                "B.IOT encoding")  # fmt: skip
+            raise NotApplicable(
+                "asl-internal", "a binding of source1 without source0 has no B.IOT encoding"
+            )
         srcs.append(TileRef.from_code(_int(f["source1"])))
     mask = _int(f["pe_mask"])
     if f["destination_valid"]:
-        return Iot(tuple(srcs), mask, bool(f["last"]), Hand(_int(f["destination_hand"])),
-                   _int(f["destination_size"]))  # fmt: skip
+        return Iot(
+            tuple(srcs),
+            mask,
+            bool(f["last"]),
+            Hand(_int(f["destination_hand"])),
+            _int(f["destination_size"]),
+        )
     if mask == 0 and not srcs:
         # PEMode 000 skips the binding before its operands are read; the encodable form
         # of the ASL's operand-less record carries a destination field
@@ -96,10 +111,14 @@ def iot_of(rec: Record) -> Iot:
 def datr_command(m: PtocModel) -> Datr:
     f = m.data_attributes.fields
     return Datr(
-        layout=_int(f["data_layout"]), dtype=_int(f["data_type"]), pad=_int(f["pad_value"]),
-        cmode=_int(f["comparison_mode"]), rmode=_int(f["rounding_mode"]),
-        sat=int(bool(f["saturating"])), canonicalize=int(bool(f["canonicalize"])),
-    )  # fmt: skip
+        layout=_int(f["data_layout"]),
+        dtype=_int(f["data_type"]),
+        pad=_int(f["pad_value"]),
+        cmode=_int(f["comparison_mode"]),
+        rmode=_int(f["rounding_mode"]),
+        sat=int(bool(f["saturating"])),
+        canonicalize=int(bool(f["canonicalize"])),
+    )
 
 
 def header_fault(m: PtocModel, commands: list[Command]) -> str | None:
@@ -188,8 +207,16 @@ def execute_command_instruction(m: PtocModel, instruction: Bits, length: int) ->
     if isinstance(c, Datr):
         if not issue(m, c, command=True):
             return REJECTED
-        set_attributes(m, Bits(5, c.dtype), Bits(5, c.layout), Bits(2, c.pad),
-                       Bits(3, c.cmode), Bits(3, c.rmode), bool(c.sat), bool(c.canonicalize))  # fmt: skip
+        set_attributes(
+            m,
+            Bits(5, c.dtype),
+            Bits(5, c.layout),
+            Bits(2, c.pad),
+            Bits(3, c.cmode),
+            Bits(3, c.rmode),
+            bool(c.sat),
+            bool(c.canonicalize),
+        )
         m.data_attributes_present = True
         return EXECUTED
     if isinstance(c, Iot) and c.mask == 0:
@@ -208,8 +235,14 @@ def mirror(m: PtocModel, c: Command) -> None:
         m.dimensions.items[c.lb] = Bits(64, c.imm & 0xFFFF)
     elif isinstance(c, Ior):
         rec = m.scalar_bindings.items[0].fields
-        rec.update(valid=True, destination=Bits(5, c.dst), source0=Bits(5, c.src0),
-                   source1=Bits(5, c.src1), source2=Bits(5, c.src2), source_count=3)  # fmt: skip
+        rec.update(
+            valid=True,
+            destination=Bits(5, c.dst),
+            source0=Bits(5, c.src0),
+            source1=Bits(5, c.src1),
+            source2=Bits(5, c.src2),
+            source_count=3,
+        )
     elif isinstance(c, Iot):
         add_binding_record(m, c)
     elif isinstance(c, (Ios, Generic)):
@@ -221,33 +254,55 @@ def add_binding_record(m: PtocModel, c: Iot) -> None:
         if not rec.fields["valid"]:
             s = [r.code for r in c.srcs]
             rec.fields.update(
-                valid=True, destination_valid=c.dst is not None,
+                valid=True,
+                destination_valid=c.dst is not None,
                 destination=0 if c.dst is None else int(c.dst),
                 destination_hand=Bits(2, 0 if c.dst is None else int(c.dst)),
-                destination_allocated_by_bundle=False, destination_size=c.size,
-                pe_mask=Bits(4, c.mask), source0_valid=len(s) > 0, source1_valid=len(s) > 1,
-                source0=s[0] if s else 0, source1=s[1] if len(s) > 1 else 0, last=c.last,
-            )  # fmt: skip
+                destination_allocated_by_bundle=False,
+                destination_size=c.size,
+                pe_mask=Bits(4, c.mask),
+                source0_valid=len(s) > 0,
+                source1_valid=len(s) > 1,
+                source0=s[0] if s else 0,
+                source1=s[1] if len(s) > 1 else 0,
+                last=c.last,
+            )
             return
 
 
 @binding("AddBundleTileBinding")
 def add_bundle_tile_binding(
-    m: PtocModel, dst_valid: bool, dst: int, size: int, mask: Bits, s0_valid: bool,
-    s1_valid: bool, s0: int, s1: int, last: bool,
-) -> None:  # fmt: skip
+    m: PtocModel,
+    dst_valid: bool,
+    dst: int,
+    size: int,
+    mask: Bits,
+    s0_valid: bool,
+    s1_valid: bool,
+    s0: int,
+    s1: int,
+    last: bool,
+) -> None:
     if dst_valid and not 0 <= dst <= 3:
         raise NotApplicable("asl-internal", "a binding to destination hand > 3 has no encoding")
     if s1_valid and not s0_valid:
-        raise NotApplicable("asl-internal", "a binding of source1 without source0 has no "
-                            "B.IOT encoding")  # fmt: skip
+        raise NotApplicable(
+            "asl-internal", "a binding of source1 without source0 has no B.IOT encoding"
+        )
     rec = binding_record()
     rec.fields.update(
-        valid=True, destination_valid=bool(dst_valid), destination=dst if dst_valid else 0,
-        destination_hand=Bits(2, dst if dst_valid else 0), destination_size=size,
-        pe_mask=Bits(4, _int(mask)), source0_valid=bool(s0_valid),
-        source1_valid=bool(s1_valid), source0=_int(s0), source1=_int(s1), last=bool(last),
-    )  # fmt: skip
+        valid=True,
+        destination_valid=bool(dst_valid),
+        destination=dst if dst_valid else 0,
+        destination_hand=Bits(2, dst if dst_valid else 0),
+        destination_size=size,
+        pe_mask=Bits(4, _int(mask)),
+        source0_valid=bool(s0_valid),
+        source1_valid=bool(s1_valid),
+        source0=_int(s0),
+        source1=_int(s1),
+        last=bool(last),
+    )
     c = iot_of(rec)
     if c.mask == 0 or issue(m, c):
         slot = next((r for r in m.bindings.items if not r.fields["valid"]), None)
@@ -277,22 +332,34 @@ def set_bundle_scalar_binding(
 
 @binding("SetBundleDataAttributeState")
 def set_attributes(
-    m: PtocModel, dtype: Bits, layout: Bits, pad: Bits, cmode: Bits, rmode: Bits,
-    sat: bool, canon: bool,
-) -> None:  # fmt: skip
+    m: PtocModel,
+    dtype: Bits,
+    layout: Bits,
+    pad: Bits,
+    cmode: Bits,
+    rmode: Bits,
+    sat: bool,
+    canon: bool,
+) -> None:
     m.data_attributes.fields.update(
-        data_type_present=True, data_type=dtype, data_layout=layout, pad_value=pad,
-        comparison_mode=cmode, rounding_mode=rmode, saturating=bool(sat),
+        data_type_present=True,
+        data_type=dtype,
+        data_layout=layout,
+        pad_value=pad,
+        comparison_mode=cmode,
+        rounding_mode=rmode,
+        saturating=bool(sat),
         canonicalize=bool(canon),
-    )  # fmt: skip
+    )
 
 
 def _set_attributes_present(m: PtocModel, value: Any) -> None:
     m.data_attributes_present = bool(value)
 
 
-model_variable("_BundleDataAttributesPresent", lambda m: m.data_attributes_present,
-               _set_attributes_present)  # fmt: skip
+model_variable(
+    "_BundleDataAttributesPresent", lambda m: m.data_attributes_present, _set_attributes_present
+)
 model_variable("_BundleActive", lambda m: m.bundle_active)
 
 
@@ -334,14 +401,22 @@ def commit(m: PtocModel) -> bool:
     if result.fault is not None:
         m.set_fault(result.fault_name)
         return False
-    records = [r for r in m.bindings.items
-               if r.fields["valid"] and r.fields["destination_valid"]
-               and _int(r.fields["pe_mask"])]  # fmt: skip
+    records = [
+        r
+        for r in m.bindings.items
+        if r.fields["valid"] and r.fields["destination_valid"] and _int(r.fields["pe_mask"])
+    ]
     reserved: set[int] = set()
     for rec, tile in zip(records, result.destinations):
         hand = _int(rec.fields["destination_hand"])
-        slot = next((s for s in range(hand * 16, hand * 16 + 16)
-                     if not m.tiles[s].allocated and s not in reserved), None)  # fmt: skip
+        slot = next(
+            (
+                s
+                for s in range(hand * 16, hand * 16 + 16)
+                if not m.tiles[s].allocated and s not in reserved
+            ),
+            None,
+        )
         if slot is None:
             raise NotApplicable(
                 "D1 relative queues",

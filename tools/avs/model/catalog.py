@@ -20,7 +20,7 @@ from ptoc.backend.isa.schema import OpDef
 
 from ..outcome import Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Opaque
-from .core import CONSTANTS, BINDINGS, PtocModel, binding
+from .core import BINDINGS, CONSTANTS, PtocModel, binding
 from .tiles import data_type
 
 OPS: tuple[OpDef, ...] = catalog.OPS
@@ -66,8 +66,11 @@ def mnemonic_of(e: Any) -> str:
 
 @binding("DecodeTileOperation")
 def decode_tile_operation(m: PtocModel, family: Enum, code: Bits) -> int:
-    fam = {"TileDecode_TEPL": Family.TEPL, "TileDecode_TLSU": Family.TLSU,
-           "TileDecode_CUBE": Family.CUBE}.get(family.name)  # fmt: skip
+    fam = {
+        "TileDecode_TEPL": Family.TEPL,
+        "TileDecode_TLSU": Family.TLSU,
+        "TileDecode_CUBE": Family.CUBE,
+    }.get(family.name)
     if fam is None:
         raise AslRuntimeError(f"{family} is not a TileDecodeFamily")
     value = code.value
@@ -123,9 +126,16 @@ def datr_field_applicable(m: PtocModel, index: Any, fieldname: Enum) -> bool:
 
 @binding("TileOperationDATRFieldsLegal")
 def datr_fields_legal(
-    m: PtocModel, index: Any, cmode: Bits, pad: Bits, sat: bool, canon: bool,
-    dtype: Bits, rmode: Bits, layout: Bits,
-) -> bool:  # fmt: skip
+    m: PtocModel,
+    index: Any,
+    cmode: Bits,
+    pad: Bits,
+    sat: bool,
+    canon: bool,
+    dtype: Bits,
+    rmode: Bits,
+    layout: Bits,
+) -> bool:
     allowed = operation(index).datr_fields
     present = {
         "CMode": cmode.value != 0,

@@ -288,9 +288,15 @@ class PtocModel:
             [
                 Record(
                     "BundleScalarBinding",
-                    {"valid": False, "destination": Bits(5, 0), "source0": Bits(5, 0),
-                     "source1": Bits(5, 0), "source2": Bits(5, 0), "source_count": 0},
-                )  # fmt: skip
+                    {
+                        "valid": False,
+                        "destination": Bits(5, 0),
+                        "source0": Bits(5, 0),
+                        "source1": Bits(5, 0),
+                        "source2": Bits(5, 0),
+                        "source_count": 0,
+                    },
+                )
                 for _ in range(SCALAR_BINDING_SLOTS)
             ]
         )
@@ -393,8 +399,11 @@ class PtocModel:
         state = machine.state
         pes = machine.config.pes
         for hand in range(4):
-            slots = [s for s in range(hand * 16, hand * 16 + 16)
-                     if self.tiles[s].allocated and s not in hide]  # fmt: skip
+            slots = [
+                s
+                for s in range(hand * 16, hand * 16 + 16)
+                if self.tiles[s].allocated and s not in hide
+            ]
             top = max(slots, default=hand * 16 - 1) - hand * 16 + 1
             queue: list[Tile] = []
             for s in range(hand * 16, hand * 16 + top):
@@ -449,8 +458,19 @@ def placeholder(mask: int, pes: int, serial: int) -> Tile:
     undefined)."""
     payload = poisoned(DataType.U8, (pes, 1, 1))
     payload.flags.writeable = False
-    return Tile(DataType.U8, 1, 1, 1, 1, Layout.ROW_MAJOR, mask, 0, payload,
-                np.zeros((pes, 1, 1), bool), serial=serial)  # fmt: skip
+    return Tile(
+        DataType.U8,
+        1,
+        1,
+        1,
+        1,
+        Layout.ROW_MAJOR,
+        mask,
+        0,
+        payload,
+        np.zeros((pes, 1, 1), bool),
+        serial=serial,
+    )
 
 
 def new_destinations(

@@ -26,9 +26,8 @@ from typing import Any
 
 from ptoc.backend.encoding import tile_start
 from ptoc.backend.isa import DTYPE_NONE, DataType, Family, OpDef, catalog, op
-from ptoc.backend.isa.fields import CMODE_BY_NAME, RMODE_BY_NAME, Hand
+from ptoc.backend.isa.fields import CMODE_BY_NAME, PAD_NAMES, RMODE_BY_NAME, Hand
 from ptoc.backend.program import Command, Datr, Dim, Ior, Iot, TileRef
-from ptoc.backend.isa.fields import PAD_NAMES
 from ptoc.runtime.engine import UNSUPPORTED
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, Tile, size_code_bytes
 
@@ -42,8 +41,11 @@ from .tiles import TileInfo, data_type
 #: GPRs the adapter uses to pass scalar operands (x0..x3; the ASL tests' own GPR writes
 #: are kept, these are overwritten only for the bundle's B.IOR)
 SCALAR_REGS = (20, 21, 22)
-REDUCTIONS = frozenset(f"T{a}{o}" for a in ("ROW", "COL")
-                       for o in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN"))  # fmt: skip
+REDUCTIONS = frozenset(
+    f"T{a}{o}"
+    for a in ("ROW", "COL")
+    for o in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN")
+)
 CUBE_NOTE = "ptoc has no CUBE engine yet (TMATMUL/TGEMV families)"
 
 
@@ -85,8 +87,10 @@ def layout_code(src: TileInfo, dst: TileInfo) -> int:
     for code, p in LAYOUT_TRANSFORMS.items():
         if p == pair:
             return code
-    raise Untranslated(f"layout transform {pair[0].value} -> {pair[1].value}",
-                       "ptoc's B.DATR has no such Layout code")  # fmt: skip
+    raise Untranslated(
+        f"layout transform {pair[0].value} -> {pair[1].value}",
+        "ptoc's B.DATR has no such Layout code",
+    )
 
 
 @dataclass
@@ -117,8 +121,11 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
     dtiles = [m.tile(d) for d in dsts]
     for s, t in zip(srcs, tiles):
         if not t.allocated:
-            raise AssertionFailed(m.line, f"source tile {s} is allocated",
-                                  f"{name}: the test passed an unallocated source")  # fmt: skip
+            raise AssertionFailed(
+                m.line,
+                f"source tile {s} is allocated",
+                f"{name}: the test passed an unallocated source",
+            )
     first = tiles[0] if tiles else (dtiles[0] if dtiles else None)
     if first is None:
         raise Untranslated(name, "an operation with neither a source nor a destination")
@@ -179,8 +186,16 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
             lay = layout_code(tiles[0], dst)
             if lay:
                 r.datr["layout"] = lay
-    if name in ("TTRANS", "TCONCAT", "TEXTRACT", "TINSERT", "TFILLPAD", "TMOV", "TGATHER",
-                "TSCATTER"):  # fmt: skip
+    if name in (
+        "TTRANS",
+        "TCONCAT",
+        "TEXTRACT",
+        "TINSERT",
+        "TFILLPAD",
+        "TMOV",
+        "TGATHER",
+        "TSCATTER",
+    ):
         assert dst is not None
         lay = layout_code(tiles[0], dst)
         if lay:
@@ -243,7 +258,7 @@ def build(m: PtocModel, o: OpDef, r: Recipe, mask: int) -> list[Command]:
             out.append(Dim(lb=lb, reg=0, imm=v & 0xFFFF))
     if r.scalars is not None:
         regs = [SCALAR_REGS[i] for i in range(len(r.scalars))]
-        out.append(Ior(*(regs + [0, 0, 0])[:3], 0))
+        out.append(Ior(*[*regs, 0, 0, 0][:3], 0))
     hands_used: dict[int, int] = {}
     for k, (srcs, dst) in enumerate(r.bindings):
         refs = tuple(TileRef.from_code(s) for s in srcs)
@@ -261,8 +276,9 @@ def _free_hand(m: PtocModel, used: dict[int, int]) -> int:
     """A hand whose queue has room for one more entry (no eviction of a placed tile)."""
     best, room = 0, -1
     for h in range(4):
-        top = max((s % 16 + 1 for s in range(h * 16, h * 16 + 16) if m.tiles[s].allocated),
-                  default=0)  # fmt: skip
+        top = max(
+            (s % 16 + 1 for s in range(h * 16, h * 16 + 16) if m.tiles[s].allocated), default=0
+        )
         free = 16 - top - used.get(h, 0)
         if free > room:
             best, room = h, free
@@ -278,8 +294,11 @@ def run_direct(m: PtocModel, mnemonic: str, ops: Operands, *, dry: bool) -> RunR
     srcs = {s for ss, _ in r.bindings for s in ss}
     for d in dsts:
         if not m.tile(d).allocated:
-            raise AssertionFailed(m.line, f"destination tile {d} is configured",
-                                  f"{mnemonic}: the destination slot has no descriptor")  # fmt: skip
+            raise AssertionFailed(
+                m.line,
+                f"destination tile {d} is configured",
+                f"{mnemonic}: the destination slot has no descriptor",
+            )
     values = r.scalars or []
     saved = [m.gprs.items[m.agent].items[reg] for reg in SCALAR_REGS]
     for reg, v in zip(SCALAR_REGS, values):
@@ -287,8 +306,12 @@ def run_direct(m: PtocModel, mnemonic: str, ops: Operands, *, dry: bool) -> RunR
     memory = m.memory.copy()
     try:
         headers = build(m, o, r, mask)
-        result = m.run_bundle(tile_start(mnemonic, r.dtype), headers,
-                              hide=frozenset(d for d in dsts if d not in srcs), mask=mask)  # fmt: skip
+        result = m.run_bundle(
+            tile_start(mnemonic, r.dtype),
+            headers,
+            hide=frozenset(d for d in dsts if d not in srcs),
+            mask=mask,
+        )
     finally:
         for reg, v in zip(SCALAR_REGS, saved):
             m.gprs.items[m.agent].items[reg] = v
@@ -310,10 +333,18 @@ def descriptor_mismatch(m: PtocModel, dsts: list[int], result: RunResult) -> str
     bundle that means it: the text says how they differ ('' when they agree)."""
     for d, tile in zip(dsts, result.destinations):
         t = m.tile(d)
-        got = _describe(None if tile.dtype is None else tile.dtype.name, tile.valid_rows,
-                        tile.valid_cols, tile.layout.value)  # fmt: skip
-        want = _describe(None if t.predicate else t.dtype.name, t.valid_rows,
-                         t.valid_columns, t.ptoc_layout.value)  # fmt: skip
+        got = _describe(
+            None if tile.dtype is None else tile.dtype.name,
+            tile.valid_rows,
+            tile.valid_cols,
+            tile.layout.value,
+        )
+        want = _describe(
+            None if t.predicate else t.dtype.name,
+            t.valid_rows,
+            t.valid_columns,
+            t.ptoc_layout.value,
+        )
         if got != want:
             return f"ptoc's bundle publishes {got}, the destination descriptor is {want}"
     return ""
@@ -349,8 +380,9 @@ def store_result(m: PtocModel, d: int, tile: Tile, mask: int, pad: int | None) -
             if t.predicate:
                 t.set_predicate_bit(r, c, code == "Max", code != "Null")
             else:
-                t.write_element(int(t.linear(r, c)), pad_word(f"TilePad_{code}", t.dtype),
-                                code != "Null")  # fmt: skip
+                t.write_element(
+                    int(t.linear(r, c)), pad_word(f"TilePad_{code}", t.dtype), code != "Null"
+                )
     t.recount_defined()
     m.tiles[d] = t
 
@@ -361,9 +393,10 @@ def execute(m: PtocModel, mnemonic: str, ops: Operands, what: str) -> None:
     result = run_direct(m, mnemonic, ops, dry=False)
     if result.fault is not None:
         raise AssertionFailed(
-            m.line, f"{what} executes",
+            m.line,
+            f"{what} executes",
             f"ptoc rejected the bundle with {result.fault_name}: {result.fault.rule}",
-        )  # fmt: skip
+        )
     if result.mismatch:
         raise AssertionFailed(m.line, f"{what} executes", result.mismatch)
 
@@ -371,9 +404,10 @@ def execute(m: PtocModel, mnemonic: str, ops: Operands, what: str) -> None:
 def legal(m: PtocModel, mnemonic: str, ops: Operands) -> bool:
     result = run_direct(m, mnemonic, ops, dry=True)
     m.last_rejection = (
-        f"{result.fault_name}: {result.fault.rule}" if result.fault is not None
+        f"{result.fault_name}: {result.fault.rule}"
+        if result.fault is not None
         else result.mismatch
-    )  # fmt: skip
+    )
     return result.fault is None and not result.mismatch
 
 
@@ -397,12 +431,20 @@ def _register_contract_functions() -> None:
             return legal(m, _o.mnemonic, _operands(_o, args))
 
         if o.family is Family.CUBE or o.mnemonic in UNSUPPORTED:
-            reason = CUBE_NOTE if o.family is Family.CUBE else (
-                "ptoc's executor does not model this operation (indexed and remote GM "
-                "transfers, prefetch)")  # fmt: skip
-            for fn_name in (f"InstructionContractExecute_{name}",
-                            f"InstructionContractOperandsLegal_{name}",
-                            f"TileOperandsLegal_{name}", name):  # fmt: skip
+            reason = (
+                CUBE_NOTE
+                if o.family is Family.CUBE
+                else (
+                    "ptoc's executor does not model this operation (indexed and remote GM "
+                    "transfers, prefetch)"
+                )
+            )
+            for fn_name in (
+                f"InstructionContractExecute_{name}",
+                f"InstructionContractOperandsLegal_{name}",
+                f"TileOperandsLegal_{name}",
+                name,
+            ):
                 UNBOUND[fn_name] = reason
             continue
         BINDINGS.setdefault(f"InstructionContractExecute_{name}", exec_fn)
@@ -418,11 +460,16 @@ _register_contract_functions()
 def tstore(m: PtocModel, address: Bits, stride: Bits, source: int) -> None:
     """``TSTORE(base, stride, source)`` (the one semantic handler whose arguments are not
     in operand-field order)."""
-    execute(m, "TSTORE", Operands({"source0": source, "address": address, "scalar0": stride}),
-            "TSTORE(...)")  # fmt: skip
+    execute(
+        m,
+        "TSTORE",
+        Operands({"source0": source, "address": address, "scalar0": stride}),
+        "TSTORE(...)",
+    )
 
 
 # ----------------------------------------------------------------------------- handlers
+
 
 #: ASL handler enumeration members -> mnemonic builders
 def _unary(e: Enum) -> str:
@@ -438,8 +485,14 @@ def _scalar(e: Enum) -> str:
 
 
 def _reduction(e: Enum, axis: Enum) -> str:
-    op_name = {"SUM": "SUM", "PRODUCT": "PROD", "MIN": "MIN", "MAX": "MAX",
-               "ARGMIN": "ARGMIN", "ARGMAX": "ARGMAX"}[e.member]  # fmt: skip
+    op_name = {
+        "SUM": "SUM",
+        "PRODUCT": "PROD",
+        "MIN": "MIN",
+        "MAX": "MAX",
+        "ARGMIN": "ARGMIN",
+        "ARGMAX": "ARGMAX",
+    }[e.member]
     return f"T{_axis(axis)}{op_name}"
 
 
@@ -453,19 +506,25 @@ def _axis(axis: Enum) -> str:
 
 
 def _handler(
-    names: tuple[str, ...], mnemonic: Callable[..., str], nconst: int,
+    names: tuple[str, ...],
+    mnemonic: Callable[..., str],
+    nconst: int,
     fields: Callable[[OpDef, tuple[Any, ...]], dict[str, Any]] | None = None,
-) -> None:  # fmt: skip
+) -> None:
     def exec_fn(m: PtocModel, *args: Any) -> None:
         mn = mnemonic(*args[:nconst])
         o = op(mn)
-        ops = Operands(fields(o, args[nconst:]) if fields else _operands(o, args[nconst:]).values)
+        ops = Operands(
+            fields(o, args[nconst:]) if fields else _operands(o, args[nconst:]).values
+        )
         execute(m, mn, ops, f"{names[0]}({mn})")
 
     def legal_fn(m: PtocModel, *args: Any) -> bool:
         mn = mnemonic(*args[:nconst])
         o = op(mn)
-        ops = Operands(fields(o, args[nconst:]) if fields else _operands(o, args[nconst:]).values)
+        ops = Operands(
+            fields(o, args[nconst:]) if fields else _operands(o, args[nconst:]).values
+        )
         return legal(m, mn, ops)
 
     BINDINGS[names[0]] = exec_fn
@@ -509,8 +568,9 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
         m.set_fault(result.fault_name)
         return (Enum("TileExecution_Rejected"), Bits(64, 0))
     if result.mismatch:
-        raise AssertionFailed(m.line, f"ExecuteTileInstruction({o.mnemonic}) executes",
-                              result.mismatch)  # fmt: skip
+        raise AssertionFailed(
+            m.line, f"ExecuteTileInstruction({o.mnemonic}) executes", result.mismatch
+        )
     return (Enum("TileExecution_Executed"), Bits(64, 0))
 
 
@@ -518,17 +578,33 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
 def default_operands(m: PtocModel) -> Record:
     fields: dict[str, Any] = {f"destination{i}": 0 for i in range(3)}
     fields |= {f"source{i}": 0 for i in range(8)}
-    fields |= {k: Bits(64, 0) for k in ("address", "scalar0", "scalar1", "post_quant_param",
-                                        "post_lrelu_param")}  # fmt: skip
-    fields |= {"natural0": 0, "natural1": 0, "positive0": 1, "positive1": 1,
-               "positive2": 1, "positive3": 1, "diagonal": 0, "byte_count": 0,
-               "selected_byte": 0, "sort_width": 32, "axis": Enum("TileAxis_Row"),
-               "comparison": Enum("TileComparison_EQ"), "flag0": False}  # fmt: skip
+    fields |= {
+        k: Bits(64, 0)
+        for k in ("address", "scalar0", "scalar1", "post_quant_param", "post_lrelu_param")
+    }
+    fields |= {
+        "natural0": 0,
+        "natural1": 0,
+        "positive0": 1,
+        "positive1": 1,
+        "positive2": 1,
+        "positive3": 1,
+        "diagonal": 0,
+        "byte_count": 0,
+        "selected_byte": 0,
+        "sort_width": 32,
+        "axis": Enum("TileAxis_Row"),
+        "comparison": Enum("TileComparison_EQ"),
+        "flag0": False,
+    }
     fields["numeric_control"] = Record(
         "TileNumericSelection",
-        {"use_operation_default": True, "rounding_mode": Enum("NumericRound_RNE"),
-         "saturating": False},
-    )  # fmt: skip
+        {
+            "use_operation_default": True,
+            "rounding_mode": Enum("NumericRound_RNE"),
+            "saturating": False,
+        },
+    )
     return Record("TileInstructionOperands", fields)
 
 

@@ -36,14 +36,22 @@ ROUNDINGS = ("RNE", "RTZ", "RTM", "RTP", "RNA", "RTO", "RHB")
 
 
 def control_record(rounding: str = "RNE", saturating: bool = False) -> Record:
-    return Record("NumericExecutionControl",
-                  {"rounding_mode": Enum(f"NumericRound_{rounding}"), "saturating": saturating})  # fmt: skip
+    return Record(
+        "NumericExecutionControl",
+        {"rounding_mode": Enum(f"NumericRound_{rounding}"), "saturating": saturating},
+    )
 
 
 def element_op(
-    m: PtocModel, mnemonic: str, src: DataType, words: list[int], *,
-    dst: DataType | None = None, predicate: bool = False, extra: dict[str, Any] | None = None,
-) -> tuple[int, int]:  # fmt: skip
+    m: PtocModel,
+    mnemonic: str,
+    src: DataType,
+    words: list[int],
+    *,
+    dst: DataType | None = None,
+    predicate: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> tuple[int, int]:
     """Run ``mnemonic`` on one-element tiles holding ``words`` (raw bits of ``src``) on a
     scratch machine; the result element's raw bits and the numeric status."""
     s = PtocModel()
@@ -56,8 +64,19 @@ def element_op(
     slot = 0
     for f in fields:
         if f.startswith("source"):
-            configure(s, slot, cols * element_bits(src) // 8, cols, 1, 1, dtype_enum(src),
-                      Enum("TileLayout_RowMajor"), Enum("TileLocation_Any"), 0b0001, 1)  # fmt: skip
+            configure(
+                s,
+                slot,
+                cols * element_bits(src) // 8,
+                cols,
+                1,
+                1,
+                dtype_enum(src),
+                Enum("TileLayout_RowMajor"),
+                Enum("TileLocation_Any"),
+                0b0001,
+                1,
+            )
             write_tile_element(s, slot, 0, 0, Bits(64, words[slot]))
             values[f] = slot
             slot += 1
@@ -66,17 +85,29 @@ def element_op(
         configure_predicate(s, dslot, 128, 1, cols, 1, 1, 0b0001)
     else:
         d = dst or src
-        configure(s, dslot, cols * element_bits(d) // 8, cols, 1, 1, dtype_enum(d),
-                  Enum("TileLayout_RowMajor"), Enum("TileLocation_Any"), 0b0001, 1)  # fmt: skip
+        configure(
+            s,
+            dslot,
+            cols * element_bits(d) // 8,
+            cols,
+            1,
+            1,
+            dtype_enum(d),
+            Enum("TileLayout_RowMajor"),
+            Enum("TileLocation_Any"),
+            0b0001,
+            1,
+        )
     values["destination0"] = dslot
     result = run_direct(s, mnemonic, Operands(values), dry=False)
     m.runs.extend(s.runs)
     if result.fault is not None:
         raise AssertionFailed(
-            m.line, f"ptoc computes one {mnemonic} element",
+            m.line,
+            f"ptoc computes one {mnemonic} element",
             f"ptoc rejected the one-element bundle with {result.fault_name}: "
             f"{result.fault.rule}",
-        )  # fmt: skip
+        )
     t = s.tiles[dslot]
     if predicate:
         return int(t.predicate_bit(0, 0)), result.status
@@ -117,16 +148,23 @@ def tmin_value(m: PtocModel, dt: Enum, a: Bits, b: Bits) -> tuple:
 @binding("TileConvertValue", "TileProfileConvert")
 def convert_value(m: PtocModel, value: Bits, src: Enum, dst: Enum, control: Record) -> tuple:
     s, d = data_type(src), data_type(dst)
-    raw, st = element_op(m, "TCVT", s, [_raw(s, value)], dst=d,
-                         extra={"numeric_control": control})  # fmt: skip
+    raw, st = element_op(
+        m, "TCVT", s, [_raw(s, value)], dst=d, extra={"numeric_control": control}
+    )
     return (_word(d, raw), Bits(5, st))
 
 
 @binding("TileConvertIntegerValue")
 def convert_integer_value(m: PtocModel, value: Bits, src: Enum, dst: Enum, sat: bool) -> Bits:
     s, d = data_type(src), data_type(dst)
-    raw, _ = element_op(m, "TCVT", s, [_raw(s, value)], dst=d,
-                        extra={"numeric_control": control_record("RNE", bool(sat))})  # fmt: skip
+    raw, _ = element_op(
+        m,
+        "TCVT",
+        s,
+        [_raw(s, value)],
+        dst=d,
+        extra={"numeric_control": control_record("RNE", bool(sat))},
+    )
     return _word(d, raw)
 
 
@@ -160,8 +198,9 @@ def sfu_special_value(m: PtocModel, operation: Enum, dt: Enum, a: Bits) -> tuple
 @binding("TileCompareElement")
 def compare_element(m: PtocModel, comparison: Enum, dt: Enum, a: Bits, b: Bits) -> tuple:
     d = data_type(dt)
-    bit, st = element_op(m, "TCMP", d, [_raw(d, a), _raw(d, b)], predicate=True,
-                         extra={"comparison": comparison})  # fmt: skip
+    bit, st = element_op(
+        m, "TCMP", d, [_raw(d, a), _raw(d, b)], predicate=True, extra={"comparison": comparison}
+    )
     return (bool(bit), Bits(5, st))
 
 
@@ -179,10 +218,18 @@ def tcvt_default_rounding(m: PtocModel, src: Enum, dst: Enum) -> Enum:
     def run(rounding: str | None) -> list[tuple[int, int]]:
         out = []
         for p in probes:
-            ctl = (Record("TileNumericSelection", {"use_operation_default": True,
-                                                   "rounding_mode": Enum("NumericRound_RNE"),
-                                                   "saturating": False})
-                   if rounding is None else control_record(rounding))  # fmt: skip
+            ctl = (
+                Record(
+                    "TileNumericSelection",
+                    {
+                        "use_operation_default": True,
+                        "rounding_mode": Enum("NumericRound_RNE"),
+                        "saturating": False,
+                    },
+                )
+                if rounding is None
+                else control_record(rounding)
+            )
             out.append(element_op(m, "TCVT", s, [p], dst=d, extra={"numeric_control": ctl}))
         return out
 
@@ -190,8 +237,11 @@ def tcvt_default_rounding(m: PtocModel, src: Enum, dst: Enum) -> Enum:
     for r in ROUNDINGS:
         if run(r) == default:
             return Enum(f"NumericRound_{r}")
-    raise AssertionFailed(m.line, "ptoc's default TCVT rounding is a named mode",
-                          "RMode 0 matches no explicit rounding mode on the probes")  # fmt: skip
+    raise AssertionFailed(
+        m.line,
+        "ptoc's default TCVT rounding is a named mode",
+        "RMode 0 matches no explicit rounding mode on the probes",
+    )
 
 
 def _probe_bits(src: DataType, dst: DataType) -> list[int]:
@@ -201,7 +251,7 @@ def _probe_bits(src: DataType, dst: DataType) -> list[int]:
     di = info(dst)
     if di.is_float and dst in FORMATS:
         f = FORMATS[dst]
-        ulp = 2.0 ** -f.mbits
+        ulp = 2.0**-f.mbits
         vals = [1 + ulp / 2, 1 + 3 * ulp / 2, -(1 + ulp / 2), -(1 + 3 * ulp / 2), 1 + ulp / 4]
     else:
         vals = list(_PROBES)
@@ -246,18 +296,24 @@ def sort_left_before(m: PtocModel, a: Bits, b: Bits, descending: bool, dt: Enum)
     lay, loc = Enum("TileLayout_RowMajor"), Enum("TileLocation_Any")
     cols = 1024 // element_bits(d)
     for slot, v in ((0, a), (1, b)):
-        configure(s, slot, cols * element_bits(d) // 8, cols, 1, 1, dtype_enum(d), lay, loc,
-                  0b0001, 1)  # fmt: skip
+        configure(
+            s, slot, cols * element_bits(d) // 8, cols, 1, 1, dtype_enum(d), lay, loc, 0b0001, 1
+        )
         write_tile_element(s, slot, 0, 0, Bits(64, _raw(d, v)))
     configure(s, 8, cols * element_bits(d) // 8, cols, 1, 2, dtype_enum(d), lay, loc, 0b0001, 1)
-    result = run_direct(s, "TMRGSORT", Operands({"destination0": 8, "source0": 0,
-                                                 "source1": 1, "flag0": bool(descending)}),
-                        dry=False)  # fmt: skip
+    result = run_direct(
+        s,
+        "TMRGSORT",
+        Operands({"destination0": 8, "source0": 0, "source1": 1, "flag0": bool(descending)}),
+        dry=False,
+    )
     m.runs.extend(s.runs)
     if result.fault is not None:
-        raise AssertionFailed(m.line, "ptoc merges the two one-element streams",
-                              f"ptoc rejected the TMRGSORT with {result.fault_name}: "
-                              f"{result.fault.rule}")  # fmt: skip
+        raise AssertionFailed(
+            m.line,
+            "ptoc merges the two one-element streams",
+            f"ptoc rejected the TMRGSORT with {result.fault_name}: {result.fault.rule}",
+        )
     first = s.tiles[8].read_element(0)
     return first == _raw(d, a)
 
@@ -274,22 +330,32 @@ def histogram_byte_supported(m: PtocModel, dt: Enum, byte_id: int) -> bool:
 # ----------------------------------------------------------------------------- type sets
 
 _SUBJECT_SETS = (
-    "TileVecArithmeticDataTypeSupported", "TileVecScalarIntegerDataTypeSupported",
-    "TileCompareDataTypeSupported", "TileSelectDataTypeSupported", "TileSortDataTypeSupported",
-    "TileTNegDataTypeSupported", "TileTReluDataTypeSupported",
-    "TileCarrierOrMove24BaselineDataTypeSupported", "TileFillPadDataTypeSupported",
-    "TileImg2ColDataTypeSupported", "TileArgReductionSourceDataTypeSupported",
-    "TileTCIDataTypeSupported", "TileTTRIDataTypeSupported",
-    "TileHistogramSourceDataTypeSupported", "TileCarrierOrPackedBaselineDataTypeSupported",
-    "TileCarrierOnlyDataTypeSupported", "TileTeplRawCarrierTypeSupported",
-)  # fmt: skip
+    "TileVecArithmeticDataTypeSupported",
+    "TileVecScalarIntegerDataTypeSupported",
+    "TileCompareDataTypeSupported",
+    "TileSelectDataTypeSupported",
+    "TileSortDataTypeSupported",
+    "TileTNegDataTypeSupported",
+    "TileTReluDataTypeSupported",
+    "TileCarrierOrMove24BaselineDataTypeSupported",
+    "TileFillPadDataTypeSupported",
+    "TileImg2ColDataTypeSupported",
+    "TileArgReductionSourceDataTypeSupported",
+    "TileTCIDataTypeSupported",
+    "TileTTRIDataTypeSupported",
+    "TileHistogramSourceDataTypeSupported",
+    "TileCarrierOrPackedBaselineDataTypeSupported",
+    "TileCarrierOnlyDataTypeSupported",
+    "TileTeplRawCarrierTypeSupported",
+)
 
 
 def _subject_set(name: str) -> Any:
-    def fn(m: PtocModel, dt: Enum) -> bool:
+    def fn(m: PtocModel, dt: Enum) -> bool | Opaque:
         if m.subject is None:
-            return Opaque(f"{name} is a shared ASL type-set helper; ptoc keeps one type "
-                          "set per operation")  # fmt: skip
+            return Opaque(
+                f"{name} is a shared ASL type-set helper; ptoc keeps one type set per operation"
+            )
         return data_type(dt) in op(m.subject).dtypes
 
     return fn
@@ -301,8 +367,11 @@ for _name in _SUBJECT_SETS:
 _OP_PREFIX = {"TileUnary": "T", "TileBinary": "T", "TilePartial": "TPART"}
 
 
-@binding("TileUnaryDataTypeSupported", "TileBinaryDataTypeSupported",
-         "TilePartialDataTypeSupportedForOperation")  # fmt: skip
+@binding(
+    "TileUnaryDataTypeSupported",
+    "TileBinaryDataTypeSupported",
+    "TilePartialDataTypeSupportedForOperation",
+)
 def op_set(m: PtocModel, operation: Enum, dt: Enum) -> bool:
     mnemonic = _OP_PREFIX[operation.type] + operation.member
     if m.subject is not None and m.subject.startswith(mnemonic) and m.subject.endswith("S"):

@@ -50,23 +50,41 @@ def reset_profile_state(m: PtocModel) -> None:
 
 
 def configure(
-    m: PtocModel, index: Any, capacity: int, columns: int, valid_rows: int,
-    valid_columns: int, dtype: Enum, layout: Enum, location: Enum, mask: int, rows: int,
-) -> None:  # fmt: skip
+    m: PtocModel,
+    index: Any,
+    capacity: int,
+    columns: int,
+    valid_rows: int,
+    valid_columns: int,
+    dtype: Enum,
+    layout: Enum,
+    location: Enum,
+    mask: int,
+    rows: int,
+) -> None:
     t = m.tile(index)
     dt = data_type(dtype)
     drows = derived_rows(capacity, columns, info(dt).bits)
     legal = (
-        capacity >= 128 and capacity % 128 == 0 and capacity <= 65536
-        and drows != 0 and valid_rows <= drows and valid_columns <= columns
-        and rows <= drows and rows > 0 and valid_rows <= rows
+        capacity >= 128
+        and capacity % 128 == 0
+        and capacity <= 65536
+        and drows != 0
+        and valid_rows <= drows
+        and valid_columns <= columns
+        and rows <= drows
+        and rows > 0
+        and valid_rows <= rows
         and valid_rows * valid_columns <= capacity * 8 // info(dt).bits
         and drows * columns <= capacity * 8 // info(dt).bits
-    )  # fmt: skip
+    )
     if not legal:
-        raise fail(m, "ConfigureTile descriptor is legal",
-                   f"capacity {capacity}, {rows}x{columns}, valid {valid_rows}x"
-                   f"{valid_columns} {dt.name} is not a legal descriptor")  # fmt: skip
+        raise fail(
+            m,
+            "ConfigureTile descriptor is legal",
+            f"capacity {capacity}, {rows}x{columns}, valid {valid_rows}x"
+            f"{valid_columns} {dt.name} is not a legal descriptor",
+        )
     i = index.value if isinstance(index, Bits) else index
     if m.capacity_in_use(i) + bin(mask).count("1") * capacity > m.tile_capacity:
         raise fail(m, "ConfigureTile capacity", "the tile does not fit the core capacity")
@@ -91,36 +109,90 @@ def configure(
 
 @binding("ConfigureTile", harness=True)
 def configure_tile(
-    m: PtocModel, index: Any, capacity: int, rows: int, columns: int, valid_rows: int,
-    valid_columns: int, dtype: Enum, layout: Enum, location: Enum,
-) -> None:  # fmt: skip
-    configure(m, index, capacity, columns, valid_rows, valid_columns, dtype, layout,
-              location, 0b0001, rows)  # fmt: skip
+    m: PtocModel,
+    index: Any,
+    capacity: int,
+    rows: int,
+    columns: int,
+    valid_rows: int,
+    valid_columns: int,
+    dtype: Enum,
+    layout: Enum,
+    location: Enum,
+) -> None:
+    configure(
+        m,
+        index,
+        capacity,
+        columns,
+        valid_rows,
+        valid_columns,
+        dtype,
+        layout,
+        location,
+        0b0001,
+        rows,
+    )
 
 
 @binding("ConfigureTileForMask", harness=True)
 def configure_tile_for_mask(
-    m: PtocModel, index: Any, capacity: int, rows: int, columns: int, valid_rows: int,
-    valid_columns: int, dtype: Enum, layout: Enum, location: Enum, mask: Any,
-) -> None:  # fmt: skip
+    m: PtocModel,
+    index: Any,
+    capacity: int,
+    rows: int,
+    columns: int,
+    valid_rows: int,
+    valid_columns: int,
+    dtype: Enum,
+    layout: Enum,
+    location: Enum,
+    mask: Any,
+) -> None:
     if _mask(mask) == 0:
         raise fail(m, "allocation_mask != Zeros{4}", "the allocation mask is zero")
-    configure(m, index, capacity, columns, valid_rows, valid_columns, dtype, layout,
-              location, _mask(mask), rows)  # fmt: skip
+    configure(
+        m,
+        index,
+        capacity,
+        columns,
+        valid_rows,
+        valid_columns,
+        dtype,
+        layout,
+        location,
+        _mask(mask),
+        rows,
+    )
 
 
 def configure_predicate(
-    m: PtocModel, index: Any, capacity: int, rows: int, columns: int, valid_rows: int,
-    valid_columns: int, mask: int,
-) -> None:  # fmt: skip
+    m: PtocModel,
+    index: Any,
+    capacity: int,
+    rows: int,
+    columns: int,
+    valid_rows: int,
+    valid_columns: int,
+    mask: int,
+) -> None:
     legal = (
-        capacity >= 128 and capacity % 128 == 0 and capacity <= 65536
-        and rows > 0 and columns > 0 and valid_rows <= rows and valid_columns <= columns
-        and rows * columns <= MODEL_ELEMENTS and (rows * columns + 7) // 8 <= capacity
-    )  # fmt: skip
+        capacity >= 128
+        and capacity % 128 == 0
+        and capacity <= 65536
+        and rows > 0
+        and columns > 0
+        and valid_rows <= rows
+        and valid_columns <= columns
+        and rows * columns <= MODEL_ELEMENTS
+        and (rows * columns + 7) // 8 <= capacity
+    )
     if not legal:
-        raise fail(m, "ConfigurePredicateTile descriptor is legal",
-                   f"{rows}x{columns} in {capacity} bytes")  # fmt: skip
+        raise fail(
+            m,
+            "ConfigurePredicateTile descriptor is legal",
+            f"{rows}x{columns} in {capacity} bytes",
+        )
     t = m.tile(index)
     i = index.value if isinstance(index, Bits) else index
     m.alloc_masks[i] = Bits(4, mask)
@@ -139,18 +211,32 @@ def configure_predicate(
 
 
 @binding("ConfigurePredicateTile", harness=True)
-def configure_predicate_tile(m: PtocModel, index: Any, capacity: int, rows: int,
-                             columns: int, valid_rows: int, valid_columns: int) -> None:  # fmt: skip
+def configure_predicate_tile(
+    m: PtocModel,
+    index: Any,
+    capacity: int,
+    rows: int,
+    columns: int,
+    valid_rows: int,
+    valid_columns: int,
+) -> None:
     configure_predicate(m, index, capacity, rows, columns, valid_rows, valid_columns, 0b0001)
 
 
 @binding("ConfigurePredicateTileForMask", harness=True)
 def configure_predicate_tile_for_mask(
-    m: PtocModel, index: Any, capacity: int, rows: int, columns: int, valid_rows: int,
-    valid_columns: int, mask: Any,
-) -> None:  # fmt: skip
-    configure_predicate(m, index, capacity, rows, columns, valid_rows, valid_columns,
-                        _mask(mask))  # fmt: skip
+    m: PtocModel,
+    index: Any,
+    capacity: int,
+    rows: int,
+    columns: int,
+    valid_rows: int,
+    valid_columns: int,
+    mask: Any,
+) -> None:
+    configure_predicate(
+        m, index, capacity, rows, columns, valid_rows, valid_columns, _mask(mask)
+    )
 
 
 def _element(m: PtocModel, t: TileInfo, row: int, col: int) -> int:
@@ -181,8 +267,11 @@ def read_tile_element(m: PtocModel, index: Any, row: int, col: int) -> Bits:
     t = m.tile(index)
     e = _element(m, t, row, col)
     if not t.element_defined(e):
-        raise fail(m, f"ReadTileElement({index}, {row}, {col}) reads a defined element",
-                   f"ptoc left element [{row}, {col}] of tile {index} undefined")  # fmt: skip
+        raise fail(
+            m,
+            f"ReadTileElement({index}, {row}, {col}) reads a defined element",
+            f"ptoc left element [{row}, {col}] of tile {index} undefined",
+        )
     return ElementBits(64, t.read_element(e), element_bits(t.dtype))
 
 
@@ -266,8 +355,11 @@ def predicate_bit_defined(m: PtocModel, index: Any, row: int, col: int) -> bool:
 def read_predicate_bit(m: PtocModel, index: Any, row: int, col: int) -> bool:
     t = _predicate(m, index, row, col)
     if not t._defined[row * t.columns + col]:
-        raise fail(m, f"ReadTilePredicateBit({index}, {row}, {col}) reads a defined bit",
-                   "ptoc left the predicate bit undefined")  # fmt: skip
+        raise fail(
+            m,
+            f"ReadTilePredicateBit({index}, {row}, {col}) reads a defined bit",
+            "ptoc left the predicate bit undefined",
+        )
     return t.predicate_bit(row, col)
 
 
@@ -310,8 +402,13 @@ def read_logical_element(m: PtocModel, tile: TileInfo, element: int) -> Bits:
     return Bits(64, tile.read_element(element))
 
 
-@binding("TileLinearIndex", "TileStorageIndex", "TilePackedLinearIndex",
-         "TileLogicalLinearIndex", harness=True)  # fmt: skip
+@binding(
+    "TileLinearIndex",
+    "TileStorageIndex",
+    "TilePackedLinearIndex",
+    "TileLogicalLinearIndex",
+    harness=True,
+)
 def linear_index(m: PtocModel, tile: TileInfo, row: int, col: int) -> int:
     tile.check_coordinates(row, col)
     return int(tile.linear(row, col))
@@ -350,8 +447,10 @@ def record_status(m: PtocModel, flags: Bits) -> None:
 
 @binding("DefaultNumericExecutionControl", harness=True)
 def default_control(m: PtocModel) -> Record:
-    return Record("NumericExecutionControl",
-                  {"rounding_mode": Enum("NumericRound_RNE"), "saturating": False})  # fmt: skip
+    return Record(
+        "NumericExecutionControl",
+        {"rounding_mode": Enum("NumericRound_RNE"), "saturating": False},
+    )
 
 
 @binding("NaturalToWord", harness=True)
@@ -480,7 +579,9 @@ def dense_stride_tstore(m: PtocModel, columns: int, dtype: Enum) -> Bits:
 
 
 @binding("TileShapeMatchesCapacity")
-def shape_matches_capacity(m: PtocModel, capacity: int, rows: int, cols: int, dtype: Enum) -> bool:
+def shape_matches_capacity(
+    m: PtocModel, capacity: int, rows: int, cols: int, dtype: Enum
+) -> bool:
     d = derived_rows(capacity, cols, info(data_type(dtype)).bits)
     return d != 0 and rows == d
 
@@ -493,8 +594,11 @@ def source_encodings_valid(m: PtocModel, index: Any) -> bool:
     t = m.tile(index)
     if not (t.allocated and t.contents_defined) or t.predicate:
         return False
-    words = [t.read_element(int(t.linear(r, c)))
-             for r in range(t.valid_rows) for c in range(t.valid_columns)]  # fmt: skip
+    words = [
+        t.read_element(int(t.linear(r, c)))
+        for r in range(t.valid_rows)
+        for c in range(t.valid_columns)
+    ]
     from ptoc.backend.isa.semantics.core import from_bits
 
     mask = (1 << info(t.dtype).bits) - 1

@@ -12,19 +12,41 @@ from .core import not_applicable, opaque, unbound
 
 unbound(
     "ptoc has no CUBE engine yet (TMATMUL/TGEMV families)",
-    "ConfigureCubeTile", "ConfigureCubeTileForMask", "ConfigureCubeUnitTile",
-    "WriteCubeStorageValue", "TileCubeCellElementIndex", "TileCubePayloadIndex",
-    "SelectTestCUBEDataType", "ResetCubeOrdinaryOperands", "CubeTotalityOperands",
-    "SetBundleFixedPointAttributeState", "TileMXInputTypeSupported",
-    "TileOrdinaryMatrixAccumulatorType", "MatrixQuantParameter", "TileMatrixFunctionAssigned",
-    "TileMatrixLocalBiasSchemaLegal", "TileMatrixLocalOperandSchemaLegal",
-    "TileMatrixAuxiliarySourceSchemaLegal", "TileMatrixVectorReluContentsLegal",
-    "TileMatrixVectorQuantContentsLegal", "TileCubeStorageRows", "TileCubeCellRows",
-    "TileCubeKRepeat", "TileCubeDescriptorShapeLegal", "TileCubeCellColumns",
-    "TileCubeStorageColumns", "TileCubeDescriptorLegal", "TileCubeDataTypeSupported",
-    "TileMatrixSharedSourceCountLegal", "TileMatrixMathematicalSourceCount",
-    "TileMXInputTypeNeedsScale", "TileMXOperandPairLegal", "TileMatrixInfoOptionalScalesLegal",
-    "CubeFunctionUsesBias", "CubeFunctionAccumulates", "CubeFunctionUsesMX",
+    "ConfigureCubeTile",
+    "ConfigureCubeTileForMask",
+    "ConfigureCubeUnitTile",
+    "WriteCubeStorageValue",
+    "TileCubeCellElementIndex",
+    "TileCubePayloadIndex",
+    "SelectTestCUBEDataType",
+    "ResetCubeOrdinaryOperands",
+    "CubeTotalityOperands",
+    "SetBundleFixedPointAttributeState",
+    "TileMXInputTypeSupported",
+    "TileOrdinaryMatrixAccumulatorType",
+    "MatrixQuantParameter",
+    "TileMatrixFunctionAssigned",
+    "TileMatrixLocalBiasSchemaLegal",
+    "TileMatrixLocalOperandSchemaLegal",
+    "TileMatrixAuxiliarySourceSchemaLegal",
+    "TileMatrixVectorReluContentsLegal",
+    "TileMatrixVectorQuantContentsLegal",
+    "TileCubeStorageRows",
+    "TileCubeCellRows",
+    "TileCubeKRepeat",
+    "TileCubeDescriptorShapeLegal",
+    "TileCubeCellColumns",
+    "TileCubeStorageColumns",
+    "TileCubeDescriptorLegal",
+    "TileCubeDataTypeSupported",
+    "TileMatrixSharedSourceCountLegal",
+    "TileMatrixMathematicalSourceCount",
+    "TileMXInputTypeNeedsScale",
+    "TileMXOperandPairLegal",
+    "TileMatrixInfoOptionalScalesLegal",
+    "CubeFunctionUsesBias",
+    "CubeFunctionAccumulates",
+    "CubeFunctionUsesMX",
     "TileLayoutIsCube",
 )
 
@@ -38,13 +60,17 @@ not_applicable(
     "asl-internal",
     "sets a feature-map descriptor, which no PTO instruction can configure (ptoc rejects "
     "every TIMG2COL for that reason)",
-    "ConfigureTileFeatureMapDescriptor", "ReadTileFeatureMapDescriptor",
+    "ConfigureTileFeatureMapDescriptor",
+    "ReadTileFeatureMapDescriptor",
 )
 
 opaque(
     "an ASL-internal helper of the executable model (no ptoc counterpart)",
-    "IsNonzeroPowerOfTwo", "DecodeTileMemoryElementRaw", "ResolveTileNumericExecutionControl",
-    "DecodeBundleRoundingSelection", "TileProfileReductionInitial",
+    "IsNonzeroPowerOfTwo",
+    "DecodeTileMemoryElementRaw",
+    "ResolveTileNumericExecutionControl",
+    "DecodeBundleRoundingSelection",
+    "TileProfileReductionInitial",
     "TileCompareBoolean",
 )
 not_applicable(
@@ -55,7 +81,8 @@ not_applicable(
 not_applicable(
     "asl-internal",
     "an ASL-internal step of bundle resolution, called outside any instruction",
-    "ResolveBundleTileDestinationsWithShapeAndType", "ResolveBundleTileDestinations",
+    "ResolveBundleTileDestinationsWithShapeAndType",
+    "ResolveBundleTileDestinations",
     "RollBackBundleTileDestinations",
 )
 not_applicable(
@@ -65,17 +92,24 @@ not_applicable(
 )
 unbound(
     "ptoc's executor does not model Shared tiles (B.IOS, S0..S255)",
-    "AtomicUpdateSharedTile", "SharedTileRecord", "MaterializeSharedTile", "ReadSharedTileWord",
-    "TLOADShared", "SharedTileFullyInitialized",
+    "AtomicUpdateSharedTile",
+    "SharedTileRecord",
+    "MaterializeSharedTile",
+    "ReadSharedTileWord",
+    "TLOADShared",
+    "SharedTileFullyInitialized",
 )
 unbound(
     "ptoc's executor records no memory-access events (ordering and visibility traces)",
-    "StartMemoryEventCapture", "StopMemoryEventCapture",
+    "StartMemoryEventCapture",
+    "StopMemoryEventCapture",
 )
 unbound("the program counter is not modelled per command by ptoc's executor", "WritePC")
 opaque(
     "the ASL test harness's own descriptor and capacity accounting (ptoc accounts per "
     "PE at bundle commit, D2)",
-    "TileCapacityIsLegal", "TileStorageFitsCapacity", "TileCapacityInUseExcept",
+    "TileCapacityIsLegal",
+    "TileStorageFitsCapacity",
+    "TileCapacityInUseExcept",
     "TileCapacityLimitBytes",
 )

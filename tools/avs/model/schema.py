@@ -16,34 +16,41 @@ from typing import Any
 
 from ptoc.backend.isa import DataType, form
 from ptoc.backend.isa.fields import LAYOUT_BY_NAME
-from ptoc.backend.program import Datr
+from ptoc.backend.program import Datr, TileStart
 from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.spec import Spec
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS
 
 from ..outcome import Untranslated
 from ..values import AslRuntimeError, Bits, Enum
-from ptoc.backend.program import TileStart
-
 from .bundle import current_start, headers
 from .catalog import operation
 from .core import PtocModel, RunResult, binding, model_variable
 from .tiles import LAYOUT_NAMES, data_type, element_bits
 
-
 _SCHEMA_PREDICATES = (
-    "BundleOperationBindingsComplete", "SelectedBundleTileDataAttributesLegal",
-    "SelectedBundleClosedBinarySchemaLegal", "SelectedBundleClosedUnarySchemaLegal",
-    "SelectedBundleClosedTFMASchemaLegal", "SelectedBundleClosedQuantizationSchemaLegal",
-    "SelectedBundleClosedGenerationSchemaLegal", "SelectedBundleClosedHistogramSchemaLegal",
-    "SelectedBundleClosedReductionSchemaLegal", "SelectedBundleClosedSortingSchemaLegal",
-    "SelectedBundleClosedPartialSchemaLegal", "SelectedBundleClosedExpansionSchemaLegal",
-    "SelectedBundleClosedTCVTSchemaLegal", "SelectedBundleClosedTCMPSchemaLegal",
-    "SelectedBundleClosedTSELSchemaLegal", "SelectedBundleClosedTileScalarBinarySchemaLegal",
-    "SelectedBundleClosedTCMPSSchemaLegal", "SelectedBundleClosedTSELSSchemaLegal",
-    "SelectedBundleClosedTEXPANDSSchemaLegal", "SelectedBundleComparisonDimensionsLegal",
+    "BundleOperationBindingsComplete",
+    "SelectedBundleTileDataAttributesLegal",
+    "SelectedBundleClosedBinarySchemaLegal",
+    "SelectedBundleClosedUnarySchemaLegal",
+    "SelectedBundleClosedTFMASchemaLegal",
+    "SelectedBundleClosedQuantizationSchemaLegal",
+    "SelectedBundleClosedGenerationSchemaLegal",
+    "SelectedBundleClosedHistogramSchemaLegal",
+    "SelectedBundleClosedReductionSchemaLegal",
+    "SelectedBundleClosedSortingSchemaLegal",
+    "SelectedBundleClosedPartialSchemaLegal",
+    "SelectedBundleClosedExpansionSchemaLegal",
+    "SelectedBundleClosedTCVTSchemaLegal",
+    "SelectedBundleClosedTCMPSchemaLegal",
+    "SelectedBundleClosedTSELSchemaLegal",
+    "SelectedBundleClosedTileScalarBinarySchemaLegal",
+    "SelectedBundleClosedTCMPSSchemaLegal",
+    "SelectedBundleClosedTSELSSchemaLegal",
+    "SelectedBundleClosedTEXPANDSSchemaLegal",
+    "SelectedBundleComparisonDimensionsLegal",
     "BundleOperationGPRBindingValuesLegal",
-)  # fmt: skip
+)
 
 
 def dry_run(m: PtocModel, start: TileStart | None = None) -> RunResult:
@@ -271,8 +278,12 @@ def bundle_operands(m: PtocModel, index: Any) -> Any:
     rec = default_operands(m)
     f = rec.fields
     bindings = [b.fields for b in m.bindings.items if b.fields["valid"]]
-    srcs = [b[k] for b in bindings for k, v in (("source0", "source0_valid"),
-                                                 ("source1", "source1_valid")) if b[v]]  # fmt: skip
+    srcs = [
+        b[k]
+        for b in bindings
+        for k, v in (("source0", "source0_valid"), ("source1", "source1_valid"))
+        if b[v]
+    ]
     dsts = [b["destination"] for b in bindings if b["destination_valid"]]
     names = [n for n, _ in o.operands]
     for i, s in enumerate(x for x in names if x.startswith("source")):

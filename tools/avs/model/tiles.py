@@ -72,8 +72,10 @@ class BitsView:
         if not 0 <= lo <= hi < len(self._arr):
             raise AslRuntimeError(f"slice [{hi}:{lo}] of a bits({len(self._arr)}) map")
         part = self._arr[lo : hi + 1]
-        return Bits(hi - lo + 1, int.from_bytes(np.packbits(part[::-1]).tobytes(), "big")
-                    >> ((-len(part)) % 8))  # fmt: skip
+        return Bits(
+            hi - lo + 1,
+            int.from_bytes(np.packbits(part[::-1]).tobytes(), "big") >> ((-len(part)) % 8),
+        )
 
     def asl_setslice(self, hi: int, lo: int, v: Any) -> None:
         width = hi - lo + 1
@@ -108,10 +110,23 @@ class WordsView:
 
 
 _SCALARS = (
-    "allocated", "contents_defined", "defined_valid_elements", "capacity_bytes", "rows",
-    "columns", "valid_rows", "valid_columns", "cube_k_repeat", "cube_n_repeat",
-    "cube_cell_count", "cube_storage_bytes", "storage_kind", "data_type", "layout", "location",
-)  # fmt: skip
+    "allocated",
+    "contents_defined",
+    "defined_valid_elements",
+    "capacity_bytes",
+    "rows",
+    "columns",
+    "valid_rows",
+    "valid_columns",
+    "cube_k_repeat",
+    "cube_n_repeat",
+    "cube_cell_count",
+    "cube_storage_bytes",
+    "storage_kind",
+    "data_type",
+    "layout",
+    "location",
+)
 
 
 class TileInfo:
@@ -173,7 +188,9 @@ class TileInfo:
             setattr(t, k, getattr(self, k))
         t._payload = self._payload.copy()
         t._defined = self._defined.copy()
-        t._packed_defined = None if self._packed_defined is None else self._packed_defined.copy()
+        t._packed_defined = (
+            None if self._packed_defined is None else self._packed_defined.copy()
+        )
         return t
 
     def __str__(self) -> str:
@@ -340,8 +357,19 @@ def to_ptoc(t: TileInfo, mask: int, pes: int, serial: int, capacity: int | None 
             payload[pe] = vals.reshape(rows, cols)
             defined[pe] = d.reshape(rows, cols)
         payload.flags.writeable = False
-        return Tile(None, rows, cols, t.valid_rows, t.valid_columns, Layout.ROW_MAJOR, mask,
-                    cap, payload, defined, serial=serial)  # fmt: skip
+        return Tile(
+            None,
+            rows,
+            cols,
+            t.valid_rows,
+            t.valid_columns,
+            Layout.ROW_MAJOR,
+            mask,
+            cap,
+            payload,
+            defined,
+            serial=serial,
+        )
     dt = t.dtype
     rr, cc = grid(t)
     lin = t.linear(rr, cc).ravel()
@@ -361,8 +389,19 @@ def to_ptoc(t: TileInfo, mask: int, pes: int, serial: int, capacity: int | None 
         payload[pe] = carrier
         defined[pe] = d.reshape(t.rows, t.columns)
     payload.flags.writeable = False
-    return Tile(dt, t.rows, t.columns, t.valid_rows, t.valid_columns, t.ptoc_layout, mask, cap,
-                payload, defined, serial=serial)  # fmt: skip
+    return Tile(
+        dt,
+        t.rows,
+        t.columns,
+        t.valid_rows,
+        t.valid_columns,
+        t.ptoc_layout,
+        mask,
+        cap,
+        payload,
+        defined,
+        serial=serial,
+    )
 
 
 def from_ptoc(tile: Tile, pe: int, into: TileInfo | None = None) -> TileInfo:
