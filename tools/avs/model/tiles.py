@@ -20,7 +20,7 @@ from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.semantics.core import from_bits, to_bits
 from ptoc.runtime.tiles import Layout, Tile
 
-from ..outcome import Untranslated
+from ..outcome import NotApplicable, Untranslated
 from ..values import AslRuntimeError, Bits, Enum
 
 #: ``PTO_MODEL_TILE_ELEMENTS``: payload words of one model tile record
@@ -220,6 +220,12 @@ class TileInfo:
     @property
     def ptoc_layout(self) -> Layout:
         lay = LAYOUTS.get(self.layout.member)
+        if self.layout.name == "TileLayout_ImplementationDefined":
+            raise NotApplicable(
+                "asl-internal",
+                "TileLayout_ImplementationDefined is a non-architectural model fixture "
+                "(no B.DATR Layout code selects it)",
+            )
         if lay is None:
             raise Untranslated(
                 f"layout {self.layout.name}", "ptoc's executor has no CUBE or opaque layouts"
