@@ -190,7 +190,7 @@ def test_classification_of_what_ptoc_cannot_or_need_not_answer(tmp_path: Path) -
     assert got == {
         "T-COMPILES": ("not applicable", "asl-unit-compiles"),
         "T-HARNESS": ("not applicable", "asl-internal"),
-        "T-UNBOUND": ("untranslated", "ConfigureCubeTile"),
+        "T-UNBOUND": ("untranslated", "CUBE engine"),
         "T-UNKNOWN": ("untranslated", "Frobnicate"),
         "T-SEED": ("not applicable", "D4 seed type set"),
     }

@@ -237,6 +237,8 @@ class Interpreter:
                     env[n] = self.default_value(st.type or "")
             return
         v = self.eval(st.value, env)
+        if st.tuple_pattern and isinstance(v, Opaque):
+            v = tuple(v for _ in st.names)  # an opaque tuple has opaque components
         if st.tuple_pattern:
             if not isinstance(v, tuple) or len(v) != len(st.names):
                 raise AslRuntimeError(f"cannot unpack {fmt(v)} into {len(st.names)} names")

@@ -169,6 +169,16 @@ def _register_per_op() -> None:
                 return d in _o.dtypes
             return data_type(dt) in _o.dtypes
 
+        if o.family is Family.CUBE:
+
+            def function_fn(m: PtocModel, _o: OpDef = o) -> int:
+                return _o.function
+
+            def shared_fn(m: PtocModel, _o: OpDef = o) -> bool:
+                return _o.ios_legal
+
+            BINDINGS[f"InstructionContractCubeFunction_{name}"] = function_fn
+            BINDINGS[f"InstructionContractSharedOperandsAllowed_{name}"] = shared_fn
         BINDINGS[f"InstructionContractOperation_{name}"] = operation_fn
         BINDINGS[f"InstructionContractTileOperation_{name}"] = operation_fn
         BINDINGS[f"InstructionContractHandler_{name}"] = handler_fn

@@ -192,7 +192,7 @@ BINDINGS: dict[str, Binding] = {}
 HARNESS: set[str] = set()
 #: ASL function name -> (not-applicable category, reason)
 NOT_APPLICABLE: dict[str, tuple[str, str]] = {}
-#: ASL function name -> what ptoc lacks (the binding is knowingly missing)
+#: ASL function name -> the group of what ptoc lacks (the binding is knowingly missing)
 UNBOUND: dict[str, str] = {}
 
 
@@ -226,9 +226,11 @@ def opaque(reason: str, *names: str) -> None:
         OPAQUE[n] = reason
 
 
-def unbound(reason: str, *names: str) -> None:
+def unbound(group: str, *names: str) -> None:
+    """ASL functions of machine behaviour ptoc does not model (``group`` of
+    :data:`~tools.avs.outcome.UNTRANSLATED_GROUPS`)."""
     for n in names:
-        UNBOUND[n] = reason
+        UNBOUND[n] = group
 
 
 class PtocModel:
@@ -243,6 +245,8 @@ class PtocModel:
         self.last_run: RunResult | None = None
         #: every bundle text ptoc ran in this test
         self.runs: list[str] = []
+        #: how many bundles ptoc committed (a rejected bundle has no effect at all)
+        self.commits = 0
         #: why the last legality predicate was false (for failure reports)
         self.last_rejection = ""
         #: whether any binding consulted ptoc (a test that only exercises the ASL's own
@@ -347,11 +351,11 @@ class PtocModel:
                 raise NotApplicable(na[0], f"{name}: {na[1]}")
 
             return raise_na
-        reason = UNBOUND.get(name)
-        if reason is not None:
+        group = UNBOUND.get(name)
+        if group is not None:
 
             def raise_unbound(*_: Any) -> Any:
-                raise Untranslated(name, reason)
+                raise Untranslated(name, group=group)
 
             return raise_unbound
         return None
@@ -432,7 +436,10 @@ class PtocModel:
         try:
             machine.run(program)
         except UnsupportedOperation as f:
-            raise Untranslated(f"ptoc executor: {f.op or start}", f.rule) from None
+            group = "Shared tiles" if "Shared" in f.rule else "indexed GM transfers"
+            if "CUBE" in f.rule:
+                group = "CUBE engine"
+            raise Untranslated(f"ptoc executor: {f.op or start}", f.rule, group) from None
         except MachineFault as f:
             result = RunResult(f, text=text, program=program)
             self.last_run = result
@@ -442,6 +449,7 @@ class PtocModel:
         for pe in pe_list:
             status |= int(machine.status[pe])
         dests = new_destinations(program, before, state.queues)
+        self.commits += 1
         self.memory[:] = state.gm[:MEMORY_BYTES]
         result = RunResult(None, dests, status, text, program)
         self.last_run = result
@@ -520,7 +528,13 @@ def _set_zero_seen(m: PtocModel, v: Any) -> None:
 model_variable("_Tiles", lambda m: TilesArray(m.tiles))
 model_variable("_TileAllocationMasks", lambda m: Array(m.alloc_masks))
 model_variable("_LastFault", lambda m: m.last_fault, _set_last_fault)
-model_variable("_FaultAddress", lambda m: m.fault_address)
+
+
+def _fault_address(m: PtocModel) -> Any:
+    raise Untranslated("_FaultAddress", group="fault address")
+
+
+model_variable("_FaultAddress", _fault_address)
 model_variable("_BundleTileBindings", lambda m: m.bindings)
 model_variable("_BundleDimensions", lambda m: m.dimensions)
 model_variable("_BundleDimensionPresent", lambda m: m.dimension_present)

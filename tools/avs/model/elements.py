@@ -154,6 +154,29 @@ def convert_value(m: PtocModel, value: Bits, src: Enum, dst: Enum, control: Reco
     return (_word(d, raw), Bits(5, st))
 
 
+def _widen(m: PtocModel, src: DataType, value: Bits) -> Bits:
+    """ptoc's TCVT to FP32 (exact for FP16 and BF16 sources)."""
+    raw, _ = element_op(
+        m,
+        "TCVT",
+        src,
+        [_raw(src, value)],
+        dst=DataType.FP32,
+        extra={"numeric_control": control_record()},
+    )
+    return _word(DataType.FP32, raw)
+
+
+@binding("ExactWidenFP16ToFP32")
+def exact_widen_fp16(m: PtocModel, value: Bits) -> Bits:
+    return _widen(m, DataType.FP16, value)
+
+
+@binding("ExactWidenBF16ToFP32")
+def exact_widen_bf16(m: PtocModel, value: Bits) -> Bits:
+    return _widen(m, DataType.BF16, value)
+
+
 @binding("TileConvertIntegerValue")
 def convert_integer_value(m: PtocModel, value: Bits, src: Enum, dst: Enum, sat: bool) -> Bits:
     s, d = data_type(src), data_type(dst)

@@ -242,8 +242,8 @@ def configure_predicate_tile_for_mask(
 def _element(m: PtocModel, t: TileInfo, row: int, col: int) -> int:
     if not t.allocated:
         raise fail(m, "the tile is allocated", "element access to an unallocated tile")
-    if t.predicate:
-        raise fail(m, "numeric tile", "element access to a predicate tile")
+    # a predicate tile is addressed like a row-major U8 tile here (its payload words
+    # are the packed predicate bytes), as the ASL's TileLogicalLinearIndex does
     t.check_coordinates(row, col)
     return int(t.linear(row, col))
 
@@ -272,7 +272,7 @@ def read_tile_element(m: PtocModel, index: Any, row: int, col: int) -> Bits:
             f"ReadTileElement({index}, {row}, {col}) reads a defined element",
             f"ptoc left element [{row}, {col}] of tile {index} undefined",
         )
-    return ElementBits(64, t.read_element(e), element_bits(t.dtype))
+    return ElementBits(64, t.read_element(e), 64 if t.predicate else element_bits(t.dtype))
 
 
 @binding("TileElementDefined", harness=True)

@@ -8,10 +8,13 @@ and the reason given here.
 
 from __future__ import annotations
 
-from .core import not_applicable, opaque, unbound
+from typing import Any
+
+from ..outcome import Untranslated
+from .core import PtocModel, binding, model_variable, not_applicable, opaque, unbound
 
 unbound(
-    "ptoc has no CUBE engine yet (TMATMUL/TGEMV families)",
+    "CUBE engine",
     "ConfigureCubeTile",
     "ConfigureCubeTileForMask",
     "ConfigureCubeUnitTile",
@@ -71,6 +74,7 @@ opaque(
     "ResolveTileNumericExecutionControl",
     "DecodeBundleRoundingSelection",
     "TileProfileReductionInitial",
+    "TileProfileMixedExpdifFP32",
     "TileCompareBoolean",
 )
 not_applicable(
@@ -91,7 +95,7 @@ not_applicable(
     "ExecuteTilePartialArg",
 )
 unbound(
-    "ptoc's executor does not model Shared tiles (B.IOS, S0..S255)",
+    "Shared tiles",
     "AtomicUpdateSharedTile",
     "SharedTileRecord",
     "MaterializeSharedTile",
@@ -99,12 +103,43 @@ unbound(
     "TLOADShared",
     "SharedTileFullyInitialized",
 )
-unbound(
-    "ptoc's executor records no memory-access events (ordering and visibility traces)",
-    "StartMemoryEventCapture",
-    "StopMemoryEventCapture",
-)
-unbound("the program counter is not modelled per command by ptoc's executor", "WritePC")
+
+
+@binding("StartMemoryEventCapture", harness=True)
+def start_memory_event_capture(m: PtocModel, *args: Any) -> None:
+    """Open a capture window (remember how many bundles ptoc had committed)."""
+    m.globals["capture_from"] = m.commits
+
+
+@binding("StopMemoryEventCapture", harness=True)
+def stop_memory_event_capture(m: PtocModel, *args: Any) -> None:
+    m.globals.pop("capture_from", None)
+
+
+def _memory_events(m: PtocModel) -> Any:
+    raise Untranslated("_MemoryEvents", group="memory events")
+
+
+def _memory_event_count(m: PtocModel) -> int:
+    """Zero when every bundle since the capture opened was rejected (ptoc's rejected
+    bundles have no effect, so they access no memory); otherwise untranslated."""
+    start = m.globals.get("capture_from")
+    if start is not None and m.commits == start:
+        return 0
+    raise Untranslated("_MemoryEventCount", group="memory events")
+
+
+model_variable("_MemoryEvents", _memory_events)
+model_variable("_MemoryEventCount", _memory_event_count)
+
+
+@binding("WritePC", harness=True)
+def write_pc(m: PtocModel, value: Any) -> None:
+    """The PC only locates a fault (``_FaultAddress``), which ptoc reports by bundle index
+    instead; writing it changes nothing the tests observe otherwise."""
+    m.globals["pc"] = value
+
+
 opaque(
     "the ASL test harness's own descriptor and capacity accounting (ptoc accounts per "
     "PE at bundle commit, D2)",
@@ -113,3 +148,4 @@ opaque(
     "TileCapacityInUseExcept",
     "TileCapacityLimitBytes",
 )
+unbound("indexed GM transfers", "TPREFETCHAllPEs")

@@ -122,7 +122,7 @@ def _layout(e: Enum, side: int) -> Enum:
         raise AslRuntimeError(f"{e} is not a TileDataLayout")
     pair = LAYOUT_TRANSFORMS.get(code)
     if pair is None:
-        raise Untranslated(f"layout {e.member}", "ptoc models no CUBE cell layouts")
+        raise Untranslated(f"layout {e.member}", group="CUBE engine")
     return Enum(f"TileLayout_{LAYOUT_NAMES[pair[side]]}")
 
 
@@ -172,7 +172,7 @@ def dtype_to_encoding(m: PtocModel, dt: Enum) -> Bits:
     return Bits(5, int(data_type(dt)))
 
 
-@binding("TileDataTypeFromEncoding")
+@binding("TileDataTypeFromEncoding", "BundleTileDataType")
 def dtype_from_encoding(m: PtocModel, code: Bits) -> Enum:
     try:
         return Enum(f"TileDataType_{DataType(code.value).name}")

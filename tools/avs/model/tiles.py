@@ -227,9 +227,7 @@ class TileInfo:
                 "(no B.DATR Layout code selects it)",
             )
         if lay is None:
-            raise Untranslated(
-                f"layout {self.layout.name}", "ptoc's executor has no CUBE or opaque layouts"
-            )
+            raise Untranslated(f"layout {self.layout.name}", group="CUBE engine")
         return lay
 
     def packed(self) -> bool:
@@ -347,9 +345,7 @@ def to_ptoc(t: TileInfo, mask: int, pes: int, serial: int, capacity: int | None 
     (0 for a placeholder that must not count against capacity)."""
     cap = t.capacity_bytes if capacity is None else capacity
     if t.location.name == "TileLocation_Matrix":
-        raise Untranslated(
-            "TileLocation_Matrix", "ptoc's executor does not model private CUBE tile locations"
-        )
+        raise Untranslated("TileLocation_Matrix", group="CUBE engine")
     pe_rows = [pe for pe in range(pes) if mask >> (3 - pe) & 1]
     if t.predicate:
         rows, cols = t.rows, t.columns
