@@ -19,10 +19,12 @@ A test is a file under ``tests/asl/<group>/`` of a pto-spec checkout with one
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import traceback
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -321,6 +323,27 @@ def _set(
     r.outcome, r.category, r.reason = outcome, category, reason
     r.line, r.text, r.detail = line, text, detail
     return r
+
+
+@contextlib.contextmanager
+def lifted_type_check() -> Iterator[None]:
+    """Diagnostic: ptoc's executor accepts every assigned BSTART DataType while inside
+    (``Spec.dtype`` ignores the operation's set); restored on exit."""
+    from ptoc.backend.isa import DTYPE_NONE, DataType
+    from ptoc.runtime.spec import Spec
+
+    original = Spec.dtype
+
+    def any_dtype(self: Spec, allowed: Any = None) -> DataType:
+        if self.dtype_code == DTYPE_NONE:
+            return original(self, allowed)
+        return DataType(self.dtype_code)
+
+    Spec.dtype = any_dtype
+    try:
+        yield
+    finally:
+        Spec.dtype = original
 
 
 def run(cases: list[TestCase]) -> list[Result]:

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ptoc.backend.isa import DataType, form
 from ptoc.backend.isa.fields import LAYOUT_BY_NAME
 from ptoc.backend.program import Datr, TileStart
+from ptoc.runtime import Machine, MachineConfig, MachineFault
 from ptoc.runtime.bundle import build_plan
+from ptoc.runtime.engine import HANDLERS, resolve_dims
 from ptoc.runtime.spec import Spec
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS
 
@@ -64,14 +68,49 @@ def dry_run(m: PtocModel, start: TileStart | None = None) -> RunResult:
     return result
 
 
+def static_preflight(m: PtocModel, start: TileStart) -> MachineFault | None:
+    """The fault ptoc's header processing and the operation's static preparation (run
+    before any source is read: bindings, B.IOR, B.DATR, DataType, dimensions) raise."""
+    assert start.op is not None
+    name = start.op.mnemonic
+    plan = build_plan(start, tuple(headers(m)))
+    machine = Machine(MachineConfig(gm_size=4096))
+    for reg in range(1, 24):
+        machine.state.gpr[:, reg] = np.uint64(m.gprs.items[m.agent].items[reg].value)
+    try:
+        plan.raise_fault()
+        if plan.noop:
+            return None
+        handler = HANDLERS.get(name)
+        if handler is None:
+            raise Untranslated(f"ptoc executor: {name}", group="indexed GM transfers")
+        handler(Spec(plan, resolve_dims(machine.state, plan, name)))
+    except MachineFault as f:
+        return f
+    return None
+
+
 def _schema(m: PtocModel, index: Any = None) -> bool:
-    """The predicate of operation ``index``: the open bundle's header under that
-    operation's BSTART (the bundle's own DataType) is accepted by ptoc."""
+    """The predicate of operation ``index``: the open bundle under that operation's
+    BSTART (the bundle's own DataType) is accepted by ptoc. The ASL's schema predicates
+    check the descriptors of the tiles the bindings name only where those are allocated;
+    when a named tile is not, ptoc is asked only for its static preflight."""
     start = current_start(m)
     if index is not None:
         o = operation(index)
         dtype = start.dtype if start is not None else 31
         start = TileStart(o.family, o.selector, dtype)
+    if start is None or start.op is None:
+        raise AslRuntimeError("no tile operation is selected")
+    named = [
+        b.fields[k]
+        for b in m.bindings.items
+        if b.fields["valid"]
+        for k, v in (("source0", "source0_valid"), ("source1", "source1_valid"))
+        if b.fields[v]
+    ]
+    if any(not m.tile(s).allocated for s in named):
+        return static_preflight(m, start) is None
     return dry_run(m, start).fault is None
 
 
