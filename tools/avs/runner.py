@@ -77,6 +77,8 @@ class Result:
     line: int = 0
     text: str = ""
     detail: str = ""
+    #: assertions evaluated against ptoc
+    checked: int = 0
     skipped: list[str] = field(default_factory=list)
     bundles: list[str] = field(default_factory=list)
 
@@ -205,6 +207,18 @@ def run_case(case: TestCase) -> Result:
             extra = last.mismatch
         if extra and extra not in r.detail:
             r.detail = f"{r.detail}; {extra}" if r.detail else extra
+    if r.outcome == "passed" and model.type_masked:
+        line, mnemonic, rule = model.type_masked[0]
+        _set(
+            r,
+            "failed",
+            "",
+            "",
+            line=line,
+            text=f"{mnemonic} rejects the operands for the rule the test checks",
+            detail=f"ptoc rejects only because of its type set ({rule}); with that "
+            "DataType accepted ptoc would accept the bundle",
+        )
     if r.outcome == "passed" and not model.consulted:
         _set(
             r,
@@ -241,6 +255,7 @@ def run_case(case: TestCase) -> Result:
                 f"{seed}; the test expects the ASL set (line {r.line}: {r.text})",
                 line=r.line,
             )
+    r.checked = interp.checked
     r.skipped = [f"line {ln}: {text} ({why})" for ln, text, why in interp.skipped]
     r.bundles = list(model.runs)
     return r

@@ -249,6 +249,9 @@ class PtocModel:
         self.commits = 0
         #: why the last legality predicate was false (for failure reports)
         self.last_rejection = ""
+        #: legality predicates ptoc answered FALSE only because of its DataType set:
+        #: (line, mnemonic, rule)
+        self.type_masked: list[tuple[int, str, str]] = []
         #: whether any binding consulted ptoc (a test that only exercises the ASL's own
         #: state helpers has no ptoc subject)
         self.consulted = False

@@ -109,9 +109,19 @@ def _schema(m: PtocModel, index: Any = None) -> bool:
         for k, v in (("source0", "source0_valid"), ("source1", "source1_valid"))
         if b.fields[v]
     ]
-    if any(not m.tile(s).allocated for s in named):
-        return static_preflight(m, start) is None
-    return dry_run(m, start).fault is None
+    partial = any(not m.tile(s).allocated for s in named)
+
+    def fault() -> MachineFault | None:
+        return static_preflight(m, start) if partial else dry_run(m, start).fault
+
+    f = fault()
+    if f is not None and "does not support DataType" in f.rule:
+        from ..runner import lifted_type_check
+
+        with lifted_type_check():
+            if fault() is None:
+                m.type_masked.append((m.line, start.op.mnemonic, f.rule))
+    return f is None
 
 
 for _name in _SCHEMA_PREDICATES:
