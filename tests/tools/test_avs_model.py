@@ -225,3 +225,31 @@ def test_the_command_line_counts_per_family_and_writes_json(
     assert data["summary"]["tile/fam-b"]["translated"] == 1
     assert main(["--spec", str(tmp_path), "--family", "tile/fam-a"]) == 0
     assert main(["--spec", str(tmp_path / "missing")]) == 2
+
+
+def test_a_rejection_only_the_type_set_causes_is_noted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass whose expected rejection comes only from ptoc's DataType set is noted for a
+    reviewer: here ptoc is made to reject FP32 TSUB and the operands are otherwise legal."""
+    from ptoc.runtime.spec import Spec
+
+    original = Spec.dtype
+
+    def narrow(self: Spec, allowed: object = None) -> DataType:
+        if self.name == "TSUB" and self.dtype_code == int(DataType.FP32):
+            raise self.illegal("TSUB does not support DataType FP32")
+        return original(self, allowed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Spec, "dtype", narrow)
+    body = fp32_tiles(0, 1, 2) + (
+        "    MarkTileValidRegionDefined(0);\n"
+        "    MarkTileValidRegionDefined(1);\n"
+        "    assert !InstructionContractOperandsLegal_TSUB(2, 0, 1);\n"
+    )
+    r = one(tmp_path, "masked", body, source="asl/tile/x/y/TSUB.asl")
+    assert r.outcome == "passed"
+    assert r.notes == [
+        "line 12: the rejection the test expects comes from ptoc's type set only (TSUB does "
+        "not support DataType FP32); with that DataType accepted ptoc accepts the TSUB bundle"
+    ]

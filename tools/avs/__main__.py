@@ -94,6 +94,9 @@ def report(results: list[Result], verbose: int = 0) -> str:
                     for b in r.bundles[-2:]:
                         lines.extend("     | " + ln for ln in b.splitlines())
         for r in results:
+            for note in r.notes:
+                lines.append(f"NOTE {r.id}  {r.file}: {note}")
+        for r in results:
             if r.outcome == "untranslated":
                 lines.append(
                     f"UNTRANSLATED {r.id}  {r.file}:{r.line}: {r.category}: {r.reason}"

@@ -458,6 +458,22 @@ class PtocModel:
         self.last_run = result
         return result
 
+    def accepted_with_any_type(self, attempt: Callable[[], bool]) -> bool:
+        """Whether ``attempt`` (a dry run returning acceptance) succeeds while ptoc's
+        executor accepts every BSTART DataType; the model's reports are left as they
+        were, and a semantics error at an unsupported type counts as not accepted."""
+        from ..runner import lifted_type_check
+
+        saved = (self.last_run, list(self.runs), self.memory.copy(), self.commits)
+        try:
+            with lifted_type_check():
+                return attempt()
+        except (MachineFault, ValueError, TypeError, KeyError, ArithmeticError):
+            return False
+        finally:
+            self.last_run, self.runs, self.commits = saved[0], saved[1], saved[3]
+            self.memory[:] = saved[2]
+
     def read_back(self, tile: Tile, mask: int, into: TileInfo | None = None) -> TileInfo:
         """The record of a destination ptoc published, as the first PE of ``mask`` holds it."""
         pe = next(pe for pe in range(4) if mask >> (3 - pe) & 1)

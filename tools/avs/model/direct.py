@@ -418,13 +418,13 @@ def legal(m: PtocModel, mnemonic: str, ops: Operands) -> bool:
     )
     ok = result.fault is None and not result.mismatch
     if result.fault is not None and "does not support DataType" in result.fault.rule:
-        # is the DataType the only reason? (then a test expecting a rejection for another
-        # rule passes only because ptoc's type set is narrower)
-        from ..runner import lifted_type_check
-
-        with lifted_type_check():
+        # is the DataType the only reason? (noted: a test expecting a rejection for
+        # another rule then passes only because ptoc's type set is narrower)
+        def attempt() -> bool:
             again = run_direct(m, mnemonic, ops, dry=True)
-        if again.fault is None and not again.mismatch:
+            return again.fault is None and not again.mismatch
+
+        if m.accepted_with_any_type(attempt):
             m.type_masked.append((m.line, mnemonic, result.fault.rule))
     return ok
 

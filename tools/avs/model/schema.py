@@ -115,12 +115,10 @@ def _schema(m: PtocModel, index: Any = None) -> bool:
         return static_preflight(m, start) if partial else dry_run(m, start).fault
 
     f = fault()
-    if f is not None and "does not support DataType" in f.rule:
-        from ..runner import lifted_type_check
-
-        with lifted_type_check():
-            if fault() is None:
-                m.type_masked.append((m.line, start.op.mnemonic, f.rule))
+    masked = f is not None and "does not support DataType" in f.rule
+    if masked and m.accepted_with_any_type(lambda: fault() is None):
+        assert f is not None
+        m.type_masked.append((m.line, start.op.mnemonic, f.rule))
     return f is None
 
 
