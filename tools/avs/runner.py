@@ -202,12 +202,18 @@ def run_case(case: TestCase) -> Result:
                 line=interp.line,
             )
     last = model.last_run
+    if r.outcome == "failed" and last is None and model.last_rejection:
+        r.detail = (
+            f"{r.detail}; ptoc: {model.last_rejection}" if r.detail else model.last_rejection
+        )
     if r.outcome == "failed" and last is not None:
         extra = ""
         if last.fault is not None:
             extra = f"last ptoc bundle raised {last.fault_name}: {last.fault.rule}"
         elif last.mismatch:
             extra = last.mismatch
+        if not extra and model.last_rejection not in r.detail:
+            extra = model.last_rejection
         if extra and extra not in r.detail:
             r.detail = f"{r.detail}; {extra}" if r.detail else extra
     if r.outcome == "passed" and model.type_masked:

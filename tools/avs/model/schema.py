@@ -115,6 +115,7 @@ def _schema(m: PtocModel, index: Any = None) -> bool:
         return static_preflight(m, start) if partial else dry_run(m, start).fault
 
     f = fault()
+    m.last_rejection = "" if f is None else f"{type(f).fault.value}: {f.rule}"
     masked = f is not None and "does not support DataType" in f.rule
     if masked and m.accepted_with_any_type(lambda: fault() is None):
         assert f is not None
