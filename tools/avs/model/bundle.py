@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptoc.backend.encoding import decode_command
-from ptoc.backend.isa import Family, op_by_selector
+from ptoc.backend.isa import Family
 from ptoc.backend.isa.fields import Hand
 from ptoc.backend.program import (
     Command,
@@ -457,14 +457,4 @@ def mask_is_zero(m: PtocModel) -> bool:
     return m.zero_seen
 
 
-def selected_op_name(m: PtocModel) -> str:
-    if m.start is None or m.start.op is None:
-        return "?"
-    return m.start.op.mnemonic
-
-
-def family_of(m: PtocModel) -> Family | None:
-    return None if m.start is None else m.start.family
-
-
-__all__ = ["commit", "headers", "issue", "op_by_selector"]
+__all__ = ["commit", "current_start", "headers", "issue"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ptoc.backend.isa import DataType, Engine, Family, catalog, op, op_by_selector
+from ptoc.backend.isa import DataType, Family, catalog, op, op_by_selector
 from ptoc.backend.isa.schema import OpDef
 
 from ..outcome import Untranslated
@@ -230,6 +230,3 @@ def tquant_types(m: PtocModel, src: Enum, dst: Enum) -> bool:
 @binding("InstructionContractDataTypesLegal_TDEQUANT")
 def tdequant_types(m: PtocModel, src: Enum, dst: Enum) -> bool:
     return _pair_rule("TDEQUANT", data_type(src), data_type(dst))
-
-
-_ENGINES = {e.value for e in Engine}

@@ -31,7 +31,7 @@ from ptoc.backend.program import Command, Datr, Dim, Ior, Iot, TileRef
 from ptoc.runtime.engine import UNSUPPORTED
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, Tile, size_code_bytes
 
-from ..outcome import AssertionFailed, NotApplicable, Untranslated
+from ..outcome import AssertionFailed, Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Record
 from .catalog import OPS, asl_name, decode_tile_operation
 from .core import BINDINGS, UNBOUND, PtocModel, RunResult, binding
@@ -619,11 +619,6 @@ def default_operands(m: PtocModel) -> Record:
         },
     )
     return Record("TileInstructionOperands", fields)
-
-
-def na_unless(cond: bool, category: str, reason: str) -> None:
-    if not cond:
-        raise NotApplicable(category, reason)
 
 
 @binding("InstructionContractZeroMaskNoEffect_TSTORE")

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from ptoc.backend.isa import DataType, info, op
-from ptoc.backend.isa.fields import RMODE_BY_NAME
 from ptoc.backend.isa.semantics.floatfmt import FORMATS, classify
 from ptoc.runtime.ops.common import invalid_encoding
 
@@ -402,4 +401,4 @@ def op_set(m: PtocModel, operation: Enum, dt: Enum) -> bool:
     return data_type(dt) in op(mnemonic).dtypes
 
 
-__all__ = ["RMODE_BY_NAME", "element_op"]
+__all__ = ["element_op"]

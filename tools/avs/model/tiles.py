@@ -438,7 +438,6 @@ def from_ptoc(tile: Tile, pe: int, into: TileInfo | None = None) -> TileInfo:
     rr, cc = grid(t)
     lin = t.linear(rr, cc)
     if t.packed():
-        per = 64 // bits
         pd = t.packed_defined
         for r in range(t.rows):
             for c in range(t.columns):
@@ -447,7 +446,6 @@ def from_ptoc(tile: Tile, pe: int, into: TileInfo | None = None) -> TileInfo:
                     t.write_element(e, int(raw[r, c]))
                 else:
                     pd[e] = False
-        del per
     else:
         flat = lin.ravel()
         ok = defined.ravel()
