@@ -2,8 +2,8 @@
 
 * ``quantize_rows``: ``x*s`` (TROWEXPANDMUL, or TMULS for a scalar), ``+o``
   (TROWEXPANDADD / TADDS), then TQUANT with multiplier 1.0 and zero point 0 (RNE, Sat):
-  pto-isa's two FP32 roundings. A scalar scale with no offset is one TQUANT (its
-  ``fl32(x * m) + 0`` is the same computation).
+  pto-isa's two FP32 roundings. A scalar scale is a TMULS too: TQUANT's own multiplier
+  would round the exact ``x * m`` once (D10), not ``fl32(x * m)``.
 * ``dequantize_rows``: TCVT to FP32 (exact), ``-o`` (TROWEXPANDSUB / TSUBS), ``*s``
   (TROWEXPANDMUL / TMULS). A scalar positive scale with an integer offset on S8/U8 is
   one TDEQUANT (``q - zp`` is exact, so one rounding remains either way).
@@ -67,20 +67,12 @@ def _fp32_bits(v: float) -> int:
     return scalar_bits(DataType.FP32, v)
 
 
-def _zero(v: float | None) -> bool:
-    return v is None or (isinstance(v, float) and v == 0.0)
-
-
 def lower_quantize_rows(e: Emit, op: QuantizeRowsOp) -> Sequence[SSAValue]:
     x = e.norm(op.src)
     out_dt = dt(op.outs[0])
     scale, offset = _scale(e, op), _offset(e, op)
-    if not isinstance(scale, SSAValue) and not isinstance(offset, SSAValue) and _zero(offset):
-        rule = quant.tquant_scalars_legal(
-            DataType[out_dt], np.array([_fp32_bits(scale)], np.uint64), np.zeros(1, np.uint64)
-        )
-        if rule is None:  # round(fl32(x * m) + 0): exactly the reference
-            return [e.quant(x, out_dt, scale)]
+    # Never TQUANT's own multiplier: TQUANT rounds the exact x*m once (D10), the
+    # interface rounds fl32(x*m) first.
     y = _apply(e, x, scale, "TROWEXPANDMUL", "TMULS")
     if offset is not None:
         y = _apply(e, y, offset, "TROWEXPANDADD", "TADDS")

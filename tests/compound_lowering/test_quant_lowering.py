@@ -78,11 +78,16 @@ def test_quantize_rows_pto_isa_cases(rows, sym):
     assert ops["TQUANT"] >= 1 and ops["TROWEXPANDMUL"] >= 1
 
 
-def test_scalar_quantize_is_one_tquant():
-    x = np.random.default_rng(1).standard_normal((8, 64)).astype(F32) * 50
-    res = check("quant", {"x": x}, lambda kb, t: kb.quantize_rows(t["x"], 0.75))
+def test_scalar_quantize_rounds_the_product_first():
+    """A scalar multiplier is TMULS then TQUANT 1.0: TQUANT's own multiplier rounds the
+    exact product once (D10), the interface rounds fl32(x*m) first. D10's witness: the
+    exact product 2.50000000326 is 2.5 in FP32, so the interface gives 2 (TQUANT alone 3)."""
+    x = np.full((1, 8), np.uint32(0x3FA868D4)).view(F32)
+    m = float(np.uint32(0x3FF3377A).view(F32))
+    res = check("quant", {"x": x}, lambda kb, t: kb.quantize_rows(t["x"], m))
+    assert res.got["out"].tolist() == [[2] * 8]
     ops = bundle_ops(res)
-    assert ops["TQUANT"] == 1 and sum(ops.values()) == 3  # load, TQUANT, store
+    assert ops["TMULS"] == 1 and ops["TQUANT"] == 1 and sum(ops.values()) == 4
 
 
 # ---------------------------------------------------------------- dequantize_rows

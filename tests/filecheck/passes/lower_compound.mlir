@@ -321,7 +321,8 @@ func.func @transpose(%x: !tile.tensor<S8, 27x77>) {
 
 // -----
 
-// Row-varying quantize: x*s (TROWEXPANDMUL), +o (TROWEXPANDADD), TQUANT 1.0/0 RNE Sat.
+// Row-varying quantize: x*s (TROWEXPANDMUL), +o (TROWEXPANDADD), TQUANT 1.0/0 RNE Sat;
+// a scalar scale is a TMULS (TQUANT's own multiplier would round x*m once, D10).
 func.func @quant(%x: !tile.tensor<FP32, 8x64>, %s: !tile.tensor<FP32, 8x1>, %o: !tile.tensor<FP32, 8x1>) {
   %t = tile.load %x[0, 0] : !tile.tensor<FP32, 8x64> -> !tile.tile<FP32, 8x64>
   %sc = tile.load %s[0, 0] : !tile.tensor<FP32, 8x1> -> !tile.tile<FP32, 8x1>
@@ -337,7 +338,8 @@ func.func @quant(%x: !tile.tensor<FP32, 8x64>, %s: !tile.tensor<FP32, 8x1>, %o: 
 // CHECK-NEXT:  %{{.*}} = tile.rowexpandmul %t, %sc : !tile.tile<FP32, 8x64>, !tile.tile<FP32, 8x1>
 // CHECK-NEXT:  %{{.*}} = tile.rowexpandadd %{{.*}}, %of : !tile.tile<FP32, 8x64>, !tile.tile<FP32, 8x1>
 // CHECK-NEXT:  %q = tile.quant %{{.*}} rmode rne sat : !tile.tile<FP32, 8x64> -> !tile.tile<U8, 8x64>
-// CHECK-NEXT:  %r = tile.quant %t mult 0.25 rmode rne sat : !tile.tile<FP32, 8x64> -> !tile.tile<S8, 8x64>
+// CHECK-NEXT:  %[[M:.*]] = tile.muls %t, 0.25 : !tile.tile<FP32, 8x64>
+// CHECK-NEXT:  %r = tile.quant %[[M]] rmode rne sat : !tile.tile<FP32, 8x64> -> !tile.tile<S8, 8x64>
 // CHECK-NEXT:  func.return
 
 // -----
