@@ -23,10 +23,10 @@ from ptoc.backend.isa import DataType, info
 from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.reference import kernel_func, run_reference
 from ptoc.dialects.tile_base import tile_type
-from ptoc.passes.execute import compare, run_compiled
+from ptoc.passes.execute import compare, place, read_outputs
 from ptoc.passes.lower_compound import lower_compound_func
 from ptoc.passes.pipeline import CompiledKernel, compile_module
-from ptoc.runtime import MachineConfig
+from ptoc.runtime import Machine, MachineConfig
 
 Body = Callable[[KernelBuilder, dict[str, SSAValue]], Mapping[str, SSAValue] | SSAValue]
 
@@ -72,6 +72,8 @@ class Result:
     got: dict[str, np.ndarray]
     want: dict[str, np.ndarray]
     compiled: CompiledKernel
+    #: the machine's sticky status per PE after the run
+    status: list[int]
 
     @property
     def bundles(self) -> int:
@@ -97,9 +99,24 @@ def run_lowered(
     max_tile_bytes: int | None = None,
 ) -> tuple[dict[str, np.ndarray], CompiledKernel]:
     """Compile (lower-compound -> legalize -> allocate -> emit -> validate) and execute."""
+    got, ck, _ = run_lowered_status(module, inputs, machine, matrix_bytes, max_tile_bytes)
+    return got, ck
+
+
+def run_lowered_status(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray],
+    machine: MachineConfig | None = None,
+    matrix_bytes: int | None = None,
+    max_tile_bytes: int | None = None,
+) -> tuple[dict[str, np.ndarray], CompiledKernel, list[int]]:
+    """:func:`run_lowered`, plus the machine's sticky status per PE."""
     src = module if matrix_bytes is None else lowered(module, matrix_bytes)
     ck = compile_module(src, machine, max_tile_bytes=max_tile_bytes)
-    return run_compiled(ck, inputs, machine), ck
+    m = Machine(machine or MachineConfig())
+    placement = place(ck, m, inputs)
+    m.run(ck.program)
+    return read_outputs(ck, m, placement), ck, [int(s) for s in m.status]
 
 
 def bundle_ops(res: Result) -> Counter[str]:
@@ -122,12 +139,25 @@ def check(
     tiles: Tiles | None = None,
     matrix_bytes: int | None = None,
     max_tile_bytes: int | None = None,
+    status: int | None = None,
 ) -> Result:
     """Compile, execute and compare with the compound reference (bit for bit); the tile
-    reference of the lowered kernel must agree too."""
+    reference of the lowered kernel must agree too. ``status``: the reference status
+    (``compound_ref.status``) that every PE running the kernel must publish exactly
+    (the other PEs none)."""
     module = build(name, inputs, body, pes, tiles)
     want = run_reference(module, inputs)
     compare(run_reference(lowered(module, matrix_bytes), inputs), want)
-    got, ck = run_lowered(module, inputs, machine, matrix_bytes, max_tile_bytes)
+    got, ck, st = run_lowered_status(module, inputs, machine, matrix_bytes, max_tile_bytes)
     compare(got, want)
-    return Result(got, want, ck)
+    if status is not None:
+        expect = [status] * pes + [0] * (len(st) - pes)
+        assert st == expect, f"status per PE {_names(st)}, reference {_names(expect)}"
+    return Result(got, want, ck, st)
+
+
+_FLAG_NAMES = ((1, "NV"), (2, "DZ"), (4, "OF"), (8, "UF"), (16, "NX"))
+
+
+def _names(st: list[int]) -> list[str]:
+    return ["|".join(n for b, n in _FLAG_NAMES if s & b) or "-" for s in st]
