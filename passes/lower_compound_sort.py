@@ -32,7 +32,7 @@ from ptoc.dialects.compound_ops.sorting import (
     Sort32Op,
     UnpackRecordsOp,
 )
-from ptoc.dialects.modes import CMode, RMode
+from ptoc.dialects.modes import CMode
 
 from .lower_compound_build import Emit, dt, shape
 

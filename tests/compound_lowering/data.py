@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from hypothesis import strategies as st
-
 from compound.gen import LAYOUT, binade_bits
+from hypothesis import strategies as st
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 

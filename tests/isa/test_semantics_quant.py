@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa.datatypes import DataType
-from ptoc.backend.isa.semantics.core import NV, NX, OF, UF, SemanticError
+from ptoc.backend.isa.semantics.core import NV, NX, OF, SemanticError
 from ptoc.backend.isa.semantics.quant import (
     tdequant,
     tdequant_scalars_legal,
