@@ -49,7 +49,21 @@ def test_quantize_rows_lowering(case):
         o = t["o"] if offset == "tile" else offset
         return kb.quantize_rows(t["x"], s, o, dtype)
 
-    check("quant", inputs, body)
+    rows = inputs["x"].shape[0]
+    s_col, o_col = _param(inputs, "s", scale, rows), _param(inputs, "o", offset, rows)
+    want = rs.quantize_rows_status(
+        inputs["x"], s_col, o_col, np.int8 if dtype == "S8" else np.uint8
+    )
+    check("quant", inputs, body, status=want)
+
+
+def _param(inputs, name, value, rows):
+    """The (R, 1) FP32 column of a tile or scalar parameter (None stays None)."""
+    if value == "tile":
+        return inputs[name]
+    if value is None:
+        return None
+    return np.full((rows, 1), value, F32)
 
 
 def test_quantize_rows_double_rounding():
@@ -123,7 +137,9 @@ def test_dequantize_rows_lowering(case):
         o = t["o"] if offset == "tile" else offset
         return kb.dequantize_rows(t["q"], s, o)
 
-    check("dequant", inputs, body)
+    rows = inputs["q"].shape[0]
+    s_col, o_col = _param(inputs, "s", scale, rows), _param(inputs, "o", offset, rows)
+    check("dequant", inputs, body, status=rs.dequantize_rows_status(inputs["q"], s_col, o_col))
 
 
 @pytest.mark.parametrize(
@@ -260,7 +276,8 @@ def test_dequantize_mx_lowering(data):
     raw = data.draw(st.booleans())  # uint8 raw bits instead of E4M3 / E8M0
     e = random_bits(rng, np.uint8 if raw else ml_dtypes.float8_e4m3fn, (rows, 32 * groups))
     s = random_bits(rng, np.uint8 if raw else ml_dtypes.float8_e8m0fnu, (rows, groups))
-    check("dmx", {"e": e, "s": s}, lambda kb, x: kb.dequantize_mx(x["e"], x["s"]))
+    want = rs.dequantize_mx_status(e, s)
+    check("dmx", {"e": e, "s": s}, lambda kb, x: kb.dequantize_mx(x["e"], x["s"]), status=want)
 
 
 @pytest.mark.parametrize(
