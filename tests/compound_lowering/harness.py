@@ -15,18 +15,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from ptoc.backend.asm import format_program
 from ptoc.backend.isa import DataType, info
 from ptoc.dialects.builder import KernelBuilder
+from ptoc.dialects.compound_ref import CompoundError
 from ptoc.dialects.reference import kernel_func, run_reference
 from ptoc.dialects.tile_base import tile_type
 from ptoc.passes.execute import compare, place, read_outputs
 from ptoc.passes.lower_compound import lower_compound_func
 from ptoc.passes.pipeline import CompiledKernel, compile_module
-from ptoc.runtime import Machine, MachineConfig
+from ptoc.runtime import Machine, MachineConfig, TileLegalityFault
 
 Body = Callable[[KernelBuilder, dict[str, SSAValue]], Mapping[str, SSAValue] | SSAValue]
 
@@ -154,6 +156,42 @@ def check(
         expect = [status] * pes + [0] * (len(st) - pes)
         assert st == expect, f"status per PE {_names(st)}, reference {_names(expect)}"
     return Result(got, want, ck, st)
+
+
+def check_or_reject(
+    name: str,
+    inputs: Mapping[str, np.ndarray],
+    body: Body,
+    status: int | None = None,
+    **kw: object,
+) -> Result | None:
+    """:func:`check` when the reference accepts the data; when it rejects them
+    (``CompoundError``: unsorted lists, offsets out of range), the lowered program must
+    fault with ``Fault_TileLegality`` before any effect: no output byte is stored (the
+    outputs are prefilled with a pattern that must survive) and no status is published.
+    Returns None for a rejection."""
+    module = build(name, inputs, body, int(kw.get("pes", 1)), kw.get("tiles"))  # type: ignore[arg-type]
+    try:
+        run_reference(module, inputs)
+    except CompoundError:
+        pass
+    else:
+        return check(name, inputs, body, status=status, **kw)  # type: ignore[arg-type]
+    ck = compile_module(module, kw.get("machine"))  # type: ignore[arg-type]
+    m = Machine(kw.get("machine") or MachineConfig())  # type: ignore[arg-type]
+    placement = place(ck, m, inputs)
+    for t in ck.abi.tensors:
+        if t.output:
+            m.load_gm(placement.tensors[t.name], np.full(t.nbytes, 0xA5, np.uint8))
+    before = {t.name: m.read_gm(placement.tensors[t.name], np.uint8, t.nbytes)
+              for t in ck.abi.tensors if t.output}  # fmt: skip
+    with pytest.raises(TileLegalityFault):
+        m.run(ck.program)
+    for n, b in before.items():
+        after = m.read_gm(placement.tensors[n], np.uint8, b.size)
+        assert np.array_equal(after, b), f"output {n} was stored before the rejection"
+    assert [int(x) for x in m.status] == [0] * len(m.status), "status before the rejection"
+    return None
 
 
 _FLAG_NAMES = ((1, "NV"), (2, "DZ"), (4, "OF"), (8, "UF"), (16, "NX"))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ptoc.dialects.compound_ref.gather import PATTERNS
 
 from .data import any_tile, random_bits
-from .harness import build, bundle_ops, check, run_lowered
+from .harness import build, bundle_ops, check, check_or_reject, run_lowered
 
 DTYPES = [
     np.float32,
@@ -119,6 +119,33 @@ def test_gather_flat_pto_isa_cases(dt, src, dst, idx_dt):
     check("flat", {"t": t, "o": offs}, lambda kb, x: kb.gather_flat(x["t"], x["o"]), status=0)
 
 
+@st.composite
+def wild_offsets(draw, size, shape, dtypes):
+    """Offsets around the valid range ``0 .. size - 1``: in range, -1, ``size`` and
+    beyond, each element independently (so most tiles hold a rejected offset)."""
+    idt = np.dtype(draw(st.sampled_from(dtypes)))
+    lo, hi = np.iinfo(idt).min, np.iinfo(idt).max
+    el = st.one_of(st.integers(0, size - 1), st.sampled_from([size, size + 7]), st.just(-1))
+    n = shape[0] * shape[1]
+    vals = [v for v in draw(st.lists(el, min_size=n, max_size=n))]
+    return np.array([min(max(v, lo), hi) for v in vals], idt).reshape(shape)
+
+
+@given(data=st.data())
+def test_gather_and_scatter_flat_reject_exactly_what_the_reference_rejects(data):
+    """Out-of-range offsets: the lowering faults before any effect exactly when the
+    reference rejects them (gather_flat, scatter_flat)."""
+    t = data.draw(any_tile(DTYPES, ROWS, COLS))
+    dts = [np.int32, np.uint32, np.int16, np.uint16]
+    offs = data.draw(wild_offsets(t.size, (2, 3), dts))
+    body0 = lambda kb, x: kb.gather_flat(x["t"], x["o"])  # noqa: E731
+    check_or_reject("flat", {"t": t, "o": offs}, body0, status=0)
+    shape = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 6)))
+    soffs = data.draw(wild_offsets(shape[0] * shape[1], t.shape, dts))
+    body = lambda kb, x: kb.scatter_flat(x["t"], x["o"], shape)  # noqa: E731
+    check_or_reject("scatter", {"t": t, "o": soffs}, body, status=0)
+
+
 def test_gather_flat_out_of_range_faults():
     """Offsets past the source make the lowered block illegal (the reference rejects them
     too), also when the source is gathered in chunks."""
@@ -151,7 +178,12 @@ def blocks_case(draw):
     r, nb = draw(st.integers(1, 3)), draw(st.integers(1, 4))
     ids = draw(st.lists(st.integers(0, nblocks - 1), min_size=r * nb, max_size=r * nb))
     odt = draw(st.sampled_from([np.uint32, np.int32, np.uint16]))
-    return t, (np.array(ids) * 32).astype(odt).reshape(r, nb)
+    offs = np.array(ids) * 32
+    if draw(st.booleans()):  # one offset unaligned or past the end: rejected
+        offs[draw(st.integers(0, offs.size - 1))] = draw(
+            st.sampled_from([nblocks * 32, 4, 33, 32 * nblocks + 64])
+        )
+    return t, offs.astype(odt).reshape(r, nb)
 
 
 @settings(max_examples=30)
@@ -160,9 +192,8 @@ def test_gather_blocks_lowering(case):
     t, offs = case
     if t.nbytes < 32:
         return
-    check(
-        "blocks", {"t": t, "o": offs}, lambda kb, x: kb.gather_blocks(x["t"], x["o"]), status=0
-    )
+    body = lambda kb, x: kb.gather_blocks(x["t"], x["o"])  # noqa: E731
+    check_or_reject("blocks", {"t": t, "o": offs}, body, status=0)
 
 
 @pytest.mark.parametrize(

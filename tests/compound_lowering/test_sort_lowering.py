@@ -7,13 +7,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from ptoc.dialects.compound_ref import status as rs
 
 from .data import float_tile, random_bits, sorted_row, u32
-from .harness import build, bundle_ops, check, run_lowered
+from .harness import build, bundle_ops, check, check_or_reject, run_lowered
 
 SORT_DTYPES = [np.float32, np.float16]
 
@@ -75,12 +75,16 @@ def test_sort32_pto_isa_cases(dt, shape):
 
 
 @st.composite
-def merge_case(draw, max_n=20):
+def merge_case(draw, max_n=20, unsorted=False):
     dt = draw(st.sampled_from(SORT_DTYPES))
     k = draw(st.integers(2, 4))
     sizes = draw(st.lists(st.integers(1, max_n), min_size=k, max_size=k))
     descending = draw(st.booleans())
     rows = [sorted_row(draw(float_tile(dt, 1, n))[0], descending) for n in sizes]
+    if unsorted and draw(st.booleans()):  # one list as drawn (usually not sorted)
+        rows[draw(st.integers(0, k - 1))] = draw(
+            float_tile(dt, 1, draw(st.integers(1, max_n)))
+        )[0]
     total = sum(sizes)
     top_k = draw(st.one_of(st.none(), st.integers(1, total)))
     exhausted = draw(st.booleans())
@@ -121,6 +125,21 @@ def test_merge_sorted_lowering(case):
         len(rows), payloads, descending=descending, top_k=top_k, exhausted=exhausted
     )
     check("merge", inputs, body, tiles=tiles, status=rs.merge_status(*rows))
+
+
+@settings(max_examples=30)
+@given(case=merge_case(unsorted=True))
+def test_merge_sorted_rejects_exactly_what_the_reference_rejects(case):
+    """Lists as drawn: where the reference rejects one (not sorted), the lowered program
+    faults before any store or status; otherwise it equals the reference."""
+    _dt, rows, descending, top_k, exhausted, payloads = case
+    top_k = None if top_k is None else min(top_k, sum(len(r) for r in rows))
+    inputs, tiles = merge_inputs(rows)
+    body = merge_body(
+        len(rows), payloads, descending=descending, top_k=top_k, exhausted=exhausted
+    )
+    res = check_or_reject("merge", inputs, body, status=rs.merge_status(*rows), tiles=tiles)
+    event("rejected" if res is None else "accepted")
 
 
 @settings(max_examples=10)
@@ -235,15 +254,17 @@ def test_unsorted_list_faults_before_any_store():
 
 
 @st.composite
-def blocks_case(draw):
+def blocks_case(draw, unsorted=False):
     dt = draw(st.sampled_from(SORT_DTYPES))
     unit = 32 if dt == np.float32 else 16
     block = unit * draw(st.integers(1, 2))
     n = draw(st.integers(1, 4 * block + block))
     descending = draw(st.booleans())
     t = draw(float_tile(dt, 1, n))
-    for s in range(0, n, block):
-        t[0, s : s + block] = sorted_row(t[0, s : s + block], descending)
+    keep = draw(st.integers(0, n // block)) if unsorted else -1  # this block as drawn
+    for i, s in enumerate(range(0, n, block)):
+        if i != keep:
+            t[0, s : s + block] = sorted_row(t[0, s : s + block], descending)
     return t, block, descending
 
 
@@ -260,6 +281,24 @@ def test_merge_blocks_lowering(case, payload, seed):
         return dict(zip(["v", "p"], res, strict=False))
 
     check("merge_blocks", inputs, body, status=rs.merge_status(t))
+
+
+@settings(max_examples=25)
+@given(case=blocks_case(unsorted=True), payload=st.booleans())
+def test_merge_blocks_rejects_exactly_what_the_reference_rejects(case, payload):
+    """One block as drawn (the tail and lone blocks included): the lowering rejects
+    exactly the inputs the reference rejects, before any effect."""
+    t, block, descending = case
+    inputs = {"t": t}
+    if payload:
+        inputs["p"] = u32(np.random.default_rng(1), t.shape)
+
+    def body(kb, x):
+        res = kb.merge_blocks(x["t"], block, x.get("p"), descending=descending)
+        return dict(zip(["v", "p"], res, strict=False))
+
+    res = check_or_reject("merge_blocks", inputs, body, status=rs.merge_status(t))
+    event("rejected" if res is None else "accepted")
 
 
 @pytest.mark.parametrize(
