@@ -131,7 +131,7 @@ def test_merge_sorted_lowering(case):
 @given(case=merge_case(unsorted=True))
 def test_merge_sorted_rejects_exactly_what_the_reference_rejects(case):
     """Lists as drawn: where the reference rejects one (not sorted), the lowered program
-    faults before any store or status; otherwise it equals the reference."""
+    faults before any store; otherwise it equals the reference."""
     _dt, rows, descending, top_k, exhausted, payloads = case
     top_k = None if top_k is None else min(top_k, sum(len(r) for r in rows))
     inputs, tiles = merge_inputs(rows)
