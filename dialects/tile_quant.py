@@ -1,7 +1,8 @@
 """Quantization: ``tile.quant`` (TQUANT, FP32 -> S8/U8) and ``tile.dequant`` (TDEQUANT).
 
 ``%q = tile.quant %x mult 0.5 zp -3 rmode rne sat : T -> Tq`` computes
-``q = round(fl32(x * mult) + zp)`` (saturating with ``sat``, else the low 8 bits);
+``q = round(x * mult + zp)``, the affine value exact and rounded once (D10; saturating
+with ``sat``, else the low 8 bits);
 ``%y = tile.dequant %q mult 0.5 zp -3 : Tq -> T`` computes ``fl32((q - zp) * mult)``.
 An omitted ``mult`` is 1.0 and an omitted ``zp`` is 0 (the catalog's B.IOR defaults).
 """
@@ -152,7 +153,7 @@ class QuantBase(TileOp):
 
 @irdl_op_definition
 class QuantOp(QuantBase):
-    """TQUANT: FP32 -> S8/U8 by ``round(fl32(x * mult) + zp)``."""
+    """TQUANT: FP32 -> S8/U8 by ``round(x * mult + zp)``, one rounding (D10)."""
 
     name = "tile.quant"
     MNEMONIC: ClassVar[str | None] = "TQUANT"

@@ -2,16 +2,18 @@
 
 * ``quantize_rows``: ``x*s`` (TROWEXPANDMUL, or TMULS for a scalar), ``+o``
   (TROWEXPANDADD / TADDS), then TQUANT with multiplier 1.0 and zero point 0 (RNE, Sat):
-  pto-isa's two FP32 roundings. A scalar scale with no offset is one TQUANT (its
-  ``fl32(x * m) + 0`` is the same computation).
+  pto-isa's two FP32 roundings. A scalar scale is a TMULS too: TQUANT's own multiplier
+  would round the exact ``x * m`` once (D10), not ``fl32(x * m)``.
 * ``dequantize_rows``: TCVT to FP32 (exact), ``-o`` (TROWEXPANDSUB / TSUBS), ``*s``
   (TROWEXPANDMUL / TMULS). A scalar positive scale with an integer offset on S8/U8 is
   one TDEQUANT (``q - zp`` is exact, so one rounding remains either way).
-* ``quantize_mx``: per 32-column group TROWMAX/TROWSUM of ``|x|``; the shared exponent
-  from TCVT to E8M0 with RTZ (the biased exponent of the group maximum) and back to FP32,
-  selects for the tiny (scale 0), infinite (scale 247) and NaN groups, TRECIP for the
-  scaling, TROWEXPANDMUL and a saturating TCVT to E4M3 for the elements. No view: the
-  groups are TEXTRACT column windows.
+* ``quantize_mx``: the FP32 bits (a view as U32), TANDS of the sign, per 32-column
+  group TROWMAX of the magnitudes (the bits of amax; above +inf's bits a NaN group); the
+  biased exponent E by TSHRS, ``scale = max(E - 8, 0)`` by TMAXS/TSUBS, TSELS 0xFF for
+  NaN groups, TCVT to U8 and a view as E8M0; ``scaling`` = TRECIP of the scales as FP32
+  (exact); TROWEXPANDMUL and a saturating TCVT to E4M3 for the elements. The groups are
+  TEXTRACT column windows. (TCVT to E8M0 rounds the exponent of a non-power of two, so
+  it cannot extract E, and it would raise NX, UF and NV that the reference does not.)
 * ``dequantize_mx``: TCVT E4M3 and E8M0 to FP32 (exact; E8M0 0xFF is NaN) and one
   TROWEXPANDMUL per group.
 """
@@ -67,20 +69,12 @@ def _fp32_bits(v: float) -> int:
     return scalar_bits(DataType.FP32, v)
 
 
-def _zero(v: float | None) -> bool:
-    return v is None or (isinstance(v, float) and v == 0.0)
-
-
 def lower_quantize_rows(e: Emit, op: QuantizeRowsOp) -> Sequence[SSAValue]:
     x = e.norm(op.src)
     out_dt = dt(op.outs[0])
     scale, offset = _scale(e, op), _offset(e, op)
-    if not isinstance(scale, SSAValue) and not isinstance(offset, SSAValue) and _zero(offset):
-        rule = quant.tquant_scalars_legal(
-            DataType[out_dt], np.array([_fp32_bits(scale)], np.uint64), np.zeros(1, np.uint64)
-        )
-        if rule is None:  # round(fl32(x * m) + 0): exactly the reference
-            return [e.quant(x, out_dt, scale)]
+    # Never TQUANT's own multiplier: TQUANT rounds the exact x*m once (D10), the
+    # interface rounds fl32(x*m) first.
     y = _apply(e, x, scale, "TROWEXPANDMUL", "TMULS")
     if offset is not None:
         y = _apply(e, y, offset, "TROWEXPANDADD", "TADDS")
@@ -155,24 +149,40 @@ def stack(e: Emit, parts: list[SSAValue]) -> SSAValue:
     return e.view(parts, dt(parts[0]), (rows, shape(parts[0])[1]))
 
 
+#: bits of FP32 +inf: a magnitude's bits above it are a NaN
+_INF_BITS = 0x7F800000
+_NAN_BITS = 0x7FC00000
+_E8M0_NAN = 0xFF
+
+
 def _mx_block(e: Emit, x: SSAValue) -> list[SSAValue]:
-    x = e.cvt(x, "FP32")  # FP16/BF16 widen exactly
-    a = e.unary("TABS", x)
-    ga = _groups(e, a)
-    amax0 = e.concat_all([e.reduce("TROWMAX", g) for g in ga])  # (R, G); NaN dropped
-    total = e.concat_all([e.reduce("TROWSUM", g) for g in ga])  # NaN iff a NaN in the group
-    ok = e.cmp(CMode.EQ, total, total)  # the group holds no NaN
-    # 2**(E - 127) for the biased exponent E of amax: E8M0 with RTZ keeps the exponent
-    p = e.cvt(e.cvt(amax0, "E8M0", RMode.RTZ), "FP32")
-    v = e.scalar("TMULS", p, 2.0**-8)  # 2**(scale - 127), scale = E - 8
-    v = e.sels(e.cmps(CMode.GE, amax0, 2.0**-119), v, 2.0**-127)  # E < 8: scale 0
-    v = e.sels(e.cmps(CMode.LT, amax0, float("inf")), v, 2.0**120)  # E = 255: scale 247
-    v = e.sels(ok, v, float("nan"))  # NaN group: E8M0 NaN, NaN scaling
-    scaling = e.unary("TRECIP", v)  # 2**(127 - scale), exact
-    scales = e.cvt(v, "E8M0")
-    amax = e.sels(ok, amax0, float("nan"))
-    cols = _columns(e, scaling)
-    parts = [e.expand("TROWEXPANDMUL", g, s) for g, s in zip(_groups(e, x), cols, strict=True)]
+    """One row block: the reference formula on the FP32 bits, in the integer domain.
+
+    ``|x|`` is the bits with the sign cleared, and for non-negative floats the integer
+    order of the bits is the numeric order, so TROWMAX of the U32 magnitudes is the bits
+    of amax (or, above 0x7F800000, says the group holds a NaN). Its biased exponent E
+    gives ``scale = max(E, 8) - 8`` by integer ops; ``scaling = 2**(127 - scale)`` is the
+    exact TRECIP of the E8M0 scale converted back to FP32. Only integer operations, bit
+    copies, exact conversions and the element step itself touch the data, so the status
+    is exactly the reference's (NV for a signalling NaN, the element step's flags).
+    """
+    rows, cols = shape(x)
+    x = e.cvt(x, "FP32")  # FP16/BF16 widen exactly (a signalling NaN raises NV)
+    mag = e.scalar("TANDS", e.view(x, "U32", (rows, cols)), 0x7FFFFFFF)
+    m = e.concat_all([e.reduce("TROWMAX", g) for g in _groups(e, mag)])  # (R, G) bits
+    biased = e.scalar("TSHRS", m, 23)  # E (255 for inf and NaN groups)
+    scale = e.scalar("TSUBS", e.scalar("TMAXS", biased, 8), 8)  # max(E - 8, 0)
+    g = shape(m)[1]
+    ok = e.cmps(CMode.LE, m, _INF_BITS)  # the group holds no NaN
+    scale = e.sels(ok, scale, _E8M0_NAN)
+    amax = e.sels(ok, e.view(m, "FP32", (rows, g)), float("nan"))
+    scales = e.view(e.cvt(scale, "U8"), "E8M0", (rows, g))
+    # 2**(scale - 127) (0xFF: NaN) and its reciprocal 2**(127 - scale): both exact
+    scaling = e.unary("TRECIP", e.cvt(scales, "FP32"))
+    cols_s = _columns(e, scaling)
+    parts = [
+        e.expand("TROWEXPANDMUL", gx, c) for gx, c in zip(_groups(e, x), cols_s, strict=True)
+    ]
     elements = e.cvt(e.concat_all(parts), "E4M3", RMode.RNE, sat=True)
     return [elements, scales, amax, scaling]
 

@@ -32,7 +32,7 @@ from ptoc.dialects.compound_ops.sorting import (
     Sort32Op,
     UnpackRecordsOp,
 )
-from ptoc.dialects.modes import CMode, RMode
+from ptoc.dialects.modes import CMode
 
 from .lower_compound_build import Emit, dt, shape
 
@@ -68,9 +68,14 @@ def lower_sort32(e: Emit, op: Sort32Op) -> Sequence[SSAValue]:
 
 def merge_tree(e: Emit, lists: Sequence[SSAValue], descending: bool) -> SSAValue:
     """The merged values: ((L0 L1) L2) or ((L0 L1) (L2 L3)); ties take the left operand,
-    so records of lower lists come first (TMRGSORT ``k - 1`` times)."""
+    so records of lower lists come first (TMRGSORT ``k - 1`` times). One list is merged
+    with a one-element quiet NaN and cut back (TMRGSORT, TEXTRACT): a NaN goes last in
+    both directions, so the list is unchanged, and TMRGSORT rejects it, before any
+    effect, when it is not sorted, as the reference rejects it."""
     if len(lists) == 1:
-        return lists[0]
+        n = shape(lists[0])[1]
+        nan = e.full(float("nan"), dt(lists[0]), (1, 1))
+        return e.extract(e.mrgsort(lists[0], nan, descending), (0, 0), (1, n))
     if len(lists) == 4:
         left = e.mrgsort(lists[0], lists[1], descending)
         return e.mrgsort(left, e.mrgsort(lists[2], lists[3], descending), descending)
@@ -93,22 +98,18 @@ def _nan_vector(e: Emit, v: SSAValue) -> tuple[SSAValue, SSAValue]:
 def _indicator(e: Emit, a: SSAValue, bq: SSAValue, descending: bool) -> SSAValue:
     """U32 (n_a, w): 1 where number ``bq[q]`` strictly precedes number ``a[p]``.
 
-    Between numbers that holds exactly when ``d = b - a`` (descending) or ``a - b``
-    (ascending) is positive: with gradual underflow a difference is zero only for equal
-    values, ``inf - inf`` is NaN and a NaN operand gives NaN. TCVT to U32 rounding
-    toward +inf with saturation maps a positive ``d`` to at least 1 and zero, negatives
-    and NaN to 0; TMINS 1 makes it the indicator (no predicate tile: a long-lived one
-    would need a TMOV refresh). ``a`` enters as a cached (negated) column expansion."""
+    Between numbers that is ``b > a`` (descending) or ``b < a`` (ascending): one TCMP of
+    the row-expanded column of ``a`` against the column-expanded ``bq``, turned into 0/1
+    at once by TSELS (the predicate lives for one bundle, so it never needs a refresh).
+    A comparison is pure: a NaN operand makes it false (NaN records are counted on the
+    per-list vectors instead), +0 equals -0, and only a signalling NaN raises status (NV,
+    which TMRGSORT raises for the same value anyway). No arithmetic on the values, so no
+    NX, OF or NV can arise from the order computation."""
     n, w = shape(a)[1], shape(bq)[1]
     col = e.cached(("col", a), lambda: e.trans(a))
-    if descending:  # b - a = b + (-a)
-        neg = e.cached(("negcol", a), lambda: e.unary("TNEG", col))
-        x = e.cached(("negexp", a, w), lambda: e.rowexpand(neg, (n, w)))
-        d = e.expand("TCOLEXPANDADD", x, bq)
-    else:
-        x = e.cached(("rowexp", a, w), lambda: e.rowexpand(col, (n, w)))
-        d = e.expand("TCOLEXPANDSUB", x, bq)
-    return e.scalar("TMINS", e.cvt(d, "U32", RMode.RTP, sat=True), 1)
+    x = e.cached(("rowexp", a, w), lambda: e.rowexpand(col, (n, w)))
+    b = e.colexpand(bq, (n, w))
+    return e.pred01(e.cmp(CMode.LT if descending else CMode.GT, x, b))
 
 
 def _add(e: Emit, acc: SSAValue | None, x: SSAValue) -> SSAValue:
@@ -223,12 +224,13 @@ class MergeOrder:
 
 
 def tie(e: Emit, values: SSAValue, payload: SSAValue) -> SSAValue:
-    """``payload`` unchanged, but data-dependent on ``values`` (``payload + (cvt(values) &
-    0)``: TCVT, TANDS, TADD), so the TMRGSORT tree that checks the lists' order stays live
-    when only the payloads are used. No predicate: a long-lived predicate tile would need
-    a TMOV refresh, which the executor refuses for predicates."""
-    zero = e.scalar("TANDS", e.cvt(values, "U32", sat=True), 0)
-    return e.binary("TADD", payload, zero)
+    """``payload`` unchanged, but data-dependent on ``values`` (a TSEL of the payload
+    with itself under ``values == values``), so the TMRGSORT tree that checks the lists'
+    order stays live when only the payloads are used. A comparison raises no status but
+    NV for a signalling NaN, which the merge raises anyway; the predicate is consumed by
+    the next bundle (a long-lived predicate would need a TMOV refresh, which the
+    executor refuses for predicates)."""
+    return e.sel(e.cmp(CMode.EQ, values, values), payload, payload)
 
 
 def lower_merge_sorted(e: Emit, op: MergeSortedOp) -> Sequence[SSAValue]:

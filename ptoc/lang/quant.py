@@ -38,8 +38,9 @@ def quantize(
     rounding: str = "rne",
     saturate: bool = True,
 ) -> Tile:
-    """fp32 -> s8/u8: ``round(fl32(t * multiplier) + zero_point)``, clamped to the type's
-    range with ``saturate`` (else the low 8 bits); NaN gives 0 (TQUANT)."""
+    """fp32 -> s8/u8: ``round(t * multiplier + zero_point)``, the exact value rounded once
+    (D10), clamped to the type's range with ``saturate`` (else the low 8 bits); NaN gives
+    0 (TQUANT)."""
     fn = "pt.quantize"
     t = as_tile(t, fn)
     check_type(fn, "TQUANT", t.dtype)

@@ -21,6 +21,7 @@ from ptoc.backend.isa.semantics import quant as sq
 from ptoc.backend.isa.semantics import sorting as ss
 
 from ..engine import Ctx, Runner
+from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
 from ..tiles import Tile
 from .common import RM, prelude, register, require_encodings, same_rows
@@ -125,8 +126,11 @@ def tmrgsort(spec: Spec) -> Runner:
         if a.valid_rows != 1 or b.valid_rows != 1 or not a.valid_cols or not b.valid_cols:
             raise ctx.illegal("TMRGSORT sources are nonempty single-row streams")
         n = a.valid_cols + b.valid_cols
-        if n > 32768:
-            raise ctx.illegal(f"TMRGSORT output of {n} columns exceeds 32768")
+        if n > 32768:  # the 0.58.3 contract: a combined width above the physical-column
+            # range is Fault_TileAllocation (the seed is silent, so D4 keeps the contract)
+            raise TileAllocationFault(
+                f"TMRGSORT output of {n} columns exceeds the 32768-column range", ctx.name
+            )
         desc = _flag(ctx, 0)
         col = 1 << (n - 1).bit_length()
         (slot,) = ctx.allocate((dt, Shape(1, n, col), RM))

@@ -68,10 +68,38 @@ BF16_SPECIAL = [
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
+#: (exponent bits, mantissa bits) of the IEEE formats the tests draw
+LAYOUT = {
+    np.dtype(np.float32): (8, 23),
+    np.dtype(np.float16): (5, 10),
+    np.dtype(ml_dtypes.bfloat16): (8, 7),
+}
+
+
+def binade_bits(dtype) -> st.SearchStrategy[int]:
+    """Raw bits of one IEEE element with the binade drawn uniformly: every exponent
+    field (0: zeros and subnormals; all ones: infinities and NaNs, so quiet and
+    signalling NaN payloads of both signs) is equally likely, and the significand is
+    0, 1, the quiet bit, all ones or anything. So values below 1, subnormals, the top
+    binade and every NaN kind appear in every few draws, not once in 2**8."""
+    ebits, mbits = LAYOUT[np.dtype(dtype)]
+    top = (1 << mbits) - 1
+    mant = st.one_of(
+        st.sampled_from([0, 1, 1 << (mbits - 1), top, top - 1]), st.integers(0, top)
+    )
+    return st.builds(
+        lambda s, e, m: (s << (ebits + mbits)) | (e << mbits) | m,
+        st.integers(0, 1),
+        st.integers(0, (1 << ebits) - 1),
+        mant,
+    )
+
+
 def float_bits(
     dtype, *, tie_values=(-2.0, -1.0, -0.0, 0.0, 1.0, 2.0, 3.0)
 ) -> st.SearchStrategy:
-    """Raw bit patterns of one float element: specials, ties from a small set, anything."""
+    """Raw bit patterns of one float element: specials, ties from a small set, every
+    binade (:func:`binade_bits`), anything."""
     dt = np.dtype(dtype)
     width = dt.itemsize
     specials = BF16_SPECIAL if dt == np.dtype(ml_dtypes.bfloat16) else SPECIAL[width]
@@ -79,6 +107,7 @@ def float_bits(
     return st.one_of(
         st.sampled_from(specials),
         st.sampled_from(ties),
+        binade_bits(dt),
         st.integers(0, (1 << (8 * width)) - 1),
     )
 

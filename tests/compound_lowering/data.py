@@ -1,11 +1,13 @@
 """Adversarial test data for the lowering tests: raw bit patterns (NaNs with payloads and
-both signs, signalling NaNs, +-0, +-inf, subnormals, extremes), many ties, and seeded
-generators for the fixed pto-isa cases."""
+both signs, signalling NaNs, +-0, +-inf, subnormals, extremes, every binade drawn
+uniformly by ``compound.gen.binade_bits``), many ties, and seeded generators for the
+fixed pto-isa cases."""
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+from compound.gen import LAYOUT, binade_bits
 from hypothesis import strategies as st
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -33,9 +35,16 @@ def float_bits(dtype: np.dtype) -> st.SearchStrategy[int]:
     dt = np.dtype(dtype)
     ties = [int(np.array(v, dt).view(UINT[dt.itemsize])) for v in TIES]
     specials = SPECIAL.get(dt, [0, 1 << (8 * dt.itemsize - 1)])
+    if dt not in LAYOUT:
+        return st.one_of(
+            st.sampled_from(specials),
+            st.sampled_from(ties),
+            st.integers(0, (1 << (8 * dt.itemsize)) - 1),
+        )
     return st.one_of(
         st.sampled_from(specials),
         st.sampled_from(ties),
+        binade_bits(dt),
         st.integers(0, (1 << (8 * dt.itemsize)) - 1),
     )
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ptoc.dialects.compound_ref.gather import PATTERNS
 
 from .data import any_tile, random_bits
-from .harness import build, bundle_ops, check, run_lowered
+from .harness import build, bundle_ops, check, check_or_reject, run_lowered
 
 DTYPES = [
     np.float32,
@@ -37,7 +37,7 @@ SAME_WIDTH = {1: "U8", 2: "S16", 4: "S32"}
 def test_gather_pattern_lowering(t, pattern):
     if t.shape[1] <= PATTERNS[pattern][1]:
         return  # keeps no column: rejected (test_rejections)
-    check("pattern", {"t": t}, lambda kb, x: kb.gather_pattern(x["t"], pattern))
+    check("pattern", {"t": t}, lambda kb, x: kb.gather_pattern(x["t"], pattern), status=0)
 
 
 @settings(max_examples=20)
@@ -50,7 +50,7 @@ def test_gather_pattern_reinterprets(t, pattern):
     def body(kb, x):
         return kb.gather_pattern(x["t"], pattern, dtype)
 
-    check("pattern", {"t": t}, body)
+    check("pattern", {"t": t}, body, status=0)
 
 
 FP32_FAMILY = [
@@ -72,13 +72,15 @@ def test_gather_pattern_pto_isa_cases(pattern, shape, dt):
     if np.dtype(dt).itemsize == 2 and pattern == "P0101":
         shape = (5, 128)  # the FP16 family's P0101 case
     t = random_bits(np.random.default_rng(23), dt, shape)
-    check("pattern", {"t": t}, lambda kb, x: kb.gather_pattern(x["t"], pattern))
+    check("pattern", {"t": t}, lambda kb, x: kb.gather_pattern(x["t"], pattern), status=0)
 
 
 def test_gather_pattern_float_int_reinterpretation():
     """pto-isa case1_float_int_P1010: f32 source, s32 destination (the same bits)."""
     t = random_bits(np.random.default_rng(2), np.float32, (4, 64))
-    check("pattern", {"t": t}, lambda kb, x: kb.gather_pattern(x["t"], "P1010", "S32"))
+    check(
+        "pattern", {"t": t}, lambda kb, x: kb.gather_pattern(x["t"], "P1010", "S32"), status=0
+    )
 
 
 # ---------------------------------------------------------------- flat gather
@@ -97,7 +99,7 @@ def flat_case(draw):
 @given(case=flat_case())
 def test_gather_flat_lowering(case):
     t, offs = case
-    check("flat", {"t": t, "o": offs}, lambda kb, x: kb.gather_flat(x["t"], x["o"]))
+    check("flat", {"t": t, "o": offs}, lambda kb, x: kb.gather_flat(x["t"], x["o"]), status=0)
 
 
 @pytest.mark.parametrize(
@@ -114,7 +116,34 @@ def test_gather_flat_pto_isa_cases(dt, src, dst, idx_dt):
     rng = np.random.default_rng(29)
     t = random_bits(rng, dt, src)
     offs = rng.integers(0, min(t.size, np.iinfo(idx_dt).max + 1), dst).astype(idx_dt)
-    check("flat", {"t": t, "o": offs}, lambda kb, x: kb.gather_flat(x["t"], x["o"]))
+    check("flat", {"t": t, "o": offs}, lambda kb, x: kb.gather_flat(x["t"], x["o"]), status=0)
+
+
+@st.composite
+def wild_offsets(draw, size, shape, dtypes):
+    """Offsets around the valid range ``0 .. size - 1``: in range, -1, ``size`` and
+    beyond, each element independently (so most tiles hold a rejected offset)."""
+    idt = np.dtype(draw(st.sampled_from(dtypes)))
+    lo, hi = np.iinfo(idt).min, np.iinfo(idt).max
+    el = st.one_of(st.integers(0, size - 1), st.sampled_from([size, size + 7]), st.just(-1))
+    n = shape[0] * shape[1]
+    vals = [v for v in draw(st.lists(el, min_size=n, max_size=n))]
+    return np.array([min(max(v, lo), hi) for v in vals], idt).reshape(shape)
+
+
+@given(data=st.data())
+def test_gather_and_scatter_flat_reject_exactly_what_the_reference_rejects(data):
+    """Out-of-range offsets: the lowering faults before any effect exactly when the
+    reference rejects them (gather_flat, scatter_flat)."""
+    t = data.draw(any_tile(DTYPES, ROWS, COLS))
+    dts = [np.int32, np.uint32, np.int16, np.uint16]
+    offs = data.draw(wild_offsets(t.size, (2, 3), dts))
+    body0 = lambda kb, x: kb.gather_flat(x["t"], x["o"])  # noqa: E731
+    check_or_reject("flat", {"t": t, "o": offs}, body0, status=0)
+    shape = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 6)))
+    soffs = data.draw(wild_offsets(shape[0] * shape[1], t.shape, dts))
+    body = lambda kb, x: kb.scatter_flat(x["t"], x["o"], shape)  # noqa: E731
+    check_or_reject("scatter", {"t": t, "o": soffs}, body, status=0)
 
 
 def test_gather_flat_out_of_range_faults():
@@ -149,7 +178,12 @@ def blocks_case(draw):
     r, nb = draw(st.integers(1, 3)), draw(st.integers(1, 4))
     ids = draw(st.lists(st.integers(0, nblocks - 1), min_size=r * nb, max_size=r * nb))
     odt = draw(st.sampled_from([np.uint32, np.int32, np.uint16]))
-    return t, (np.array(ids) * 32).astype(odt).reshape(r, nb)
+    offs = np.array(ids) * 32
+    if draw(st.booleans()):  # one offset unaligned or past the end: rejected
+        offs[draw(st.integers(0, offs.size - 1))] = draw(
+            st.sampled_from([nblocks * 32, 4, 33, 32 * nblocks + 64])
+        )
+    return t, offs.astype(odt).reshape(r, nb)
 
 
 @settings(max_examples=30)
@@ -158,7 +192,8 @@ def test_gather_blocks_lowering(case):
     t, offs = case
     if t.nbytes < 32:
         return
-    check("blocks", {"t": t, "o": offs}, lambda kb, x: kb.gather_blocks(x["t"], x["o"]))
+    body = lambda kb, x: kb.gather_blocks(x["t"], x["o"])  # noqa: E731
+    check_or_reject("blocks", {"t": t, "o": offs}, body, status=0)
 
 
 @pytest.mark.parametrize(
@@ -187,7 +222,7 @@ def test_gather_blocks_pto_isa_cases(dt, src, offs):
         return {"id": kb.gather_blocks(x["t"], x["i"]), "rev": kb.gather_blocks(x["t"], x["r"])}
 
     # a single 32768-element row cannot be cut into row pieces: whole tiles up to 64 KiB
-    check("blocks", {"t": t, "i": ident, "r": rev}, body, max_tile_bytes=65536)
+    check("blocks", {"t": t, "i": ident, "r": rev}, body, max_tile_bytes=65536, status=0)
 
 
 def test_gather_blocks_unaligned_offset_faults():
@@ -227,7 +262,7 @@ def test_scatter_flat_lowering(case, seed):
     def body(kb, x):
         return kb.scatter_flat(x["t"], x["o"], shape, x.get("i"))
 
-    check("scatter", inputs, body)
+    check("scatter", inputs, body, status=0)
 
 
 @pytest.mark.parametrize(
@@ -253,7 +288,12 @@ def test_scatter_flat_pto_isa_cases(dt, shape, idx_dt, idx_shape):
     offs = (rng.integers(0, min(rows, lim), (rows, cols)) * cols + np.arange(cols)).astype(
         idx_dt
     )
-    check("scatter", {"t": t, "o": offs}, lambda kb, x: kb.scatter_flat(x["t"], x["o"], shape))
+    check(
+        "scatter",
+        {"t": t, "o": offs},
+        lambda kb, x: kb.scatter_flat(x["t"], x["o"], shape),
+        status=0,
+    )
 
 
 def test_scatter_flat_out_of_range_faults():
@@ -278,7 +318,7 @@ def test_transpose_lowering(t, scratch):
             "bits": kb.transpose(x["t"], None, SAME_WIDTH[t.dtype.itemsize]),
         }
 
-    res = check("transpose", {"t": t}, body)
+    res = check("transpose", {"t": t}, body, status=0)
     assert bundle_ops(res)["TTRANS"] == 2  # the scratch tile costs nothing
 
 
@@ -295,4 +335,4 @@ def test_transpose_lowering(t, scratch):
 )
 def test_transpose_pto_isa_cases(dt, shape):
     t = random_bits(np.random.default_rng(41), dt, shape)
-    check("transpose", {"t": t}, lambda kb, x: kb.transpose(x["t"], x["t"]))
+    check("transpose", {"t": t}, lambda kb, x: kb.transpose(x["t"], x["t"]), status=0)

@@ -209,11 +209,13 @@ def test_small_machines(machine):
         tiles[f"p{i}"] = ("P", (i, 0), (1, 16))
 
     def body(kb, t):
-        v, idx = kb.sort32(t["x"])
+        # six tensors: with the view scratch (quantize_mx reads the FP32 bits) and the
+        # cramped machine's spill area that is all eight ABI base registers
+        v, _idx = kb.sort32(t["x"])
         e, _, _, _ = kb.quantize_mx(t["x"])
         _m, p, _ = kb.merge_sorted(
             [t[f"l{i}"] for i in range(3)], [t[f"p{i}"] for i in range(3)], top_k=20
         )
-        return {"idx": idx, "e": e, "p": p, "part": kb.partial("max", t["x"], v, (5, 70))}
+        return {"e": e, "p": p, "part": kb.partial("max", t["x"], v, (5, 70))}
 
     check("small", inputs, body, machine=machine, tiles=tiles)

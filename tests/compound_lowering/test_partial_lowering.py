@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ptoc.dialects.compound_ref import status as rs
 from ptoc.dialects.compound_ref.partial import default_pad
 
 from .data import float_tile, int_tile, random_bits
@@ -64,7 +65,8 @@ def test_partial_lowering(case, kind):
     inputs = {k: v for k, v in (("a", a), ("b", b)) if v is not None}
     if not inputs:
         inputs["unused"] = np.zeros((1, 1), DTYPES[name])
-    check("partial", inputs, partial_body(kind, name, shape, pad))
+    want = 0 if a is None or b is None else rs.partial_status(kind, a, b)
+    check("partial", inputs, partial_body(kind, name, shape, pad), status=want)
 
 
 def test_covered_nan_and_signed_zero_survive():
@@ -74,7 +76,8 @@ def test_covered_nan_and_signed_zero_survive():
     a.view(np.uint32)[0, 3] = 0xFFC00001
     b = np.array([[5.0, 0.0], [np.nan, 1.0], [np.nan, -0.0]], np.float32)
     for kind in KINDS:
-        check("partial", {"a": a, "b": b}, partial_body(kind, "FP32", (3, 4), None))
+        body = partial_body(kind, "FP32", (3, 4), None)
+        check("partial", {"a": a, "b": b}, body, status=rs.partial_status(kind, a, b))
 
 
 @pytest.mark.parametrize("kind", ["max", "min"])
@@ -85,7 +88,8 @@ def test_partial_max_min_pto_isa_neither_covers(kind, name):
     dt = DTYPES[name]
     a = random_bits(rng, dt, (104, 123))
     b = random_bits(rng, dt, (122, 110))
-    res = check("partial", {"a": a, "b": b}, partial_body(kind, name, (122, 123), None))
+    body = partial_body(kind, name, (122, 123), None)
+    res = check("partial", {"a": a, "b": b}, body, status=rs.partial_status(kind, a, b))
     assert bundle_ops(res)[f"TPART{kind.upper()}"] == 1  # the band both sources cover
 
 
@@ -94,7 +98,7 @@ def test_partial_max_min_pto_isa_neither_covers(kind, name):
 def test_partial_pto_isa_empty_source(kind, src):
     """a2a3 testEmpty*: a 16x0 or 0x32 source covers nothing; the result is the other."""
     a = random_bits(np.random.default_rng(61), np.float32, (16, 32))
-    res = check("partial", {"a": a}, partial_body(kind, "FP32", (16, 32), None))
+    res = check("partial", {"a": a}, partial_body(kind, "FP32", (16, 32), None), status=0)
     assert res.bundles == 2  # the load and the store: a rename
     del src
 
@@ -118,7 +122,8 @@ def test_partial_pto_isa_one_source_covers(kind, name, dst, sa, sb):
     rng = np.random.default_rng(67)
     dt = DTYPES[name]
     a, b = random_bits(rng, dt, sa), random_bits(rng, dt, sb)
-    res = check("partial", {"a": a, "b": b}, partial_body(kind, name, dst, None))
+    body = partial_body(kind, name, dst, None)
+    res = check("partial", {"a": a, "b": b}, body, status=rs.partial_status(kind, a, b))
     if name not in ("S8", "U8") or kind != "mul":
         assert bundle_ops(res)[f"TPART{kind.upper()}"] == 1
 
@@ -127,6 +132,6 @@ def test_default_pads_are_the_reference_pads():
     for name, dt in DTYPES.items():
         for kind in KINDS:
             body = partial_body(kind, name, (3, 5), None)
-            res = check("partial", {"unused": np.zeros((1, 1), dt)}, body)
+            res = check("partial", {"unused": np.zeros((1, 1), dt)}, body, status=0)
             want = np.full((3, 5), default_pad(kind, dt), dt)
             assert res.got["out"].tobytes() == want.tobytes()

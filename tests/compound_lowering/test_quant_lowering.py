@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ptoc.dialects.compound_ref import status as rs
+
 from .data import float_tile, int_tile, random_bits
 from .harness import bundle_ops, check
 
@@ -47,7 +49,21 @@ def test_quantize_rows_lowering(case):
         o = t["o"] if offset == "tile" else offset
         return kb.quantize_rows(t["x"], s, o, dtype)
 
-    check("quant", inputs, body)
+    rows = inputs["x"].shape[0]
+    s_col, o_col = _param(inputs, "s", scale, rows), _param(inputs, "o", offset, rows)
+    want = rs.quantize_rows_status(
+        inputs["x"], s_col, o_col, np.int8 if dtype == "S8" else np.uint8
+    )
+    check("quant", inputs, body, status=want)
+
+
+def _param(inputs, name, value, rows):
+    """The (R, 1) FP32 column of a tile or scalar parameter (None stays None)."""
+    if value == "tile":
+        return inputs[name]
+    if value is None:
+        return None
+    return np.full((rows, 1), value, F32)
 
 
 def test_quantize_rows_double_rounding():
@@ -78,11 +94,16 @@ def test_quantize_rows_pto_isa_cases(rows, sym):
     assert ops["TQUANT"] >= 1 and ops["TROWEXPANDMUL"] >= 1
 
 
-def test_scalar_quantize_is_one_tquant():
-    x = np.random.default_rng(1).standard_normal((8, 64)).astype(F32) * 50
-    res = check("quant", {"x": x}, lambda kb, t: kb.quantize_rows(t["x"], 0.75))
+def test_scalar_quantize_rounds_the_product_first():
+    """A scalar multiplier is TMULS then TQUANT 1.0: TQUANT's own multiplier rounds the
+    exact product once (D10), the interface rounds fl32(x*m) first. D10's witness: the
+    exact product 2.50000000326 is 2.5 in FP32, so the interface gives 2 (TQUANT alone 3)."""
+    x = np.full((1, 8), np.uint32(0x3FA868D4)).view(F32)
+    m = float(np.uint32(0x3FF3377A).view(F32))
+    res = check("quant", {"x": x}, lambda kb, t: kb.quantize_rows(t["x"], m))
+    assert res.got["out"].tolist() == [[2] * 8]
     ops = bundle_ops(res)
-    assert ops["TQUANT"] == 1 and sum(ops.values()) == 3  # load, TQUANT, store
+    assert ops["TMULS"] == 1 and ops["TQUANT"] == 1 and sum(ops.values()) == 4
 
 
 # ---------------------------------------------------------------- dequantize_rows
@@ -116,7 +137,9 @@ def test_dequantize_rows_lowering(case):
         o = t["o"] if offset == "tile" else offset
         return kb.dequantize_rows(t["q"], s, o)
 
-    check("dequant", inputs, body)
+    rows = inputs["q"].shape[0]
+    s_col, o_col = _param(inputs, "s", scale, rows), _param(inputs, "o", offset, rows)
+    check("dequant", inputs, body, status=rs.dequantize_rows_status(inputs["q"], s_col, o_col))
 
 
 @pytest.mark.parametrize(
@@ -186,19 +209,63 @@ def mx_tile(draw):
     return t
 
 
+def _mx_body(kb, x):
+    e, s, amax, scaling = kb.quantize_mx(x["t"])
+    return {"e": e, "s": s, "amax": amax, "scaling": scaling}
+
+
 @given(t=mx_tile())
 def test_quantize_mx_lowering(t):
     def body(kb, x):
-        e, s, amax, scaling = kb.quantize_mx(x["t"])
-        return {
-            "e": e,
-            "s": s,
-            "amax": amax,
-            "scaling": scaling,
-            "back": kb.dequantize_mx(e, s),
-        }
+        out = _mx_body(kb, x)
+        return {**out, "back": kb.dequantize_mx(out["e"], out["s"])}
 
     check("mx", {"t": t}, body)
+
+
+def _group(amax: float, dt, sign: float = 1.0) -> np.ndarray:
+    """32 values whose largest magnitude is ``amax`` (the others smaller, mixed signs)."""
+    g = np.linspace(0.0, 1.0, 32) * amax * np.where(np.arange(32) % 2, -1.0, 1.0)
+    g[7] = sign * amax
+    with np.errstate(over="ignore"):
+        return g.astype(dt)
+
+
+#: amax classes of the shared exponent: below 1 and not a power of two (TCVT to E8M0
+#: with RTZ rounds those up), just above a power of two, the top binade (TCVT overflows
+#: to 0xFF there), E = 8 and 9, subnormal amax, powers of two, a zero group
+MX_AMAX = [0.75, 0.3, 2.0**-100 * 1.5, 2.0**-119 * 1.25, 1.0 + 2.0**-20, 3.0, 100.0,
+           2.0**127 * 1.5, float(np.finfo(F32).max), 2.0**-118, 2.0**-119, 2.0**-126 * 1.5,
+           2.0**-130, 2.0**-149, 0.5, 1.0, 2.0**127, 0.0]  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", MX_DTYPES, ids=["fp32", "fp16", "bf16"])
+def test_quantize_mx_shared_exponent_of_every_amax_class(dt):
+    """OCP MX: scale = floor(log2 amax) - 8, clamped to 0 (the biased FP32 exponent E of
+    amax minus 8). amax 0.75 gives scale 118 and the element 0.75 * 2**9 = 384 (the old
+    RTZ-to-E8M0 lowering gave 119 and 192); amax in (2**127, 2**128) gives 246 (it gave
+    0xFF and NaN elements). Status: exactly the element step's (no NX/UF/NV from the
+    exponent extraction)."""
+    with np.errstate(over="ignore", under="ignore"):
+        amaxes = [a for a in MX_AMAX if np.isfinite(np.asarray(a, np.float64).astype(dt))]
+    groups = [_group(a, dt, -1.0 if i % 3 == 1 else 1.0) for i, a in enumerate(amaxes)]
+    groups.append(_group(2.0, dt))
+    groups[-1][3] = np.inf  # an infinite group: scale 247
+    groups.append(_group(2.0, dt))
+    groups[-1][5] = np.nan  # a NaN group: 0xFF
+    t = np.stack(groups).reshape(len(groups), 32)  # one group per row
+    res = check("mx", {"t": t}, _mx_body, status=rs.quantize_mx_status(t))
+    scales = res.got["out_s"].view(np.uint8)[:, 0]
+    if dt == np.float32:
+        assert scales[0] == 118 and res.got["out_e"].astype(np.float64)[0, 7] == 384.0
+        assert scales[amaxes.index(2.0**127 * 1.5)] == 246
+    assert scales[-2] == 247 and scales[-1] == 0xFF
+
+
+@given(t=mx_tile())
+def test_quantize_mx_status(t):
+    """Status per PE equals the reference status on adversarial tiles."""
+    check("mx", {"t": t}, _mx_body, status=rs.quantize_mx_status(t))
 
 
 @given(data=st.data())
@@ -209,7 +276,8 @@ def test_dequantize_mx_lowering(data):
     raw = data.draw(st.booleans())  # uint8 raw bits instead of E4M3 / E8M0
     e = random_bits(rng, np.uint8 if raw else ml_dtypes.float8_e4m3fn, (rows, 32 * groups))
     s = random_bits(rng, np.uint8 if raw else ml_dtypes.float8_e8m0fnu, (rows, groups))
-    check("dmx", {"e": e, "s": s}, lambda kb, x: kb.dequantize_mx(x["e"], x["s"]))
+    want = rs.dequantize_mx_status(e, s)
+    check("dmx", {"e": e, "s": s}, lambda kb, x: kb.dequantize_mx(x["e"], x["s"]), status=want)
 
 
 @pytest.mark.parametrize(

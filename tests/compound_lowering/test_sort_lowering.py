@@ -7,11 +7,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from ptoc.dialects.compound_ref import status as rs
+
 from .data import float_tile, random_bits, sorted_row, u32
-from .harness import bundle_ops, check
+from .harness import build, bundle_ops, check, check_or_reject, run_lowered
 
 SORT_DTYPES = [np.float32, np.float16]
 
@@ -39,7 +41,7 @@ def test_sort32_lowering(dt, data, payload_kind, seed):
         v, p = kb.sort32(x["t"], x.get("p"))
         return {"v": v, "p": p}
 
-    check("sort32", inputs, body)
+    check("sort32", inputs, body, status=rs.sort_status(t))
 
 
 @pytest.mark.parametrize(
@@ -73,12 +75,16 @@ def test_sort32_pto_isa_cases(dt, shape):
 
 
 @st.composite
-def merge_case(draw, max_n=20):
+def merge_case(draw, max_n=20, unsorted=False):
     dt = draw(st.sampled_from(SORT_DTYPES))
     k = draw(st.integers(2, 4))
     sizes = draw(st.lists(st.integers(1, max_n), min_size=k, max_size=k))
     descending = draw(st.booleans())
     rows = [sorted_row(draw(float_tile(dt, 1, n))[0], descending) for n in sizes]
+    if unsorted and draw(st.booleans()):  # one list as drawn (usually not sorted)
+        rows[draw(st.integers(0, k - 1))] = draw(
+            float_tile(dt, 1, draw(st.integers(1, max_n)))
+        )[0]
     total = sum(sizes)
     top_k = draw(st.one_of(st.none(), st.integers(1, total)))
     exhausted = draw(st.booleans())
@@ -118,7 +124,22 @@ def test_merge_sorted_lowering(case):
     body = merge_body(
         len(rows), payloads, descending=descending, top_k=top_k, exhausted=exhausted
     )
-    check("merge", inputs, body, tiles=tiles)
+    check("merge", inputs, body, tiles=tiles, status=rs.merge_status(*rows))
+
+
+@settings(max_examples=30)
+@given(case=merge_case(unsorted=True))
+def test_merge_sorted_rejects_exactly_what_the_reference_rejects(case):
+    """Lists as drawn: where the reference rejects one (not sorted), the lowered program
+    faults before any store; otherwise it equals the reference."""
+    _dt, rows, descending, top_k, exhausted, payloads = case
+    top_k = None if top_k is None else min(top_k, sum(len(r) for r in rows))
+    inputs, tiles = merge_inputs(rows)
+    body = merge_body(
+        len(rows), payloads, descending=descending, top_k=top_k, exhausted=exhausted
+    )
+    res = check_or_reject("merge", inputs, body, status=rs.merge_status(*rows), tiles=tiles)
+    event("rejected" if res is None else "accepted")
 
 
 @settings(max_examples=10)
@@ -129,7 +150,7 @@ def test_merge_sorted_matrix_path_chunked(case):
     _dt, rows, descending, top_k, exhausted, _ = case
     inputs, tiles = merge_inputs(rows)
     body = merge_body(len(rows), True, descending=descending, top_k=top_k, exhausted=exhausted)
-    check("merge", inputs, body, tiles=tiles, matrix_bytes=256)
+    check("merge", inputs, body, tiles=tiles, matrix_bytes=256, status=rs.merge_status(*rows))
 
 
 def test_merge_sorted_ties_nan_zero_and_list_order():
@@ -146,7 +167,8 @@ def test_merge_sorted_ties_nan_zero_and_list_order():
             rr = [np.tile(r, 6) if big else r for r in rows]
             rr = [sorted_row(r, descending) for r in rr]
             inputs, tiles = merge_inputs(rr)
-            check("merge", inputs, merge_body(3, True, descending=descending), tiles=tiles)
+            body = merge_body(3, True, descending=descending)
+            check("merge", inputs, body, tiles=tiles, status=rs.merge_status(*rr))
 
 
 def _pto_lists(rng, dt, sizes):
@@ -173,9 +195,34 @@ def test_merge_sorted_pto_isa_cases(dt, sizes, top_k, exhausted):
         inputs["P"][i, :n] = np.arange(base, base + n)
         base += n
     body = merge_body(len(sizes), True, top_k=top_k, exhausted=exhausted)
-    res = check("merge", inputs, body, tiles=tiles)
+    res = check("merge", inputs, body, tiles=tiles, status=0)  # sorted finite: no status
     ops = bundle_ops(res)
     assert ops["TMRGSORT"] == len(sizes) - 1  # k - 1 merges for the values
+
+
+@pytest.mark.parametrize("matrix", [False, True], ids=["sort-path", "matrix-path"])
+@pytest.mark.parametrize("descending", [True, False])
+def test_merge_status_is_exactly_the_reference(matrix, descending):
+    """Sorted finite lists publish no status at all (the old compare path, a TSUB of the
+    values and a saturating TCVT to U32, raised NV|NX, and OF near +-3e38); infinities,
+    quiet NaNs and signed zeros raise nothing either; one signalling NaN raises NV."""
+    big = float(np.finfo(np.float32).max)
+    base = [
+        np.array([big, 3e38, 1.5, 1.0 + 2.0**-23, 1e-45, 0.0, -3e38, -big], np.float32),
+        np.array([np.inf, big, 2.0**-126, -0.0, -1e-45, -big, -np.inf, np.nan], np.float32),
+        np.array([3e38, 1.0, -1.0, -3e38], np.float32),
+    ]
+    reps = 4 if matrix else 1  # more than 64 records take the compare matrices
+    rows = [sorted_row(np.tile(r, reps), descending) for r in base]
+    inputs, tiles = merge_inputs(rows)
+    for kw in ({}, {"top_k": 5}, {"exhausted": True}):
+        body = merge_body(3, True, descending=descending, **kw)
+        check("merge", inputs, body, tiles=tiles, status=0)
+    snan = np.array([0x7F800001], np.uint32).view(np.float32)[0]
+    rows[2] = sorted_row(np.append(rows[2], snan), descending)
+    inputs, tiles = merge_inputs(rows)
+    body = merge_body(3, True, descending=descending, top_k=3)
+    check("merge", inputs, body, tiles=tiles, status=rs.merge_status(*rows))
 
 
 def test_merge_without_payload_is_k_minus_1_tmrgsort():
@@ -198,8 +245,6 @@ def test_unsorted_list_faults_before_any_store():
         check("merge", inputs, merge_body(2, True), tiles=tiles)
     # the reference rejects it, and so does the lowered TMRGSORT (checked directly)
     assert "not sorted" in str(e.value)
-    from .harness import build, run_lowered
-
     module = build("merge", inputs, merge_body(2, True), tiles=tiles)
     with pytest.raises(TileLegalityFault, match="TMRGSORT"):
         run_lowered(module, inputs)
@@ -209,15 +254,17 @@ def test_unsorted_list_faults_before_any_store():
 
 
 @st.composite
-def blocks_case(draw):
+def blocks_case(draw, unsorted=False):
     dt = draw(st.sampled_from(SORT_DTYPES))
     unit = 32 if dt == np.float32 else 16
     block = unit * draw(st.integers(1, 2))
     n = draw(st.integers(1, 4 * block + block))
     descending = draw(st.booleans())
     t = draw(float_tile(dt, 1, n))
-    for s in range(0, n, block):
-        t[0, s : s + block] = sorted_row(t[0, s : s + block], descending)
+    keep = draw(st.integers(0, n // block)) if unsorted else -1  # this block as drawn
+    for i, s in enumerate(range(0, n, block)):
+        if i != keep:
+            t[0, s : s + block] = sorted_row(t[0, s : s + block], descending)
     return t, block, descending
 
 
@@ -233,7 +280,25 @@ def test_merge_blocks_lowering(case, payload, seed):
         res = kb.merge_blocks(x["t"], block, x.get("p"), descending=descending)
         return dict(zip(["v", "p"], res, strict=False))
 
-    check("merge_blocks", inputs, body)
+    check("merge_blocks", inputs, body, status=rs.merge_status(t))
+
+
+@settings(max_examples=25)
+@given(case=blocks_case(unsorted=True), payload=st.booleans())
+def test_merge_blocks_rejects_exactly_what_the_reference_rejects(case, payload):
+    """One block as drawn (the tail and lone blocks included): the lowering rejects
+    exactly the inputs the reference rejects, before any effect."""
+    t, block, descending = case
+    inputs = {"t": t}
+    if payload:
+        inputs["p"] = u32(np.random.default_rng(1), t.shape)
+
+    def body(kb, x):
+        res = kb.merge_blocks(x["t"], block, x.get("p"), descending=descending)
+        return dict(zip(["v", "p"], res, strict=False))
+
+    res = check_or_reject("merge_blocks", inputs, body, status=rs.merge_status(t))
+    event("rejected" if res is None else "accepted")
 
 
 @pytest.mark.parametrize(
@@ -261,7 +326,30 @@ def test_merge_blocks_pto_isa_cases(dt, records, block):
         m, p = kb.merge_blocks(x["v"], block, x["p"])
         return {"m": m, "p": p, "values_only": kb.merge_blocks(x["v"], block)[0]}
 
-    check("merge_blocks", inputs, body)
+    check("merge_blocks", inputs, body, status=0)
+
+
+@pytest.mark.parametrize(
+    "n, block", [(32, 32), (20, 32), (160, 32), (150, 32), (16, 16), (80, 16)]
+)
+def test_merge_blocks_rejects_an_unsorted_block_that_is_a_group_alone(n, block):
+    """A row of at most one block, or a one-block tail group: the reference rejects an
+    unsorted block there like anywhere else, and so must the lowering (a TMRGSORT fault
+    before any store), while a sorted one passes unchanged."""
+    from ptoc.runtime import TileLegalityFault
+
+    dt = np.float32 if block == 32 else np.float16
+    v = np.zeros((1, n), dt)
+    for s in range(0, n, block):
+        v[0, s : s + block] = np.arange(min(block, n - s), 0, -1)
+    last = (n - 1) // block * block
+    check("merge_blocks", {"v": v}, lambda kb, x: kb.merge_blocks(x["v"], block)[0], status=0)
+    v[0, last : last + 2] = v[0, last : last + 2][::-1].copy()  # the last group: unsorted
+    with pytest.raises(Exception, match="not sorted"):
+        check("merge_blocks", {"v": v}, lambda kb, x: kb.merge_blocks(x["v"], block)[0])
+    module = build("merge_blocks", {"v": v}, lambda kb, x: kb.merge_blocks(x["v"], block)[0])
+    with pytest.raises(TileLegalityFault, match="TMRGSORT"):
+        run_lowered(module, {"v": v})
 
 
 @pytest.mark.parametrize(
@@ -292,7 +380,7 @@ def test_topk_pipeline(dt, records, top_k):
         top, pay, counts = kb.merge_sorted([lo[0], hi[0]], [lo[1], hi[1]], top_k=top_k)
         return {"top": top, "idx": pay, "counts": counts}
 
-    res = check("topk", {"v": v}, body)
+    res = check("topk", {"v": v}, body, status=0)
     want = v[0, np.argsort(-v[0].astype(np.float64), kind="stable")][:top_k]
     assert res.got["out_top"][0].tobytes() == want.tobytes()
     assert np.array_equal(v[0, res.got["out_idx"][0]], res.got["out_top"][0])
@@ -311,7 +399,7 @@ def test_pack_unpack_records_lowering(dt, data, seed):
         uv, up = kb.unpack_records(packed, "FP32" if dt == np.float32 else "FP16")
         return {"packed": packed, "v": uv, "p": up}
 
-    check("records", {"v": v, "p": p}, body)
+    check("records", {"v": v, "p": p}, body, status=rs.movement_status())
 
 
 @pytest.mark.parametrize("container", [np.uint8, np.float32, np.uint16, np.int32])
@@ -324,7 +412,7 @@ def test_unpack_records_from_any_container(container, value):
         v, p = kb.unpack_records(x["t"], value)
         return {"v": v, "p": p}
 
-    check("unpack", {"t": t}, body)
+    check("unpack", {"t": t}, body, status=0)
 
 
 def test_sort_lowering_selectors():

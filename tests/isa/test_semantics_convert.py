@@ -390,3 +390,88 @@ def test_same_type_is_a_bit_copy() -> None:
     x = f32([0x7F800001, 0x80000000])
     r, s = ELEMENTWISE["TCVT"](D.FP32, x)
     assert list(core.to_bits(r).ravel()) == [0x7F800001, 0x80000000] and not s.any()
+
+
+def _asl_float_to_e8m0(dt: D, raw: int, rmode: int, sat: bool) -> tuple[int, int]:
+    """An independent transcription of ``ReferenceFloatToE8M0`` and
+    ``ReferenceE8M0RoundExponent`` (asl/arch/profile/e8m0-conversion.asl) on integers:
+    (code, status). RMode codes: 0 RNE (the TCVT default), 1 RNE, 2 RTZ, 3 RTM, 4 RTP,
+    5 RNA, 6 RTO, 7 RHB."""
+    ebits, mbits = {D.FP32: (8, 23), D.FP16: (5, 10), D.BF16: (8, 7)}[dt]
+    bias = (1 << (ebits - 1)) - 1
+    sign, e, m = (
+        raw >> (ebits + mbits),
+        (raw >> mbits) & ((1 << ebits) - 1),
+        raw & ((1 << mbits) - 1),
+    )
+    if e == (1 << ebits) - 1 and m:  # NaN
+        return 0xFF, NV
+    if sign or (e == 0 and m == 0):  # zero, negative values, -inf
+        return 0xFF, NV
+    if e == (1 << ebits) - 1:  # +inf
+        return (0xFE if sat else 0xFF), OF | NX
+    significand = m if e == 0 else m | (1 << mbits)
+    exponent = (1 - bias if e == 0 else e - bias) - mbits
+    highest = significand.bit_length() - 1
+    floor_e = exponent + highest
+    exact = significand == 1 << highest
+    if floor_e < -127:
+        return (0x00 if sat else 0xFF), UF | NX
+    if floor_e == 127 and not exact:
+        return (0xFE if sat else 0xFF), OF | NX
+    if exact:
+        return floor_e + 127, 0
+    ceil_e = floor_e + 1
+    mode = rmode or 1
+    if mode == 3:
+        r = floor_e
+    elif mode == 4:
+        r = ceil_e
+    elif mode == 2:
+        r = ceil_e if floor_e < 0 else floor_e
+    elif mode == 6:
+        r = floor_e if floor_e % 2 else ceil_e
+    else:  # nearest: significand**2 against 2**(2*highest + 1); never a tie
+        r = ceil_e if significand * significand > 1 << (2 * highest + 1) else floor_e
+    return r + 127, NX
+
+
+@settings(max_examples=200)
+@given(
+    dt=st.sampled_from([D.FP32, D.FP16, D.BF16]),
+    data=st.data(),
+    rmode=st.integers(0, 7),
+    sat=st.booleans(),
+)
+def test_e8m0_matches_the_asl_reference(dt, data, rmode, sat) -> None:
+    """TCVT to E8M0 is ``ReferenceFloatToE8M0`` bit for bit and flag for flag, for
+    sources drawn from every binade (below 1, subnormals, the top binade, NaNs, +-0,
+    +-inf) in every RMode and both Sat settings."""
+    ebits, mbits = {D.FP32: (8, 23), D.FP16: (5, 10), D.BF16: (8, 7)}[dt]
+    top = (1 << mbits) - 1
+    raw = data.draw(
+        st.builds(
+            lambda s, e, m: (s << (ebits + mbits)) | (e << mbits) | m,
+            st.integers(0, 1),
+            st.integers(0, (1 << ebits) - 1),
+            st.one_of(st.sampled_from([0, 1, top, 1 << (mbits - 1)]), st.integers(0, top)),
+        )
+    )
+    carrier = {D.FP32: np.uint32, D.FP16: np.uint16, D.BF16: np.uint16}[dt]
+    x = np.array([[[raw]]], carrier).view(info(dt).carrier)
+    r, s = convert(dt, D.E8M0, x, rmode, sat)
+    want, flags = _asl_float_to_e8m0(dt, raw, rmode, sat)
+    assert (int(core.to_bits(r).ravel()[0]), int(s[0])) == (want, flags), hex(raw)
+
+
+def test_e8m0_rounds_the_exponent_not_the_value() -> None:
+    """The cases that make TCVT unusable for an MX shared exponent: RTZ rounds a
+    negative exponent toward zero (0.75 = 1.5 * 2**-1 gives 2**0, code 127; RTM gives
+    126); a non-power of two with exponent 127 overflows in every mode."""
+    r, s = convert(D.FP32, D.E8M0, f32([0x3F400000]), 2)  # 0.75, RTZ
+    assert int(core.to_bits(r).ravel()[0]) == 127 and s[0] == NX
+    r, s = convert(D.FP32, D.E8M0, f32([0x3F400000]), 3)  # RTM
+    assert int(core.to_bits(r).ravel()[0]) == 126 and s[0] == NX
+    for rmode in range(8):
+        r, s = convert(D.FP32, D.E8M0, f32([0x7F400000]), rmode)  # 1.5 * 2**127
+        assert int(core.to_bits(r).ravel()[0]) == 0xFF and s[0] == OF | NX

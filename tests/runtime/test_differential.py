@@ -1015,19 +1015,17 @@ def test_tquant(data: st.DataObject) -> None:
 
 
 def quant(b: int, mult: int, zp: int, dst: DataType, rmode: int, sat: bool) -> tuple[int, int]:
-    """D5: y = fl32(x * multiplier) (its own status), q = round_RMode(y + zp) exact; NaN ->
-    0 with NV, out of range (or infinite y) -> NV, Sat=1 clamps, Sat=0 keeps the low 8 bits
-    (an infinite y saturates either way); inexact -> NX."""
+    """D10: q = round_RMode(x * multiplier + zp), the affine value exact and rounded once;
+    NaN -> 0 with NV, an infinite x saturates either way with NV, out of range -> NV,
+    Sat=1 clamps, Sat=0 keeps the low 8 bits; inexact -> NX."""
     lo, hi = P.int_range(dst)
-    y, flags = P.f_mul(D.FP32, b, mult)
-    v = P.decode(D.FP32, y)
+    v = P.decode(D.FP32, b)
     if v.nan:
-        return 0, flags | NV
+        return 0, NV
     if v.kind == "i":
-        return P.wrap(dst, lo if v.neg else hi), flags | NV
-    n, inexact = round_signed(v.value + zp, rmode or RNE)
-    if inexact:
-        flags |= NX
+        return P.wrap(dst, lo if v.neg else hi), NV
+    n, inexact = round_signed(v.value * P.decode(D.FP32, mult).value + zp, rmode or RNE)
+    flags = NX if inexact else 0
     if not lo <= n <= hi:
         flags |= NV
         n = min(max(n, lo), hi) if sat else n

@@ -107,6 +107,23 @@ def test_tmrgsort_shape_and_unsorted_input() -> None:
         m.run(prog(merge))
 
 
+def test_tmrgsort_wider_than_32768_columns_is_an_allocation_fault() -> None:
+    """The 0.58.3 TMRGSORT contract (the seed is silent, D4): "a combined width above the
+    architectural physical-column range ... raises Fault_TileAllocation before effects"."""
+    a = np.arange(16384, dtype=np.float16).reshape(1, -1)
+    b = np.arange(16385, dtype=np.float16).reshape(1, -1)
+    m = machine()
+    m.run(prog(load_tiles(m, [a, b], F16)))
+    before = m.snapshot()
+    merge = sfu("TMRGSORT", "FP16", "B.IOT T#2, T#1, mask=1111, last, ->U<64KB>\n")
+    with pytest.raises(TileAllocationFault, match="32768"):
+        m.run(prog(merge))
+    assert m.snapshot() == before  # no effect
+    ok = sfu("TMRGSORT", "FP16", "B.IOT T#2, T#2, mask=1111, last, ->U<64KB>\n")
+    m.run(prog(ok))  # 32768 columns exactly is representable
+    assert m.tile("U#1").valid_cols == 32768
+
+
 def test_ttrans_dims_must_be_the_transpose() -> None:
     a = np.arange(6, dtype=np.int32).reshape(2, 3)
     m = machine()

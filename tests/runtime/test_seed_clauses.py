@@ -1051,6 +1051,11 @@ def test_d133_unbounded_value_and_rmode_default_rne() -> None:
     rig, text = quant_rig([f32(1.25)], ior="B.IOR a4, a5", mult=0x40000000, zp=3)
     rig.run(text)
     assert rig.bits()[0].tolist() == [[6]]
+    # D10: the exact x * multiplier is rounded once, never first to FP32 (D10's witness:
+    # 0x3FA868D4 * 0x3FF3377A = 2.50000000326 gives 3, fl32 first would give 2.5, then 2)
+    rig, text = quant_rig([[0x3FA868D4]], ior="B.IOR a4, a5", mult=0x3FF3377A, zp=0)
+    rig.run(text)
+    assert rig.bits()[0].tolist() == [[3]] and rig.status() == [P.NX] * 4
 
 
 def test_d133_saturation_and_modulo() -> None:

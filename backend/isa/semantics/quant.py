@@ -4,20 +4,21 @@ Authority, in precedence order: seed ADR 0083 decisions 133/134; DECISIONS.md D5
 ``asl/tile/model/numeric/formats.asl`` (``TileQuantizationScaleLegal``,
 ``TileQuantizationZeroPointLegal``) and ``asl/arch/profile/reference-quantization.asl``.
 
-TQUANT (D5): ``y = fl32(x * multiplier)`` with RNE (this is a real FP32 multiplication
-whose OF/UF/NX/NV status is reported), then ``q = round_RMode(y + zero_point)`` with the
-addition exact. NaN gives 0 and NV. A rounded value outside the destination range, and
-every infinite ``y``, sets NV ("out of range before saturation"). Sat=1 clamps; Sat=0
-keeps the low 8 bits (two's complement for S8). NX is set whenever the rounding to an
-integer is inexact (also for out-of-range values, as the ASL reference profile does).
+TQUANT (D10, superseding D5's TQUANT bullet; seed decision 133 and the ASL
+``TileProfileQuantize``): ``q = round_RMode(x * multiplier + zero_point)``, the affine
+value evaluated exactly and rounded once. NaN gives 0 and NV. A rounded value outside the
+destination range, and every infinite source, sets NV ("out of range before
+saturation"). Sat=1 clamps; Sat=0 keeps the low 8 bits (two's complement for S8). NX is
+set whenever the rounding to an integer is inexact (also for out-of-range values, as the
+ASL reference profile does).
 
-Decisions where D5 and the seed are silent (documented choices):
+Decisions where D10 and the seed are silent (documented choices):
 
-* ``y`` = +-inf (an infinite source or an overflowed product) saturates to the range end
-  of its sign under both Sat settings -- there are no "low 8 bits" of infinity; this is
-  the ASL reference profile's rule. Its status is NV (D5), not the profile's OF|NX.
-* D5's two-step rounding deliberately differs from the ASL reference profile, which
-  rounds ``x * multiplier + zero_point`` once in exact real arithmetic.
+* An infinite source saturates to the range end of its sign under both Sat settings --
+  there are no "low 8 bits" of infinity; this is the ASL reference profile's rule. Its
+  status is NV (D5/D10's out-of-range rule), not the profile's OF|NX.
+* An exact product beyond the FP32 range is not an overflow: nothing is rounded to FP32,
+  so only the out-of-range rule (NV) applies.
 
 TDEQUANT (D5): ``fl32((q - zero_point) * multiplier)``: the subtraction and the product
 are exact in float64 (at most 9 + 24 significant bits), then one rounding by RMode.
@@ -34,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datatypes import DataType
-from .core import NV, NX, SemanticError, binary, fold_status, from_bits, round_float
+from .core import NV, NX, SemanticError, fold_status, from_bits, round_float
 
 _RANGE = {DataType.S8: (-128, 127), DataType.U8: (0, 255)}
 #: B.DATR RMode codes (0 = the operation default, RNE for both operations).
@@ -97,31 +98,37 @@ def tdequant_scalars_legal(
 
 
 def _round_split(n: np.ndarray, frac: np.ndarray, rmode: int) -> np.ndarray:
-    """Round ``n + frac`` (int64 ``n``, float64 ``0 <= frac < 1``) to an integer by RMode.
+    """Round ``n + frac`` (int64 ``n``, float64 ``-1 < frac < 1``) to an integer by RMode.
 
     ASL ``FloatingToInteger``. Splitting off the integer part keeps every decision exact:
-    ``y + zero_point`` itself is not representable in float64 when ``y`` is tiny.
+    ``x * m + zero_point`` itself is not representable in float64 when the product is
+    tiny, and neither is ``1 + frac`` for a tiny negative ``frac``, so the fraction keeps
+    its sign and the comparisons with one half are made on it directly.
     """
     rmode = RNE if rmode == 0 else rmode
+    below = frac < 0
+    lo = n - below  # floor of the value; the value is in [lo, lo + 1)
     inexact = frac != 0
-    half = frac == 0.5
+    half = np.abs(frac) == 0.5
+    above = (frac > 0.5) | (below & (frac > -0.5))  # nearer lo + 1 than lo
+    neg = lo < 0  # the value is negative exactly when its floor is
     if rmode == RNE:
-        up = (frac > 0.5) | (half & (n % 2 != 0))
+        up = above | (half & (lo % 2 != 0))
     elif rmode == RTZ:
-        up = inexact & (n < 0)
+        up = inexact & neg
     elif rmode == RTM:
         up = np.zeros(n.shape, bool)
     elif rmode == RTP:
         up = inexact
     elif rmode == RNA:
-        up = (frac > 0.5) | (half & (n >= 0))
+        up = above | (half & ~neg)
     elif rmode == RTO:
-        up = inexact & (n % 2 == 0)
+        up = inexact & (lo % 2 == 0)
     elif rmode == RHB:
-        up = frac >= 0.5
+        up = above | half
     else:
         raise ValueError(f"unknown RMode {rmode}")
-    return n + up
+    return np.where(inexact, lo + up, n)
 
 
 def tquant(
@@ -132,7 +139,8 @@ def tquant(
     rmode: int,
     sat: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """TQUANT: FP32 (P, R, C) -> S8/U8 (P, R, C) by ``round(fl32(x * m) + zp)``.
+    """TQUANT: FP32 (P, R, C) -> S8/U8 (P, R, C) by ``round(x * m + zp)``, evaluated
+    exactly and rounded once (D10, ``TileProfileQuantize``).
 
     ``multiplier_bits`` are the raw per-PE GPRs (low 32 bits = FP32 multiplier),
     ``zero_point`` the raw per-PE GPRs (see the module docstring), ``rmode`` the B.DATR
@@ -145,36 +153,36 @@ def tquant(
     if rule is not None:
         raise SemanticError(rule)
     p = x_fp32.shape[0]
-    mult = from_bits(_mult_bits(multiplier_bits), DataType.FP32).reshape(p, 1, 1)
-    y, status = binary(
-        "mul", DataType.FP32, x_fp32, np.ascontiguousarray(np.broadcast_to(mult, x_fp32.shape))
-    )
-    y64 = y.astype(np.float64)
+    mult = from_bits(_mult_bits(multiplier_bits), DataType.FP32).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly
+        x64 = np.asarray(x_fp32, np.float32).astype(np.float64)
+    nan = np.isnan(x64)
+    inf = np.isinf(x64)
+    # Two FP32 significands multiply into at most 48 bits and the exponents stay within
+    # float64's normal range, so the float64 product is the exact product.
+    with np.errstate(invalid="ignore"):
+        prod = np.where(nan | inf, 0.0, x64) * mult.reshape(p, 1, 1)
     zp = _zero_point(zero_point).reshape(p, 1, 1)
     lo, hi = _RANGE[dst_dt]
-    nan = np.isnan(y64)
-    inf = np.isinf(y64)
-    # |y| >= 2**32 is an FP32 integer multiple of 512: y + zp is integral and out of
-    # range, and its low 8 bits are those of zp. Below that, floor(y) and y - floor(y)
-    # are exact in float64, so the rounding sees the exact value floor(y) + zp + frac.
-    big = ~nan & ~inf & (np.abs(y64) >= 2.0**32)
-    regular = ~nan & ~inf & ~big
-    ys = np.where(regular, y64, 0.0)
-    whole = np.floor(ys)
-    frac = ys - whole
-    q = _round_split(whole.astype(np.int64) + zp, frac, rmode)
-    inexact = regular & (frac != 0)
-    sign = np.where(y64 < 0, -1, 1).astype(np.int64)
-    q = np.where(big, zp + sign * 2**32, q)
+    # |prod| >= 2**53 is an integer far out of range: only its low 8 bits matter (fmod
+    # is exact). Below that, trunc(prod) and prod - trunc(prod) are exact in float64.
+    big = np.abs(prod) >= 2.0**53
+    whole = np.trunc(prod)
+    frac = np.where(big, 0.0, prod - whole)
+    whole = np.where(big, np.fmod(prod, 256.0), whole).astype(np.int64)
+    q = _round_split(whole + zp, frac, rmode)
+    inexact = ~nan & ~inf & (frac != 0)
+    sign = np.where(prod < 0, -1, 1).astype(np.int64)
+    q = np.where(big, q + sign * 2**16, q)  # keeps the low 8 bits, out of range by sign
     out_of_range = inf | (q < lo) | (q > hi)
     if sat:
         q = np.clip(q, lo, hi)
-    q = np.where(inf, np.where(sign > 0, hi, lo), q)
+    q = np.where(inf, np.where(x64 < 0, lo, hi), q)
     q = np.where(nan, 0, q)
     out = (q & 0xFF).astype(np.uint8)
     if dst_dt == DataType.S8:
         out = out.view(np.int8)
-    status = status | fold_status(nan | out_of_range, NV) | fold_status(inexact, NX)
+    status = fold_status(nan | out_of_range, NV) | fold_status(inexact, NX)
     return out, status.astype(np.uint8)
 
 

@@ -80,9 +80,8 @@ func.func @merge_small(%x: !tile.tensor<FP32, 2x16>, %y: !tile.tensor<U32, 2x16>
 // CHECK-NEXT:  %{{.*}} = tile.trans %{{.*}} : !tile.tile<U32, 1x32> -> !tile.tile<U32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.gather %{{.*}}, %{{.*}} : !tile.tile<U32, 32x1>, !tile.tile<U32, 32x1> -> !tile.tile<U32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.trans %{{.*}} : !tile.tile<U32, 32x1> -> !tile.tile<U32, 1x32>
-// CHECK-NEXT:  %{{.*}} = tile.cvt %{{.*}} sat : !tile.tile<FP32, 1x32> -> !tile.tile<U32, 1x32>
-// CHECK-NEXT:  %{{.*}} = tile.ands %{{.*}}, 0 : !tile.tile<U32, 1x32>
-// CHECK-NEXT:  %{{.*}} = tile.add %{{.*}}, %{{.*}} : !tile.tile<U32, 1x32>
+// CHECK-NEXT:  %{{.*}} = tile.cmp eq %{{.*}}, %{{.*}} : !tile.tile<FP32, 1x32> -> !tile.tile<PRED, 1x32>
+// CHECK-NEXT:  %{{.*}} = tile.sel %{{.*}}, %{{.*}}, %{{.*}} : !tile.tile<PRED, 1x32>, !tile.tile<U32, 1x32>
 // CHECK-NEXT:  %m = tile.extract %{{.*}}[0, 0] : !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 1x8>
 // CHECK-NEXT:  %p = tile.extract %{{.*}}[0, 0] : !tile.tile<U32, 1x32> -> !tile.tile<U32, 1x8>
 // CHECK-NEXT:  %{{.*}} = tile.ci start 0 : !tile.tile<U32, 1x32>
@@ -104,7 +103,8 @@ func.func @merge_small(%x: !tile.tensor<FP32, 2x16>, %y: !tile.tensor<U32, 2x16>
 // -----
 
 // Four-block merge of one row with payloads: values per group from a TMRGSORT tree;
-// records' positions from compare matrices (> 64 records), one TSCATTER routes payloads.
+// records' positions from compare matrices (> 64 records: TCMP, no arithmetic on values),
+// one TSCATTER routes payloads; a TCMP/TSEL ties them to the merged values.
 func.func @merge_blocks(%x: !tile.tensor<FP32, 1x96>, %y: !tile.tensor<U32, 1x96>) {
   %v = tile.load %x[0, 0] : !tile.tensor<FP32, 1x96> -> !tile.tile<FP32, 1x96>
   %p = tile.load %y[0, 0] : !tile.tensor<U32, 1x96> -> !tile.tile<U32, 1x96>
@@ -120,25 +120,24 @@ func.func @merge_blocks(%x: !tile.tensor<FP32, 1x96>, %y: !tile.tensor<U32, 1x96
 // CHECK-NEXT:  %{{.*}} = tile.mrgsort %{{.*}}, %{{.*}} descending : !tile.tile<FP32, 1x32>, !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 1x64>
 // CHECK-NEXT:  %m = tile.mrgsort %{{.*}}, %{{.*}} descending : !tile.tile<FP32, 1x64>, !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 1x96>
 // CHECK-NEXT:  %{{.*}} = tile.trans %{{.*}} : !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 32x1>
-// CHECK-NEXT:  %{{.*}} = tile.neg %{{.*}} : !tile.tile<FP32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.rowexpand %{{.*}} : !tile.tile<FP32, 32x1> -> !tile.tile<FP32, 32x32>
-// CHECK-NEXT:  %{{.*}} = tile.colexpandadd %{{.*}}, %{{.*}} : !tile.tile<FP32, 32x32>, !tile.tile<FP32, 1x32>
-// CHECK-NEXT:  %{{.*}} = tile.cvt %{{.*}} rmode rtp sat : !tile.tile<FP32, 32x32> -> !tile.tile<U32, 32x32>
-// CHECK-NEXT:  %{{.*}} = tile.mins %{{.*}}, 1 : !tile.tile<U32, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.colexpand %{{.*}} : !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.cmp lt %{{.*}}, %{{.*}} : !tile.tile<FP32, 32x32> -> !tile.tile<PRED, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.full 1 : !tile.tile<U32, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.sels %{{.*}}, %{{.*}}, 0 : !tile.tile<PRED, 32x32>, !tile.tile<U32, 32x32>
 // CHECK-NEXT:  %{{.*}} = tile.rowsum %{{.*}} : !tile.tile<U32, 32x32> -> !tile.tile<U32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.colsum %{{.*}} : !tile.tile<U32, 32x32> -> !tile.tile<U32, 1x32>
-// CHECK-NEXT:  %{{.*}} = tile.colexpandadd %{{.*}}, %{{.*}} : !tile.tile<FP32, 32x32>, !tile.tile<FP32, 1x32>
-// CHECK-NEXT:  %{{.*}} = tile.cvt %{{.*}} rmode rtp sat : !tile.tile<FP32, 32x32> -> !tile.tile<U32, 32x32>
-// CHECK-NEXT:  %{{.*}} = tile.mins %{{.*}}, 1 : !tile.tile<U32, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.colexpand %{{.*}} : !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.cmp lt %{{.*}}, %{{.*}} : !tile.tile<FP32, 32x32> -> !tile.tile<PRED, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.sels %{{.*}}, %{{.*}}, 0 : !tile.tile<PRED, 32x32>, !tile.tile<U32, 32x32>
 // CHECK-NEXT:  %{{.*}} = tile.rowsum %{{.*}} : !tile.tile<U32, 32x32> -> !tile.tile<U32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.add %{{.*}}, %{{.*}} : !tile.tile<U32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.colsum %{{.*}} : !tile.tile<U32, 32x32> -> !tile.tile<U32, 1x32>
 // CHECK-NEXT:  %{{.*}} = tile.trans %{{.*}} : !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 32x1>
-// CHECK-NEXT:  %{{.*}} = tile.neg %{{.*}} : !tile.tile<FP32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.rowexpand %{{.*}} : !tile.tile<FP32, 32x1> -> !tile.tile<FP32, 32x32>
-// CHECK-NEXT:  %{{.*}} = tile.colexpandadd %{{.*}}, %{{.*}} : !tile.tile<FP32, 32x32>, !tile.tile<FP32, 1x32>
-// CHECK-NEXT:  %{{.*}} = tile.cvt %{{.*}} rmode rtp sat : !tile.tile<FP32, 32x32> -> !tile.tile<U32, 32x32>
-// CHECK-NEXT:  %{{.*}} = tile.mins %{{.*}}, 1 : !tile.tile<U32, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.colexpand %{{.*}} : !tile.tile<FP32, 1x32> -> !tile.tile<FP32, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.cmp lt %{{.*}}, %{{.*}} : !tile.tile<FP32, 32x32> -> !tile.tile<PRED, 32x32>
+// CHECK-NEXT:  %{{.*}} = tile.sels %{{.*}}, %{{.*}}, 0 : !tile.tile<PRED, 32x32>, !tile.tile<U32, 32x32>
 // CHECK-NEXT:  %{{.*}} = tile.rowsum %{{.*}} : !tile.tile<U32, 32x32> -> !tile.tile<U32, 32x1>
 // CHECK-NEXT:  %{{.*}} = tile.colsum %{{.*}} : !tile.tile<U32, 32x32> -> !tile.tile<U32, 1x32>
 // CHECK-NEXT:  %{{.*}} = tile.add %{{.*}}, %{{.*}} : !tile.tile<U32, 1x32>
@@ -182,9 +181,8 @@ func.func @merge_blocks(%x: !tile.tensor<FP32, 1x96>, %y: !tile.tensor<U32, 1x96
 // CHECK-NEXT:  %{{.*}} = tile.trans %{{.*}} : !tile.tile<U32, 1x96> -> !tile.tile<U32, 96x1>
 // CHECK-NEXT:  %{{.*}} = tile.scatter %{{.*}}, %{{.*}} : !tile.tile<U32, 96x1>, !tile.tile<U32, 96x1> -> !tile.tile<U32, 96x1>
 // CHECK-NEXT:  %{{.*}} = tile.trans %{{.*}} : !tile.tile<U32, 96x1> -> !tile.tile<U32, 1x96>
-// CHECK-NEXT:  %{{.*}} = tile.cvt %m sat : !tile.tile<FP32, 1x96> -> !tile.tile<U32, 1x96>
-// CHECK-NEXT:  %{{.*}} = tile.ands %{{.*}}, 0 : !tile.tile<U32, 1x96>
-// CHECK-NEXT:  %q = tile.add %{{.*}}, %{{.*}} : !tile.tile<U32, 1x96>
+// CHECK-NEXT:  %{{.*}} = tile.cmp eq %m, %m : !tile.tile<FP32, 1x96> -> !tile.tile<PRED, 1x96>
+// CHECK-NEXT:  %q = tile.sel %{{.*}}, %{{.*}}, %{{.*}} : !tile.tile<PRED, 1x96>, !tile.tile<U32, 1x96>
 // CHECK-NEXT:  func.return
 
 // -----
@@ -321,7 +319,8 @@ func.func @transpose(%x: !tile.tensor<S8, 27x77>) {
 
 // -----
 
-// Row-varying quantize: x*s (TROWEXPANDMUL), +o (TROWEXPANDADD), TQUANT 1.0/0 RNE Sat.
+// Row-varying quantize: x*s (TROWEXPANDMUL), +o (TROWEXPANDADD), TQUANT 1.0/0 RNE Sat;
+// a scalar scale is a TMULS (TQUANT's own multiplier would round x*m once, D10).
 func.func @quant(%x: !tile.tensor<FP32, 8x64>, %s: !tile.tensor<FP32, 8x1>, %o: !tile.tensor<FP32, 8x1>) {
   %t = tile.load %x[0, 0] : !tile.tensor<FP32, 8x64> -> !tile.tile<FP32, 8x64>
   %sc = tile.load %s[0, 0] : !tile.tensor<FP32, 8x1> -> !tile.tile<FP32, 8x1>
@@ -337,7 +336,8 @@ func.func @quant(%x: !tile.tensor<FP32, 8x64>, %s: !tile.tensor<FP32, 8x1>, %o: 
 // CHECK-NEXT:  %{{.*}} = tile.rowexpandmul %t, %sc : !tile.tile<FP32, 8x64>, !tile.tile<FP32, 8x1>
 // CHECK-NEXT:  %{{.*}} = tile.rowexpandadd %{{.*}}, %of : !tile.tile<FP32, 8x64>, !tile.tile<FP32, 8x1>
 // CHECK-NEXT:  %q = tile.quant %{{.*}} rmode rne sat : !tile.tile<FP32, 8x64> -> !tile.tile<U8, 8x64>
-// CHECK-NEXT:  %r = tile.quant %t mult 0.25 rmode rne sat : !tile.tile<FP32, 8x64> -> !tile.tile<S8, 8x64>
+// CHECK-NEXT:  %[[M:.*]] = tile.muls %t, 0.25 : !tile.tile<FP32, 8x64>
+// CHECK-NEXT:  %r = tile.quant %[[M]] rmode rne sat : !tile.tile<FP32, 8x64> -> !tile.tile<S8, 8x64>
 // CHECK-NEXT:  func.return
 
 // -----
@@ -363,8 +363,9 @@ func.func @dequant(%x: !tile.tensor<S16, 8x64>, %y: !tile.tensor<U8, 8x64>, %s: 
 
 // -----
 
-// MXFP8 of one 32-column group: |x|, group max and sum, the exponent through E8M0/RTZ,
-// selects for tiny/inf/NaN groups, TRECIP scaling, saturating TCVT to E4M3.
+// MXFP8 of one 32-column group: the FP32 bits (a view), sign cleared, group max of the
+// bits, E by a shift, max(E, 8) - 8, 0xFF for NaN groups, E8M0 by a view, TRECIP scaling,
+// saturating TCVT to E4M3.
 func.func @mx(%x: !tile.tensor<FP32, 4x32>) {
   %t = tile.load %x[0, 0] : !tile.tensor<FP32, 4x32> -> !tile.tile<FP32, 4x32>
   %e, %s, %a, %g = tile.quantize_mx %t : (!tile.tile<FP32, 4x32>) -> (!tile.tile<E4M3, 4x32>, !tile.tile<E8M0, 4x1>, !tile.tile<FP32, 4x1>, !tile.tile<FP32, 4x1>)
@@ -373,21 +374,20 @@ func.func @mx(%x: !tile.tensor<FP32, 4x32>) {
 }
 // CHECK-LABEL: func.func @mx
 // CHECK-NEXT:  %t = tile.load %x[0, 0] : !tile.tensor<FP32, 4x32> -> !tile.tile<FP32, 4x32>
-// CHECK-NEXT:  %{{.*}} = tile.abs %t : !tile.tile<FP32, 4x32>
-// CHECK-NEXT:  %{{.*}} = tile.rowmax %{{.*}} : !tile.tile<FP32, 4x32> -> !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.rowsum %{{.*}} : !tile.tile<FP32, 4x32> -> !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.cmp eq %{{.*}}, %{{.*}} : !tile.tile<FP32, 4x1> -> !tile.tile<PRED, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.cvt %{{.*}} rmode rtz : !tile.tile<FP32, 4x1> -> !tile.tile<E8M0, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.cvt %{{.*}} : !tile.tile<E8M0, 4x1> -> !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.muls %{{.*}}, 0.00390625 : !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.cmps ge %{{.*}}, 1.504632769052528e-36 : !tile.tile<FP32, 4x1> -> !tile.tile<PRED, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.sels %{{.*}}, %{{.*}}, 5.877471754111438e-39 : !tile.tile<PRED, 4x1>, !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.cmps lt %{{.*}}, inf : !tile.tile<FP32, 4x1> -> !tile.tile<PRED, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.sels %{{.*}}, %{{.*}}, 1.329227995784916e+36 : !tile.tile<PRED, 4x1>, !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %{{.*}} = tile.sels %{{.*}}, %{{.*}}, nan : !tile.tile<PRED, 4x1>, !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %g = tile.recip %{{.*}} : !tile.tile<FP32, 4x1>
-// CHECK-NEXT:  %s = tile.cvt %{{.*}} : !tile.tile<FP32, 4x1> -> !tile.tile<E8M0, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.view %t via %ptoc_scratch : !tile.tile<FP32, 4x32>, !tile.tensor<U8, 1x512> -> !tile.tile<U32, 4x32>
+// CHECK-NEXT:  %{{.*}} = tile.ands %{{.*}}, 2147483647 : !tile.tile<U32, 4x32>
+// CHECK-NEXT:  %{{.*}} = tile.rowmax %{{.*}} : !tile.tile<U32, 4x32> -> !tile.tile<U32, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.shrs %{{.*}}, 23 : !tile.tile<U32, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.maxs %{{.*}}, 8 : !tile.tile<U32, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.subs %{{.*}}, 8 : !tile.tile<U32, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.cmps le %{{.*}}, 2139095040 : !tile.tile<U32, 4x1> -> !tile.tile<PRED, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.sels %{{.*}}, %{{.*}}, 255 : !tile.tile<PRED, 4x1>, !tile.tile<U32, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.view %{{.*}} via %ptoc_scratch : !tile.tile<U32, 4x1>, !tile.tensor<U8, 1x512> -> !tile.tile<FP32, 4x1>
 // CHECK-NEXT:  %a = tile.sels %{{.*}}, %{{.*}}, nan : !tile.tile<PRED, 4x1>, !tile.tile<FP32, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.cvt %{{.*}} : !tile.tile<U32, 4x1> -> !tile.tile<U8, 4x1>
+// CHECK-NEXT:  %s = tile.view %{{.*}} via %ptoc_scratch : !tile.tile<U8, 4x1>, !tile.tensor<U8, 1x512> -> !tile.tile<E8M0, 4x1>
+// CHECK-NEXT:  %{{.*}} = tile.cvt %s : !tile.tile<E8M0, 4x1> -> !tile.tile<FP32, 4x1>
+// CHECK-NEXT:  %g = tile.recip %{{.*}} : !tile.tile<FP32, 4x1>
 // CHECK-NEXT:  %{{.*}} = tile.rowexpandmul %t, %g : !tile.tile<FP32, 4x32>, !tile.tile<FP32, 4x1>
 // CHECK-NEXT:  %e = tile.cvt %{{.*}} rmode rne sat : !tile.tile<FP32, 4x32> -> !tile.tile<E4M3, 4x32>
 // CHECK-NEXT:  %{{.*}} = tile.cvt %e : !tile.tile<E4M3, 4x32> -> !tile.tile<FP32, 4x32>
