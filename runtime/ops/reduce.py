@@ -97,7 +97,8 @@ def expansion(spec: Spec) -> Runner:
         vs = None if src is None else ctx.values(src)
         if src is not None and vs is not None:
             require_encodings(ctx, 0, src, vs)
-        require_encodings(ctx, b_index, b, vb)
+        if not copy:  # a copy moves raw carriers (TileOperandsLegal_ExecuteTileExpand)
+            require_encodings(ctx, b_index, b, vb)
         (slot,) = ctx.reserve(dests)
         if src is not None and op != "expdif":
             same_rows(ctx, 0, src, slot.rows)

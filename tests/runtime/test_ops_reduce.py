@@ -9,7 +9,7 @@ from ptoc.backend.isa import DataType
 from ptoc.backend.isa.semantics import expand, reduce
 from ptoc.runtime import TileLegalityFault
 
-from .util import load_tiles, machine, prog, same_bits, tload
+from .util import bits, load_tiles, machine, prog, same_bits, tload
 
 F32, S16 = DataType.FP32, DataType.S16
 
@@ -119,3 +119,21 @@ def test_expdif_destination_type_from_datr() -> None:
     v = m.tile("U#1")
     want, _ = expand.row_expand_expdif(DataType.FP16, F32, a[None], b[None])
     assert v.dtype is F32 and same_bits(v.values[0], want[0])
+
+
+def test_expansion_copy_moves_raw_carriers_but_arithmetic_checks_encodings() -> None:
+    """``TileOperandsLegal_ExecuteTileExpand`` checks the broadcast source's encodings for
+    every expansion but the copy: TROWEXPAND/TCOLEXPAND move raw TF32 carriers (even ones
+    with nonzero low fraction bits), TROWEXPANDADD rejects them."""
+    raw = np.array([[0x3F800001], [0x3F800002]], np.uint32)
+    m = machine()
+    text = load_tiles(m, [raw.view(np.float32)], DataType.TF32)
+    m.run(prog(text + sfu("TROWEXPAND", DataType.TF32, "T#1, ", 2, 2, "128B")))
+    out = m.tile("U#1")
+    assert out.dtype is DataType.TF32
+    assert bits(out.values[0][:2, :2]).tolist() == [[0x3F800001] * 2, [0x3F800002] * 2]
+    full = np.zeros((2, 2), np.float32)
+    m2 = machine()
+    text = load_tiles(m2, [full, raw.view(np.float32)], DataType.TF32)
+    with pytest.raises(TileLegalityFault, match="invalid TF32 encoding"):
+        m2.run(prog(text + sfu("TROWEXPANDADD", DataType.TF32, "T#2, T#1, ", 2, 2, "128B")))

@@ -77,4 +77,8 @@ NA_CATEGORIES: dict[str, str] = {
     "D4 seed type set": "the test expects the ASL's type set where a seed decides the set",
     "D5 numerics profile": "the test relies on the ASL reference profile's placeholder "
     "transcendental values, which D5's profile replaces",
+    "D6 definedness": "the test expects an operation to read an undefined valid source "
+    "element, which D6 makes a fault",
+    "no bundle form": "a direct call names a destination DataType that no bundle of the "
+    "operation can select (the ASL's bundle path derives another)",
 }

@@ -32,6 +32,7 @@ from typing import Any
 from . import syntax as s
 from .interp import Interpreter
 from .model import PtocModel
+from .model.core import RunResult
 from .outcome import AssertionFailed, NotApplicable, Untranslated
 from .values import AslRuntimeError, OpaqueComparison
 
@@ -258,10 +259,49 @@ def run_case(case: TestCase) -> Result:
                 f"{seed}; the test expects the ASL set (line {r.line}: {r.text})",
                 line=r.line,
             )
+    if r.outcome == "failed" and last is not None:
+        decided = decision_rule(last)
+        if decided is not None:
+            _set(r, "not applicable", decided[0], f"{decided[1]} (line {r.line}: {r.text})",
+                 line=r.line)  # fmt: skip
     r.checked = interp.checked
     r.skipped = [f"line {ln}: {text} ({why})" for ln, text, why in interp.skipped]
     r.bundles = list(model.runs)
     return r
+
+
+def decision_rule(last: RunResult) -> tuple[str, str] | None:
+    """The not-applicable category of a failure whose cause is a rule that a ptoc decision
+    or the bundle form itself fixes, with the reason; None for every other failure.
+
+    * D6: the bundle was rejected because a valid source element is undefined; the ASL
+      lets some copies (TMOV) carry definedness along, D6 makes every such read a fault.
+    * No bundle form: a direct call names a destination DataType that the operation's
+      bundle cannot select (no applicable B.DATR DataType field), so the ASL's own bundle
+      path (``ResolveBundleTileDestinationsForOperation``) derives another one.
+    """
+    if last.fault is not None and "(D6)" in last.fault.rule:
+        return "D6 definedness", f"ptoc rejects the bundle: {last.fault.rule}"
+    start = last.program.commands[0] if last.program is not None else None
+    op_def = getattr(start, "op", None)
+    m = _TYPE_ONLY.fullmatch(last.mismatch)
+    if (
+        m is not None
+        and m["got_shape"] == m["want_shape"]
+        and op_def is not None
+        and "DataType" not in op_def.datr_fields
+    ):
+        return "no bundle form", (
+            f"{op_def.mnemonic}'s bundle has no field that selects a {m['want']} "
+            f"destination; it publishes {m['got']}"
+        )
+    return None
+
+
+_TYPE_ONLY = re.compile(
+    r"ptoc's bundle publishes (?P<got>\w+) (?P<got_shape>\S+ \w+), "
+    r"the destination descriptor is (?P<want>\w+) (?P<want_shape>\S+ \w+)"
+)
 
 
 _PREDICATE = re.compile(
