@@ -10,8 +10,7 @@ reserves (:func:`ptoc.backend.encoding.field_violation`). A decoded command that
 such a rule (a reserved DataType code, SizeCode 11, an offset on ``BSTART.STD FALL``)
 prints as the raw parcel it came from, ``.word 0x...`` (32 bits) or ``.half 0x...``
 (16 bits), which the parser decodes back; so words -> text -> words is lossless for
-every word that decodes. Integer literals are ASCII (``0x``, ``0b``, ``0o`` or decimal)
-of at most 40 digits.
+every word that decodes. Integer literals follow :mod:`ptoc.backend.literals`.
 """
 
 from __future__ import annotations
@@ -58,6 +57,7 @@ from .isa.fields import (
     Hand,
     mask_text,
 )
+from .literals import LiteralError, is_decimal, parse_int, show
 from .program import (
     Command,
     Datr,
@@ -255,33 +255,16 @@ def _format_scalar(c: Scalar) -> str:
 
 # --------------------------------------------------------------------------- parsing
 
-#: the longest integer literal accepted (a 64-bit value needs at most 22 octal digits)
-MAX_LITERAL_DIGITS = 40
-_INT_RE = re.compile(
-    r"([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0|[1-9][0-9]*)", re.ASCII
-)
-
-
-def _show(text: str, limit: int = 32) -> str:
-    """User text for a message, shortened (a fuzzed line can be megabytes long)."""
-    t = text.strip()
-    return repr(t) if len(t) <= limit else repr(t[: limit - 3] + "...")
-
 
 def _int(text: str, what: str) -> int:
-    t = text.strip()
-    m = _INT_RE.fullmatch(t)
-    if not m:
-        raise _Bad(f"{what} {_show(t)} is not an integer")
-    if len(m.group(2)) > MAX_LITERAL_DIGITS:
-        raise _Bad(f"{what} {_show(t)} has more than {MAX_LITERAL_DIGITS} digits")
-    v = int(m.group(2), 0)
-    return -v if m.group(1) == "-" else v
+    try:
+        return parse_int(text)
+    except LiteralError as e:
+        raise _Bad(f"{what} {e}") from None
 
 
-def _digits(text: str) -> bool:
-    """ASCII decimal digits only (``str.isdigit`` also accepts ``²`` and ``٣``)."""
-    return re.fullmatch(r"[0-9]+", text, re.ASCII) is not None
+_show = show
+_digits = is_decimal
 
 
 def _reg(text: str) -> int:

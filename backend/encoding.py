@@ -160,12 +160,12 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
             "PEMode": _pemode(c.mask),
         }
     if isinstance(c, ScalarStart):
-        f = scalar_start_form(c.block, c.kind)
-        if f is None:
+        sf = scalar_start_form(c.block, c.kind)
+        if sf is None:
             raise EncodeError(f"BSTART.{c.block} {c.kind} has no encoding in the catalog")
-        if not f.fields and c.offset:
+        if not sf.fields and c.offset:
             raise EncodeError(f"BSTART.{c.block} {c.kind} has no offset field")
-        return f, ({"simm17": c.offset} if f.fields else {})
+        return sf, ({"simm17": c.offset} if sf.fields else {})
     if isinstance(c, Scalar):
         try:
             f = scalar_form(c.mnemonic)

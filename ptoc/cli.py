@@ -28,7 +28,18 @@ def _read(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as e:
-        raise _Usage(f"{path}: cannot read: {e.strerror}") from None
+        raise _Usage(f"{path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:  # an embedded NUL byte in the name
+        raise _Usage(f"{path!r}: cannot read: {e}") from None
+
+
+def _write(path: str, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as e:
+        raise _Usage(f"{path}: cannot write: {e.strerror or e}") from None
+    except ValueError as e:
+        raise _Usage(f"{path!r}: cannot write: {e}") from None
 
 
 def _load_program(path: str):  # -> Program
@@ -48,7 +59,7 @@ def cmd_asm(args: argparse.Namespace) -> int:
     program = _load_program(args.file)
     out = args.output or str(Path(args.file).with_suffix(".bin"))
     data = encoding.encode(program)
-    Path(out).write_bytes(data)
+    _write(out, data)
     if args.verbose:
         print(f"{out}: {len(program)} commands, {program.bundle_count()} bundles, "
               f"{len(data)} bytes")  # fmt: skip
@@ -63,7 +74,7 @@ def cmd_disasm(args: argparse.Namespace) -> int:
         raise _Usage(f"{args.file}: {e}") from None
     if args.offsets:
         for off, c in zip(program.offsets, program.commands, strict=True):
-            print(f"{off:08x}  {asm.format_command(c)}")
+            print(f"{off:08x}  {asm.format_command(c, note=True)}")
     else:
         sys.stdout.write(asm.format_program(program))
     return EXIT_OK
@@ -197,6 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:  # a path a command could not open or write (-o DIR, ...)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"ptoc: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":
