@@ -106,3 +106,35 @@ def test_fall_offset_word_round_trips_as_raw_text() -> None:
     text = asm.format_program(program)
     assert text.startswith(".word 0x00029001  // BSTART.STD FALL, 5: ")
     assert encoding.encode(asm.parse(text)) == word.to_bytes(4, "little")
+
+
+def test_no_form_the_catalog_drops_owns_words_of_a_form_it_keeps() -> None:
+    """Issue 9 item 18: the decoder may only read a word as the most specific form of the
+    whole spec that matches it. So every spec form that is more specific than a catalog
+    form and overlaps it must be in the catalog too (C.SETRET inside c.movi was not)."""
+    import json
+
+    from ptoc.backend.isa import catalog, generate
+
+    spec = generate.DEFAULT_SPEC
+    if not spec.is_dir():
+        pytest.skip(f"the PTO-ISA spec catalogs are not next to the repository ({spec})")
+    kept = {f.form_id for f in (*catalog.COMMAND_FORMS, *catalog.SCALAR_FORMS)}
+    rows = []
+    for name in ("command-forms.json", "scalar-forms.json"):
+        for f in json.loads((spec / name).read_text())["forms"]:
+            mask = match = shift = 0
+            for e in f["encoding"]:
+                mask |= int(e["mask"], 16) << shift
+                match |= int(e["match"], 16) << shift
+                shift += e["width_bits"]
+            rows.append((f["form_id"], f["mnemonic"], f["length_bits"], mask, match))
+    owners = []
+    for kid, kname, kbits, kmask, kmatch in rows:
+        if kid not in kept:
+            continue
+        for did, dname, dbits, dmask, dmatch in rows:
+            overlap = dbits == kbits and not (kmatch ^ dmatch) & kmask & dmask
+            if overlap and did not in kept and dmask.bit_count() > kmask.bit_count():
+                owners.append(f"{dname} owns words of {kname}")
+    assert owners == []

@@ -89,13 +89,13 @@ def check_text(text: str) -> None:
     assert encoding.decode(data) == program
 
 
-@fuzz(400)
+@fuzz(200)
 @given(texts)
 def test_assembler_text(text: str) -> None:
     check_text(text)
 
 
-@fuzz(150)
+@fuzz(80)
 @given(st.text(max_size=200))
 def test_assembler_arbitrary_text(text: str) -> None:
     check_text(text)

@@ -67,7 +67,7 @@ def check_bytes(data: bytes) -> None:
     assert encoding.encode(again) == data
 
 
-@fuzz(400)
+@fuzz(200)
 @given(streams)
 def test_decoder_words(data: bytes) -> None:
     check_bytes(data)

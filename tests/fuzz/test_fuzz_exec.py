@@ -118,13 +118,13 @@ def mutated_seeds(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-@fuzz(150)
+@fuzz(80)
 @given(bundle_programs(), configs, st.integers(0, 2**32 - 1))
 def test_random_bundle_programs(program: Program, config: MachineConfig, seed: int) -> None:
     run_blockwise(machine(config, seed), program)
 
 
-@fuzz(150)
+@fuzz(80)
 @given(mutated_seeds(), configs, st.integers(0, 2**32 - 1))
 def test_mutated_valid_programs(text: str, config: MachineConfig, seed: int) -> None:
     try:

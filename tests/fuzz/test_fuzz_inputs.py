@@ -110,7 +110,7 @@ def _path(data: bytes) -> str:
     return str(p)
 
 
-@fuzz(400)
+@fuzz(200)
 @given(files())
 def test_input_files(case: Case) -> None:
     data, expected = case
@@ -139,7 +139,7 @@ _PROGRAM = _DIR / "p.s"
 _PROGRAM.write_text("BSTART.STD FALL\nc.movi 1, ->a0\nBSTOP\n")
 
 
-@fuzz(80)
+@fuzz(40)
 @given(files())
 def test_input_files_through_ptoc_run(case: Case) -> None:
     path = _path(case[0])
