@@ -120,3 +120,11 @@ def test_verify_inputs_npy_and_bad_files(tmp_path: Path, capsys) -> None:
     for name, message in [("empty.npz", "the file is empty"), ("trunc.npz", "not a readable")]:
         assert main(["verify", softmax, "--inputs", str(tmp_path / name)]) == 2
         _one_line(capsys, message)
+
+
+def test_kernel_run_output_path_that_cannot_be_written(tmp_path: Path, capsys) -> None:
+    """Item 23: ``-o DIR`` of ``ptoc run FILE.py`` raised IsADirectoryError."""
+    kernel = f"{ROOT / 'examples' / 'softmax.py'}::softmax"
+    assert main(["run", kernel, "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ptoc: {tmp_path}: Is a directory\n"
