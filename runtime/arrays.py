@@ -27,6 +27,7 @@ import math
 import os
 import stat
 import sys
+import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -193,8 +194,14 @@ def _read_npy(f: IO[bytes], size: int, where: str, max_bytes: int) -> np.ndarray
 def _header(raw: bytes, major: int, where: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     try:
         text = raw.decode("utf-8" if major >= 3 else "latin1")
-        d = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, UnicodeDecodeError):
+        with warnings.catch_warnings():
+            # an invalid escape such as '\q' is a warning today and an error tomorrow:
+            # refuse it rather than print a warning from the parser
+            warnings.simplefilter("error")
+            d = ast.literal_eval(text)
+    except (
+        ValueError, SyntaxError, MemoryError, RecursionError, UnicodeDecodeError, Warning
+    ):  # fmt: skip
         raise ArrayFileError(f"{where}: the NPY header is not a literal dict") from None
     if not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}:
         raise ArrayFileError(

@@ -10,6 +10,7 @@ encode to the same program (no internal exception anywhere).
 
 from __future__ import annotations
 
+import pytest
 from backend.strategies import commands
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,6 +21,9 @@ from ptoc.backend.isa import OPS, DataType, catalog
 from ptoc.backend.isa.fields import GPR_NAMES, SIZE_NAMES
 
 from .budget import fuzz
+
+#: a warning printed from library internals is a defect too
+pytestmark = pytest.mark.filterwarnings("error")
 
 VOCAB = sorted(
     {

@@ -10,6 +10,7 @@ round trip (words -> text -> words is lossless).
 
 from __future__ import annotations
 
+import pytest
 from backend.strategies import form_words, programs
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +19,9 @@ from ptoc.backend import asm, encoding
 from ptoc.backend.errors import DecodeError
 
 from .budget import fuzz
+
+#: a warning printed from library internals is a defect too
+pytestmark = pytest.mark.filterwarnings("error")
 
 
 def _pack(wbs: list[tuple[int, int]]) -> bytes:

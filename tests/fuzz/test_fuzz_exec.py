@@ -15,6 +15,7 @@ import contextlib
 import random
 
 import numpy as np
+import pytest
 from backend.strategies import commands, scalar_starts, scalars, tile_starts
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,6 +28,9 @@ from ptoc.backend.program import Program, Stop
 from ptoc.runtime import Machine, MachineConfig, MachineFault
 
 from .budget import fuzz
+
+#: a warning printed from library internals is a defect too
+pytestmark = pytest.mark.filterwarnings("error")
 
 configs = st.builds(
     MachineConfig,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,6 +27,9 @@ from ptoc.runtime.arrays import ArrayFileError, array_dtype_rule, little_endian,
 from ptoc.runtime.cli import run_main
 
 from .budget import fuzz
+
+#: a warning printed from library internals is a defect too
+pytestmark = pytest.mark.filterwarnings("error")
 
 _DIR = Path(tempfile.mkdtemp(prefix="ptoc-fuzz-inputs-"))
 _DTYPES = [

@@ -123,6 +123,7 @@ BAD_FILES = [
     ("bad version", b"\x93NUMPY\x07\x00" + GOOD[8:], "unknown NPY format version 7.0"),
     ("header not a dict", _header("'<f4'", "(4,)").replace(b"{", b"["), "not a literal dict"),
     ("header code", b"\x93NUMPY\x01\x00\x20\x00__import__('os').system('x')   \n", "literal"),
+    ("header escape", _header("'<f\\q'", "(4,)"), "not a literal dict"),
     ("negative shape", _header("'<f4'", "(-1,)"), "not a tuple of sizes"),
     ("bool shape", _header("'<f4'", "(True,)"), "not a tuple of sizes"),
     ("bad descr", _header("'<q9'", "(4,)") + b"\0" * 36, "is not a dtype"),
@@ -146,6 +147,7 @@ BAD_FILES = [
 @pytest.mark.parametrize(
     ("data", "message"), [b[1:] for b in BAD_FILES], ids=[b[0] for b in BAD_FILES]
 )
+@pytest.mark.filterwarnings("error")  # nothing but the one line reaches the user
 def test_bad_file_is_one_line(tmp_path: Path, data: bytes, message: str) -> None:
     p = _write(tmp_path, "bad.npz", data)
     with pytest.raises(ArrayFileError) as info:
