@@ -361,10 +361,12 @@ def _scalar_steps(start: ScalarStart, commands: tuple[Command, ...]) -> list[Sca
         raise unsupported(f"BSTART.{start.block} {start.kind} (control flow)", "BSTART")
     steps = []
     for c in commands:
+        # each command is decoded before it is dispatched (a reserved encoding faults as
+        # Fault_IllegalInstruction, even where its placement would be wrong too)
+        rule = encoding_rule(c) if not isinstance(c, Stop) else None
+        if rule is not None:
+            raise IllegalInstructionFault(rule, command_text(c))
         if isinstance(c, Scalar):
-            rule = encoding_rule(c)
-            if rule is not None:
-                raise IllegalInstructionFault(rule, c.mnemonic.lower())
             steps.append(compile_scalar(c))
         elif isinstance(c, Generic) and generic_kind(c) == "B.HINT":
             if any(k == "B/E" for k, _ in c.fields):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ptoc.backend.encoding import decode
+from ptoc.backend.isa.fields import Hand
 from ptoc.backend.program import Program, Scalar, ScalarStart, Stop
 from ptoc.runtime import (
     IllegalInstructionFault,
@@ -124,3 +125,16 @@ def test_machine_parameters_out_of_reach(text: str, message: str) -> None:
 def test_the_largest_gm_is_accepted_as_a_config() -> None:
     assert MachineConfig.parse(f"gm_size={MAX_GM_SIZE}").gm_size == MAX_GM_SIZE
     assert MachineConfig.parse("gm_size=16M").gm_size == 16 << 20
+
+
+def test_a_reserved_header_word_in_a_scalar_block_is_an_illegal_instruction() -> None:
+    """Decoding comes before placement: a zero-mask B.IOT (otherwise skipped) or a B.HINT
+    with a reserved field value inside a standard block faults as reserved."""
+    from ptoc.backend.program import Iot
+
+    m = Machine("gm_size=4096")
+    bad = Iot((), 0, True, Hand.T, 11)  # SizeCode 11 is reserved
+    p = Program((ScalarStart("STD", "FALL"), bad, Stop()))
+    assert "SizeCode=11 is a reserved encoding" in _no_effect(m, p, IllegalInstructionFault)
+    ok = Program((ScalarStart("STD", "FALL"), Iot((), 0, True, Hand.T, 1), Stop()))
+    m.run(ok)  # the legal zero-mask binding is skipped
