@@ -4,6 +4,13 @@ The printer emits one command per line in the seeds' spelling; the parser accept
 form, the seeds' ``;``-joined one-line form and the alternative spellings D7 lists.
 Comments start with ``#`` or ``//``. Every command kind has one template
 (:func:`format_command`) and one parser (:func:`parse_command`).
+
+Canonical text holds only legal encodings: the parser refuses every value the catalog
+reserves (:func:`ptoc.backend.encoding.field_violation`). A decoded command that breaks
+such a rule (a reserved DataType code, SizeCode 11, an offset on ``BSTART.STD FALL``)
+prints as the raw parcel it came from, ``.word 0x...`` (32 bits) or ``.half 0x...``
+(16 bits), which the parser decodes back; so words -> text -> words is lossless for
+every word that decodes. Integer literals follow :mod:`ptoc.backend.literals`.
 """
 
 from __future__ import annotations
@@ -11,13 +18,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .errors import AsmError
+from .encoding import (
+    Undecodable,
+    decode_word,
+    encode_command,
+    field_violation,
+    parcel_length,
+    scalar_start_form,
+)
+from .errors import AsmError, EncodeError
 from .isa import (
     DTYPE_NONE,
     RESERVED_DTYPE_CODES,
     DataType,
     Engine,
     Family,
+    OpDef,
     catalog,
     op_by_bstart,
     scalar_form,
@@ -41,6 +57,7 @@ from .isa.fields import (
     Hand,
     mask_text,
 )
+from .literals import LiteralError, is_decimal, parse_int, show
 from .program import (
     Command,
     Datr,
@@ -75,15 +92,46 @@ def _dt(code: int) -> str:
 
 
 def _gpr(sel: int) -> str:
-    return GPR_NAMES[sel] if sel < len(GPR_NAMES) else f"r{sel}"
+    return GPR_NAMES[sel] if 0 <= sel < len(GPR_NAMES) else f"r{sel}"
 
 
 def _size(code: int) -> str:
     return SIZE_NAMES.get(code, str(code))
 
 
-def format_command(c: Command) -> str:
-    """The canonical text of one command."""
+def _name(names: tuple[str, ...], code: int) -> str:
+    return names[code] if 0 <= code < len(names) else str(code)
+
+
+def raw_word(c: Command) -> str | None:
+    """``.word 0x...`` / ``.half 0x...`` for a command that breaks a catalog rule but
+    encodes (a decoded reserved value); None for a legal or unencodable command."""
+    if field_violation(c) is None:
+        return None
+    try:
+        value, bits = encode_command(c)
+    except EncodeError:
+        return None
+    return f".word 0x{value:08x}" if bits == 32 else f".half 0x{value:04x}"
+
+
+def format_command(c: Command, note: bool = False) -> str:
+    """The canonical text of one command.
+
+    A command that breaks a catalog rule prints as its raw parcel (``.word 0x...``);
+    ``note=True`` then appends a ``//`` comment with its reading and the rule. Commands
+    that cannot be encoded at all print in their template, which the parser refuses.
+    """
+    raw = raw_word(c)
+    if raw is not None:
+        if not note:
+            return raw
+        return f"{raw}  // {_template(c)}: {field_violation(c)}"
+    return _template(c)
+
+
+def _template(c: Command) -> str:
+    """The spelling of a command from its kind's template (legal or not)."""
     if isinstance(c, TileStart):
         o = c.op
         if o is None:
@@ -100,19 +148,22 @@ def format_command(c: Command) -> str:
             parts.append("last")
         if c.dst is not None:
             parts.append(f"->{c.dst.name}<{_size(c.size)}>")
+        elif c.size:  # no encoding: printed so that the parser refuses it
+            parts.append(f"SizeCode={c.size}")
         return "B.IOT " + ", ".join(parts)
     if isinstance(c, Dim):
         if c.compressed:
-            return f"C.B.DIMI {c.imm}, ->LB{c.lb}"
+            reg = f"{_gpr(c.reg)}, " if c.reg else ""  # no encoding: the parser refuses it
+            return f"C.B.DIMI {reg}{c.imm}, ->LB{c.lb}"
         return f"B.DIM {_gpr(c.reg)}, {c.imm}, ->LB{c.lb}"
     if isinstance(c, Stop):
         return "C.BSTOP" if c.compressed else "BSTOP"
     if isinstance(c, Datr):
         layout = LAYOUT_NAMES.get(c.layout, str(c.layout))
-        cmode = CMODE_NAMES[c.cmode] if c.cmode < len(CMODE_NAMES) else str(c.cmode)
         return (
-            f"B.DATR {{{layout}, {_dt(c.dtype)}, {PAD_NAMES[c.pad]}, {cmode}, "
-            f"{RMODE_NAMES[c.rmode]}, {c.sat}, {c.canonicalize}}}"
+            f"B.DATR {{{layout}, {_dt(c.dtype)}, {_name(PAD_NAMES, c.pad)}, "
+            f"{_name(CMODE_NAMES, c.cmode)}, {_name(RMODE_NAMES, c.rmode)}, {c.sat}, "
+            f"{c.canonicalize}}}"
         )
     if isinstance(c, Ior):
         srcs = [c.src0, c.src1, c.src2]
@@ -127,18 +178,22 @@ def format_command(c: Command) -> str:
         return f"B.IOS S{c.tid}, mask={mask_text(c.mask)}"
     if isinstance(c, ScalarStart):
         text = f"BSTART.{c.block} {c.kind}"
-        return text + (f", {c.offset}" if c.kind in ("COND", "DIRECT") else "")
+        # a branch kind always names its offset; any other kind only a nonzero one (which
+        # has no legal encoding, so it is never silently dropped)
+        show = c.kind in ("COND", "DIRECT") or c.offset
+        return text + (f", {c.offset}" if show else "")
     if isinstance(c, Scalar):
         return _format_scalar(c)
     if isinstance(c, Generic):
-        f = next(x for x in catalog.COMMAND_FORMS if x.form_id == c.form_id)
-        return f"{f.mnemonic} " + ", ".join(f"{k}={v}" for k, v in c.fields)
-    raise TypeError(f"not a command: {c!r}")
+        forms = [x for x in catalog.COMMAND_FORMS if x.form_id == c.form_id]
+        name = forms[0].mnemonic if forms else c.form_id
+        return f"{name} " + ", ".join(f"{k}={v}" for k, v in c.fields)
+    return f"<{type(c).__name__}>"
 
 
 def format_program(program: Program) -> str:
-    """Canonical text: one command per line."""
-    return "".join(format_command(c) + "\n" for c in program.commands)
+    """Canonical text: one command per line (raw words carry a ``//`` reading)."""
+    return "".join(format_command(c, note=True) + "\n" for c in program.commands)
 
 
 # --------------------------------------------------------------------------- scalar
@@ -148,6 +203,10 @@ def _scalar_operands(mnemonic: str) -> list[str]:
     """Operand field names of a scalar form in asm order, destination last."""
     f = scalar_form(mnemonic)
     names = [fd.name for fd in f.fields]
+    return _operand_order(names)
+
+
+def _operand_order(names: list[str]) -> list[str]:
     order: list[str] = [n for n in ("SrcL", "SrcR") if n in names]
     order += [n for n in names if n not in ("SrcL", "SrcR", "RegDst", "SrcRType", "shamt")]
     if "shamt" in names and "SrcR" not in names:
@@ -160,23 +219,37 @@ def _scalar_operands(mnemonic: str) -> list[str]:
 _SRCR_TYPES = (".sw", ".uw", ".neg", "")
 
 
+def _fixed_destination(mnemonic: str) -> str | None:
+    """The register a form without a RegDst field writes (``c.setret ..., ->ra``)."""
+    f = scalar_form(mnemonic)
+    if any(fd.name == "RegDst" for fd in f.fields):
+        return None
+    m = re.search(r"->\s*([a-z0-9]+)\s*$", f.asm)
+    return m.group(1) if m else None
+
+
 def _format_scalar(c: Scalar) -> str:
     v = dict(c.fields)
+    try:
+        names = _scalar_operands(c.mnemonic)
+        fixed = _fixed_destination(c.mnemonic)
+    except KeyError:  # not a catalog form: printed so that the parser refuses it
+        return f"{c.mnemonic.lower()} " + ", ".join(f"{k}={x}" for k, x in c.fields)
     parts = []
-    for name in _scalar_operands(c.mnemonic):
+    for name in names:
         value = v.get(name, 0)
         if name in ("SrcL",):
             parts.append(_gpr(value))
         elif name == "SrcR":
-            text = _gpr(value) + _SRCR_TYPES[v.get("SrcRType", 0)]
+            text = _gpr(value) + _name(_SRCR_TYPES, v.get("SrcRType", 0))
             if v.get("shamt", 0):
                 text += f"<<{v['shamt']}"
             parts.append(text)
         elif name == "imm20":
-            parts.append(f"0x{value & 0xFFFFF:x}")
+            parts.append(f"0x{value & 0xFFFFF:x}" if 0 <= value < 1 << 20 else str(value))
         else:
             parts.append(str(value))
-    parts.append(f"->{_gpr(v.get('RegDst', 0))}")
+    parts.append(f"->{fixed or _gpr(v.get('RegDst', 0))}")
     return f"{c.mnemonic.lower()} " + ", ".join(parts)
 
 
@@ -185,22 +258,26 @@ def _format_scalar(c: Scalar) -> str:
 
 def _int(text: str, what: str) -> int:
     try:
-        return int(text.strip(), 0)
-    except ValueError:
-        raise _Bad(f"{what} {text.strip()!r} is not an integer") from None
+        return parse_int(text)
+    except LiteralError as e:
+        raise _Bad(f"{what} {e}") from None
+
+
+_show = show
+_digits = is_decimal
 
 
 def _reg(text: str) -> int:
     t = text.strip()
     if t in GPR_BY_NAME:
         return GPR_BY_NAME[t]
-    m = re.fullmatch(r"r(\d+)", t)
+    m = re.fullmatch(r"r([0-9]{1,2})", t, re.ASCII)
     if m:
         value = int(m.group(1))
         if value > 31:
             raise _Bad(f"GPR selector {value} does not fit 5 bits")
         return value
-    raise _Bad(f"unknown GPR {t!r} (expected zero, sp, a0..a7, ra, s0..s8, x0..x3)")
+    raise _Bad(f"unknown GPR {_show(t)} (expected zero, sp, a0..a7, ra, s0..s8, x0..x3)")
 
 
 def _reg_header(text: str) -> int:
@@ -216,14 +293,14 @@ def _dtype(text: str, allow_none: bool = False) -> int:
         if allow_none:
             return DTYPE_NONE
         raise _Bad("DTYPE_NONE is only a B.DATR / BSTART.TMOV sentinel")
-    try:
-        return int(DataType[t]) if not t.isdigit() else _raw_dtype(int(t))
-    except KeyError:
-        pass
+    if _digits(t):
+        return _raw_dtype(_int(t, "DataType code"))
+    if t in DataType.__members__:
+        return int(DataType[t])
     for dt in DataType:
         if dt.name.upper() == t.upper():
             return int(dt)
-    raise _Bad(f"unknown DataType {t!r}")
+    raise _Bad(f"unknown DataType {_show(t)}")
 
 
 def _raw_dtype(code: int) -> int:
@@ -232,13 +309,13 @@ def _raw_dtype(code: int) -> int:
     return code
 
 
-_TILE_RE = re.compile(r"([TUMN])#(\d+)$")
+_TILE_RE = re.compile(r"([TUMN])#([0-9]{1,3})", re.ASCII)
 
 
 def _tile(text: str) -> TileRef:
-    m = _TILE_RE.match(text.strip())
+    m = _TILE_RE.fullmatch(text.strip())
     if not m:
-        raise _Bad(f"malformed tile operand {text.strip()!r} (expected T#1..N#16)")
+        raise _Bad(f"malformed tile operand {_show(text)} (expected T#1..N#16)")
     k = int(m.group(2))
     if not 1 <= k <= 16:
         raise _Bad(f"tile position {text.strip()} is outside #1..#16")
@@ -246,9 +323,9 @@ def _tile(text: str) -> TileRef:
 
 
 def _mask(text: str) -> int:
-    m = re.fullmatch(r"mask\s*=\s*([01]{4})", text.strip())
+    m = re.fullmatch(r"mask\s*=\s*([01]{4})", text.strip(), re.ASCII)
     if not m:
-        raise _Bad(f"malformed mask {text.strip()!r} (expected mask=bbbb, PE0 first)")
+        raise _Bad(f"malformed mask {_show(text)} (expected mask=bbbb, PE0 first)")
     mask = int(m.group(1), 2)
     if mask not in MASK_TO_PEMODE:
         legal = ", ".join(mask_text(x) for x in MASK_TO_PEMODE)
@@ -258,11 +335,11 @@ def _mask(text: str) -> int:
 
 def _size_code(text: str, limit: range) -> int:
     t = text.strip().replace("KiB", "KB")
-    code = SIZE_BY_NAME.get(t) if not t.isdigit() else int(t)
+    code = _int(t, "SizeCode") if _digits(t) else SIZE_BY_NAME.get(t)
     if code is None:
-        raise _Bad(f"unknown tile size {text.strip()!r} (128B..64KB or a SizeCode)")
+        raise _Bad(f"unknown tile size {_show(text)} (128B..64KB or a SizeCode)")
     if code not in limit:
-        what = f"size {t} (SizeCode {code})" if not t.isdigit() else f"SizeCode {code}"
+        what = f"size {t} (SizeCode {code})" if not _digits(t) else f"SizeCode {code}"
         raise _Bad(
             f"{what} is reserved here (legal SizeCodes: {limit.start}..{limit.stop - 1})"
         )
@@ -273,18 +350,25 @@ def _split(args: str) -> list[str]:
     return [a.strip() for a in args.split(",")] if args.strip() else []
 
 
+def _op(name: str) -> OpDef:
+    try:
+        return op_def(name.strip())
+    except KeyError:
+        raise _Bad(f"unknown tile operation {_show(name)}") from None
+
+
+_SCALAR_KINDS = ("FALL", "COND", "DIRECT", "RET", "IND")
+
+
 def _parse_bstart(word: str, args: str) -> Command:
     kind = word.split(".", 1)[1] if "." in word else ""
     a = _split(args)
     if kind in ("VEC", "SFU"):
         if len(a) != 2:
             raise _Bad(f"{word} takes an operation and a DataType")
-        try:
-            o = op_def(a[0])
-        except KeyError:
-            raise _Bad(f"unknown tile operation {a[0]!r}") from None
+        o = _op(a[0])
         if o.family is not Family.TEPL:
-            raise _Bad(f"{o.mnemonic} is not a TEPL operation; use {o.bstart}")
+            raise _Bad(f"{o.mnemonic} is not a TEPL operation; write {o.bstart} DataType")
         if o.engine is not Engine(kind):
             raise _Bad(
                 f"{o.mnemonic} executes on {o.engine}: write {o.bstart} {o.mnemonic} "
@@ -293,21 +377,38 @@ def _parse_bstart(word: str, args: str) -> Command:
         return TileStart(Family.TEPL, o.selector, _dtype(a[1]))
     if kind == "TEPL":
         if len(a) == 2:
-            return TileStart(Family.TEPL, op_def(a[0]).selector, _dtype(a[1]), "TEPL")
+            o = _op(a[0])
+            if o.family is not Family.TEPL:
+                # its function code would select a different TEPL operation
+                raise _Bad(
+                    f"{o.mnemonic} is a {o.engine} operation, not a TEPL one; write "
+                    f"{o.bstart} {a[1]}"
+                )
+            return TileStart(Family.TEPL, o.selector, _dtype(a[1]), "TEPL")
         if len(a) != 3:
-            raise _Bad("BSTART.TEPL takes Mode, Function, DataType")
+            raise _Bad("BSTART.TEPL takes Mode, Function, DataType (or an operation, DataType)")
         mode, fn = _int(a[0], "Mode"), _int(a[1], "Function")
         if not (0 <= mode < 4 and 0 <= fn < 32):
             raise _Bad(f"Mode {mode} / Function {fn} out of range (2 and 5 bits)")
         return TileStart(Family.TEPL, mode << 5 | fn, _dtype(a[2]), "TEPL")
     if kind in ("STD", "FP", "SYS"):
-        if not a or a[0] not in ("FALL", "COND", "DIRECT", "RET", "IND"):
+        if not a or a[0] not in _SCALAR_KINDS:
             raise _Bad(f"{word} takes FALL, COND, DIRECT, RET or IND")
+        f = scalar_start_form(kind, a[0])
+        if f is None:
+            have = sorted(k for k in _SCALAR_KINDS if scalar_start_form(kind, k) is not None)
+            raise _Bad(f"{word} has no {a[0]} form (the catalog has {', '.join(have)})")
+        if not f.fields and len(a) > 1:
+            raise _Bad(f"{word} {a[0]} takes no offset")
+        if a[0] in ("COND", "DIRECT") and len(a) != 2:
+            raise _Bad(f"{word} {a[0]} takes one branch offset")
+        if len(a) > 2:
+            raise _Bad(f"{word} {a[0]} takes at most one offset")
         offset = _int(a[1], "branch offset") if len(a) > 1 else 0
         return ScalarStart(kind, a[0], offset)
     named = op_by_bstart(word)
     if named is None:
-        raise _Bad(f"unknown block start {word!r}")
+        raise _Bad(f"unknown block start {_show(word)}")
     if len(a) != 1:
         raise _Bad(f"{word} takes one DataType")
     return TileStart(
@@ -323,17 +424,27 @@ def _parse_iot(args: str) -> Command:
     size = 0
     for part in _split(args):
         if part.startswith("mask"):
+            if mask is not None:
+                raise _Bad("B.IOT takes one mask=bbbb")
+            if dst is not None:
+                raise _Bad("mask after the destination (order: sources, mask, last, ->dst)")
             mask = _mask(part)
         elif part in ("last", "<last>"):
+            if last:
+                raise _Bad("B.IOT takes `last` once")
+            if dst is not None:
+                raise _Bad("`last` after the destination (order: sources, mask, last, ->dst)")
             last = True
         elif part.startswith("->"):
+            if dst is not None:
+                raise _Bad("B.IOT binds at most one destination")
             m = re.fullmatch(r"->\s*([TUMN])\s*<([^>]*)>", part)
             if not m:
-                raise _Bad(f"malformed destination {part!r} (expected ->T<2KB>)")
+                raise _Bad(f"malformed destination {_show(part)} (expected ->T<2KB>)")
             dst, size = Hand[m.group(1)], _size_code(m.group(2), LOCAL_SIZE_CODES)
         else:
-            if mask is not None:
-                raise _Bad(f"tile source {part!r} after mask")
+            if mask is not None or last or dst is not None:
+                raise _Bad(f"tile source {_show(part)} after the mask")
             srcs.append(_tile(part))
     if mask is None:
         raise _Bad("B.IOT needs mask=bbbb")
@@ -346,7 +457,7 @@ def _parse_iot(args: str) -> Command:
 
 def _parse_dim(args: str) -> Command:
     a = _split(args)
-    m = re.fullmatch(r"LB([012])\s*=\s*(\S+)", a[0]) if len(a) == 1 else None
+    m = re.fullmatch(r"LB([012])\s*=\s*(\S+)", a[0], re.ASCII) if len(a) == 1 else None
     if m:
         return Dim(int(m.group(1)), 0, _dim_imm(m.group(2)))
     if len(a) == 2 and re.fullmatch(r"LB[012]", a[0]):
@@ -388,18 +499,31 @@ def _parse_ior(args: str) -> Command:
 
 
 def _parse_ios(args: str) -> Command:
-    a = _split(args)
-    mask = next((_mask(x) for x in a if x.startswith("mask")), None)
+    mask: int | None = None
+    tile: tuple[int, int] | None = None  # (SharedTID, SizeCode)
+    for x in _split(args):
+        if x.startswith("mask"):
+            if mask is not None:
+                raise _Bad("B.IOS takes one mask=bbbb")
+            mask = _mask(x)
+            continue
+        m = re.fullmatch(r"->\s*S([0-9]{1,3})\s*<([^>]*)>", x, re.ASCII)
+        n = re.fullmatch(r"S([0-9]{1,3})", x, re.ASCII)
+        if not m and not n:
+            raise _Bad(
+                f"malformed B.IOS operand {_show(x)} (expected Sx, mask=bbbb or ->Sx<size>)"
+            )
+        if tile is not None:
+            raise _Bad("B.IOS binds one Shared tile")
+        if m:
+            tile = (_sid(m.group(1)), _size_code(m.group(2), range(1, 13)))
+        elif n:
+            tile = (_sid(n.group(1)), 0)
     if mask is None:
         raise _Bad("B.IOS needs mask=bbbb")
-    for x in a:
-        m = re.fullmatch(r"->\s*S(\d+)\s*<([^>]*)>", x)
-        if m:
-            return Ios(_sid(m.group(1)), mask, _size_code(m.group(2), range(1, 13)))
-        m = re.fullmatch(r"S(\d+)", x)
-        if m:
-            return Ios(_sid(m.group(1)), mask, 0)
-    raise _Bad("B.IOS needs Sx or ->Sx<size>")
+    if tile is None:
+        raise _Bad("B.IOS needs Sx or ->Sx<size>")
+    return Ios(tile[0], mask, tile[1])
 
 
 def _sid(text: str) -> int:
@@ -425,15 +549,19 @@ def _parse_datr(args: str) -> Command:
         for key, text in zip(_DATR_KEYS, a, strict=True):
             values[key] = _datr_value(key, text)
     else:
+        seen: set[str] = set()
         for item in _split(t):
             if "=" in item:
                 key, text = (x.strip() for x in item.split("=", 1))
                 key = {"PadValueOrByteId": "PadValue", "ByteId": "PadValue"}.get(key, key)
                 if key not in values:
-                    raise _Bad(f"unknown B.DATR field {key!r}")
-                values[key] = _datr_value(key, text)
+                    raise _Bad(f"unknown B.DATR field {_show(key)}")
             else:
-                values[_datr_key_of(item)] = _datr_value(_datr_key_of(item), item)
+                key, text = _datr_key_of(item), item
+            if key in seen:
+                raise _Bad(f"B.DATR names {key} twice")
+            seen.add(key)
+            values[key] = _datr_value(key, text)
     return Datr(
         values["Layout"], values["DataType"], values["PadValue"], values["CMode"],
         values["RMode"], values["Sat"], values["Canonicalize"],
@@ -482,6 +610,8 @@ def _parse_generic(mnemonic: str, args: str) -> Command:
         if "=" not in item:
             raise _Bad(f"{mnemonic} operands are written name=value")
         key, text = (x.strip() for x in item.split("=", 1))
+        if key in values:
+            raise _Bad(f"{mnemonic} names {_show(key)} twice")
         values[key] = _int(text, key)
     for f in forms:
         names = {fd.name for fd in f.fields}
@@ -493,7 +623,10 @@ def _parse_generic(mnemonic: str, args: str) -> Command:
             return Generic(
                 f.form_id, tuple((fd.name, values.get(fd.name, 0)) for fd in f.fields)
             )
-    raise _Bad(f"{mnemonic} has no field set {sorted(values)}")
+    raise _Bad(f"{mnemonic} has no field set {_show(str(sorted(values)), 60)}")
+
+
+_SRCR_RE = re.compile(r"([a-z0-9]+)(\.sw|\.uw|\.neg)?(?:<<([0-9]{1,3}))?", re.ASCII)
 
 
 def _parse_scalar(mnemonic: str, args: str) -> Command:
@@ -501,7 +634,14 @@ def _parse_scalar(mnemonic: str, args: str) -> Command:
     a = _split(args)
     if not a or not a[-1].startswith("->"):
         raise _Bad(f"{mnemonic.lower()} needs a destination ->reg")
-    values: dict[str, int] = {"RegDst": _reg(a.pop()[2:])}
+    dest = a.pop()[2:].strip()
+    fixed = _fixed_destination(mnemonic)
+    values: dict[str, int] = {}
+    if fixed is not None:
+        if dest != fixed:
+            raise _Bad(f"{mnemonic.lower()} always writes {fixed}: write ->{fixed}")
+    else:
+        values["RegDst"] = _reg(dest)
     names = _scalar_operands(mnemonic)
     if len(a) != len(names):
         raise _Bad(f"{mnemonic.lower()} takes {len(names)} source operand(s)")
@@ -509,9 +649,9 @@ def _parse_scalar(mnemonic: str, args: str) -> Command:
         if name == "SrcL":
             values[name] = _reg(text)
         elif name == "SrcR":
-            m = re.fullmatch(r"(\w+)(\.sw|\.uw|\.neg)?(?:<<(\d+))?", text)
+            m = _SRCR_RE.fullmatch(text)
             if not m:
-                raise _Bad(f"malformed register operand {text!r}")
+                raise _Bad(f"malformed register operand {_show(text)}")
             values["SrcR"] = _reg(m.group(1))
             values["SrcRType"] = _SRCR_TYPES.index(m.group(2) or "")
             values["shamt"] = int(m.group(3) or 0)
@@ -527,6 +667,25 @@ def _parse_scalar(mnemonic: str, args: str) -> Command:
         if not fd.legal(values.get(fd.name, 0)) or not fd.fits(values.get(fd.name, 0)):
             raise _Bad(f"{mnemonic.lower()} {fd.name}={values.get(fd.name, 0)} is not legal")
     return Scalar(f.mnemonic, tuple((fd.name, values.get(fd.name, 0)) for fd in f.fields))
+
+
+def _parse_raw(word: str, args: str) -> Command:
+    """``.word 0x...`` / ``.half 0x...``: the command one raw parcel decodes to."""
+    bits = 32 if word == ".word" else 16
+    a = _split(args)
+    if len(a) != 1:
+        raise _Bad(f"{word} takes one parcel value")
+    v = _int(a[0], f"{word} value")
+    if not 0 <= v < 1 << bits:
+        raise _Bad(f"{word} value {_show(a[0])} does not fit {bits} bits")
+    length = parcel_length(v & 0xFFFF)
+    if length != bits:
+        spell = {16: ".half", 32: ".word"}.get(length, f"a {length}-bit instruction")
+        raise _Bad(f"{word} 0x{v:x} starts a {length}-bit instruction ({spell})")
+    try:
+        return decode_word(v, bits)
+    except Undecodable as e:
+        raise _Bad(f"{word} 0x{v:0{bits // 4}x} {e}") from None
 
 
 _SIMPLE: dict[str, Callable[[str], Command]] = {
@@ -549,33 +708,45 @@ def parse_command(text: str) -> Command:
         return cached
     word, _, args = text.strip().partition(" ")
     upper = word.upper()
-    if upper in _SIMPLE:
-        c = _SIMPLE[upper](args)
-    elif upper == "BSTOP" or upper == "C.BSTOP":
-        if args.strip():
-            raise _Bad(f"{upper} takes no operands")
-        c = Stop(upper == "C.BSTOP")
-    elif upper.startswith("BSTART"):
-        c = _parse_bstart(upper, args)
-    elif word.lower() in _SCALARS:
-        c = _parse_scalar(word.upper(), args)
-    elif upper in _GENERICS:
-        c = _parse_generic(upper, args)
+    if word in (".word", ".half"):
+        c = _parse_raw(word, args)  # explicitly raw: any decodable parcel, legal or not
     else:
-        raise _Bad(f"unknown command {word!r}")
+        if upper in _SIMPLE:
+            c = _SIMPLE[upper](args)
+        elif upper == "BSTOP" or upper == "C.BSTOP":
+            if args.strip():
+                raise _Bad(f"{upper} takes no operands")
+            c = Stop(upper == "C.BSTOP")
+        elif upper.startswith("BSTART"):
+            c = _parse_bstart(upper, args)
+        elif word.lower() in _SCALARS:
+            c = _parse_scalar(word.upper(), args)
+        elif upper in _GENERICS:
+            c = _parse_generic(upper, args)
+        else:
+            raise _Bad(f"unknown command {_show(word)}")
+        # every catalog constraint, including those no spelling-specific check names
+        rule = field_violation(c)
+        if rule is not None:
+            raise _Bad(rule)
     if len(_CACHE) < 1 << 16:
         _CACHE[text] = c
     return c
+
+
+_COMMENT = re.compile(r"#(?![0-9])|//")
 
 
 def parse(text: str, file: str = "<asm>") -> Program:
     """Parse assembly text; AsmError names ``FILE:LINE`` and the rule."""
     cmds: list[Command] = []
     lines: list[int] = []
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    # lines end at "\n" only (str.splitlines would also split at \x0c, \x1c, \u2028, ...
+    # and shift every later line number away from what an editor shows)
+    for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw
-        if "#" in line or "//" in line:
-            line = re.split(r"#(?!\d)|//", line, maxsplit=1)[0]
+        if "#" in line or "/" in line:
+            line = _COMMENT.split(line, maxsplit=1)[0]
         segments = line.split(";") if ";" in line else (line,)
         for seg in segments:
             seg = seg.strip()
@@ -584,6 +755,6 @@ def parse(text: str, file: str = "<asm>") -> Program:
             try:
                 cmds.append(parse_command(seg))
             except _Bad as e:
-                raise AsmError(str(e), lineno, file, raw) from None
+                raise AsmError(str(e), lineno, file, raw[:200]) from None
             lines.append(lineno)
     return Program(tuple(cmds), lines=tuple(lines))

@@ -7,12 +7,20 @@ commands are 32-bit words, ``C.B.DIMI``, ``C.BSTOP`` and ``c.movi`` are 16-bit p
 Parcel length (ptoc's fetch rule, consistent with every catalog form): a low halfword
 whose low nibble is ``0b1110`` starts a 48-bit instruction, low seven bits ``0x0f`` or
 ``0x7f`` a 64-bit one, bit 0 set a 32-bit one, anything else a 16-bit one.
+
+A word decodes through the most specific form whose fixed bits it matches (the ASL's
+``catalog_decode_order``), so a word that a more specific form owns (C.SETRET inside the
+c.movi space) is that form. Field values a form's constraints reserve decode faithfully
+and :func:`field_violation` names them (the executor raises Fault_IllegalInstruction, the
+printer writes such a command as a raw ``.word``). A word whose bits outside its form's
+fixed bits and fields are set is refused: it would decode to the same command as the word
+with those bits clear, and the round trip words -> text -> words would lose them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 
 from .errors import DecodeError, EncodeError
 from .isa import CommandForm, Family, catalog, form, op, op_by_bstart, scalar_form
@@ -46,6 +54,8 @@ _IOT_FORM_KEYS = {
 def iot_form(n_srcs: int, has_dst: bool) -> CommandForm:
     key = _IOT_FORM_KEYS.get((n_srcs, has_dst))
     if key is None:
+        if n_srcs > 2:
+            raise EncodeError(f"B.IOT binds at most two sources, not {n_srcs}")
         raise EncodeError("B.IOT needs at least one source or a destination")
     forms = [f for f in catalog.COMMAND_FORMS if f.mnemonic == "B.IOT" and key in f.asm]
     forms = [f for f in forms if ("->" in f.asm) == has_dst]
@@ -64,10 +74,32 @@ def _pemode(mask: int) -> int:
 
 
 def _check_fields(f: CommandForm, values: dict[str, int]) -> None:
+    names = {fd.name for fd in f.fields}
+    extra = sorted(set(values) - names)
+    if extra:
+        raise EncodeError(f"{f.mnemonic} has no field {extra[0]!r}")
     for fd in f.fields:
         v = values.get(fd.name, 0)
         if not fd.fits(v):
-            raise EncodeError(f"{f.mnemonic} field {fd.name}={v} does not fit {fd.width} bits")
+            raise EncodeError(
+                f"{f.mnemonic} field {fd.name}={_short(v)} does not fit {fd.width} bits"
+            )
+
+
+def _short(v: int) -> str:
+    """An integer for a message; a huge one is not printed in full (Python refuses to
+    format integers of more than 4300 decimal digits)."""
+    if -(10**15) < v < 10**15:
+        return str(v)
+    return f"{hex(v)[:18]}... ({abs(v).bit_length()} bits)"
+
+
+def _form(mnemonic: str, asm_contains: str = "") -> CommandForm:
+    try:
+        return form(mnemonic, asm_contains)
+    except KeyError:
+        what = f"{mnemonic} {asm_contains}".strip()
+        raise EncodeError(f"{what} has no encoding in the catalog") from None
 
 
 def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
@@ -82,8 +114,10 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
         o = c.op
         if o is None:
             raise EncodeError(f"no {c.family} operation has function {c.selector}")
-        return form(o.bstart), {"DataType": c.dtype}
+        return _form(o.bstart), {"DataType": c.dtype}
     if isinstance(c, Iot):
+        if c.dst is None and c.size:
+            raise EncodeError(f"a source-only B.IOT has no SizeCode field (got {c.size})")
         f = iot_form(len(c.srcs), c.dst is not None)
         v = {"L": int(c.last), "PEMode": _pemode(c.mask)}
         if c.srcs:
@@ -96,12 +130,14 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
         return f, v
     if isinstance(c, Dim):
         if c.compressed:
-            return form("C.B.DIMI"), {"LoopNest": c.lb, "imm8": c.imm}
-        return form("B.DIM", f"->LB{c.lb}"), {"RegSrc": c.reg, "uimm17": c.imm}
+            if c.reg:
+                raise EncodeError(f"C.B.DIMI has no register field (got {c.reg})")
+            return _form("C.B.DIMI"), {"LoopNest": c.lb, "imm8": c.imm}
+        return _form("B.DIM", f"->LB{c.lb}"), {"RegSrc": c.reg, "uimm17": c.imm}
     if isinstance(c, Stop):
-        return form("C.BSTOP" if c.compressed else "BSTOP"), {}
+        return _form("C.BSTOP" if c.compressed else "BSTOP"), {}
     if isinstance(c, Datr):
-        return form("B.DATR"), {
+        return _form("B.DATR"), {
             "Layout": c.layout,
             "DataType": c.dtype,
             "PadValueOrByteId": c.pad,
@@ -111,30 +147,132 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
             "Canonicalize": c.canonicalize,
         }
     if isinstance(c, Ior):
-        return form("B.IOR"), {
+        return _form("B.IOR"), {
             "RegSrc0": c.src0,
             "RegSrc1": c.src1,
             "RegSrc2": c.src2,
             "RegDst": c.dst,
         }
     if isinstance(c, Ios):
-        return form("B.IOS"), {
+        return _form("B.IOS"), {
             "SharedTID": c.tid,
             "SizeCode": c.size,
             "PEMode": _pemode(c.mask),
         }
     if isinstance(c, ScalarStart):
-        f = form(f"BSTART.{c.block}", c.kind)
-        return f, ({"simm17": c.offset} if f.fields else {})
+        sf = scalar_start_form(c.block, c.kind)
+        if sf is None:
+            raise EncodeError(f"BSTART.{c.block} {c.kind} has no encoding in the catalog")
+        if not sf.fields and c.offset:
+            raise EncodeError(f"BSTART.{c.block} {c.kind} has no offset field")
+        return sf, ({"simm17": c.offset} if sf.fields else {})
     if isinstance(c, Scalar):
-        return scalar_form(c.mnemonic), dict(c.fields)
-    if isinstance(c, Generic):
-        f = next(x for x in catalog.COMMAND_FORMS if x.form_id == c.form_id)
+        try:
+            f = scalar_form(c.mnemonic)
+        except KeyError:
+            raise EncodeError(f"{c.mnemonic} is not a scalar form of the catalog") from None
         return f, dict(c.fields)
-    raise EncodeError(f"cannot encode {c!r}")
+    if isinstance(c, Generic):
+        g = generic_form(c.form_id)
+        if g is None:
+            raise EncodeError(f"{c.form_id} is not a command form of the catalog")
+        return g, dict(c.fields)
+    raise EncodeError(f"cannot encode {type(c).__name__}")
 
 
-@cache
+def scalar_start_form(block: str, kind: str) -> CommandForm | None:
+    """The catalog form of ``BSTART.<block> <kind>`` (None when the catalog has none,
+    e.g. ``BSTART.SYS RET``)."""
+    for f in command_forms_or_none(f"BSTART.{block}"):
+        if f.asm.split()[1].rstrip(",") == kind:
+            return f
+    return None
+
+
+def command_forms_or_none(mnemonic: str) -> tuple[CommandForm, ...]:
+    return tuple(f for f in catalog.COMMAND_FORMS if f.mnemonic == mnemonic)
+
+
+def generic_form(form_id: str) -> CommandForm | None:
+    """A B.CATR / B.HINT / B.FPATR form by id."""
+    return _GENERIC_FORMS.get(form_id)
+
+
+_GENERIC_FORMS = {f.form_id: f for f in catalog.COMMAND_FORMS}
+
+
+@lru_cache(maxsize=1 << 14)
+def field_violation(c: Command) -> str | None:
+    """The first catalog rule the fields of ``c`` break, or None.
+
+    The rules are the catalog's own (``CommandFormOperandsLegal``): every field fits its
+    width and meets its form's ``one-of`` / ``not-equal`` constraint (a reserved DataType
+    code, SizeCode 11, GPR selector 24 in a header command, C.B.DIMI LoopNest 3, an
+    offset on BSTART.STD FALL, c.movi writing ra, ...), and a TEPL BSTART names an
+    assigned selector. A command with no encoding at all breaks the first rule it meets.
+    The assembler refuses such commands in text, the printer writes them as raw words,
+    the validator refuses them in emitted programs and the executor raises
+    Fault_IllegalInstruction on them.
+    """
+    try:
+        f, values = command_form_values(c)
+        _check_fields(f, values)
+    except EncodeError as e:
+        return str(e)
+    for fd in f.fields:
+        v = values.get(fd.name, 0)
+        if fd.legal(v):
+            continue
+        if fd.allowed is not None:
+            why = f"legal: {_ranges(fd.allowed)}"
+        else:
+            why = f"{fd.name} {fd.excluded} is excluded"
+        owner = _owner(f, f.encode(values))
+        if owner:
+            why += f"; that word is {owner}"
+        return f"{_label(c, f)} {fd.name}={v} is a reserved encoding ({why})"
+    if isinstance(c, TileStart) and c.op is None:
+        if c.family is Family.TEPL:
+            return (
+                f"BSTART.TEPL Mode {c.selector >> 5} Function {c.selector & 31} "
+                f"(selector 0x{c.selector:03X}) is not an assigned operation"
+            )
+        return f"no {c.family} operation has function {c.selector}"
+    return None
+
+
+def _label(c: Command, f: CommandForm) -> str:
+    if isinstance(c, ScalarStart):
+        return f"BSTART.{c.block} {c.kind}"
+    if isinstance(c, Scalar):
+        return c.mnemonic.lower()
+    return f.mnemonic
+
+
+def _ranges(values: frozenset[int]) -> str:
+    """``{1, 2, 3, 5}`` -> ``1..3, 5``."""
+    out: list[str] = []
+    run: list[int] = []
+    for v in sorted(values):
+        if run and v != run[-1] + 1:
+            out.append(f"{run[0]}..{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+            run = []
+        run.append(v)
+    if run:
+        out.append(f"{run[0]}..{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+    return ", ".join(out)
+
+
+def _owner(f: CommandForm, word: int) -> str:
+    """The more specific catalog form that owns ``word``, if any (C.SETRET for c.movi
+    words with RegDst 10)."""
+    for g, _ in _DECODERS.get(f.length_bits, ()):
+        if g is not f and g.matches(word) and g.mask.bit_count() > f.mask.bit_count():
+            return g.asm.split()[0].upper() if g in catalog.SCALAR_FORMS else g.mnemonic
+    return ""
+
+
+@lru_cache(maxsize=1 << 16)
 def encode_command(c: Command) -> tuple[int, int]:
     """``(value, length_bits)`` of one command."""
     f, values = command_form_values(c)
@@ -159,6 +297,7 @@ def encode_words(program: Program) -> list[tuple[int, int]]:
 
 
 def parcel_length(low_half: int) -> int:
+    """Bits of the instruction whose first halfword is ``low_half`` (see the module doc)."""
     if low_half & 0xF == 0xE:
         return 48
     if low_half & 0x7F in (0x0F, 0x7F):
@@ -220,9 +359,21 @@ def _decoders() -> dict[int, list[tuple[CommandForm, Callable[[dict[str, int]], 
     for f in catalog.SCALAR_FORMS:
         add(f, partial(_make_scalar, f.mnemonic))
     for forms in table.values():
-        # most specific first: the source-only B.IOT forms fix bits the others leave open
-        forms.sort(key=lambda fm: -bin(fm[0].mask).count("1"))
+        # most specific first (the ASL's catalog_decode_order): the source-only B.IOT
+        # forms fix bits the others leave open, C.SETRET fixes c.movi's RegDst
+        forms.sort(key=lambda fm: (-fm[0].mask.bit_count(), fm[0].form_id))
     return table
+
+
+@cache
+def unassigned_bits(f: CommandForm) -> int:
+    """Bits of ``f`` that are neither fixed nor part of a field (the DstTile bits 7-8 of
+    the source-only B.IOT forms)."""
+    used = f.mask
+    for fd in f.fields:
+        for p in fd.pieces:
+            used |= ((1 << p.width) - 1) << p.instruction_lsb
+    return ((1 << f.length_bits) - 1) & ~used
 
 
 def _make_scalar_start(block: str, kind: str, v: dict[str, int]) -> Command:
@@ -260,13 +411,31 @@ def _make_iot(v: dict[str, int]) -> Iot:
 _DECODERS = _decoders()
 
 
-@cache
-def decode_command(value: int, bits: int) -> Command | None:
-    """The command a parcel encodes, or None when it matches no form ptoc knows."""
+class Undecodable(Exception):
+    """A word no form decodes (the reason is the message)."""
+
+
+@lru_cache(maxsize=1 << 16)
+def decode_word(value: int, bits: int) -> Command:
+    """The command a ``bits``-bit parcel encodes; raises :class:`Undecodable`."""
     for f, make in _DECODERS.get(bits, ()):
         if f.matches(value):
+            spare = value & unassigned_bits(f)
+            if spare:
+                raise Undecodable(
+                    f"bits 0x{spare:x} are set, but the {f.mnemonic} form "
+                    f"'{f.asm}' assigns them no meaning (they must be zero)"
+                )
             return make(f.decode(value))
-    return None
+    raise Undecodable("matches no PTO command or scalar form ptoc knows")
+
+
+def decode_command(value: int, bits: int) -> Command | None:
+    """The command a parcel encodes, or None when no form decodes it."""
+    try:
+        return decode_word(value, bits)
+    except Undecodable:
+        return None
 
 
 def decode(data: bytes) -> Program:
@@ -283,11 +452,10 @@ def decode(data: bytes) -> Program:
         if pos + size > n:
             raise DecodeError(pos, low, 16, f"a {bits}-bit instruction runs past the end")
         value = int.from_bytes(data[pos : pos + size], "little")
-        c = decode_command(value, bits)
-        if c is None:
-            raise DecodeError(
-                pos, value, bits, "matches no PTO command or scalar form ptoc knows"
-            )
+        try:
+            c = decode_word(value, bits)
+        except Undecodable as e:
+            raise DecodeError(pos, value, bits, str(e)) from None
         cmds.append(c)
         offsets.append(pos)
         pos += size

@@ -4,10 +4,16 @@ The forms are those of the catalog (DECISIONS D7): ``c.movi`` (signed 5-bit), ``
 (signed 20-bit, shifted left 12), ``addi`` (an *unsigned* 12-bit add), ``slli`` and
 ``add``. A signed 32-bit value is ``lui hi; addi lo`` with ``hi = v >> 12`` and
 ``lo = v & 0xFFF``; a 64-bit value builds its high word, then shifts in 12, 12 and 8 bits.
+
+Every instruction built here meets every constraint of its catalog form
+(:func:`ptoc.backend.encoding.field_violation`): ``c.movi`` cannot write ``ra`` (that
+word is C.SETRET), so a small constant for ``ra`` takes the 32-bit path instead.
 """
 
 from __future__ import annotations
 
+from ptoc.backend.encoding import field_violation
+from ptoc.backend.isa import scalar_form
 from ptoc.backend.isa.fields import GPR_BY_NAME
 from ptoc.backend.program import Command, Scalar
 
@@ -18,7 +24,20 @@ ZERO = 0
 
 
 def _s(mnemonic: str, **fields: int) -> Scalar:
-    return Scalar(mnemonic, tuple(fields.items()))
+    """A scalar instruction with every field of its catalog form, in form order; it must
+    meet the form's constraints (a broken one is a compiler bug, not a user error)."""
+    form = scalar_form(mnemonic)
+    c = Scalar(form.mnemonic, tuple((fd.name, fields.get(fd.name, 0)) for fd in form.fields))
+    rule = field_violation(c)
+    if rule is not None:
+        raise AssertionError(f"materialize built an illegal instruction: {rule}")
+    return c
+
+
+def _legal(mnemonic: str, **fields: int) -> bool:
+    form = scalar_form(mnemonic)
+    c = Scalar(form.mnemonic, tuple((fd.name, fields.get(fd.name, 0)) for fd in form.fields))
+    return field_violation(c) is None
 
 
 def _signed64(v: int) -> int:
@@ -29,7 +48,7 @@ def _signed64(v: int) -> int:
 def load_const(rd: int, value: int) -> list[Command]:
     """Instructions leaving the 64-bit pattern ``value`` in GPR ``rd``."""
     v = _signed64(value)
-    if -16 <= v < 16:
+    if -16 <= v < 16 and _legal("C.MOVI", RegDst=rd, simm5=v):
         return [_s("C.MOVI", RegDst=rd, simm5=v)]
     if -(1 << 31) <= v < (1 << 31):
         hi, lo = v >> 12, v & 0xFFF

@@ -10,7 +10,9 @@ the machine state that allocation is about (DECISIONS D1-D3):
   the scalar instructions;
 * the contents of the spill scratch area (value id per byte range).
 
-For every tile bundle it checks, against the bundle's :class:`~ptoc.passes.emit.Intent`:
+Every command must first meet every constraint of its catalog form
+(:func:`~ptoc.backend.encoding.field_violation`). For every tile bundle it checks, against
+the bundle's :class:`~ptoc.passes.emit.Intent`:
 each ``T#k``-style source resolves to a non-empty entry within depth holding the value id
 the IR reads; each B.IOR slot holds the intended constant or address; a reload brings
 back the value that was spilled to that scratch range; and no commit exceeds the capacity.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.fields import GPR_NAMES, size_bytes
 from ptoc.backend.program import Ior, Iot, Scalar, ScalarStart, TileStart
 
@@ -222,6 +225,13 @@ def _add(a: Sym | None, b: Sym | None) -> Sym | None:
 def validate(em: Emitted, hands: int, depth: int, capacity: int) -> Report:
     """Replay ``em.program``; raises :class:`ValidationError` at the first bundle that does
     not mean what the IR means, else returns what it saw."""
+    for i, c in enumerate(em.program.commands):
+        # every constraint of the catalog form (c.movi never writes ra, no reserved
+        # DataType or SizeCode, ...): the assembler would refuse the printed text and the
+        # executor would fault on the words
+        rule = field_violation(c)
+        if rule is not None:
+            raise ValidationError(f"command {i} breaks its catalog form: {rule}")
     r = _Replay(em, hands, depth, capacity)
     for block in em.program.blocks():
         if isinstance(block.start, ScalarStart):

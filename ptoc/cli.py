@@ -29,7 +29,18 @@ def _read(path: str) -> bytes:
     try:
         return Path(path).read_bytes()
     except OSError as e:
-        raise _Usage(f"{path}: cannot read: {e.strerror}") from None
+        raise _Usage(f"{path}: cannot read: {e.strerror or e}") from None
+    except ValueError as e:  # an embedded NUL byte in the name
+        raise _Usage(f"{path!r}: cannot read: {e}") from None
+
+
+def _write(path: str, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as e:
+        raise _Usage(f"{path}: cannot write: {e.strerror or e}") from None
+    except ValueError as e:
+        raise _Usage(f"{path!r}: cannot write: {e}") from None
 
 
 def _load_program(path: str):  # -> Program
@@ -49,7 +60,7 @@ def cmd_asm(args: argparse.Namespace) -> int:
     program = _load_program(args.file)
     out = args.output or str(Path(args.file).with_suffix(".bin"))
     data = encoding.encode(program)
-    Path(out).write_bytes(data)
+    _write(out, data)
     if args.verbose:
         print(f"{out}: {len(program)} commands, {program.count_text()}, {len(data)} bytes")
     return EXIT_OK
@@ -63,7 +74,7 @@ def cmd_disasm(args: argparse.Namespace) -> int:
         raise _Usage(f"{args.file}: {e}") from None
     if args.offsets:
         for off, c in zip(program.offsets, program.commands, strict=True):
-            print(f"{off:08x}  {asm.format_command(c)}")
+            print(f"{off:08x}  {asm.format_command(c, note=True)}")
     else:
         sys.stdout.write(asm.format_program(program))
     return EXIT_OK
@@ -212,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C, or a kernel file raising it (names the place)
         print(f"ptoc: {e}" if str(e) else "ptoc: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
+    except OSError as e:  # a path a command could not open or write (-o DIR, ...)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"ptoc: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -146,14 +146,41 @@ def cmd_compile(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ verify
 
 
-def _npz_inputs(path: str) -> dict[str, np.ndarray]:
+def _npz_inputs(path: str, k: Any) -> dict[str, np.ndarray]:
+    """``--inputs FILE``: the arrays of an ``.npz`` by tensor name, or the one array of an
+    ``.npy`` for a kernel that reads one tensor. Files are read and validated by
+    :mod:`ptoc.runtime.arrays`; raw-byte arrays (how NPY stores ml_dtypes types such as
+    bfloat16) are viewed as their tensor's element type when the widths agree."""
+    from ptoc.runtime.arrays import ArrayFileError, load
+
     from .errors import InputError
 
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: cannot read the inputs: {e}") from None
+        f = load(path)
+    except ArrayFileError as e:
+        raise InputError(str(e)) from None
+    arrays = dict(f.arrays)
+    if not f.npz:
+        reads = k.trace().inputs
+        if len(reads) != 1:
+            names = ", ".join(reads) or "no tensor"
+            raise InputError(
+                f"{path} holds one array, but {k.name} reads {names}: pass an .npz with "
+                "one array per tensor name (numpy.savez(FILE, name=array, ...))"
+            )
+        arrays = {reads[0]: arrays[""]}
+    specs = {p.name: p.spec for p in k.params}
+    for name, a in arrays.items():
+        spec = specs.get(name)
+        if a.dtype.kind == "V" and spec is not None:
+            carrier = spec.dtype.carrier
+            if a.dtype.itemsize != carrier.itemsize:
+                raise InputError(
+                    f"{path}: '{name}' holds raw {a.dtype.itemsize}-byte elements; the "
+                    f"tensor is {spec.dtype.name} ({carrier.itemsize}-byte elements)"
+                )
+            arrays[name] = a.view(carrier)
+    return arrays
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -168,7 +195,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("ptoc verify: --inputs and --seed/--runs exclude each other")
     k = _load(args.kernel)
     expected = _expected(args.expected, k) if args.expected else None
-    given = _npz_inputs(args.inputs) if args.inputs else {}
+    given = _npz_inputs(args.inputs, k) if args.inputs else {}
     prog = compile_kernel(k, _machine(args.machine))
     runs = 1 if given else args.runs
     big = sum(p.spec.shape[0] * p.spec.shape[1] for p in k.params) >= 1 << 16
@@ -268,7 +295,7 @@ def cmd_run_kernel(argv: Sequence[str]) -> int:
     if args.seed < 0:
         raise UsageError(f"ptoc run: --seed is a non-negative integer, not {args.seed}")
     k = _load(args.kernel)
-    arrays = _npz_inputs(args.inputs) if args.inputs else k.random_inputs(args.seed)
+    arrays = _npz_inputs(args.inputs, k) if args.inputs else k.random_inputs(args.seed)
     out = run_on(k, arrays, _machine(args.machine), trace=args.trace)
     if args.trace and out.trace is not None:
         print(out.trace.text())

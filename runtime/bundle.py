@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ptoc.backend.encoding import command_form_values
-from ptoc.backend.errors import EncodeError
-from ptoc.backend.isa import DTYPE_NONE, RESERVED_DTYPE_CODES, Family, OpDef
+from ptoc.backend.encoding import field_violation
+from ptoc.backend.isa import Family, OpDef
 from ptoc.backend.isa.fields import Hand, mask_text
 from ptoc.backend.program import (
     Command,
@@ -120,32 +119,9 @@ def op_name(start: TileStart) -> str:
 
 @lru_cache(maxsize=4096)
 def encoding_rule(c: Command) -> str | None:
-    """The reserved-encoding rule ``c`` breaks, or None (``CommandFormOperandsLegal``)."""
-    if isinstance(c, Iot):
-        if len(c.srcs) > 2:
-            return "B.IOT has at most two source fields"
-        if not c.srcs and c.dst is None:
-            return "a B.IOT with neither a source nor a destination has no encoding"
-        if c.dst is None and c.size != 0:
-            return f"source-only B.IOT forms require SizeCode 0, not {c.size}"
-    if isinstance(c, Dim) and not 0 <= c.lb <= (3 if c.compressed else 2):
-        return f"LB{c.lb} is not a bundle dimension register"
-    try:
-        form, values = command_form_values(c)
-    except (EncodeError, KeyError, StopIteration) as e:
-        return f"{type(c).__name__} has no encoding: {e}"
-    for fd in form.fields:
-        v = values.get(fd.name, 0)
-        if not fd.fits(v) or not fd.legal(v):
-            return f"{form.mnemonic} field {fd.name}={v} is a reserved encoding"
-    if isinstance(c, TileStart):
-        if c.op is None:
-            return f"BSTART {c.family.value} selector 0x{c.selector:03X} is reserved"
-        if c.dtype in RESERVED_DTYPE_CODES and not (
-            c.dtype == DTYPE_NONE and c.op.mnemonic == "TMOV"
-        ):
-            return f"BSTART DataType code {c.dtype} is reserved"
-    return None
+    """The reserved-encoding rule ``c`` breaks, or None (``CommandFormOperandsLegal``:
+    the catalog's field constraints, read by :func:`field_violation`)."""
+    return field_violation(c)
 
 
 _HEADER_NAMES = {Datr: "B.DATR", Dim: "B.DIM", Ior: "B.IOR", Iot: "B.IOT", Ios: "B.IOS"}

@@ -9,9 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from ptoc.backend.errors import Error
+from ptoc.backend.literals import LiteralError, parse_int
 
 #: 64 MiB of byte-addressed global memory unless configured otherwise
 DEFAULT_GM_SIZE = 64 << 20
+#: the largest global memory the model holds: it allocates every byte up front (and a
+#: snapshot copies them), so a larger one is refused instead of exhausting the host
+MAX_GM_SIZE = 4 << 30
 
 
 class ConfigError(Error):
@@ -44,6 +48,11 @@ class MachineConfig:
             raise ConfigError(f"machine parameter capacity={self.capacity} is negative")
         if self.gm_size <= 0:
             raise ConfigError(f"machine parameter gm_size={self.gm_size} must be positive")
+        if self.gm_size > MAX_GM_SIZE:
+            raise ConfigError(
+                f"machine parameter gm_size={_bytes(self.gm_size)} exceeds the "
+                f"{_bytes(MAX_GM_SIZE)} the model can hold (it allocates every byte)"
+            )
 
     @classmethod
     def parse(cls, text: str, base: MachineConfig | None = None) -> MachineConfig:
@@ -78,9 +87,18 @@ _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 def _parse_int(raw: str, name: str) -> int:
     scale = 1
+    digits = raw
     if raw[-1:].upper() in _SUFFIX:
-        scale, raw = _SUFFIX[raw[-1].upper()], raw[:-1]
+        scale, digits = _SUFFIX[raw[-1].upper()], raw[:-1]
     try:
-        return int(raw, 0) * scale
-    except ValueError:
-        raise ConfigError(f"machine parameter {name}={raw!r} is not an integer") from None
+        return parse_int(digits) * scale
+    except LiteralError as e:
+        raise ConfigError(f"machine parameter {name}: {e}") from None
+
+
+def _bytes(n: int) -> str:
+    """``4294967296`` -> ``4G``; other sizes as they are (huge ones in hex)."""
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale and n % scale == 0 and n // scale < 10**6:
+            return f"{n // scale}{suffix}"
+    return str(n) if n < 10**15 else hex(n)

@@ -346,6 +346,13 @@ def resolve_dims(state: MachineState, plan: BundlePlan, name: str) -> tuple[int 
     if const is not None:
         return const
     pes = list(MASK_PES[plan.mask])
+    npes = state.config.pes
+    if pes and pes[-1] >= npes:  # checked before any GPR of that PE is read
+        raise TileLegalityFault(
+            f"mask={mask_text(plan.mask)} selects PE{pes[-1]}, but this machine has "
+            f"{npes} PE(s)",
+            name,
+        )
     out: list[int | None] = []
     for k, d in enumerate(plan.dims):
         if d is None:

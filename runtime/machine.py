@@ -10,6 +10,7 @@ the faulting block has no effect.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 from ptoc.backend.encoding import decode
 from ptoc.backend.errors import Error
 from ptoc.backend.isa.fields import GPR_BY_NAME, GPR_COUNT, XMASK, Hand, mask_pes
+from ptoc.backend.literals import show
 from ptoc.backend.program import (
     Block,
     Command,
@@ -34,11 +36,18 @@ from ptoc.backend.program import (
 )
 
 from . import ops  # noqa: F401  (registers every operation handler)
-from .bundle import BundlePlan, build_plan, command_text, generic_kind
-from .config import MachineConfig
+from .arrays import array_dtype_rule, little_endian
+from .bundle import BundlePlan, build_plan, command_text, encoding_rule, generic_kind
+from .config import ConfigError, MachineConfig
 from .engine import execute, execute_untraced
-from .faults import BundleControlFault, BundleLocation, MachineFault, unsupported
-from .memory import check_range
+from .faults import (
+    BundleControlFault,
+    BundleLocation,
+    IllegalInstructionFault,
+    MachineFault,
+    unsupported,
+)
+from .memory import GMError, check_range
 from .scalar import ScalarStep, compile_scalar, run_scalar_block
 from .state import MachineSnapshot, MachineState
 from .tiles import Layout, Tile, poisoned, raw_bits
@@ -105,42 +114,80 @@ class Machine:
         if isinstance(config, str):
             config = MachineConfig.parse(config)
         self.config = config or MachineConfig()
-        self.state = MachineState(self.config)
+        try:
+            self.state = MachineState(self.config)
+        except MemoryError:
+            raise ConfigError(
+                f"cannot allocate the {self.config.gm_size}-byte global memory on this host"
+            ) from None
         self._compiled: OrderedDict[int, tuple[Program, list[_Step]]] = OrderedDict()
 
     # ------------------------------------------------------------------ GM
 
     def load_gm(self, addr: int, array: np.ndarray | bytes) -> None:
-        """Place the raw bytes of ``array`` at byte address ``addr``."""
-        data = array if isinstance(array, bytes) else np.ascontiguousarray(array).tobytes()
-        check_range(self.config.gm_size, addr, len(data), "load_gm")
-        self.state.gm[addr : addr + len(data)] = np.frombuffer(data, np.uint8)
+        """Place the bytes of ``array`` at byte address ``addr``, little-endian.
+
+        ``array`` is ``bytes`` or a numeric numpy array (bool, integers, floats, the
+        ml_dtypes formats, or raw unstructured bytes such as a saved bfloat16 array);
+        a big-endian array is stored as its little-endian bytes. Object, complex,
+        datetime, string and structured arrays are refused (GMError): their bytes are
+        pointers or something the machine has no element type for.
+        """
+        a = _index(addr, "load_gm address")
+        if isinstance(array, (bytes, bytearray, memoryview)):
+            data = np.frombuffer(bytes(array), np.uint8)
+        elif isinstance(array, np.ndarray):
+            rule = array_dtype_rule(array.dtype)
+            if rule is not None:
+                raise GMError(f"load_gm: {rule}")
+            data = little_endian(array).reshape(-1).view(np.uint8)
+        else:
+            raise GMError(f"load_gm takes a numpy array or bytes, not {type(array).__name__}")
+        check_range(self.config.gm_size, a, data.size, "load_gm")
+        self.state.gm[a : a + data.size] = data
 
     def read_gm(self, addr: int, dtype: Any, shape: int | tuple[int, ...]) -> np.ndarray:
-        """A copy of GM at ``addr`` viewed as ``dtype`` with ``shape``."""
-        dt = np.dtype(dtype)
-        shp = (shape,) if isinstance(shape, int) else tuple(shape)
-        n = int(np.prod(shp, dtype=np.int64)) * dt.itemsize
-        check_range(self.config.gm_size, addr, n, "read_gm")
-        return self.state.gm[addr : addr + n].copy().view(dt).reshape(shp)
+        """A copy of GM at ``addr`` viewed as ``dtype`` (a numeric numpy dtype, see
+        :meth:`load_gm`) with ``shape``."""
+        a = _index(addr, "read_gm address")
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise GMError(f"read_gm: {dtype!r} is not a numpy dtype") from None
+        rule = array_dtype_rule(dt)
+        if rule is not None:
+            raise GMError(f"read_gm: {rule}")
+        shp = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        dims = tuple(_index(d, "read_gm shape") for d in shp)
+        if any(d < 0 for d in dims):
+            raise GMError(f"read_gm: shape {dims} has a negative dimension")
+        n = math.prod(dims) * dt.itemsize
+        check_range(self.config.gm_size, a, n, "read_gm")
+        return self.state.gm[a : a + n].copy().view(dt).reshape(dims)
 
     # ------------------------------------------------------------------ GPRs
 
     def _reg(self, reg: str | int) -> int:
         if isinstance(reg, str):
             if reg not in GPR_BY_NAME:
-                raise MachineError(f"unknown GPR {reg!r}")
+                raise MachineError(f"unknown GPR {show(reg)}")
             return GPR_BY_NAME[reg]
+        if isinstance(reg, bool) or not isinstance(reg, (int, np.integer)):
+            raise MachineError(f"a GPR is a name or a selector, not {type(reg).__name__}")
         if not 0 <= reg < GPR_COUNT:
             raise MachineError(f"GPR selector {reg} is outside 0..{GPR_COUNT - 1}")
-        return reg
+        return int(reg)
 
     def set_gpr(self, reg: str | int, value: int, pe: int | None = None) -> None:
         """Set a GPR on one PE (or every PE when ``pe`` is None); writes to ``zero`` are
         discarded; values wrap to 64 bits."""
         r = self._reg(reg)
-        if pe is not None and not 0 <= pe < self.config.pes:
+        if pe is not None and (
+            not isinstance(pe, (int, np.integer)) or not 0 <= pe < self.config.pes
+        ):
             raise MachineError(f"PE{pe} does not exist ({self.config.pes} PE(s))")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise MachineError(f"a GPR value is an integer, not {type(value).__name__}")
         if r == 0:
             return
         v = np.uint64(int(value) & XMASK)
@@ -150,8 +197,11 @@ class Machine:
             self.state.gpr[pe, r] = v
 
     def gpr(self, reg: str | int, pe: int = 0) -> int:
-        """The unsigned 64-bit value of a GPR on one PE."""
-        return int(self.state.gpr[pe, self._reg(reg)])
+        """The unsigned 64-bit value of a GPR on one PE (0 .. pes-1)."""
+        r = self._reg(reg)
+        if not isinstance(pe, (int, np.integer)) or not 0 <= pe < self.config.pes:
+            raise MachineError(f"PE{pe} does not exist ({self.config.pes} PE(s))")
+        return int(self.state.gpr[pe, r])
 
     # ------------------------------------------------------------------ tiles, status
 
@@ -313,10 +363,18 @@ def _compile_block(block: Block) -> _Step:
 
 
 def _scalar_steps(start: ScalarStart, commands: tuple[Command, ...]) -> list[ScalarStep]:
+    rule = encoding_rule(start)
+    if rule is not None:
+        raise IllegalInstructionFault(rule, f"BSTART.{start.block}")
     if start.block != "STD" or start.kind != "FALL":
         raise unsupported(f"BSTART.{start.block} {start.kind} (control flow)", "BSTART")
     steps = []
     for c in commands:
+        # each command is decoded before it is dispatched (a reserved encoding faults as
+        # Fault_IllegalInstruction, even where its placement would be wrong too)
+        rule = encoding_rule(c) if not isinstance(c, Stop) else None
+        if rule is not None:
+            raise IllegalInstructionFault(rule, command_text(c))
         if isinstance(c, Scalar):
             steps.append(compile_scalar(c))
         elif isinstance(c, Generic) and generic_kind(c) == "B.HINT":
@@ -331,6 +389,13 @@ def _scalar_steps(start: ScalarStart, commands: tuple[Command, ...]) -> list[Sca
             name = command_text(c)
             raise BundleControlFault(f"{name} inside a standard (scalar) block", name)
     return steps
+
+
+def _index(value: Any, what: str) -> int:
+    """An integer argument (Python or numpy int, not bool or float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise GMError(f"{what} must be an integer, not {type(value).__name__}")
+    return int(value)
 
 
 def _line(program: Program, i: int) -> int:

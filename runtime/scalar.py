@@ -76,16 +76,17 @@ def compile_scalar(c: Scalar) -> ScalarStep:
     form = _FORMS.get(c.mnemonic)
     if form is None:
         raise unsupported(f"scalar instruction {c.mnemonic.lower()}", c.mnemonic.lower())
+    # an omitted field is zero, as the encoder writes it
     fields = dict(c.fields)
     srcs, imm_name = form
-    regs = [fields[s] for s in srcs]
+    regs = [fields.get(s, 0) for s in srcs]
     for s, reg in zip(srcs, regs, strict=True):
         if reg >= GPR_COUNT:
             raise unsupported(
                 f"scalar temporary queue source {s}={reg} (T#/U# selectors 24..31)",
                 c.mnemonic.lower(),
             )
-    rd = fields["RegDst"]
+    rd = fields.get("RegDst", 0)
     if rd >= 30:
         raise unsupported(
             f"scalar temporary queue destination RegDst={rd} (push to {'UT'[rd - 30]})",

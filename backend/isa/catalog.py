@@ -463,6 +463,13 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         'C.MOVI sign-extends its encoded five-bit immediate to XLEN and publishes it through RegDst.',
     ),
     CommandForm(
+        'c_setret_16_335651ef6c27', 'C.SETRET', 'c.setret uimm, ->ra', 16, 0xf83f, 0x5016,
+        (
+            FieldDef('uimm5', 5, (FieldPiece(6, 0, 5),)),
+        ),
+        'Materialize an unsigned halfword-scaled TPC-relative return address in ra and captured return state.',
+    ),
+    CommandForm(
         'lui_32_982113b541d6', 'LUI', 'lui simm, ->{t, u, Rd}', 32, 0x7f, 0x17,
         (
             FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),

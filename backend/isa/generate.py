@@ -33,10 +33,13 @@ SPEC_FILES = (
     "instruction-contracts.json",
 )
 
-#: scalar instructions ptoc uses to materialize constants and per-PE addresses
+#: scalar instructions ptoc uses to materialize constants and per-PE addresses, plus
+#: C.SETRET: ptoc never emits or executes it, but it owns the c.movi words whose RegDst
+#: is 10 (c.movi's not-equal constraint), so the decoder must read those words as
+#: C.SETRET and never as c.movi
 SCALAR_MNEMONICS = (
     "ADDI", "LUI", "C.MOVI", "ORI", "ANDI", "XORI", "SLLI", "SRLI", "SRAI",
-    "ADD", "SUB", "MUL",
+    "ADD", "SUB", "MUL", "C.SETRET",
 )  # fmt: skip
 #: header and boundary commands ptoc encodes (every form of each)
 COMMAND_MNEMONICS = (

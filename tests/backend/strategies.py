@@ -111,7 +111,57 @@ def generics(draw: st.DrawFn) -> Generic:
     return Generic(f.form_id, _field_values(draw, f.fields))
 
 
+#: every form the catalog encodes (header, boundary and scalar)
+ALL_FORMS = (*catalog.COMMAND_FORMS, *catalog.SCALAR_FORMS)
+
+
+def reserved_values(fd) -> list[int]:  # type: ignore[no-untyped-def]
+    """Raw field values that a form's constraint reserves (a sample for wide fields)."""
+    top = 1 << fd.width
+    if fd.allowed is None and fd.excluded is None:
+        return []
+    candidates = range(top) if top <= 256 else [1, 2, 3, top // 2, top - 1]
+    return [v for v in candidates if not fd.legal(v)]
+
+
+@st.composite
+def form_words(draw: st.DrawFn) -> tuple[int, int]:
+    """``(word, bits)`` matching a catalog form's fixed bits, its fields drawn from their
+    legal values, their reserved values and anything, and sometimes the unassigned bits
+    set (the DstTile bits of a source-only B.IOT)."""
+    from ptoc.backend.encoding import unassigned_bits
+
+    f = draw(st.sampled_from(ALL_FORMS))
+    word = f.match
+    for fd in f.fields:
+        options = [st.integers(0, (1 << fd.width) - 1)]
+        if fd.allowed is not None:
+            options.append(st.sampled_from(sorted(fd.allowed)))
+        bad = reserved_values(fd)
+        if bad:
+            options.append(st.sampled_from(bad))
+        word |= fd.insert(draw(st.one_of(options)))
+    word = (word & ~f.mask) | f.match  # B.FPATR's opcode "fields" overlap the fixed bits
+    spare = unassigned_bits(f)
+    if spare and draw(st.integers(0, 3)) == 0:
+        word |= draw(st.integers(1, spare)) & spare
+    return word, f.length_bits
+
+
+def _decoded(wb: tuple[int, int]) -> Command | None:
+    from ptoc.backend.encoding import decode_command
+
+    return decode_command(*wb)
+
+
+#: commands as the decoder builds them from any word, including every reserved field
+#: value (those print as raw ``.word`` / ``.half`` text) and C.SETRET
+decoded_commands: st.SearchStrategy[Command] = (
+    form_words().map(_decoded).filter(lambda c: c is not None)  # type: ignore[arg-type]
+)
+
 commands: st.SearchStrategy[Command] = st.one_of(
+    decoded_commands,
     tile_starts(),
     raw_tepl_starts(),
     scalar_starts,

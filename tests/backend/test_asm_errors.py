@@ -32,6 +32,47 @@ BAD = [
     ("addi zero, 5000, ->a0", "addi immediate 5000 does not fit uimm12"),
     ("c.movi 3, ->ra", "c.movi RegDst=10 is not legal"),
     ("BSTOP a0", "BSTOP takes no operands"),
+    # issue 9 item 19: a header form that is not the operation's own engine
+    ("BSTART.TEPL TLOAD, FP32", "TLOAD is a TLSU operation, not a TEPL one"),
+    ("BSTART.TEPL TMATMUL, FP16", "TMATMUL is a CUBE operation, not a TEPL one"),
+    ("BSTART.VEC TLOAD, FP32", "TLOAD is not a TEPL operation"),
+    # issue 9 item 23: inputs that raised inside the assembler
+    ("BSTART.TEPL FOO, FP32", "unknown tile operation 'FOO'"),
+    ("BSTART.VEC TADD, \u00b2", "unknown DataType '\u00b2'"),
+    ("BSTART.VEC TADD, \u0663", "unknown DataType"),
+    ("B.IOT T#\u0663, mask=1111", "malformed tile operand"),
+    ("B.IOT T#1, mask=1111, last, ->T<\u0663>", "unknown tile size"),
+    ("B.IOS S\u0663, mask=1111", "malformed B.IOS operand"),
+    ("B.DIM zero, " + "9" * 5000 + ", ->LB0", "has more than 40 digits"),
+    ("B.DIM zero, 0x" + "f" * 5000 + ", ->LB0", "has more than 40 digits"),
+    ("addi zero, 0x" + "f" * 400 + ", ->a0", "has more than 40 digits"),
+    ("B.DIM zero, 1_000, ->LB0", "is not an integer"),
+    ("BSTART.SYS RET", "BSTART.SYS has no RET form"),
+    ("BSTART.SYS COND, 4", "BSTART.SYS has no COND form"),
+    # issue 9 item 24: silently accepted operands
+    ("BSTART.STD FALL, 5", "BSTART.STD FALL simm17=5 is a reserved encoding (legal: 0)"),
+    ("BSTART.STD RET, 5", "takes no offset"),
+    ("BSTART.STD COND", "takes one branch offset"),
+    ("BSTART.STD DIRECT, 1, 2", "takes one branch offset"),
+    ("BSTART.STD COND, 65536", "simm17=65536 does not fit 17 bits"),
+    ("B.IOT T#1, mask=1111, mask=0000, last", "B.IOT takes one mask=bbbb"),
+    ("B.IOT T#1, mask=1111, last, last", "takes `last` once"),
+    ("B.IOT mask=1111, last, ->T<1KB>, ->U<1KB>", "at most one destination"),
+    ("B.IOT mask=1111, ->T<1KB>, last", "`last` after the destination"),
+    ("B.IOT T#1, mask=1111, T#2", "tile source 'T#2' after the mask"),
+    ("B.DATR S8, FP32", "B.DATR names DataType twice"),
+    ("B.DATR RNE, RMode=RTZ", "B.DATR names RMode twice"),
+    ("B.IOS S1, S2, mask=1111", "B.IOS binds one Shared tile"),
+    ("B.IOS S1, mask=1111, mask=0011", "B.IOS takes one mask"),
+    ("B.IOS S1, mask=1111, junk", "malformed B.IOS operand 'junk'"),
+    ("B.HINT B/E=1, B/E=0", "names 'B/E' twice"),
+    ("BSTART.TEPL 0, 5, FP32", "(selector 0x005) is not an assigned operation"),
+    ("c.setret 3, ->a0", "c.setret always writes ra"),
+    (".word 0x16", ".word 0x16 starts a 16-bit instruction (.half)"),
+    (".half 0x1", ".half 0x1 starts a 32-bit instruction (.word)"),
+    (".word 0xfffffffb", "matches no PTO command"),
+    (".word 0x1ffffffff", "does not fit 32 bits"),
+    (".word 0x00404193", "bits 0x180 are set"),
 ]
 
 
@@ -48,7 +89,14 @@ def test_bad_line_names_file_line_and_rule(line: str, message: str) -> None:
     err = info.value
     assert str(err).startswith("k.s:3: ")
     assert message in str(err)
-    assert "\n" not in str(err)
+    assert "\n" not in str(err) and len(str(err)) < 300
+
+
+def test_line_numbers_count_newlines_only() -> None:
+    # str.splitlines() would also break at \x0c and \u2028 and shift the line number
+    with pytest.raises(AsmError) as info:
+        asm.parse("BSTOP\x0c\nBSTOP \u2028 x\nFROB\n", file="k.s")
+    assert str(info.value).startswith("k.s:2: ")
 
 
 def test_decode_error_names_offset_and_word() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import ptoc
+import ptoc.lang as pt
 from ptoc.backend.isa.fields import GPR_BY_NAME
 from ptoc.backend.program import Program, ScalarStart, Stop
 from ptoc.passes.alloc_gprs import Binding, Scalar
@@ -36,3 +39,71 @@ def test_addresses(offset: int) -> None:
 def test_small_constants_are_one_compressed_instruction() -> None:
     (c,) = load_const(S1, -3)
     assert c.mnemonic == "C.MOVI"
+
+
+# ------------------------------------------------------------------ issue 9 item 18
+
+
+def test_every_materialization_meets_its_catalog_form() -> None:
+    """c.movi cannot write ra (RegDst 10 is C.SETRET): small constants for ra take the
+    32-bit path, and every instruction for every register meets its form."""
+    from ptoc.backend.encoding import field_violation
+
+    ra = GPR_BY_NAME["ra"]
+    for rd in range(1, 24):
+        for value in [*range(-20, 20), 4095, 4096, -4097, 1 << 31, -(1 << 40)]:
+            cmds = load_const(rd, value)
+            assert all(field_violation(c) is None for c in cmds), (rd, value)
+            if rd == ra:
+                assert all(c.mnemonic != "C.MOVI" for c in cmds)
+    for value in range(-16, 16):
+        assert _run(load_const(ra, value)).gpr("ra") == value % 2**64
+
+
+def test_the_validator_refuses_a_c_movi_to_ra() -> None:
+    from ptoc.backend.program import Scalar as Cmd
+    from ptoc.passes.pipeline import compile_module
+    from ptoc.passes.validate import ValidationError, validate
+    from ptoc.runtime import MachineConfig
+
+    from .test_validate import _reuse_kernel, _with
+
+    em = compile_module(_reuse_kernel(), MachineConfig()).emitted
+    i = next(i for i, c in enumerate(em.program.commands) if isinstance(c, Cmd))
+    bad = _with(em, i, Cmd("C.MOVI", (("RegDst", 10), ("simm5", 3))))
+    with pytest.raises(ValidationError, match=r"c\.movi RegDst=10 is a reserved encoding"):
+        validate(bad, 4, 16, 262144)
+
+
+@ptoc.kernel
+def add_constants(x: ptoc.Tensor[ptoc.s32, 8, 64], out: ptoc.Tensor[ptoc.s32, 8, 64]):
+    t = pt.load(x)
+    for i in range(1, 16):
+        t = t + i
+    pt.store(out, t)
+
+
+def test_a_kernel_with_fifteen_constants_assembles_and_verifies() -> None:
+    """The reproducer of item 18: with 14 scratch registers the 15th constant went to
+    ra as c.movi, which ptoc asm refused (and the executor ran)."""
+    from ptoc.backend import asm
+
+    k = add_constants
+    text = ptoc.compile(k).asm()
+    assert asm.parse(text).commands == ptoc.compile(k).program.commands
+    assert "->ra" in text  # the allocator still uses ra, through a legal form
+    ptoc.verify(k)
+
+
+def test_topk_on_the_tiny_machine_assembles() -> None:
+    """The other reproducer of item 18: examples/topk.py on depth=4,capacity=16384."""
+    from pathlib import Path
+
+    from ptoc.backend import asm
+    from ptoc.loader import load_kernel
+
+    root = Path(__file__).resolve().parents[2]
+    k = load_kernel(f"{root / 'examples' / 'topk.py'}::topk")
+    text = ptoc.compile(k, "depth=4,capacity=16384").asm()
+    assert not [ln for ln in text.splitlines() if ln.startswith("c.movi") and "->ra" in ln]
+    asm.parse(text)

@@ -203,3 +203,138 @@ def test_runtime_imports_no_forbidden_modules() -> None:
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
+
+
+# ------------------------------------------------------------------ issue 9 items 9, 23, 24
+
+STORE = """\
+BSTART.TLOAD FP32
+B.DIM zero, 8, ->LB0
+B.DIM zero, 2, ->LB1
+B.IOR a0, a2
+B.IOT mask=1111, last, ->T<128B>
+BSTOP
+BSTART.VEC TADD, FP32
+B.DIM zero, 8, ->LB0
+B.DIM zero, 2, ->LB1
+B.IOT T#1, T#1, mask=1111, last, ->T<128B>
+BSTOP
+BSTART.TSTORE FP32
+B.IOR a1, a2
+B.IOT T#1, mask=1000, last
+BSTOP
+"""
+X = np.arange(16, dtype=np.float32).reshape(2, 8)
+
+
+def _store(tmp_path: Path) -> Path:
+    s = tmp_path / "st.s"
+    s.write_text(STORE)
+    return s
+
+
+def one_line_exit_2(argv: list[str], message: str) -> None:
+    code, _, err = run(argv)
+    assert code == 2, (argv, err)
+    assert message in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_gm_from_npz_and_read_any_range(tmp_path: Path) -> None:
+    """Item 9: --gm ADDR=FILE.npz placed nothing (the key names' bytes, in fact) and
+    --save then crashed; --read saves any GM range."""
+    s = _store(tmp_path)
+    np.savez(tmp_path / "one.npz", x=X)
+    np.savez(tmp_path / "two.npz", x=X, y=2 * X)
+    save = tmp_path / "out.npz"
+    for gm in (f"0x1000={tmp_path / 'one.npz'}", f"0x1000={tmp_path / 'two.npz'}:x"):
+        code, out, err = run(
+            [str(s), "--gpr", "a0=0x1000", "--gpr", "a1=0x2000", "--gpr", "a2=32", f"--gm={gm}",
+             "--read", "0x2000:FP32:2x8", "--read", "0x1000:u8:4", "-o", str(save)]
+        )  # fmt: skip
+        assert code == 0, err
+        assert "gm@0x2000: float32 (2, 8)" in out
+        z = np.load(save)
+        assert np.array_equal(z["gm@0x2000"], 2 * X)
+        assert z["gm@0x1000"].dtype == np.uint8  # the explicit --read wins
+        assert np.array_equal(z["gm@0x1000"], X.view(np.uint8).reshape(-1)[:4])
+
+
+def test_gm_and_read_refusals(tmp_path: Path) -> None:
+    s = _store(tmp_path)
+    np.savez(tmp_path / "two.npz", x=X, y=2 * X)
+    (tmp_path / "empty.npz").write_bytes(b"")
+    np.save(tmp_path / "x.npy", X)
+    (tmp_path / "trunc.npy").write_bytes((tmp_path / "x.npy").read_bytes()[:100])
+    (tmp_path / "trunc.npz").write_bytes(b"PK\x03\x04" + b"\0" * 30)
+    huge = b"\x93NUMPY\x01\x00" + (118).to_bytes(2, "little")
+    huge += b"{'descr': '<f4', 'fortran_order': False, 'shape': (10000000000,), }".ljust(117)
+    (tmp_path / "huge.npy").write_bytes(huge + b"\n")
+    np.save(tmp_path / "obj.npy", np.array([None]), allow_pickle=True)
+    base = [str(s), "--gpr", "a0=0x1000"]
+    cases = [
+        (f"0x1000={tmp_path / 'two.npz'}", "holds 2 arrays (x, y); name one"),
+        (f"0x1000={tmp_path / 'two.npz'}:z", "has no array 'z'"),
+        (f"0x1000={tmp_path / 'empty.npz'}", "the file is empty"),
+        (f"0x1000={tmp_path / 'trunc.npy'}", "truncated"),
+        (f"0x1000={tmp_path / 'trunc.npz'}", "not a readable .npz"),
+        (f"0x1000={tmp_path / 'huge.npy'}", "declares 40000000000 bytes"),
+        (f"0x1000={tmp_path / 'obj.npy'}", "object array"),
+        (f"0x1000={tmp_path}", "it is a directory"),
+        (f"0x{'f' * 100}={tmp_path / 'x.npy'}", "has more than 40 digits"),
+        ("0x1000=", "is not ADDR=FILE"),
+    ]
+    for gm, message in cases:
+        one_line_exit_2([*base, "--gm", gm], message)
+    for spec, message in [
+        ("0x2000:FP32", "is not ADDR:DTYPE:SHAPE"),
+        ("0x2000:FP33:8", "unknown element type 'FP33'"),
+        ("0x2000:complex64:8", "complex type"),
+        ("0x2000:S4X2:8", "packs two elements per byte"),
+        ("0x2000:FP32:8x-1", "the shape is sizes joined by x"),
+        ("0x2000:FP32:\u0663", "the shape is sizes joined by x"),
+        ("0x3fff000:FP32:8x1024", "outside the"),
+    ]:
+        one_line_exit_2([*base, "--read", spec], message)
+    one_line_exit_2([*base, "--read", "0x10:u8:1", "--read", "0x10:fp32:1"], "twice")
+
+
+def test_output_paths_that_cannot_be_written(tmp_path: Path) -> None:
+    s = _store(tmp_path)
+    one_line_exit_2([str(s), "--gpr", "a0=0x1000", "-o", str(tmp_path)], "Is a directory")
+    one_line_exit_2(
+        [str(s), "--gpr", "a0=0x1000", "--save", str(tmp_path / "no" / "x.npz")],
+        "No such file or directory",
+    )
+
+
+def test_machine_and_program_refusals(tmp_path: Path) -> None:
+    """Item 23: each of these raised from inside the library."""
+    s = _store(tmp_path)
+    for spec, message in [
+        ("gm_size=1000G", "exceeds the 4G"),
+        ("gm_size=0x100000000000000000000", "exceeds the 4G"),
+        ("gm_size=2**80", "is not an integer"),
+    ]:
+        one_line_exit_2([str(s), "--machine", spec], message)
+    for text, message in [
+        ("BSTART.TEPL FOO, FP32\n", "unknown tile operation 'FOO'"),
+        ("BSTART.VEC TADD, \u00b2\n", "unknown DataType"),
+        ("BSTART.SYS RET\nBSTOP\n", "BSTART.SYS has no RET form"),
+        ("B.DIM zero, " + "9" * 5000 + ", ->LB0\n", "more than 40 digits"),
+        ("BSTART.TEPL TLOAD, FP32\nBSTOP\n", "TLOAD is a TLSU operation"),
+    ]:
+        bad = tmp_path / "bad.s"
+        bad.write_text(text)
+        one_line_exit_2([str(bad)], message)
+
+
+def test_register_dim_on_a_two_pe_machine_is_a_fault(tmp_path: Path) -> None:
+    s = tmp_path / "dim.s"
+    s.write_text(
+        "BSTART.STD FALL\nc.movi 8, ->a1\nBSTOP\nBSTART.TLOAD FP32\nB.DIM a1, 0, ->LB0\n"
+        "B.DIM zero, 2, ->LB1\nB.IOR a0, zero\nB.IOT mask=1111, last, ->T<128B>\nBSTOP\n"
+    )
+    code, _, err = run([str(s), "--machine", "pes=2"])
+    assert code == 3 and "Traceback" not in err and err.count("\n") == 1
+    assert "Fault_TileLegality" in err and "selects PE3" in err
