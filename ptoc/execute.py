@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ptoc.runtime.arrays import array_dtype_rule
+
 from .driver import locate
 from .errors import Error, InputError, Mismatch, ReferenceFault, VerifyError
 from .kernel import Kernel
@@ -70,6 +72,12 @@ def _convert(kernel: str, name: str, spec: TensorSpec, value: Any) -> np.ndarray
         )
     if arr.dtype == carrier:
         return np.ascontiguousarray(arr)
+    why = array_dtype_rule(arr.dtype)
+    if why is not None or arr.dtype.kind == "V":  # never drop an imaginary part or a field
+        raise InputError(
+            f"{kernel}: '{name}' cannot be a {spec.dtype.name} tensor: "
+            f"{why or f'{arr.dtype} is raw bytes'}"
+        )
     if arr.dtype.kind == "b":
         raise InputError(f"{kernel}: '{name}' is a bool array; the tensor is {spec.dtype.name}")
     if spec.dtype.is_int:

@@ -143,6 +143,15 @@ def test_inputs_are_checked(kernels) -> None:
         ptoc.reference(k, x=x)
     with pytest.raises(InputError, match=r"'x' has shape \(4, 64\), the tensor is \(8, 64\)"):
         ptoc.reference(k, x=x[:4], y=y)
+    # nothing is dropped silently: no imaginary part, no field, no datetime reinterpreted
+    for bad, why in (
+        (x.astype(np.complex64), "complex"),
+        (x.astype("datetime64[s]"), "datetime"),
+        (np.zeros(x.shape, [("a", np.float32)]), "structured"),
+        (x.astype(object), "object"),
+    ):
+        with pytest.raises(InputError, match=f"'x' cannot be a fp32 tensor: .*{why}"):
+            ptoc.run(ptoc.compile(k), x=bad, y=y)
     # float64 arrays are rounded to the tensor type, exactly as numpy's astype does
     got = ptoc.reference(k, x=x.astype(np.float64), y=y)["out"]
     assert got.tobytes() == (x + y).tobytes()
