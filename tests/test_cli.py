@@ -135,4 +135,4 @@ def test_kernel_run_output_path_that_cannot_be_written(tmp_path: Path, capsys) -
     kernel = f"{ROOT / 'examples' / 'softmax.py'}::softmax"
     assert main(["run", kernel, "-o", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err == f"ptoc: {tmp_path}: Is a directory\n"
+    assert err == f"--save {tmp_path}: is a folder; name a file to write\n"
