@@ -15,7 +15,7 @@ from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.tile_types import TileType
 
 from .diagnostics import fail, value_name
-from .legalize_ctx import LegalizeCtx, Piece, std_dims
+from .legalize_ctx import LegalizeCtx, Piece, explicit_dims
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,9 @@ def extract_rows(
         t.dtype,
         [src],
         [ctx.const(cut.row0), ctx.const(0)],
-        std_dims(rt),
+        # an omitted LB1/LB2 would inherit the source's ValidRow/Col (the generic
+        # destination-shape path), not default to 1 / ValidCol: encode all three
+        explicit_dims(rt),
         results=[rt],
         source=op,
     )

@@ -282,11 +282,35 @@ def _insert(ctx: LegalizeCtx, op: Operation) -> None:
 
 @rule(fill.FillPadOp)
 def _fillpad(ctx: LegalizeCtx, op: Operation) -> None:
-    """TFILLPAD: RegSrc0 = the padding scalar's raw bits (omitted: 0)."""
+    """TFILLPAD: RegSrc0 = the padding scalar's raw bits (omitted: 0).
+
+    ``TileOperandsLegal_TFILLPAD`` needs the destination's physical Rows and Col to be at
+    least the source's; an omitted LB1/LB2 inherits the source's ValidRow/Col (the generic
+    destination-shape path), so all three dimensions are encoded. A wider destination can
+    have fewer physical rows than its source (the 128-byte minimum allocation pads a
+    narrow source with rows): the source is then first re-laid at the destination's Col by
+    TEXTRACT (which has no physical-shape rule), whose rows never exceed the destination's.
+    """
     assert isinstance(op, fill.FillPadOp)
     dt = _dt(op.result)
     bits = low_bits_const(dt, op.bits)
-    _whole_simple(ctx, op, dt, [ctx.const(bits)] if bits else [])
+    scalars = [ctx.const(bits)] if bits else []
+
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        (src,), (rt,) = srcs, rtypes
+        st = src.type
+        assert isinstance(st, PtoTileType)
+        if st.rows > rt.rows or st.cols.data > rt.cols.data:
+            a, r = _tile(op.operands[0]), _tile(op.result)
+            relaid = ctx.descriptor(TileType(a.dtype, (a.extent[0], r.extent[1]), a.valid))
+            assert relaid.rows <= rt.rows and relaid.cols.data == rt.cols.data, (relaid, rt)
+            src = ctx.emit(
+                "TEXTRACT", dt, [src], [], explicit_dims(relaid), None, [relaid], op
+            ).results[0]
+        return ctx.emit("TFILLPAD", dt, [src], scalars, explicit_dims(rt), None, [rt],
+                        op).results  # fmt: skip
+
+    whole(ctx, op, build)
 
 
 @rule(fill.HistogramOp)

@@ -27,6 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ptoc.dialects import compound_ops as co
+from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType
@@ -46,8 +47,6 @@ Lowering = Callable[[Emit, Any], Sequence[SSAValue]]
 #: compound op class -> its lowering
 LOWERINGS: dict[type[Operation], Lowering] = {**_SORT, **_GATHER, **_QUANT, **_PARTIAL}
 
-#: name of the scratch tensor parameter views use
-SCRATCH_NAME = "ptoc_scratch"
 #: default byte budget of one compare-matrix chunk of a merge (see lower_compound_sort)
 MATRIX_BYTES = 16384
 

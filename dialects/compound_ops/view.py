@@ -50,6 +50,10 @@ from ..tile_memory import kernel_pes
 from ..tile_types import TensorType, TileType
 
 
+#: name of the scratch tensor parameter that ``lower-compound`` adds for its views
+SCRATCH_NAME = "ptoc_scratch"
+
+
 def element_bytes(t: TileType) -> int:
     """Bytes per element of a tile that a view can move (whole-byte DataTypes only)."""
     if is_pred(t.dtype) or element_bits(t.dtype) % 8:
