@@ -140,7 +140,9 @@ class _Gen:
             step = min(step, 3)
         if self.spec.windows and rng.random() < 0.3:
             extent = (shape[0] + rng.choice((0, 1, 3)), shape[1] + rng.choice((0, 1, 7)))
-            if estimate_bytes(TileType(dt, extent, shape)) > estimate_bytes(TileType(dt, shape)):
+            if estimate_bytes(TileType(dt, extent, shape)) > estimate_bytes(
+                TileType(dt, shape)
+            ):
                 extent = None  # a padded extent, but never a larger allocation
         span = (shape[0] - 1) * step + 1
         row = rng.randrange(PE_ROWS - span + 1)
@@ -165,7 +167,9 @@ class _Gen:
     def operand(self) -> SSAValue:
         spec, pool = self.spec, self.pool
         recent = pool[-spec.window :]
-        return self.rng.choice(recent if not spec.reach_back or self.rng.random() < 0.7 else pool)
+        return self.rng.choice(
+            recent if not spec.reach_back or self.rng.random() < 0.7 else pool
+        )
 
     def scope(self) -> list[SSAValue]:
         return self.pool if self.spec.reach_back else self.pool[-self.spec.window :]
@@ -225,6 +229,11 @@ class _Gen:
         return kb.binary("TADD" if legal("TADD", dt) else "TOR", a, a)
 
 
+def _grows(dt: str, shape: tuple[int, int], extent: tuple[int, int]) -> bool:
+    """A padded extent that would need a larger allocation than the valid shape."""
+    return estimate_bytes(TileType(dt, extent, shape)) > estimate_bytes(TileType(dt, shape))
+
+
 def _inputs(module: ModuleOp) -> list[tuple[str, tuple[int, int], DataType]]:
     from .reference import kernel_func, tensor_args
 
@@ -267,9 +276,11 @@ def adversarial(rng: np.random.Generator, dt: DataType, shape: tuple[int, ...]) 
     if not info(dt).is_float:
         ii = np.iinfo(c)
         vals = rng.integers(ii.min, ii.max, size=n, endpoint=True, dtype=c)
-        edge = np.array([0, 1, ii.max, ii.min, ii.max - 1, ii.min + 1] + ([-1] if ii.min else []))
+        edge = np.array(
+            [0, 1, ii.max, ii.min, ii.max - 1, ii.min + 1] + ([-1] if ii.min else [])
+        )
         pick = rng.random(n) < 0.3
-        vals[pick] = rng.choice(edge, size=int(pick.sum())).astype(c)
+        vals[pick] = rng.choice(np.array(edge), size=int(pick.sum())).astype(c)
         return vals.reshape(shape)
     fi = ml_dtypes.finfo(c)
     width, mant = c.itemsize * 8, int(fi.nmant)

@@ -30,8 +30,8 @@ from ptoc.backend.isa.semantics.indexed import (
 )
 
 from .builder import KernelBuilder
-from .modes import CMode, RMode
 from .dtypes import element_bits
+from .modes import CMode, RMode
 from .tile_base import tile_type
 from .tile_types import TileType
 
@@ -116,6 +116,11 @@ class ShapeSteps:
         """``v`` is within the size budget of the shape-changing ops."""
         return estimate_bytes(tile_type(v)) <= self.budget
 
+    def within(self, a: SSAValue, pool: Sequence[SSAValue]) -> list[SSAValue]:
+        """The values of ``a``'s DataType whose valid shape fits inside ``a``'s."""
+        r, c = _shape(a)
+        return [v for v in pool if _dt(v) == _dt(a) and _shape(v)[0] <= r and _shape(v)[1] <= c]
+
     def fits(self, shape: tuple[int, int]) -> bool:
         return 1 <= shape[0] <= self.box[0] and 1 <= shape[1] <= self.box[1]
 
@@ -141,7 +146,11 @@ class ShapeSteps:
                 (0.0, -0.0, 1.5, -2.75, math.inf, -math.inf, math.nan, 65504.0, 2.0**-20)
             )
         bits = int(dt[1:])
-        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dt[0] == "S" else (0, (1 << bits) - 1)
+        lo, hi = (
+            (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+            if dt[0] == "S"
+            else (0, (1 << bits) - 1)
+        )
         return self.rng.choice((0, 1, lo, hi, self.rng.randint(lo, hi)))
 
     # ------------------------------------------------------------------ steps
@@ -156,7 +165,9 @@ class ShapeSteps:
     def concat(self, a: SSAValue, pool: Sequence[SSAValue]) -> SSAValue | None:
         r, c = _shape(a)
         mates = [
-            v for v in pool if _dt(v) == _dt(a) and _shape(v)[0] == r and c + _shape(v)[1] <= self.box[1]
+            v
+            for v in pool
+            if _dt(v) == _dt(a) and _shape(v)[0] == r and c + _shape(v)[1] <= self.box[1]
         ]
         if not mates:
             return None
@@ -169,7 +180,9 @@ class ShapeSteps:
 
     def insert(self, a: SSAValue, pool: Sequence[SSAValue]) -> SSAValue | None:
         r, c = _shape(a)
-        small = [v for v in pool if _dt(v) == _dt(a) and _shape(v)[0] <= r and _shape(v)[1] <= c]
+        small = [
+            v for v in pool if _dt(v) == _dt(a) and _shape(v)[0] <= r and _shape(v)[1] <= c
+        ]
         src = self.rng.choice(small) if small else self.kb.extract(a, *self.window((r, c)))
         sr, sc = _shape(src)
         at = (self.rng.randint(0, r - sr), self.rng.randint(0, c - sc))
@@ -188,9 +201,9 @@ class ShapeSteps:
         if idx and self.rng.random() < 0.7:
             index = self.rng.choice(idx)
         else:
-            n = self.rng.randint(1, vc)
-            index = self.kb.iota(n, self.rng.randint(-8, 100), self.rng.random() < 0.3,
-                                 self.rng.choice(sorted(names)))  # fmt: skip
+            n, start = self.rng.randint(1, vc), self.rng.randint(-8, 100)
+            desc, dt = self.rng.random() < 0.3, self.rng.choice(sorted(names))
+            index = self.kb.iota(n, start, desc, dt)
         # every index below the value rows: keep the low bits (also clears a sign)
         mask = (1 << (vr.bit_length() - 1)) - 1
         return self.kb.gather(a, self.kb.binary("TAND", index, mask))
@@ -283,7 +296,9 @@ class ShapeSteps:
 
     def partial(self, a: SSAValue, pool: Sequence[SSAValue]) -> SSAValue | None:
         r, c = _shape(a)
-        small = [v for v in pool if _dt(v) == _dt(a) and _shape(v)[0] <= r and _shape(v)[1] <= c]
+        small = [
+            v for v in pool if _dt(v) == _dt(a) and _shape(v)[0] <= r and _shape(v)[1] <= c
+        ]
         if small and self.rng.random() < 0.7:
             b = self.rng.choice(small)
         else:
@@ -297,14 +312,13 @@ class ShapeSteps:
     def generate(self) -> SSAValue | None:
         """TCI (one row) or TTRI of a kernel DataType where legal, else of S32."""
         if self.rng.random() < 0.5:
-            dts = [d for d in self.dtypes if legal("TCI", d)] or ["S32"]
-            n = self.rng.randint(1, self.box[1])
-            return self.kb.iota(n, self.rng.randint(-70000, 70000), self.rng.random() < 0.5,
-                                self.rng.choice(dts))  # fmt: skip
-        dts = [d for d in self.dtypes if legal("TTRI", d)] or ["S32"]
+            dt = self.rng.choice([d for d in self.dtypes if legal("TCI", d)] or ["S32"])
+            n, start = self.rng.randint(1, self.box[1]), self.rng.randint(-70000, 70000)
+            return self.kb.iota(n, start, self.rng.random() < 0.5, dt)
+        dt = self.rng.choice([d for d in self.dtypes if legal("TTRI", d)] or ["S32"])
         shape = (self.rng.randint(1, self.box[0]), self.rng.randint(1, self.box[1]))
-        return self.kb.tri(shape, self.rng.randint(-shape[0], shape[1]), self.rng.random() < 0.5,
-                           self.rng.choice(dts))  # fmt: skip
+        diagonal = self.rng.randint(-shape[0], shape[1])
+        return self.kb.tri(shape, diagonal, self.rng.random() < 0.5, dt)
 
     def select(self, a: SSAValue, pool: Sequence[SSAValue]) -> SSAValue | None:
         """TCMP/TCMPS and at once TSEL/TSELS (a predicate cannot be copied or spilled, so

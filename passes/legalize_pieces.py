@@ -35,17 +35,25 @@ def _tile(v: SSAValue) -> TileType:
 
 
 def cuts(ctx: LegalizeCtx, op: Operation, driver: SSAValue) -> list[Cut]:
-    """The op's row pieces: those of a split operand with the driver's rows if there is
-    one (so its pieces are used as they are), else the driver's own split."""
+    """The op's row pieces: the finest split among its operands and results with the
+    driver's rows (each split's pieces are power-of-two runs of rows from row 0, so the
+    finest one cuts every other piece evenly and no piece outgrows its tile limit, while
+    an operand with the finest split is used as it is); one whole cut if none is split."""
     rows = _tile(driver).valid[0]
-    for v in op.operands:
-        if isinstance(v.type, TileType) and _tile(v).valid[0] == rows:
-            ps = ctx.pieces[v]
-            if len(ps) > 1:
-                return [Cut(p.row0, p.rows, p.extent, False) for p in ps]
-    layout = ctx.piece_types(op, driver)
-    whole = len(layout) == 1
-    return [Cut(r0, n, t.extent[0], whole) for r0, n, t in layout]
+    per = 0
+    for v in (*op.operands, *op.results):
+        if not isinstance(v.type, TileType) or _tile(v).valid[0] != rows:
+            continue
+        if v in ctx.pieces:
+            split = [p.extent for p in ctx.pieces[v]] if len(ctx.pieces[v]) > 1 else []
+        else:
+            layout = ctx.piece_types(op, v)
+            split = [t.extent[0] for _, _, t in layout] if len(layout) > 1 else []
+        if split and (per == 0 or split[0] < per):
+            per = split[0]
+    if per == 0:
+        return [Cut(0, rows, _tile(driver).extent[0], True)]
+    return [Cut(r0, min(per, rows - r0), per, False) for r0 in range(0, rows, per)]
 
 
 def piece_tile(t: TileType, cut: Cut) -> TileType:
@@ -65,24 +73,26 @@ def aligned(
         if len(pieces) != 1:
             raise fail(op, f"broadcast operand {value_name(value)} cannot be split")
         return pieces[0].value
-    for p in pieces:
-        if p.row0 == cut.row0 and p.rows == cut.rows:
+    for p in pieces:  # the same rows in the same extent: the same physical shape
+        if p.row0 == cut.row0 and p.rows == cut.rows and (p.extent == cut.extent or cut.whole):
             return p.value
-    if len(pieces) != 1:
-        raise fail(op, f"{value_name(value)} is split into different row pieces")
-    return extract_rows(ctx, op, pieces[0].value, t, cut)
+    for p in pieces:  # a coarser piece holding the cut's rows
+        if p.row0 <= cut.row0 and cut.row0 + cut.rows <= p.row0 + p.rows:
+            return extract_rows(ctx, op, p.value, t, cut, cut.row0 - p.row0)
+    raise fail(op, f"{value_name(value)} is split into row pieces that do not hold {cut}")
 
 
 def extract_rows(
-    ctx: LegalizeCtx, op: Operation, src: SSAValue, t: TileType, cut: Cut
+    ctx: LegalizeCtx, op: Operation, src: SSAValue, t: TileType, cut: Cut, offset: int
 ) -> SSAValue:
-    """TEXTRACT rows ``cut`` out of an unsplit tile (to align it with split operands)."""
+    """TEXTRACT the rows of ``cut``, which start ``offset`` rows into the tile or piece
+    ``src`` (to align it with the op's finer pieces)."""
     rt = ctx.descriptor(piece_tile(t, cut))
     new = ctx.emit(
         "TEXTRACT",
         t.dtype,
         [src],
-        [ctx.const(cut.row0), ctx.const(0)],
+        [ctx.const(offset), ctx.const(0)],
         # an omitted LB1/LB2 would inherit the source's ValidRow/Col (the generic
         # destination-shape path), not default to 1 / ValidCol: encode all three
         explicit_dims(rt),

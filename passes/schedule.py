@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import networkx as nx
 from xdsl.ir import SSAValue
 
+from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import PtoOp
-from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.pto_types import PtoTileType
 
 

@@ -49,7 +49,6 @@ from ..tile_base import RefEnv, TileOp, tile_type
 from ..tile_memory import kernel_pes
 from ..tile_types import TensorType, TileType
 
-
 #: name of the scratch tensor parameter that ``lower-compound`` adds for its views
 SCRATCH_NAME = "ptoc_scratch"
 

@@ -9,8 +9,8 @@ import pytest
 
 import ptoc
 import ptoc.lang as pt
-from ptoc.backend.program import TileStart
 from ptoc.backend.isa.semantics.core import SemanticError
+from ptoc.backend.program import TileStart
 from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.reference import kernel_func, live_ops, run_reference
 from ptoc.passes.execute import compare, run_compiled

@@ -1,0 +1,89 @@
+"""Shape-changing ops compile to bundles that never fault: fill-pad to wider and taller
+shapes, and the row pieces legalize cuts when tiles exceed the split size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ptoc
+import ptoc.lang as pt
+from ptoc.backend.isa import DataType
+from ptoc.dialects.builder import KernelBuilder
+from ptoc.dialects.random_kernel import adversarial
+from ptoc.passes.execute import verify_module
+
+from .conftest import MACHINES
+
+
+@ptoc.kernel
+def _pad_to_64(x: ptoc.Tensor[ptoc.fp32, 8, 64], out: ptoc.Tensor[ptoc.fp32, 8, 64]):
+    pt.store(out, pt.fillpad(pt.load(x, cols=(0, 32)), (8, 64), float("-inf")))
+
+
+def test_fillpad_to_more_columns_than_the_source_allocation_has() -> None:
+    """The issue's kernel: the 8x64 destination's LB2 (Col 64) was omitted, so it
+    inherited the source's Col 32 and faulted Fault_TileAllocation."""
+    x = np.arange(8 * 64, dtype=np.float32).reshape(8, 64)
+    out = ptoc.verify(_pad_to_64, x=x)["out"]
+    assert np.array_equal(out[:, :32], x[:, :32]) and np.all(out[:, 32:] == -np.inf)
+
+
+#: (DataType, source shape, fill-pad shape): wider than the source's physical Col, and
+#: (S8 5x3 -> 5x6) a wider destination with fewer physical rows than its source
+CASES = [
+    ("FP32", (8, 4), (8, 8)),
+    ("U32", (1, 8), (2, 16)),
+    ("S8", (5, 3), (5, 6)),
+    ("FP16", (3, 17), (9, 40)),
+    ("U8", (1, 1), (1, 128)),
+    ("BF16", (7, 2), (7, 3)),
+]
+
+
+@pytest.mark.parametrize("machine", ["default", "tiny", "cramped"])
+@pytest.mark.parametrize(("dt", "src", "dst"), CASES)
+def test_fillpad_widening_and_growing_verifies(
+    dt: str, src: tuple[int, int], dst: tuple[int, int], machine: str
+) -> None:
+    kb = KernelBuilder("pad")
+    x = kb.tensor("x", dt, dst)
+    o = kb.tensor("o", dt, dst)
+    value = 7 if dt[0] in "SU" else -1.5
+    kb.store(o, kb.fillpad(kb.load(x, src), value, dst))
+    rng = np.random.default_rng(3)
+    verify_module(kb.finish(), {"x": adversarial(rng, DataType[dt], dst)}, MACHINES[machine])
+
+
+def test_a_one_row_piece_is_extracted_with_its_row_count() -> None:
+    """33 rows split into 32 + 1 on the tiny machine: the TEXTRACT that cuts the last
+    (one-row) piece out of a whole 33-row tile omitted LB1, so its ValidRow defaulted to
+    the source's 33 and faulted (row offset + ValidRow exceeds the source ValidRow)."""
+    kb = KernelBuilder("one_row")
+    x = kb.tensor("x", "FP32", (33, 32))
+    o = kb.tensor("o", "FP32", (33, 32))
+    whole = kb.concat(kb.load(x, (33, 16)), kb.load(x, (33, 16), (0, 16)))  # kept whole
+    kb.store(o, kb.add(whole, kb.load(x, (33, 32))))  # split into row pieces
+    x_in = np.arange(33 * 32, dtype=np.float32).reshape(33, 32)
+    verify_module(kb.finish(), {"x": x_in}, MACHINES["tiny"])
+
+
+def test_operands_split_at_different_sizes_are_recut_to_the_finest() -> None:
+    """A U16 33x32 tile splits into 32-row pieces, an S32 one into 16-row pieces (the
+    cramped machine's 2 KiB split size): an op over both once refused ("split into
+    different row pieces"); the converted S32 value must not keep 32-row (4 KiB) pieces,
+    and the last one-row piece must keep the physical shape of its extent."""
+    kb = KernelBuilder("recut")
+    a = kb.tensor("a", "S32", (33, 32))
+    b = kb.tensor("b", "U16", (33, 32))
+    o = kb.tensor("o", "S32", (33, 32))
+    wide = kb.cvt(kb.load(b, (33, 32)), "S32")
+    kb.store(o, kb.max(kb.load(a, (33, 32)), wide))
+    rng = np.random.default_rng(5)
+    inputs = {
+        "a": adversarial(rng, DataType.S32, (33, 32)),
+        "b": adversarial(rng, DataType.U16, (33, 32)),
+    }
+    for machine in ("cramped", "tiny", "default"):
+        ck = verify_module(kb.finish(), inputs, MACHINES[machine])
+        assert ck.report is not None and ck.report.peak_bytes <= MACHINES[machine].capacity
