@@ -106,6 +106,8 @@ class TileAllocator:
         self.scratch_top = 0
         self._free_slots: dict[int, list[int]] = {}
         self.counts = {"refresh": 0, "spill": 0, "reload": 0, "filler": 0}
+        #: the bundle being planned (diagnostics name its kernel line)
+        self.op: PtoOp | None = None
 
     # ------------------------------------------------------------------ liveness
 
@@ -236,7 +238,7 @@ class TileAllocator:
         """Insert one remedy toward a flowing push of ``size``; False when none helps."""
         qs = self.qs
         if size > qs.capacity:
-            raise CompileError(f"a {size}-byte tile exceeds the {qs.capacity}-byte capacity")
+            raise self._fail(f"a {size}-byte tile exceeds the {qs.capacity}-byte capacity")
         options = []
         for h in range(qs.hands):
             r = self._steps_to_free(h, size, t, strict)
@@ -328,10 +330,10 @@ class TileAllocator:
                 if preds
                 else ""
             )
-            raise CompileError(
-                f"the tiles live at bundle {t} need more than the {self.qs.capacity}-byte "
-                f"capacity and {self.qs.hands}x{self.qs.depth} queue entries of this machine"
-                + why
+            raise self._fail(
+                f"the tiles live when it runs (bundle {t} of the schedule) need more than the "
+                f"{self.qs.capacity}-byte capacity and {self.qs.hands}x{self.qs.depth} queue "
+                "entries of this machine" + why
             )
         self._spill(best, plan)
 
@@ -350,7 +352,7 @@ class TileAllocator:
                 plan.actions.append(Action("reload", v, h, None, self.home[v]))
                 self.counts["reload"] += 1
                 return
-        raise CompileError(f"cannot reload {value_name(v)} at bundle {t}")
+        raise self._fail(f"cannot reload {value_name(v)} (bundle {t} of the schedule)")
 
     # ------------------------------------------------------------------ driver
 
@@ -394,7 +396,12 @@ class TileAllocator:
             hands.append(h)
         return hands
 
+    def _fail(self, rule: str) -> CompileError:
+        """The error for ``rule``, at the kernel line of the bundle being planned."""
+        return CompileError(rule) if self.op is None else fail(self.op, rule)
+
     def _bundle(self, t: int, op: PtoOp) -> BundlePlan:
+        self.op = op
         plan = BundlePlan()
         self.pinned = set()
         for v in dict.fromkeys(op.srcs):

@@ -25,6 +25,7 @@ from .diagnostics import CompileError, fail
 from .geometry import MAX_TILE_BYTES
 from .legalize_ctx import LegalizeCtx
 from .legalize_rules import RULES, must_stay_whole
+from .stages import Stage, expect_stage, kernels
 
 
 def _kernel_pes(f: func.FuncOp) -> int:
@@ -34,6 +35,7 @@ def _kernel_pes(f: func.FuncOp) -> int:
 
 def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
     """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place."""
+    expect_stage(LegalizePass.name, f, Stage.TILE)
     old = f.body.block
     new = Block(arg_types=[a.type for a in old.args])
     for a, b in zip(old.args, new.args, strict=True):
@@ -87,6 +89,5 @@ class LegalizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         limit = min(self.max_tile_bytes, MAX_TILE_BYTES)
-        for f in list(op.ops):
-            if isinstance(f, func.FuncOp) and f.body.blocks:
-                legalize_func(f, limit)
+        for f in kernels(self.name, op):
+            legalize_func(f, limit)
