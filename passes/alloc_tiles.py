@@ -258,6 +258,33 @@ class TileAllocator:
             self._filler(h, plan)
         return True
 
+    def _evict_dead_tail(self, t: int, plan: BundlePlan) -> bool:
+        """Push a filler into the hand where fillers release the most bytes: evicting
+        its ``k`` oldest entries, all of them dead, frees their bytes minus ``k`` fillers'.
+        False when no hand gains. The remedies aim at one push, so a bundle with two
+        destinations (TSORT) can still lack the bytes for both while each single push is
+        feasible: dead entries -- spilled values among them -- hold their capacity until
+        pushes evict them (DECISIONS D2)."""
+        qs = self.qs
+        best, best_gain = None, 0
+        for h in range(qs.hands):
+            q = qs.q[h]
+            if len(q) < qs.depth:
+                continue
+            freed = 0
+            for k in range(1, qs.depth + 1):
+                e = q[qs.depth - k]
+                if self._live(e, t, False):
+                    break
+                freed += e.size
+                gain = freed - k * FILLER_BYTES
+                if gain > best_gain and qs.used + FILLER_BYTES - q[-1].size <= qs.capacity:
+                    best, best_gain = h, gain
+        if best is None:
+            return False
+        self._filler(best, plan)
+        return True
+
     def _should_spill(self, e: Entry, h: int, t: int) -> bool:
         """Spill instead of refreshing when the value idles long enough to need more than
         two refreshes (a spill costs a store now and a reload at the next read)."""
@@ -422,6 +449,8 @@ class TileAllocator:
             hands = self._trial(op, sizes, t, need_flow=False)
             if len(hands) == len(sizes):
                 break
+            if self._evict_dead_tail(t, plan):
+                continue
             self._spill_farthest(t, plan)
         else:
             raise fail(op, f"allocation found no room for the results at bundle {t}")
