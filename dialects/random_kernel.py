@@ -52,8 +52,10 @@ class KernelSpec:
     #: insert, transpose, gather/scatter, column reductions, sort/merge, casts, partial
     #: ops, iota/tri, compare/select); 0 keeps the elementwise mix only
     shape_ops: float = 0.0
-    #: loads with row steps and padded extents (valid smaller than the extent)
+    #: loads and stores with row steps
     windows: bool = False
+    #: loads with padded extents (valid smaller than the extent; no DSL spelling)
+    extents: bool = False
     #: inputs from :func:`adversarial_inputs` instead of ordinary values
     adversarial: bool = False
     #: per-PE bytes of the largest tile a shape-changing op takes or makes (those ops
@@ -138,7 +140,7 @@ class _Gen:
         if self.spec.windows and rng.random() < 0.3:
             step = rng.randint(1, max(1, (PE_ROWS - 1) // max(1, shape[0] - 1)))
             step = min(step, 3)
-        if self.spec.windows and rng.random() < 0.3:
+        if self.spec.extents and rng.random() < 0.3:
             extent = (shape[0] + rng.choice((0, 1, 3)), shape[1] + rng.choice((0, 1, 7)))
             if estimate_bytes(TileType(dt, extent, shape)) > estimate_bytes(
                 TileType(dt, shape)
