@@ -22,7 +22,7 @@ from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TileType
 
 from .diagnostics import CompileError, fail
-from .geometry import MAX_TILE_BYTES
+from .geometry import MAX_TILE_BYTES, tile_bytes
 from .legalize_ctx import LegalizeCtx
 from .legalize_rules import RULES, must_stay_whole
 from .stages import Stage, expect_stage, kernels
@@ -33,8 +33,14 @@ def _kernel_pes(f: func.FuncOp) -> int:
     return attr.value.data if attr is not None else 1  # type: ignore[attr-defined]
 
 
-def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
-    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place."""
+def legalize_func(
+    f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES, whole_budget: int | None = None
+) -> None:
+    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place: tiles above
+    ``max_bytes`` per PE are split into row pieces. An op with no row-piece form keeps its
+    tiles whole, and so does the op producing one of them when all its tiles together
+    take at most ``whole_budget`` bytes per PE (default: no bound; ``compile_module``
+    passes the machine's capacity)."""
     expect_stage(LegalizePass.name, f, Stage.TILE)
     old = f.body.block
     new = Block(arg_types=[a.type for a in old.args])
@@ -45,7 +51,7 @@ def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
         raise CompileError(f"@{f.sym_name.data}: tile.pes = {pes} is outside 1..4")
     ctx = LegalizeCtx(new, pes, max_bytes)
     ctx.tensors = dict(zip(old.args, new.args, strict=True))
-    ctx.whole = _whole_values(list(old.ops))
+    ctx.whole = _whole_values(list(old.ops), whole_budget)
     for i, op in enumerate(old.ops):
         if isinstance(op.location, UnknownLoc):
             # name the bundles after their tile op, so later diagnostics can point at it
@@ -64,14 +70,28 @@ def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
     old.erase(safe_erase=False)
 
 
-def _whole_values(ops: list[Operation]) -> set[SSAValue]:
+def _whole_values(ops: list[Operation], budget: int | None) -> set[SSAValue]:
     """Tiles to keep in one allocation: those of ops with no row-piece form, and
-    (backwards) the tiles of every op that produces one of them."""
+    (backwards) the tiles of every op that produces one of them -- unless that op's
+    tiles together exceed ``budget``: a row sum of a large tile then runs in row pieces
+    and its small result is assembled for the whole op (``legalize_pieces.assemble``),
+    where the whole source and result would not fit the machine at once."""
     whole: set[SSAValue] = set()
     for op in reversed(ops):
-        if must_stay_whole(op) or any(r in whole for r in op.results):
-            whole.update(v for v in (*op.operands, *op.results) if isinstance(v.type, TileType))
+        tiles = [v for v in (*op.operands, *op.results) if isinstance(v.type, TileType)]
+        needed = any(r in whole for r in op.results) and _fits(tiles, budget)
+        if needed or must_stay_whole(op):
+            whole.update(tiles)
     return whole
+
+
+def _fits(tiles: list[SSAValue], budget: int | None) -> bool:
+    return budget is None or sum(tile_bytes(_tile(v)) for v in set(tiles)) <= budget
+
+
+def _tile(v: SSAValue) -> TileType:
+    assert isinstance(v.type, TileType)
+    return v.type
 
 
 @dataclass(frozen=True)
@@ -86,8 +106,11 @@ class LegalizePass(ModulePass):
 
     max_tile_bytes: int = MAX_TILE_BYTES
     """Split tiles larger than this many bytes per PE (at most 65536)."""
+    whole_budget: int = 0
+    """Keep an op producing a whole op's tile whole only while its tiles take at most
+    this many bytes per PE (0: no bound)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         limit = min(self.max_tile_bytes, MAX_TILE_BYTES)
         for f in kernels(self.name, op):
-            legalize_func(f, limit)
+            legalize_func(f, limit, self.whole_budget or None)

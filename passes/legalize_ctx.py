@@ -66,6 +66,8 @@ class LegalizeCtx:
     tensors: dict[SSAValue, SSAValue] = field(default_factory=dict)
     #: tile values an unsplittable op needs in one allocation (kept whole up to 64 KiB)
     whole: set[SSAValue] = field(default_factory=set)
+    #: tile values assembled from their row pieces into one allocation (for whole ops)
+    assembled: dict[SSAValue, SSAValue] = field(default_factory=dict)
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 

@@ -11,11 +11,15 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa import op as catalog_op
+from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.tile_types import TileType
 
 from .diagnostics import fail, value_name
-from .legalize_ctx import LegalizeCtx, Piece, explicit_dims
+from .geometry import pto_type
+from .legalize_ctx import LegalizeCtx, Piece, explicit_dims, std_dims
 
 
 @dataclass(frozen=True)
@@ -135,17 +139,46 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
         ctx.pieces[r] = ps
 
 
+def assemble(ctx: LegalizeCtx, op: Operation, value: SSAValue) -> SSAValue:
+    """One allocation holding every row piece of ``value``, for an op that cannot be
+    split: TFILLPAD of the first piece to the whole tile, then a TINSERT of each further
+    piece at its first row (or, for a DataType TFILLPAD lacks, TINSERTs into a TEXPANDS
+    tile). The tile must fit one allocation."""
+    done = ctx.assembled.get(value)
+    if done is not None:
+        return done
+    t = _tile(value)
+    if pto_type(t) is None or is_pred(t.dtype):
+        raise fail(
+            op, f"{value_name(value)} exceeds one allocation and {op.name} cannot be split"
+        )
+    rt, pieces = ctx.descriptor(t), ctx.pieces[value]
+    dims = explicit_dims(rt)
+    if DataType[t.dt.value] in catalog_op("TFILLPAD").dtypes:
+        acc = ctx.emit(
+            "TFILLPAD", t.dtype, [pieces[0].value], [], dims, None, [rt], op
+        ).results[0]
+        rest = pieces[1:]
+    else:
+        acc = ctx.emit("TEXPANDS", t.dtype, [], [ctx.const(0)], std_dims(rt), None, [rt],
+                       op).results[0]  # fmt: skip
+        rest = pieces
+    for p in rest:
+        scalars = [ctx.const(p.row0), ctx.const(0)]
+        acc = ctx.emit("TINSERT", t.dtype, [acc, p.value], scalars, dims, None, [rt],
+                       op).results[0]  # fmt: skip
+    ctx.assembled[value] = acc
+    return acc
+
+
 def whole(ctx: LegalizeCtx, op: Operation, build: Build) -> None:
-    """Lower an op that cannot be split: every tile operand and result must fit."""
+    """Lower an op that cannot be split: every tile operand (assembled from its row
+    pieces if it has several) and result must fit one allocation."""
     srcs: list[SSAValue] = []
     for v in op.operands:
         if isinstance(v.type, TileType):
             ps = ctx.pieces[v]
-            if len(ps) != 1:
-                raise fail(
-                    op, f"{value_name(v)} exceeds one allocation and {op.name} cannot be split"
-                )
-            srcs.append(ps[0].value)
+            srcs.append(ps[0].value if len(ps) == 1 else assemble(ctx, op, v))
     rtypes = []
     for r in op.results:
         if len(ctx.piece_types(op, r)) != 1:

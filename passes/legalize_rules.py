@@ -25,6 +25,7 @@ from ptoc.dialects.tile_memory import AccessOp, LoadOp, StoreOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
 from .diagnostics import fail
+from .geometry import pto_type
 from .legalize_ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
 from .legalize_pieces import Cut, piecewise, whole
 
@@ -148,10 +149,18 @@ def _reduce(ctx: LegalizeCtx, op: Operation) -> None:
     if op.ROW:
         _simple(ctx, op, dtype=_dt(op.src), driver=op.src, dims_of="source")
         return
-    if len(ctx.pieces[op.src]) == 1:
-        whole(ctx, op, lambda cut, s, r: _reduce_bundle(ctx, op, s, r))
+    split = len(ctx.pieces[op.src]) > 1
+    if split and _mnemonic(op)[4:] in ("MAX", "MIN"):
+        _split_col_reduce(ctx, op)
         return
-    _split_col_reduce(ctx, op)
+    if split and pto_type(_tile(op.src)) is None:
+        raise fail(
+            op,
+            f"{_tile(op.src)} exceeds one allocation and {op.name} cannot be split "
+            "without changing its fold order",
+        )
+    # the other column reductions fold every row in order: on one (assembled) tile
+    whole(ctx, op, lambda cut, s, r: _reduce_bundle(ctx, op, s, r))
 
 
 def _reduce_bundle(
@@ -170,12 +179,6 @@ def _split_col_reduce(ctx: LegalizeCtx, op: Operation) -> None:
     floating sums and products, which a split would reorder)."""
     assert isinstance(op, red.ReduceOp)
     kind = _mnemonic(op)[4:]
-    if kind not in ("MAX", "MIN"):
-        raise fail(
-            op,
-            f"{_tile(op.src)} exceeds one allocation and {op.name} cannot be split "
-            "without changing its fold order",
-        )
     rt = ctx.descriptor(_tile(op.result))
     dt = _dt(op.src)
     acc: SSAValue | None = None

@@ -9,9 +9,13 @@ import pytest
 import ptoc
 import ptoc.lang as pt
 from ptoc.backend.isa import DataType
+from ptoc.backend.program import TileStart
 from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.random_kernel import adversarial
-from ptoc.passes.execute import verify_module
+from ptoc.dialects.reference import run_reference
+from ptoc.passes.execute import compare, run_compiled, verify_module
+from ptoc.passes.pipeline import compile_module
+from ptoc.runtime import MachineConfig
 
 from .conftest import MACHINES
 
@@ -87,3 +91,51 @@ def test_operands_split_at_different_sizes_are_recut_to_the_finest() -> None:
     for machine in ("cramped", "tiny", "default"):
         ck = verify_module(kb.finish(), inputs, MACHINES[machine])
         assert ck.report is not None and ck.report.peak_bytes <= MACHINES[machine].capacity
+
+
+def _mnemonics(ck) -> list[str]:  # type: ignore[no-untyped-def]
+    return [c.op.mnemonic for c in ck.program if isinstance(c, TileStart) and c.op is not None]
+
+
+def test_a_whole_op_gets_its_operand_assembled_from_row_pieces() -> None:
+    """On the cramped machine (8 KiB, 2 KiB pieces) an 8 KiB tile cannot be whole for an
+    op: the row sums run per piece and are assembled (TFILLPAD + TINSERT) for the
+    TEXTRACT, instead of "its sources and results need 16384 bytes"."""
+    kb = KernelBuilder("assemble")
+    x = kb.tensor("x", "FP32", (33, 32))
+    o = kb.tensor("o", "FP32", (33, 32))
+    sums = kb.rowsum(kb.exp(kb.load(x, (33, 32))))
+    kb.store(o, kb.extract(sums, (1, 0), (30, 1)))
+    rng = np.random.default_rng(8)
+    ck = verify_module(kb.finish(), {"x": adversarial(rng, DataType.FP32, (33, 32))},
+                       MACHINES["cramped"])  # fmt: skip
+    ops = _mnemonics(ck)
+    assert ops.count("TFILLPAD") == 1 and ops.count("TINSERT") == 2 and ops.count("TEXP") == 3
+
+
+def test_assembly_of_a_type_tfillpad_lacks_starts_from_texpands() -> None:
+    """S64 has no TFILLPAD: the pieces go into a TEXPANDS tile. (An 11 KiB machine with
+    2 KiB pieces: the add's three 4 KiB tiles exceed it, so the add runs in pieces.)"""
+    kb = KernelBuilder("assemble64")
+    x = kb.tensor("x", "S64", (33, 8))
+    o = kb.tensor("o", "S64", (33, 8))
+    t, u = kb.load(x, (33, 8)), kb.load(x, (33, 8), pe=(0, 0))
+    kb.store(o, kb.extract(kb.add(t, u), (3, 1), (29, 5)))
+    module = kb.finish()
+    machine = MachineConfig(capacity=11264)
+    inputs = {"x": adversarial(np.random.default_rng(9), DataType.S64, (33, 8))}
+    ck = compile_module(module, machine, max_tile_bytes=2048)
+    compare(run_compiled(ck, inputs, machine), run_reference(module, inputs))
+    ops = _mnemonics(ck)
+    assert "TFILLPAD" not in ops and "TEXPANDS" in ops and ops.count("TINSERT") == 2
+
+
+def test_a_column_sum_of_assembled_pieces_keeps_the_fold_order() -> None:
+    kb = KernelBuilder("colsum")
+    x = kb.tensor("x", "FP32", (33, 32))
+    o = kb.tensor("o", "FP32", (1, 32))
+    kb.store(o, kb.colsum(kb.exp(kb.load(x, (33, 32)))))
+    rng = np.random.default_rng(10)
+    for machine in ("tiny", "default"):
+        verify_module(kb.finish(), {"x": adversarial(rng, DataType.FP32, (33, 32))},
+                      MACHINES[machine])  # fmt: skip
