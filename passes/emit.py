@@ -5,7 +5,10 @@ Every ``pto`` bundle becomes ``BSTART`` + header commands + ``BSTOP``; each run 
 the emitter records, per tile bundle, what it *means* (:class:`Intent`: the values its
 sources must hold, the values its destinations will hold, the scalars its B.IOR slots
 must read), which the allocation validator checks by replay, and the kernel ABI.
-The pass form replaces each kernel with a ``pto.program`` op holding the canonical text.
+The pass form replaces each kernel with a ``pto.program`` op holding the program text
+(a comment header naming the machine and the ABI registers, then the canonical commands),
+and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file for
+``ptoc run``.
 """
 
 from __future__ import annotations
