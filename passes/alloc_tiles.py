@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import product
 
 from xdsl.ir import SSAValue
 
@@ -413,7 +414,10 @@ class TileAllocator:
         self.defs_short[n + 1] = self.defs_short[n]
 
     def _trial(self, op: PtoOp, sizes: list[int], t: int, need_flow: bool) -> list[int]:
-        """Hands for the bundle's destinations on a copy of the queues (as many as fit)."""
+        """Hands for the bundle's destinations on a copy of the queues (as many as fit):
+        each to its best hand in turn, and for several destinations, when that fails,
+        the cheapest assignment that fits (the second push may need the first to go
+        where it evicts less, or where the second then evicts the bundle's own source)."""
         trial = self.qs.copy()
         hands = []
         for d, size in zip(op.dsts, sizes, strict=True):
@@ -421,7 +425,33 @@ class TileAllocator:
             if h is None:
                 break
             hands.append(h)
-        return hands
+        if len(hands) == len(sizes) or len(sizes) == 1:
+            return hands
+        best, best_s = hands, 0.0
+        for combo in product(range(self.qs.hands), repeat=len(sizes)):
+            s = self._assignment_score(op, sizes, list(combo), t, need_flow)
+            if s is not None and (len(best) < len(sizes) or s < best_s):
+                best, best_s = list(combo), s
+        return best
+
+    def _assignment_score(
+        self, op: PtoOp, sizes: list[int], combo: list[int], t: int, need_flow: bool
+    ) -> float | None:
+        """The summed score of pushing the destinations into ``combo``'s hands in order,
+        or None when one push is not feasible."""
+        qs = self.qs.copy()
+        total = 0.0
+        for d, size, h in zip(op.dsts, sizes, combo, strict=True):
+            if not self._feasible(qs, h, size, t, strict=True):
+                return None
+            tail = qs.tail(h)
+            used = qs.used + size - (tail.size if tail else 0)
+            lens = [len(q) for q in qs.q]
+            if need_flow and not self._flows_after(qs, h, lens, used, size):
+                return None
+            total += self._score(qs, h, d, size, t)
+            qs.push(h, Entry(d, size))
+        return total
 
     def _fail(self, rule: str) -> CompileError:
         """The error for ``rule``, at the kernel line of the bundle being planned."""
