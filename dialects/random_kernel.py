@@ -50,7 +50,7 @@ class KernelSpec:
     window: int = 12
     #: share of the steps that draw a shape-changing op (fill-pad, concat, extract,
     #: insert, transpose, gather/scatter, column reductions, sort/merge, casts, partial
-    #: ops, iota/tri, compare/select); 0 keeps the elementwise mix only
+    #: ops, iota/tri, histograms, compare/select); 0 keeps the elementwise mix only
     shape_ops: float = 0.0
     #: loads and stores with row steps
     windows: bool = False
@@ -196,6 +196,7 @@ class _Gen:
             lambda: s.cast(a),
             lambda: s.partial(a, scope),
             lambda: s.generate(),
+            lambda: s.histogram(a, scope),
             lambda: s.select(a, scope),
         )
         return self.rng.choice(steps)()

@@ -1,7 +1,7 @@
 """The shape-changing steps of the random kernels (:mod:`ptoc.dialects.random_kernel`):
 fill-pad, concat, extract, insert, transpose, gather and scatter, column reductions and
-expansions, sort and merge, casts between widths, partial ops, iota and tri, compare and
-select.
+expansions, sort and merge, casts between widths, partial ops, iota and tri, histograms,
+compare and select.
 
 Every step builds ops that are legal for any input data: the data-dependent rules are
 met by construction -- gather indices are masked below the value rows, scatter indices
@@ -319,6 +319,24 @@ class ShapeSteps:
         shape = (self.rng.randint(1, self.box[0]), self.rng.randint(1, self.box[1]))
         diagonal = self.rng.randint(-shape[0], shape[1])
         return self.kb.tri(shape, diagonal, self.rng.random() < 0.5, dt)
+
+    def histogram(self, a: SSAValue, pool: Sequence[SSAValue]) -> SSAValue | None:
+        """THISTOGRAM of ``a`` as U16 or U32 (converted when it is another type), with a
+        U8 filter of enough rows from the pool or converted from ``a`` itself."""
+        src = a
+        if _dt(a) not in ("U16", "U32"):
+            src = self.kb.cvt(a, self.rng.choice(("U16", "U32")), sat=True)
+        dt, rows = _dt(src), _shape(src)[0]
+        byte = self.rng.randint(0, 1 if dt == "U16" else 3)
+        need = (rows if byte == 0 else 0) if dt == "U16" else 3 - byte
+        filters = [v for v in pool if _dt(v) == "U8" and _shape(v)[0] >= need]
+        if filters and self.rng.random() < 0.5:
+            filt = self.rng.choice(filters)
+        elif rows >= need:
+            filt = self.kb.cvt(src, "U8", sat=self.rng.random() < 0.5)
+        else:
+            return None
+        return self.kb.histogram(src, filt, byte)
 
     def select(self, a: SSAValue, pool: Sequence[SSAValue]) -> SSAValue | None:
         """TCMP/TCMPS and at once TSEL/TSELS (a predicate cannot be copied or spilled, so

@@ -153,6 +153,8 @@ class _Writer:
             t = tile_type(op.result)
             self.define(op, f"pt.tri({t.valid}, {op.diagonal.value.data}, "
                         f"{op.upper is not None}, {_dtype(op.result)})")  # fmt: skip
+        elif isinstance(op, fill.HistogramOp):
+            self.define(op, f"pt.histogram({n(op.src)}, {n(op.filter)}, {op.byte.value.data})")
         elif isinstance(op, (ew.CmpOp, ew.CmpsOp)):
             other = (n(op.operands[1]) if isinstance(op, ew.CmpOp)
                      else number(op.scalar.value))  # fmt: skip
