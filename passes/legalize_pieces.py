@@ -80,10 +80,31 @@ def aligned(
     for p in pieces:  # the same rows in the same extent: the same physical shape
         if p.row0 == cut.row0 and p.rows == cut.rows and (p.extent == cut.extent or cut.whole):
             return p.value
+    if is_pred(t.dtype):
+        return remake_pred(ctx, op, value, cut)
     for p in pieces:  # a coarser piece holding the cut's rows
         if p.row0 <= cut.row0 and cut.row0 + cut.rows <= p.row0 + p.rows:
             return extract_rows(ctx, op, p.value, t, cut, cut.row0 - p.row0)
     raise fail(op, f"{value_name(value)} is split into row pieces that do not hold {cut}")
+
+
+def remake_pred(ctx: LegalizeCtx, op: Operation, value: SSAValue, cut: Cut) -> SSAValue:
+    """A predicate for ``cut``'s rows: its compare again, on those rows of the compare's
+    sources (no selector cuts or copies a predicate tile)."""
+    key = (value, cut.row0, cut.rows, cut.extent)
+    done = ctx.remade.get(key)
+    if done is not None:
+        return done
+    if value not in ctx.remake:
+        raise fail(op, f"predicate {value_name(value)} cannot be cut into these row pieces")
+    cmp, build = ctx.remake[value]
+    rows = _tile(value).valid[0]
+    srcs = [
+        aligned(ctx, cmp, v, cut, rows) for v in cmp.operands if isinstance(v.type, TileType)
+    ]
+    new = build(cut, srcs, [ctx.descriptor(piece_tile(_tile(value), cut))])[0]
+    ctx.remade[key] = new
+    return new
 
 
 def extract_rows(

@@ -105,21 +105,24 @@ def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
 
 @rule(ew.CmpOp, ew.CmpsOp)
 def _compare(ctx: LegalizeCtx, op: Operation) -> None:
+    """TCMP/TCMPS. A predicate cannot be cut into other row pieces (TEXTRACT and TMOV
+    take numeric tiles), so the rule also registers how to compute it again for the
+    pieces of a later op (``legalize_pieces.aligned``)."""
     src = op.operands[0]
     code = op.cmode.data.code  # type: ignore[attr-defined]
     datr = DatrAttr(cmode=code) if code else None
     scalars: list[SSAValue] = []
     if isinstance(op, ew.CmpsOp):
         scalars = [ctx.const(low_bits_const(_dt(src), op.bits))]
-    _simple(
-        ctx,
-        op,
-        dtype=_dt(src),
-        driver=src,
-        scalars=lambda cut: scalars,
-        datr=datr,
-        dims_of="source",
-    )
+
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        st = srcs[0].type
+        assert isinstance(st, PtoTileType)
+        return ctx.emit("TCMP" if isinstance(op, ew.CmpOp) else "TCMPS", _dt(src), srcs,
+                        scalars, std_dims(st), datr, rtypes, op).results  # fmt: skip
+
+    piecewise(ctx, op, src, build)
+    ctx.remake[op.results[0]] = (op, build)
 
 
 @rule(ew.CvtOp)

@@ -11,6 +11,7 @@ import ptoc.lang as pt
 from ptoc.backend.isa import DataType
 from ptoc.backend.program import TileStart
 from ptoc.dialects.builder import KernelBuilder
+from ptoc.dialects.modes import CMode
 from ptoc.dialects.random_kernel import adversarial
 from ptoc.dialects.reference import run_reference
 from ptoc.passes.execute import compare, run_compiled, verify_module
@@ -139,3 +140,27 @@ def test_a_column_sum_of_assembled_pieces_keeps_the_fold_order() -> None:
     for machine in ("tiny", "default"):
         verify_module(kb.finish(), {"x": adversarial(rng, DataType.FP32, (33, 32))},
                       MACHINES[machine])  # fmt: skip
+
+
+def test_a_predicate_is_computed_again_for_other_row_pieces() -> None:
+    """A TSEL over FP32 tiles split into row pieces, with the predicate of an FP16
+    compare that is not split (or split otherwise): the predicate's rows were cut out
+    with a TEXTRACT of the predicate tile (DataType field 31), which the machine rejects
+    (Fault_IllegalInstruction); the compare now runs again on the pieces' rows."""
+    kb = KernelBuilder("pred_pieces")
+    h = kb.tensor("h", "FP16", (33, 32))
+    x = kb.tensor("x", "FP32", (33, 32))
+    o = kb.tensor("o", "FP32", (33, 32))
+    p = kb.cmp(CMode.GT, kb.load(h, (33, 32)), kb.load(h, (33, 32), pe=(0, 0)))
+    kb.store(o, kb.sel(p, kb.load(x, (33, 32)), kb.exp(kb.load(x, (33, 32)))))
+    q = kb.cmp(CMode.LT, kb.load(h, (33, 32)), 0.5)
+    kb.store(o, kb.sel(q, kb.load(x, (33, 32)), -1.0))
+    rng = np.random.default_rng(11)
+    inputs = {
+        "h": adversarial(rng, DataType.FP16, (33, 32)),
+        "x": adversarial(rng, DataType.FP32, (33, 32)),
+    }
+    for machine in ("tiny", "cramped", "default"):
+        ck = verify_module(kb.finish(), inputs, MACHINES[machine])
+        cmps = sum(op in ("TCMP", "TCMPS") for op in _mnemonics(ck))
+        assert cmps == {"default": 2, "tiny": 4, "cramped": 6}[machine]  # one per piece
