@@ -286,6 +286,36 @@ class TileAllocator:
         self._filler(best, plan)
         return True
 
+    def _fillers_for_all(self, op: PtoOp, sizes: list[int], t: int, plan: BundlePlan) -> bool:
+        """For a bundle with several destinations: the fewest fillers into one hand after
+        which some assignment of hands fits them all -- fillers fill a short queue so
+        that the destinations' own pushes evict the dead tiles behind them. Pushes them
+        and returns True, or False when no such plan exists."""
+        qs = self.qs
+        for k in range(1, qs.depth + 1):
+            for h in range(qs.hands):
+                base = qs.copy()
+                if not all(self._filler_fits(base, h, t) for _ in range(k)):
+                    continue
+                for combo in product(range(qs.hands), repeat=len(sizes)):
+                    if self._assignment_score(op, sizes, list(combo), t, False, base) is None:
+                        continue
+                    for _ in range(k):
+                        self._filler(h, plan)
+                    return True
+        return False
+
+    def _filler_fits(self, qs: Queues, h: int, t: int) -> bool:
+        """Push a filler into ``h`` of ``qs`` if it evicts nothing live and fits."""
+        tail = qs.tail(h)
+        if (
+            self._live(tail, t, False)
+            or qs.used + FILLER_BYTES - (tail.size if tail else 0) > qs.capacity
+        ):
+            return False
+        qs.push(h, Entry(None, FILLER_BYTES))
+        return True
+
     def _should_spill(self, e: Entry, h: int, t: int) -> bool:
         """Spill instead of refreshing when the value idles long enough to need more than
         two refreshes (a spill costs a store now and a reload at the next read)."""
@@ -435,11 +465,17 @@ class TileAllocator:
         return best
 
     def _assignment_score(
-        self, op: PtoOp, sizes: list[int], combo: list[int], t: int, need_flow: bool
+        self,
+        op: PtoOp,
+        sizes: list[int],
+        combo: list[int],
+        t: int,
+        need_flow: bool,
+        base: Queues | None = None,
     ) -> float | None:
-        """The summed score of pushing the destinations into ``combo``'s hands in order,
-        or None when one push is not feasible."""
-        qs = self.qs.copy()
+        """The summed score of pushing the destinations into ``combo``'s hands in order
+        (on ``base``, default the current queues), or None when one push is not feasible."""
+        qs = (base or self.qs).copy()
         total = 0.0
         for d, size, h in zip(op.dsts, sizes, combo, strict=True):
             if not self._feasible(qs, h, size, t, strict=True):
@@ -480,6 +516,8 @@ class TileAllocator:
             if len(hands) == len(sizes):
                 break
             if self._evict_dead_tail(t, plan):
+                continue
+            if len(sizes) > 1 and self._fillers_for_all(op, sizes, t, plan):
                 continue
             self._spill_farthest(t, plan)
         else:

@@ -104,6 +104,115 @@ func.func @assignment(%in_BF16: !tile.tensor<BF16, 128x128>, %in_S8: !tile.tenso
 """  # noqa: E501
 
 
+#: a TSORT (two 4 KiB destinations) on the tiny machine when no hand is full: only after
+#: two fillers into the hand holding two dead 2 KiB tiles do the destinations' own pushes
+#: evict them and fit
+FILLERS_FIRST = """
+func.func @fillers_first(%in_U16: !tile.tensor<U16, 128x128>, %in_U8: !tile.tensor<U8, 128x128>, %in_S8: !tile.tensor<S8, 128x128>, %out_U16: !tile.tensor<U16, 128x128>, %out_U8: !tile.tensor<U8, 128x128>, %out_S8: !tile.tensor<S8, 128x128>) attributes {"tile.pes" = 2 : i64} {
+  %0 = tile.load %in_U8[31, 14] pe [64, 0] : !tile.tensor<U8, 128x128> -> !tile.tile<U8, 16x64>
+  %1 = tile.load %in_U8[19, 57] pe [64, 0] : !tile.tensor<U8, 128x128> -> !tile.tile<U8, 33x32>
+  %2 = tile.load %in_U16[32, 81] pe [64, 0] : !tile.tensor<U16, 128x128> -> !tile.tile<U16, 3x17>
+  %3 = tile.load %in_S8[42, 119] pe [64, 0] : !tile.tensor<S8, 128x128> -> !tile.tile<S8, 5x3>
+  %4 = tile.load %in_S8[24, 3] step 3 pe [64, 0] : !tile.tensor<S8, 128x128> -> !tile.tile<S8, 1x8>
+  %5 = tile.load %in_S8[17, 12] step 2 pe [64, 0] : !tile.tensor<S8, 128x128> -> !tile.tile<S8, 7x100>
+  %6 = tile.load %in_S8[55, 5] pe [64, 0] : !tile.tensor<S8, 128x128> -> !tile.tile<S8, 8x107, valid 7x100>
+  %7 = tile.tri diagonal 6 upper : !tile.tile<U16, 15x37>
+  %8 = tile.cvt %5 sat : !tile.tile<S8, 7x100> -> !tile.tile<U8, 7x100>
+  %9 = tile.cmps gt %3, -128 : !tile.tile<S8, 5x3> -> !tile.tile<PRED, 5x3>
+  %10 = tile.sels %9, %3, 87 : !tile.tile<PRED, 5x3>, !tile.tile<S8, 5x3>
+  %11 = tile.partmax %3, %10 : !tile.tile<S8, 5x3>, !tile.tile<S8, 5x3> -> !tile.tile<S8, 5x3>
+  %12 = tile.adds %1, 3 : !tile.tile<U8, 33x32>
+  %13 = tile.ci start 26239 descending : !tile.tile<U16, 1x58>
+  %14 = tile.cvt %4 sat : !tile.tile<S8, 1x8> -> !tile.tile<U16, 1x8>
+  %15 = tile.colargmax %2 : !tile.tile<U16, 3x17> -> !tile.tile<U32, 1x17>
+  %16 = tile.subs %4, 3 : !tile.tile<S8, 1x8>
+  %17 = tile.cmp le %12, %1 : !tile.tile<U8, 33x32> -> !tile.tile<PRED, 33x32>
+  %18 = tile.sel %17, %12, %1 : !tile.tile<PRED, 33x32>, !tile.tile<U8, 33x32>
+  %19 = tile.extract %18[21, 25] : !tile.tile<U8, 33x32> -> !tile.tile<U8, 8x5>
+  %20 = tile.cvt %10 sat : !tile.tile<S8, 5x3> -> !tile.tile<U8, 5x3>
+  %21 = tile.cvt %10 : !tile.tile<S8, 5x3> -> !tile.tile<FP32, 5x3>
+  %22 = tile.trans %21 : !tile.tile<FP32, 5x3> -> !tile.tile<FP32, 3x5>
+  %23, %24 = tile.sort %22 width 5 descending : !tile.tile<FP32, 3x5> -> !tile.tile<FP32, 3x5>, !tile.tile<U32, 3x5>
+  %25 = tile.trans %24 : !tile.tile<U32, 3x5> -> !tile.tile<U32, 5x3>
+  %26 = tile.cvt %25 : !tile.tile<U32, 5x3> -> !tile.tile<U16, 5x3>
+  %27 = tile.scatter %10, %26 : !tile.tile<S8, 5x3>, !tile.tile<U16, 5x3> -> !tile.tile<S8, 10x3>
+  %28 = tile.add %27, %27 : !tile.tile<S8, 10x3>
+  %29 = tile.subs %14, 2 : !tile.tile<U16, 1x8>
+  %30 = tile.extract %11[2, 2] : !tile.tile<S8, 5x3> -> !tile.tile<S8, 1x1>
+  %31 = tile.add %11, %11 : !tile.tile<S8, 5x3>
+  %32 = tile.extract %27[1, 2] : !tile.tile<S8, 10x3> -> !tile.tile<S8, 1x1>
+  %33 = tile.load %in_U16[50, 0] pe [64, 0] : !tile.tensor<U16, 128x128> -> !tile.tile<U16, 5x3>
+  %34 = tile.tri diagonal -18 : !tile.tile<U16, 25x19>
+  %35 = tile.rowmin %19 : !tile.tile<U8, 8x5> -> !tile.tile<U8, 8x1>
+  %36 = tile.rowexpandadd %19, %35 : !tile.tile<U8, 8x5>, !tile.tile<U8, 8x1>
+  %37 = tile.rowprod %33 : !tile.tile<U16, 5x3> -> !tile.tile<U16, 5x1>
+  %38 = tile.rowexpandsub %33, %37 : !tile.tile<U16, 5x3>, !tile.tile<U16, 5x1>
+  %39 = tile.rowsum %20 : !tile.tile<U8, 5x3> -> !tile.tile<U8, 5x1>
+  %40 = tile.rowexpandadd %20, %39 : !tile.tile<U8, 5x3>, !tile.tile<U8, 5x1>
+  %41 = tile.cvt %27 : !tile.tile<S8, 10x3> -> !tile.tile<S16, 10x3>
+  %42 = tile.cvt %41 sat : !tile.tile<S16, 10x3> -> !tile.tile<S8, 10x3>
+  %43 = tile.cvt %33 : !tile.tile<U16, 5x3> -> !tile.tile<FP32, 5x3>
+  %44 = tile.trans %43 : !tile.tile<FP32, 5x3> -> !tile.tile<FP32, 3x5>
+  %45, %46 = tile.sort %44 width 5 descending : !tile.tile<FP32, 3x5> -> !tile.tile<FP32, 3x5>, !tile.tile<U32, 3x5>
+  %47 = tile.trans %46 : !tile.tile<U32, 3x5> -> !tile.tile<U32, 5x3>
+  %48 = tile.cvt %47 : !tile.tile<U32, 5x3> -> !tile.tile<U16, 5x3>
+  %49 = tile.scatter %33, %48 : !tile.tile<U16, 5x3>, !tile.tile<U16, 5x3> -> !tile.tile<U16, 33x3>
+  %50 = tile.cvt %3 sat : !tile.tile<S8, 5x3> -> !tile.tile<U8, 5x3>
+  %51 = tile.cvt %34 : !tile.tile<U16, 25x19> -> !tile.tile<FP32, 25x19>
+  %52 = tile.trans %51 : !tile.tile<FP32, 25x19> -> !tile.tile<FP32, 19x25>
+  %53, %54 = tile.sort %52 width 25 descending : !tile.tile<FP32, 19x25> -> !tile.tile<FP32, 19x25>, !tile.tile<U32, 19x25>
+  %55 = tile.trans %54 : !tile.tile<U32, 19x25> -> !tile.tile<U32, 25x19>
+  %56 = tile.cvt %55 : !tile.tile<U32, 25x19> -> !tile.tile<S16, 25x19>
+  %57 = tile.scatter %34, %56 : !tile.tile<U16, 25x19>, !tile.tile<S16, 25x19> -> !tile.tile<U16, 25x19>
+  %58 = tile.extract %36[5, 2] : !tile.tile<U8, 8x5> -> !tile.tile<U8, 2x2>
+  %59 = tile.rowmin %58 : !tile.tile<U8, 2x2> -> !tile.tile<U8, 2x1>
+  %60 = tile.rowexpandmax %58, %59 : !tile.tile<U8, 2x2>, !tile.tile<U8, 2x1>
+  %61 = tile.fillpad %32, -101 : !tile.tile<S8, 1x1> -> !tile.tile<S8, 33x2>
+  %62 = tile.extract %61[0, 0] : !tile.tile<S8, 33x2> -> !tile.tile<S8, 13x1>
+  %63 = tile.partmax %61, %62 : !tile.tile<S8, 33x2>, !tile.tile<S8, 13x1> -> !tile.tile<S8, 33x2>
+  %64 = tile.rowmax %42 : !tile.tile<S8, 10x3> -> !tile.tile<S8, 10x1>
+  %65 = tile.rowexpandadd %42, %64 : !tile.tile<S8, 10x3>, !tile.tile<S8, 10x1>
+  %66 = tile.and %36, %19 : !tile.tile<U8, 8x5>
+  %67 = tile.cvt %66 sat : !tile.tile<U8, 8x5> -> !tile.tile<U16, 8x5>
+  %68 = tile.or %66, %19 : !tile.tile<U8, 8x5>
+  %69 = tile.adds %7, 1 : !tile.tile<U16, 15x37>
+  %70 = tile.extract %16[0, 4] : !tile.tile<S8, 1x8> -> !tile.tile<S8, 1x3>
+  %71 = tile.cvt %58 : !tile.tile<U8, 2x2> -> !tile.tile<FP32, 2x2>
+  %72 = tile.trans %71 : !tile.tile<FP32, 2x2> -> !tile.tile<FP32, 2x2>
+  %73, %74 = tile.sort %72 width 2 : !tile.tile<FP32, 2x2> -> !tile.tile<FP32, 2x2>, !tile.tile<U32, 2x2>
+  %75 = tile.trans %74 : !tile.tile<U32, 2x2> -> !tile.tile<U32, 2x2>
+  %76 = tile.cvt %75 : !tile.tile<U32, 2x2> -> !tile.tile<S16, 2x2>
+  %77 = tile.scatter %58, %76 : !tile.tile<U8, 2x2>, !tile.tile<S16, 2x2> -> !tile.tile<U8, 33x2>
+  %78 = tile.adds %70, 2 : !tile.tile<S8, 1x3>
+  %79 = tile.add %20, %20 : !tile.tile<U8, 5x3>
+  %80 = tile.ci start 69001 : !tile.tile<U16, 1x66>
+  %81 = tile.cvt %50 : !tile.tile<U8, 5x3> -> !tile.tile<FP32, 5x3>
+  %82 = tile.trans %81 : !tile.tile<FP32, 5x3> -> !tile.tile<FP32, 3x5>
+  %83, %84 = tile.sort %82 width 5 : !tile.tile<FP32, 3x5> -> !tile.tile<FP32, 3x5>, !tile.tile<U32, 3x5>
+  %85 = tile.trans %84 : !tile.tile<U32, 3x5> -> !tile.tile<U32, 5x3>
+  %86 = tile.cvt %85 : !tile.tile<U32, 5x3> -> !tile.tile<S16, 5x3>
+  %87 = tile.scatter %50, %86 : !tile.tile<U8, 5x3>, !tile.tile<S16, 5x3> -> !tile.tile<U8, 14x3>
+  %88 = tile.extract %20[0, 1] : !tile.tile<U8, 5x3> -> !tile.tile<U8, 3x1>
+  %89 = tile.cvt %15 sat : !tile.tile<U32, 1x17> -> !tile.tile<S8, 1x17>
+  tile.store %88, %out_U8[34, 4] step 3 pe [64, 0] : !tile.tile<U8, 3x1>, !tile.tensor<U8, 128x128>
+  tile.store %87, %out_U8[45, 68] pe [64, 0] : !tile.tile<U8, 14x3>, !tile.tensor<U8, 128x128>
+  tile.store %80, %out_U16[62, 53] pe [64, 0] : !tile.tile<U16, 1x66>, !tile.tensor<U16, 128x128>
+  tile.store %79, %out_U8[14, 71] pe [64, 0] : !tile.tile<U8, 5x3>, !tile.tensor<U8, 128x128>
+  tile.store %78, %out_S8[13, 39] pe [64, 0] : !tile.tile<S8, 1x3>, !tile.tensor<S8, 128x128>
+  tile.store %77, %out_U8[20, 108] pe [64, 0] : !tile.tile<U8, 33x2>, !tile.tensor<U8, 128x128>
+  tile.store %69, %out_U16[24, 71] pe [64, 0] : !tile.tile<U16, 15x37>, !tile.tensor<U16, 128x128>
+  tile.store %68, %out_U8[40, 1] pe [64, 0] : !tile.tile<U8, 8x5>, !tile.tensor<U8, 128x128>
+  tile.store %67, %out_U16[19, 90] pe [64, 0] : !tile.tile<U16, 8x5>, !tile.tensor<U16, 128x128>
+  tile.store %65, %out_S8[18, 71] step 3 pe [64, 0] : !tile.tile<S8, 10x3>, !tile.tensor<S8, 128x128>
+  tile.store %63, %out_S8[23, 2] pe [64, 0] : !tile.tile<S8, 33x2>, !tile.tensor<S8, 128x128>
+  tile.store %60, %out_U8[0, 111] pe [64, 0] : !tile.tile<U8, 2x2>, !tile.tensor<U8, 128x128>
+  tile.store %57, %out_U16[1, 38] pe [64, 0] : !tile.tile<U16, 25x19>, !tile.tensor<U16, 128x128>
+  tile.store %49, %out_U16[1, 23] pe [64, 0] : !tile.tile<U16, 33x3>, !tile.tensor<U16, 128x128>
+  func.return
+}
+"""  # noqa: E501
+
+
 def _parse(text: str) -> builtin.ModuleOp:
     ctx = Context()
     for d in (builtin.Builtin, func.Func, Tile):
@@ -121,5 +230,11 @@ def test_two_destinations_release_dead_tiles_behind_fillers() -> None:
 
 def test_two_destinations_try_every_assignment_of_hands() -> None:
     module = _parse(ASSIGNMENT)
+    for seed in range(3):
+        verify_module(module, adversarial_inputs(module, seed), MACHINES["tiny"])
+
+
+def test_fillers_make_a_short_queue_evict_for_the_destinations() -> None:
+    module = _parse(FILLERS_FIRST)
     for seed in range(3):
         verify_module(module, adversarial_inputs(module, seed), MACHINES["tiny"])
