@@ -1,4 +1,4 @@
-"""Allocation corner cases found by the random-kernel corpus, pinned as IR."""
+"""Legalize and allocation corner cases found by the random-kernel corpus, pinned as IR."""
 
 from __future__ import annotations
 
@@ -213,6 +213,45 @@ func.func @fillers_first(%in_U16: !tile.tensor<U16, 128x128>, %in_U8: !tile.tens
 """  # noqa: E501
 
 
+#: the cramped machine (8 KiB, 2 KiB pieces) and U16/U8 33x32 tiles: column arg-max/min
+#: need their U8 operands whole (2 KiB); keeping the U16 chains behind them whole too
+#: left a TXOR with two whole 4 KiB sources and a whole 4 KiB result ("its sources and
+#: results need 12288 bytes"), where pieces and assembled U8 operands fit
+WHOLE_CHAINS = """
+func.func @whole_chains(%in_S16: !tile.tensor<S16, 64x128>, %in_U16: !tile.tensor<U16, 64x128>, %in_U8: !tile.tensor<U8, 64x128>, %out_S16: !tile.tensor<S16, 64x128>, %out_U16: !tile.tensor<U16, 64x128>, %out_U8: !tile.tensor<U8, 64x128>) attributes {"tile.pes" = 1 : i64} {
+  %0 = tile.load %in_U16[31, 71] pe [64, 0] : !tile.tensor<U16, 64x128> -> !tile.tile<U16, 33x32>
+  %1 = tile.load %in_U16[18, 49] step 3 pe [64, 0] : !tile.tensor<U16, 64x128> -> !tile.tile<U16, 16x64>
+  %2 = tile.subs %0, 2 : !tile.tile<U16, 33x32>
+  %3 = tile.xor %0, %2 : !tile.tile<U16, 33x32>
+  %4 = tile.cvt %2 sat : !tile.tile<U16, 33x32> -> !tile.tile<U8, 33x32>
+  %5 = tile.muls %0, 2 : !tile.tile<U16, 33x32>
+  %6 = tile.subs %4, 1 : !tile.tile<U8, 33x32>
+  %7 = tile.colargmax %4 : !tile.tile<U8, 33x32> -> !tile.tile<U32, 1x32>
+  %8 = tile.cvt %3 sat : !tile.tile<U16, 33x32> -> !tile.tile<U8, 33x32>
+  %9 = tile.rowsum %1 : !tile.tile<U16, 16x64> -> !tile.tile<U16, 16x1>
+  %10 = tile.rowexpandmax %1, %9 : !tile.tile<U16, 16x64>, !tile.tile<U16, 16x1>
+  %11 = tile.extract %10[8, 41] : !tile.tile<U16, 16x64> -> !tile.tile<U16, 4x16>
+  %12 = tile.rowmin %6 : !tile.tile<U8, 33x32> -> !tile.tile<U8, 33x1>
+  %13 = tile.rowexpandsub %6, %12 : !tile.tile<U8, 33x32>, !tile.tile<U8, 33x1>
+  %14 = tile.or %10, %1 : !tile.tile<U16, 16x64>
+  %15 = tile.partmin %13, %8 : !tile.tile<U8, 33x32>, !tile.tile<U8, 33x32> -> !tile.tile<U8, 33x32>
+  %16 = tile.cvt %5 sat : !tile.tile<U16, 33x32> -> !tile.tile<S16, 33x32>
+  %17 = tile.maxs %16, 2 : !tile.tile<S16, 33x32>
+  %18 = tile.rowmin %4 : !tile.tile<U8, 33x32> -> !tile.tile<U8, 33x1>
+  %19 = tile.rowexpandmax %4, %18 : !tile.tile<U8, 33x32>, !tile.tile<U8, 33x1>
+  %20 = tile.and %15, %13 : !tile.tile<U8, 33x32>
+  %21 = tile.cmp lt %13, %6 : !tile.tile<U8, 33x32> -> !tile.tile<PRED, 33x32>
+  %22 = tile.sels %21, %13, 1 : !tile.tile<PRED, 33x32>, !tile.tile<U8, 33x32>
+  %23 = tile.cvt %7 sat : !tile.tile<U32, 1x32> -> !tile.tile<U16, 1x32>
+  tile.store %22, %out_U8[29, 7] pe [64, 0] : !tile.tile<U8, 33x32>, !tile.tensor<U8, 64x128>
+  tile.store %20, %out_U8[8, 92] pe [64, 0] : !tile.tile<U8, 33x32>, !tile.tensor<U8, 64x128>
+  tile.store %19, %out_U8[19, 68] pe [64, 0] : !tile.tile<U8, 33x32>, !tile.tensor<U8, 64x128>
+  tile.store %17, %out_S16[21, 52] pe [64, 0] : !tile.tile<S16, 33x32>, !tile.tensor<S16, 64x128>
+  func.return
+}
+"""  # noqa: E501
+
+
 def _parse(text: str) -> builtin.ModuleOp:
     ctx = Context()
     for d in (builtin.Builtin, func.Func, Tile):
@@ -238,3 +277,9 @@ def test_fillers_make_a_short_queue_evict_for_the_destinations() -> None:
     module = _parse(FILLERS_FIRST)
     for seed in range(3):
         verify_module(module, adversarial_inputs(module, seed), MACHINES["tiny"])
+
+
+def test_a_producer_stays_whole_only_when_that_beats_assembling_its_result() -> None:
+    module = _parse(WHOLE_CHAINS)
+    for seed in range(3):
+        verify_module(module, adversarial_inputs(module, seed), MACHINES["cramped"])
