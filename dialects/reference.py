@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from .dtypes import carrier
 from .tile_base import RefEnv, TileOp
@@ -84,10 +84,30 @@ def initial_tensors(
     return out
 
 
+def live_ops(kernel: func.FuncOp) -> list[Operation]:
+    """The kernel's ops in program order without its dead code.
+
+    A store is live, and so is every op that a live op reads a result of; every other op
+    is dead: nothing it computes reaches an output. The compiler drops exactly these ops
+    (``ptoc.passes.schedule.live_ops``) and the reference does not evaluate them, so a
+    dead op's data-dependent rule (a TDIV by an integer zero, a TMRGSORT of unsorted
+    data) faults neither the machine nor the reference (docs/pipeline.md, "Dead code").
+    """
+    body = [op for op in kernel.body.block.ops if not isinstance(op, func.ReturnOp)]
+    needed: set[SSAValue] = set()
+    keep: list[Operation] = []
+    for op in reversed(body):
+        if isinstance(op, StoreOp) or any(r in needed for r in op.results):
+            keep.append(op)
+            needed.update(op.operands)
+    return keep[::-1]
+
+
 def run_reference(
     module: ModuleOp | func.FuncOp, inputs: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """Evaluate the kernel; returns the final contents of every stored-to tensor by name."""
+    """Evaluate the kernel's live ops (:func:`live_ops`); returns the final contents of
+    every stored-to tensor by name."""
     kernel = kernel_func(module)
     tensors = initial_tensors(kernel, inputs)
     env = RefEnv(kernel_pes_of(kernel))
@@ -95,9 +115,7 @@ def run_reference(
     for name, arr in tensors.items():
         env.tensors[by_name[name].value] = arr
     values: dict[SSAValue, np.ndarray] = {}
-    for op in kernel.body.block.ops:
-        if isinstance(op, func.ReturnOp):
-            break
+    for op in live_ops(kernel):
         if not isinstance(op, TileOp):
             raise ReferenceError(f"{op.name} is not a tile op")
         args = [values[v] for v in op.operands if v in values]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import product
 
 from xdsl.ir import SSAValue
 
@@ -106,6 +107,8 @@ class TileAllocator:
         self.scratch_top = 0
         self._free_slots: dict[int, list[int]] = {}
         self.counts = {"refresh": 0, "spill": 0, "reload": 0, "filler": 0}
+        #: the bundle being planned (diagnostics name its kernel line)
+        self.op: PtoOp | None = None
 
     # ------------------------------------------------------------------ liveness
 
@@ -236,7 +239,7 @@ class TileAllocator:
         """Insert one remedy toward a flowing push of ``size``; False when none helps."""
         qs = self.qs
         if size > qs.capacity:
-            raise CompileError(f"a {size}-byte tile exceeds the {qs.capacity}-byte capacity")
+            raise self._fail(f"a {size}-byte tile exceeds the {qs.capacity}-byte capacity")
         options = []
         for h in range(qs.hands):
             r = self._steps_to_free(h, size, t, strict)
@@ -254,6 +257,63 @@ class TileAllocator:
                 self._refresh(h, plan)
         else:
             self._filler(h, plan)
+        return True
+
+    def _evict_dead_tail(self, t: int, plan: BundlePlan) -> bool:
+        """Push a filler into the hand where fillers release the most bytes: evicting
+        its ``k`` oldest entries, all of them dead, frees their bytes minus ``k`` fillers'.
+        False when no hand gains. The remedies aim at one push, so a bundle with two
+        destinations (TSORT) can still lack the bytes for both while each single push is
+        feasible: dead entries -- spilled values among them -- hold their capacity until
+        pushes evict them (DECISIONS D2)."""
+        qs = self.qs
+        best, best_gain = None, 0
+        for h in range(qs.hands):
+            q = qs.q[h]
+            if len(q) < qs.depth:
+                continue
+            freed = 0
+            for k in range(1, qs.depth + 1):
+                e = q[qs.depth - k]
+                if self._live(e, t, False):
+                    break
+                freed += e.size
+                gain = freed - k * FILLER_BYTES
+                if gain > best_gain and qs.used + FILLER_BYTES - q[-1].size <= qs.capacity:
+                    best, best_gain = h, gain
+        if best is None:
+            return False
+        self._filler(best, plan)
+        return True
+
+    def _fillers_for_all(self, op: PtoOp, sizes: list[int], t: int, plan: BundlePlan) -> bool:
+        """For a bundle with several destinations: the fewest fillers into one hand after
+        which some assignment of hands fits them all -- fillers fill a short queue so
+        that the destinations' own pushes evict the dead tiles behind them. Pushes them
+        and returns True, or False when no such plan exists."""
+        qs = self.qs
+        for k in range(1, qs.depth + 1):
+            for h in range(qs.hands):
+                base = qs.copy()
+                if not all(self._filler_fits(base, h, t) for _ in range(k)):
+                    continue
+                for combo in product(range(qs.hands), repeat=len(sizes)):
+                    if self._assignment_score(op, sizes, list(combo), t, False, base) is None:
+                        continue
+                    for _ in range(k):
+                        self._filler(h, plan)
+                    return True
+        return False
+
+    def _filler_fits(self, qs: Queues, h: int, t: int) -> bool:
+        """Push a filler into ``h`` of ``qs`` if it evicts nothing live and fits."""
+        tail = qs.tail(h)
+        if (
+            self._live(tail, t, False)
+            or qs.used + FILLER_BYTES - (tail.size if tail else 0) > qs.capacity
+        ):
+            return False
+        qs.push(h, Entry(None, FILLER_BYTES))
         return True
 
     def _should_spill(self, e: Entry, h: int, t: int) -> bool:
@@ -328,10 +388,10 @@ class TileAllocator:
                 if preds
                 else ""
             )
-            raise CompileError(
-                f"the tiles live at bundle {t} need more than the {self.qs.capacity}-byte "
-                f"capacity and {self.qs.hands}x{self.qs.depth} queue entries of this machine"
-                + why
+            raise self._fail(
+                f"the tiles live when it runs (bundle {t} of the schedule) need more than the "
+                f"{self.qs.capacity}-byte capacity and {self.qs.hands}x{self.qs.depth} queue "
+                "entries of this machine" + why
             )
         self._spill(best, plan)
 
@@ -350,7 +410,7 @@ class TileAllocator:
                 plan.actions.append(Action("reload", v, h, None, self.home[v]))
                 self.counts["reload"] += 1
                 return
-        raise CompileError(f"cannot reload {value_name(v)} at bundle {t}")
+        raise self._fail(f"cannot reload {value_name(v)} (bundle {t} of the schedule)")
 
     # ------------------------------------------------------------------ driver
 
@@ -384,7 +444,10 @@ class TileAllocator:
         self.defs_short[n + 1] = self.defs_short[n]
 
     def _trial(self, op: PtoOp, sizes: list[int], t: int, need_flow: bool) -> list[int]:
-        """Hands for the bundle's destinations on a copy of the queues (as many as fit)."""
+        """Hands for the bundle's destinations on a copy of the queues (as many as fit):
+        each to its best hand in turn, and for several destinations, when that fails,
+        the cheapest assignment that fits (the second push may need the first to go
+        where it evicts less, or where the second then evicts the bundle's own source)."""
         trial = self.qs.copy()
         hands = []
         for d, size in zip(op.dsts, sizes, strict=True):
@@ -392,9 +455,46 @@ class TileAllocator:
             if h is None:
                 break
             hands.append(h)
-        return hands
+        if len(hands) == len(sizes) or len(sizes) == 1:
+            return hands
+        best, best_s = hands, 0.0
+        for combo in product(range(self.qs.hands), repeat=len(sizes)):
+            s = self._assignment_score(op, sizes, list(combo), t, need_flow)
+            if s is not None and (len(best) < len(sizes) or s < best_s):
+                best, best_s = list(combo), s
+        return best
+
+    def _assignment_score(
+        self,
+        op: PtoOp,
+        sizes: list[int],
+        combo: list[int],
+        t: int,
+        need_flow: bool,
+        base: Queues | None = None,
+    ) -> float | None:
+        """The summed score of pushing the destinations into ``combo``'s hands in order
+        (on ``base``, default the current queues), or None when one push is not feasible."""
+        qs = (base or self.qs).copy()
+        total = 0.0
+        for d, size, h in zip(op.dsts, sizes, combo, strict=True):
+            if not self._feasible(qs, h, size, t, strict=True):
+                return None
+            tail = qs.tail(h)
+            used = qs.used + size - (tail.size if tail else 0)
+            lens = [len(q) for q in qs.q]
+            if need_flow and not self._flows_after(qs, h, lens, used, size):
+                return None
+            total += self._score(qs, h, d, size, t)
+            qs.push(h, Entry(d, size))
+        return total
+
+    def _fail(self, rule: str) -> CompileError:
+        """The error for ``rule``, at the kernel line of the bundle being planned."""
+        return CompileError(rule) if self.op is None else fail(self.op, rule)
 
     def _bundle(self, t: int, op: PtoOp) -> BundlePlan:
+        self.op = op
         plan = BundlePlan()
         self.pinned = set()
         for v in dict.fromkeys(op.srcs):
@@ -415,6 +515,10 @@ class TileAllocator:
             hands = self._trial(op, sizes, t, need_flow=False)
             if len(hands) == len(sizes):
                 break
+            if self._evict_dead_tail(t, plan):
+                continue
+            if len(sizes) > 1 and self._fillers_for_all(op, sizes, t, plan):
+                continue
             self._spill_farthest(t, plan)
         else:
             raise fail(op, f"allocation found no room for the results at bundle {t}")

@@ -43,13 +43,13 @@ from ptoc.dialects.pto import (
 from ptoc.dialects.pto_base import mask_attr
 from ptoc.dialects.pto_types import PtoTileType
 
-from .alloc_gprs import Binding, Scalar, plan_gprs
+from .alloc_gprs import ABI_REGS, Binding, Scalar, plan_gprs
 from .alloc_tiles import Action, BundlePlan, TileAllocator
 from .diagnostics import CompileError, fail, value_name
 from .legalize_ctx import dims_attr, std_dims
 from .schedule import build_dataflow, live_ops, schedule
+from .stages import ABI_ATTR, Stage, expect_stage, kernels
 
-ABI_ATTR = "pto.abi"
 SCRATCH_ATTR = "pto.scratch"
 MACHINE_ATTR = "pto.machine"
 
@@ -164,6 +164,22 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
         )
 
 
+def _check_bases(ops: list[PtoOp], needs: list[list[Scalar]]) -> None:
+    """The ABI passes at most eight base addresses (a0..a7, DECISIONS D7): name the first
+    bundle, in schedule order, that needs one more."""
+    seen: set[Binding] = set()
+    for op, keys in zip(ops, needs, strict=True):
+        seen.update(k.base for k in keys if k.base is not None)
+        if len(seen) > len(ABI_REGS):
+            total = len({k.base for ks in needs for k in ks if k.base is not None})
+            raise fail(
+                op,
+                f"the kernel needs {total} base addresses but the ABI passes at most "
+                f"{len(ABI_REGS)} (a0..a7); this is where it needs base number "
+                f"{len(ABI_REGS) + 1}",
+            )
+
+
 def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
     owner = v.owner
     if isinstance(owner, ConstOp):
@@ -178,6 +194,7 @@ def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
 
 def allocate_func(f: func.FuncOp, hands: int, depth: int, capacity: int) -> AllocStats:
     """Schedule and allocate one legalized kernel in place; returns what was inserted."""
+    expect_stage(AllocatePass.name, f, Stage.LEGALIZED)
     block = f.body.block
     bundles = [op for op in block.ops if isinstance(op, PtoOp)]
     scalar_defs = [op for op in block.ops if isinstance(op, (ConstOp, AddrOp))]
@@ -202,6 +219,7 @@ def allocate_func(f: func.FuncOp, hands: int, depth: int, capacity: int) -> Allo
     for op, keys in zip(final, needs, strict=True):
         for v, k in zip(op.scalars, keys, strict=True):
             value_of.setdefault(k, v)
+    _check_bases(final, needs)
     gp = plan_gprs(needs)
     _rebuild(
         f,
@@ -281,6 +299,5 @@ class AllocatePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.hands <= 4 or not 1 <= self.depth <= 16 or self.capacity < 128:
             raise CompileError("ptoc-allocate: hands 1..4, depth 1..16, capacity >= 128")
-        for f in list(op.ops):
-            if isinstance(f, func.FuncOp) and f.body.blocks:
-                allocate_func(f, self.hands, self.depth, self.capacity)
+        for f in kernels(self.name, op):
+            allocate_func(f, self.hands, self.depth, self.capacity)

@@ -5,18 +5,23 @@ Every ``pto`` bundle becomes ``BSTART`` + header commands + ``BSTOP``; each run 
 the emitter records, per tile bundle, what it *means* (:class:`Intent`: the values its
 sources must hold, the values its destinations will hold, the scalars its B.IOR slots
 must read), which the allocation validator checks by replay, and the kernel ABI.
-The pass form replaces each kernel with a ``pto.program`` op holding the canonical text.
+The pass form replaces each kernel with a ``pto.program`` op holding the program text
+(a comment header naming the machine and the ABI registers, then the canonical commands),
+and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file for
+``ptoc run``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.target import Target
 
 from ptoc.backend.asm import format_program
 from ptoc.backend.encoding import tile_start
@@ -39,9 +44,10 @@ from ptoc.dialects.reference import tensor_args
 
 from .alloc_gprs import Binding, Scalar
 from .alloc_tiles import spill_bytes
-from .allocate import ABI_ATTR, SCRATCH_ATTR
-from .diagnostics import CompileError
+from .allocate import ABI_ATTR, MACHINE_ATTR, SCRATCH_ATTR
+from .diagnostics import CompileError, fail
 from .materialize import materialize
+from .stages import Stage, expect_stage, kernels
 
 
 @dataclass(frozen=True)
@@ -121,9 +127,9 @@ class _Emitter:
         self.ids: dict[SSAValue, int] = {}
         self.cmds: list[Command] = []
         self.intents: dict[int, Intent] = {}
+        expect_stage(EmitPass.name, f, Stage.ALLOCATED)
         abi = f.attributes.get(ABI_ATTR)
-        if not isinstance(abi, ArrayAttr):
-            raise CompileError(f"@{f.sym_name.data} is not allocated (run ptoc-allocate first)")
+        assert isinstance(abi, ArrayAttr)
         scratch = f.attributes.get(SCRATCH_ATTR)
         self.scratch_bytes = scratch.value.data if isinstance(scratch, IntegerAttr) else 0
         self.abi: dict[Binding, str] = {}
@@ -169,7 +175,7 @@ class _Emitter:
 
     def bundle(self, op: PtoOp) -> None:
         if (op.refs is None and op.bound_srcs) or (op.hands is None and op.dsts):
-            raise CompileError(f"{op.name} has no allocation (run ptoc-allocate first)")
+            raise fail(op, "the bundle has no allocation (hands and references)")
         refs = [_ref(s.data) for s in op.refs] if op.refs is not None else []
         hands = [Hand[s.data] for s in op.hands] if op.hands is not None else []
         sizes = [d.type.size.data for d in op.dsts]  # type: ignore[attr-defined]
@@ -224,19 +230,57 @@ def emit_func(f: func.FuncOp) -> Emitted:
     )
 
 
+def program_header(em: Emitted, machine: str | None = None) -> list[str]:
+    """Comment lines that say how to run an emitted program with ``ptoc run``: the
+    machine it was allocated for and the ABI registers to set on every PE."""
+    out = [f"# @{em.kernel}" + (f", allocated for {machine}" if machine else "")]
+    for b in em.bindings:
+        what = "the spill scratch area" if b.tensor is None else f"tensor {b.tensor}"
+        step = f" + {b.pe_step} bytes per PE" if b.pe_step else ""
+        out.append(f"# {b.gpr} = base of {what}{step}")
+    return out
+
+
 @dataclass(frozen=True)
 class EmitPass(ModulePass):
-    """Replace every allocated kernel with a ``pto.program`` op holding its bundle text
-    (``compile_module`` calls :func:`emit_func` directly and keeps the ``Program``)."""
+    """Replace every allocated kernel with a ``pto.program`` op holding its bundle text:
+    a comment header naming the machine and the ABI registers, then the canonical
+    commands -- the text ``ptoc run`` runs (``xdsl-opt ... -t ptoc-asm`` prints it as a
+    ``.s`` file). ``compile_module`` calls :func:`emit_func` directly and keeps the
+    ``Program``."""
 
     name = "ptoc-emit"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in list(op.ops):
-            if isinstance(f, func.FuncOp) and f.body.blocks:
-                em = emit_func(f)
-                lines = format_program(em.program).splitlines()
-                prog = ProgramOp(em.kernel, lines)
-                op.body.block.insert_op_before(prog, f)
-                f.detach()
-                f.erase()
+        for f in kernels(self.name, op):
+            em = emit_func(f)
+            attr = f.attributes.get(MACHINE_ATTR)
+            header = program_header(em, attr.data if isinstance(attr, StringAttr) else None)
+            lines = header + format_program(em.program).splitlines()
+            prog = ProgramOp(em.kernel, lines)
+            op.body.block.insert_op_before(prog, f)
+            f.detach()
+            f.erase()
+
+
+@dataclass(frozen=True)
+class AsmTarget(Target):
+    """``xdsl-opt ... -p ptoc-legalize,ptoc-allocate,ptoc-emit -t ptoc-asm -o k.s``:
+    print the emitted program as assembly text for ``ptoc run k.s`` (one kernel per
+    module, or per ``--split-input-file`` chunk)."""
+
+    name = "ptoc-asm"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        programs = [op for op in module.ops if isinstance(op, ProgramOp)]
+        if any(isinstance(op, func.FuncOp) for op in module.ops):
+            raise CompileError(
+                f"{self.name}: the module holds a kernel that is not emitted: run ptoc-emit "
+                "(after ptoc-legalize and ptoc-allocate) first"
+            )
+        if len(programs) != 1:
+            raise CompileError(
+                f"{self.name} prints one program; the module holds {len(programs)} "
+                "(give one kernel per --split-input-file chunk)"
+            )
+        output.write("".join(f"{line.data}\n" for line in programs[0].lines))

@@ -22,9 +22,10 @@ from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TileType
 
 from .diagnostics import CompileError, fail
-from .geometry import MAX_TILE_BYTES
+from .geometry import MAX_TILE_BYTES, tile_bytes
 from .legalize_ctx import LegalizeCtx
 from .legalize_rules import RULES, must_stay_whole
+from .stages import Stage, expect_stage, kernels
 
 
 def _kernel_pes(f: func.FuncOp) -> int:
@@ -32,8 +33,15 @@ def _kernel_pes(f: func.FuncOp) -> int:
     return attr.value.data if attr is not None else 1  # type: ignore[attr-defined]
 
 
-def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
-    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place."""
+def legalize_func(
+    f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES, whole_budget: int | None = None
+) -> None:
+    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place: tiles above
+    ``max_bytes`` per PE are split into row pieces. An op with no row-piece form keeps its
+    tiles whole, and so does the op producing one of them while that fits
+    ``whole_budget`` bytes per PE well (:func:`_keep_whole`; default: always;
+    ``compile_module`` passes the machine's capacity)."""
+    expect_stage(LegalizePass.name, f, Stage.TILE)
     old = f.body.block
     new = Block(arg_types=[a.type for a in old.args])
     for a, b in zip(old.args, new.args, strict=True):
@@ -43,7 +51,7 @@ def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
         raise CompileError(f"@{f.sym_name.data}: tile.pes = {pes} is outside 1..4")
     ctx = LegalizeCtx(new, pes, max_bytes)
     ctx.tensors = dict(zip(old.args, new.args, strict=True))
-    ctx.whole = _whole_values(list(old.ops))
+    ctx.whole = _whole_values(list(old.ops), whole_budget, max_bytes)
     for i, op in enumerate(old.ops):
         if isinstance(op.location, UnknownLoc):
             # name the bundles after their tile op, so later diagnostics can point at it
@@ -62,14 +70,40 @@ def legalize_func(f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES) -> None:
     old.erase(safe_erase=False)
 
 
-def _whole_values(ops: list[Operation]) -> set[SSAValue]:
+def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:
     """Tiles to keep in one allocation: those of ops with no row-piece form, and
-    (backwards) the tiles of every op that produces one of them."""
+    (backwards) the tiles of the ops that produce one of them -- unless that would not fit
+    ``budget`` (the capacity) well: then the producer runs in row pieces and its result is
+    assembled for the whole op (``legalize_pieces.assemble``; a row sum of a tile as large
+    as a small machine's capacity)."""
     whole: set[SSAValue] = set()
     for op in reversed(ops):
-        if must_stay_whole(op) or any(r in whole for r in op.results):
-            whole.update(v for v in (*op.operands, *op.results) if isinstance(v.type, TileType))
+        tiles = [v for v in (*op.operands, *op.results) if isinstance(v.type, TileType)]
+        needed = [r for r in op.results if r in whole]
+        if must_stay_whole(op) or (needed and _keep_whole(tiles, needed, budget, max_bytes)):
+            whole.update(tiles)
     return whole
+
+
+def _keep_whole(
+    tiles: list[SSAValue], needed: list[SSAValue], budget: int | None, max_bytes: int
+) -> bool:
+    """Run a producer of tiles an op needs whole on whole tiles? Yes when its tiles
+    together take at most half the budget; else when they fit it and take less than an
+    assembly of its needed results would: the assembled tile twice (each TINSERT reads
+    and writes one) plus a piece."""
+    if budget is None:
+        return True
+    total = sum(tile_bytes(_tile(v)) for v in set(tiles))
+    if total <= budget // 2:
+        return True
+    assembly = 2 * sum(tile_bytes(_tile(v)) for v in needed) + max_bytes
+    return total <= budget and total < assembly
+
+
+def _tile(v: SSAValue) -> TileType:
+    assert isinstance(v.type, TileType)
+    return v.type
 
 
 @dataclass(frozen=True)
@@ -84,9 +118,11 @@ class LegalizePass(ModulePass):
 
     max_tile_bytes: int = MAX_TILE_BYTES
     """Split tiles larger than this many bytes per PE (at most 65536)."""
+    whole_budget: int = 0
+    """Bytes per PE (the capacity) against which a producer of a whole op's tile is kept
+    whole or run in pieces and assembled (0: always whole)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         limit = min(self.max_tile_bytes, MAX_TILE_BYTES)
-        for f in list(op.ops):
-            if isinstance(f, func.FuncOp) and f.body.blocks:
-                legalize_func(f, limit)
+        for f in kernels(self.name, op):
+            legalize_func(f, limit, self.whole_budget or None)

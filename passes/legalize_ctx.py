@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Block, Operation, SSAValue
@@ -66,6 +67,12 @@ class LegalizeCtx:
     tensors: dict[SSAValue, SSAValue] = field(default_factory=dict)
     #: tile values an unsplittable op needs in one allocation (kept whole up to 64 KiB)
     whole: set[SSAValue] = field(default_factory=set)
+    #: tile values assembled from their row pieces into one allocation (for whole ops)
+    assembled: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    #: predicates: the compare that computes them and its per-piece bundle builder
+    remake: dict[SSAValue, tuple[Operation, Any]] = field(default_factory=dict)
+    #: predicates computed again for other row pieces, by (value, first row, rows)
+    remade: dict[tuple[SSAValue, int, int, int], SSAValue] = field(default_factory=dict)
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 

@@ -11,11 +11,15 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa import op as catalog_op
+from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.tile_types import TileType
 
 from .diagnostics import fail, value_name
-from .legalize_ctx import LegalizeCtx, Piece, std_dims
+from .geometry import pto_type
+from .legalize_ctx import LegalizeCtx, Piece, explicit_dims, std_dims
 
 
 @dataclass(frozen=True)
@@ -35,17 +39,25 @@ def _tile(v: SSAValue) -> TileType:
 
 
 def cuts(ctx: LegalizeCtx, op: Operation, driver: SSAValue) -> list[Cut]:
-    """The op's row pieces: those of a split operand with the driver's rows if there is
-    one (so its pieces are used as they are), else the driver's own split."""
+    """The op's row pieces: the finest split among its operands and results with the
+    driver's rows (each split's pieces are power-of-two runs of rows from row 0, so the
+    finest one cuts every other piece evenly and no piece outgrows its tile limit, while
+    an operand with the finest split is used as it is); one whole cut if none is split."""
     rows = _tile(driver).valid[0]
-    for v in op.operands:
-        if isinstance(v.type, TileType) and _tile(v).valid[0] == rows:
-            ps = ctx.pieces[v]
-            if len(ps) > 1:
-                return [Cut(p.row0, p.rows, p.extent, False) for p in ps]
-    layout = ctx.piece_types(op, driver)
-    whole = len(layout) == 1
-    return [Cut(r0, n, t.extent[0], whole) for r0, n, t in layout]
+    per = 0
+    for v in (*op.operands, *op.results):
+        if not isinstance(v.type, TileType) or _tile(v).valid[0] != rows:
+            continue
+        if v in ctx.pieces:
+            split = [p.extent for p in ctx.pieces[v]] if len(ctx.pieces[v]) > 1 else []
+        else:
+            layout = ctx.piece_types(op, v)
+            split = [t.extent[0] for _, _, t in layout] if len(layout) > 1 else []
+        if split and (per == 0 or split[0] < per):
+            per = split[0]
+    if per == 0:
+        return [Cut(0, rows, _tile(driver).extent[0], True)]
+    return [Cut(r0, min(per, rows - r0), per, False) for r0 in range(0, rows, per)]
 
 
 def piece_tile(t: TileType, cut: Cut) -> TileType:
@@ -65,25 +77,50 @@ def aligned(
         if len(pieces) != 1:
             raise fail(op, f"broadcast operand {value_name(value)} cannot be split")
         return pieces[0].value
-    for p in pieces:
-        if p.row0 == cut.row0 and p.rows == cut.rows:
+    for p in pieces:  # the same rows in the same extent: the same physical shape
+        if p.row0 == cut.row0 and p.rows == cut.rows and (p.extent == cut.extent or cut.whole):
             return p.value
-    if len(pieces) != 1:
-        raise fail(op, f"{value_name(value)} is split into different row pieces")
-    return extract_rows(ctx, op, pieces[0].value, t, cut)
+    if is_pred(t.dtype):
+        return remake_pred(ctx, op, value, cut)
+    for p in pieces:  # a coarser piece holding the cut's rows
+        if p.row0 <= cut.row0 and cut.row0 + cut.rows <= p.row0 + p.rows:
+            return extract_rows(ctx, op, p.value, t, cut, cut.row0 - p.row0)
+    raise fail(op, f"{value_name(value)} is split into row pieces that do not hold {cut}")
+
+
+def remake_pred(ctx: LegalizeCtx, op: Operation, value: SSAValue, cut: Cut) -> SSAValue:
+    """A predicate for ``cut``'s rows: its compare again, on those rows of the compare's
+    sources (no selector cuts or copies a predicate tile)."""
+    key = (value, cut.row0, cut.rows, cut.extent)
+    done = ctx.remade.get(key)
+    if done is not None:
+        return done
+    if value not in ctx.remake:
+        raise fail(op, f"predicate {value_name(value)} cannot be cut into these row pieces")
+    cmp, build = ctx.remake[value]
+    rows = _tile(value).valid[0]
+    srcs = [
+        aligned(ctx, cmp, v, cut, rows) for v in cmp.operands if isinstance(v.type, TileType)
+    ]
+    new = build(cut, srcs, [ctx.descriptor(piece_tile(_tile(value), cut))])[0]
+    ctx.remade[key] = new
+    return new
 
 
 def extract_rows(
-    ctx: LegalizeCtx, op: Operation, src: SSAValue, t: TileType, cut: Cut
+    ctx: LegalizeCtx, op: Operation, src: SSAValue, t: TileType, cut: Cut, offset: int
 ) -> SSAValue:
-    """TEXTRACT rows ``cut`` out of an unsplit tile (to align it with split operands)."""
+    """TEXTRACT the rows of ``cut``, which start ``offset`` rows into the tile or piece
+    ``src`` (to align it with the op's finer pieces)."""
     rt = ctx.descriptor(piece_tile(t, cut))
     new = ctx.emit(
         "TEXTRACT",
         t.dtype,
         [src],
-        [ctx.const(cut.row0), ctx.const(0)],
-        std_dims(rt),
+        [ctx.const(offset), ctx.const(0)],
+        # an omitted LB1/LB2 would inherit the source's ValidRow/Col (the generic
+        # destination-shape path), not default to 1 / ValidCol: encode all three
+        explicit_dims(rt),
         results=[rt],
         source=op,
     )
@@ -123,17 +160,46 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
         ctx.pieces[r] = ps
 
 
+def assemble(ctx: LegalizeCtx, op: Operation, value: SSAValue) -> SSAValue:
+    """One allocation holding every row piece of ``value``, for an op that cannot be
+    split: TFILLPAD of the first piece to the whole tile, then a TINSERT of each further
+    piece at its first row (or, for a DataType TFILLPAD lacks, TINSERTs into a TEXPANDS
+    tile). The tile must fit one allocation."""
+    done = ctx.assembled.get(value)
+    if done is not None:
+        return done
+    t = _tile(value)
+    if pto_type(t) is None or is_pred(t.dtype):
+        raise fail(
+            op, f"{value_name(value)} exceeds one allocation and {op.name} cannot be split"
+        )
+    rt, pieces = ctx.descriptor(t), ctx.pieces[value]
+    dims = explicit_dims(rt)
+    if DataType[t.dt.value] in catalog_op("TFILLPAD").dtypes:
+        acc = ctx.emit(
+            "TFILLPAD", t.dtype, [pieces[0].value], [], dims, None, [rt], op
+        ).results[0]
+        rest = pieces[1:]
+    else:
+        acc = ctx.emit("TEXPANDS", t.dtype, [], [ctx.const(0)], std_dims(rt), None, [rt],
+                       op).results[0]  # fmt: skip
+        rest = pieces
+    for p in rest:
+        scalars = [ctx.const(p.row0), ctx.const(0)]
+        acc = ctx.emit("TINSERT", t.dtype, [acc, p.value], scalars, dims, None, [rt],
+                       op).results[0]  # fmt: skip
+    ctx.assembled[value] = acc
+    return acc
+
+
 def whole(ctx: LegalizeCtx, op: Operation, build: Build) -> None:
-    """Lower an op that cannot be split: every tile operand and result must fit."""
+    """Lower an op that cannot be split: every tile operand (assembled from its row
+    pieces if it has several) and result must fit one allocation."""
     srcs: list[SSAValue] = []
     for v in op.operands:
         if isinstance(v.type, TileType):
             ps = ctx.pieces[v]
-            if len(ps) != 1:
-                raise fail(
-                    op, f"{value_name(v)} exceeds one allocation and {op.name} cannot be split"
-                )
-            srcs.append(ps[0].value)
+            srcs.append(ps[0].value if len(ps) == 1 else assemble(ctx, op, v))
     rtypes = []
     for r in op.results:
         if len(ctx.piece_types(op, r)) != 1:

@@ -25,6 +25,7 @@ from ptoc.dialects.tile_memory import AccessOp, LoadOp, StoreOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
 from .diagnostics import fail
+from .geometry import pto_type
 from .legalize_ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
 from .legalize_pieces import Cut, piecewise, whole
 
@@ -104,21 +105,24 @@ def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
 
 @rule(ew.CmpOp, ew.CmpsOp)
 def _compare(ctx: LegalizeCtx, op: Operation) -> None:
+    """TCMP/TCMPS. A predicate cannot be cut into other row pieces (TEXTRACT and TMOV
+    take numeric tiles), so the rule also registers how to compute it again for the
+    pieces of a later op (``legalize_pieces.aligned``)."""
     src = op.operands[0]
     code = op.cmode.data.code  # type: ignore[attr-defined]
     datr = DatrAttr(cmode=code) if code else None
     scalars: list[SSAValue] = []
     if isinstance(op, ew.CmpsOp):
         scalars = [ctx.const(low_bits_const(_dt(src), op.bits))]
-    _simple(
-        ctx,
-        op,
-        dtype=_dt(src),
-        driver=src,
-        scalars=lambda cut: scalars,
-        datr=datr,
-        dims_of="source",
-    )
+
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        st = srcs[0].type
+        assert isinstance(st, PtoTileType)
+        return ctx.emit("TCMP" if isinstance(op, ew.CmpOp) else "TCMPS", _dt(src), srcs,
+                        scalars, std_dims(st), datr, rtypes, op).results  # fmt: skip
+
+    piecewise(ctx, op, src, build)
+    ctx.remake[op.results[0]] = (op, build)
 
 
 @rule(ew.CvtOp)
@@ -148,10 +152,18 @@ def _reduce(ctx: LegalizeCtx, op: Operation) -> None:
     if op.ROW:
         _simple(ctx, op, dtype=_dt(op.src), driver=op.src, dims_of="source")
         return
-    if len(ctx.pieces[op.src]) == 1:
-        whole(ctx, op, lambda cut, s, r: _reduce_bundle(ctx, op, s, r))
+    split = len(ctx.pieces[op.src]) > 1
+    if split and _mnemonic(op)[4:] in ("MAX", "MIN"):
+        _split_col_reduce(ctx, op)
         return
-    _split_col_reduce(ctx, op)
+    if split and pto_type(_tile(op.src)) is None:
+        raise fail(
+            op,
+            f"{_tile(op.src)} exceeds one allocation and {op.name} cannot be split "
+            "without changing its fold order",
+        )
+    # the other column reductions fold every row in order: on one (assembled) tile
+    whole(ctx, op, lambda cut, s, r: _reduce_bundle(ctx, op, s, r))
 
 
 def _reduce_bundle(
@@ -170,12 +182,6 @@ def _split_col_reduce(ctx: LegalizeCtx, op: Operation) -> None:
     floating sums and products, which a split would reorder)."""
     assert isinstance(op, red.ReduceOp)
     kind = _mnemonic(op)[4:]
-    if kind not in ("MAX", "MIN"):
-        raise fail(
-            op,
-            f"{_tile(op.src)} exceeds one allocation and {op.name} cannot be split "
-            "without changing its fold order",
-        )
     rt = ctx.descriptor(_tile(op.result))
     dt = _dt(op.src)
     acc: SSAValue | None = None
@@ -282,11 +288,35 @@ def _insert(ctx: LegalizeCtx, op: Operation) -> None:
 
 @rule(fill.FillPadOp)
 def _fillpad(ctx: LegalizeCtx, op: Operation) -> None:
-    """TFILLPAD: RegSrc0 = the padding scalar's raw bits (omitted: 0)."""
+    """TFILLPAD: RegSrc0 = the padding scalar's raw bits (omitted: 0).
+
+    ``TileOperandsLegal_TFILLPAD`` needs the destination's physical Rows and Col to be at
+    least the source's; an omitted LB1/LB2 inherits the source's ValidRow/Col (the generic
+    destination-shape path), so all three dimensions are encoded. A wider destination can
+    have fewer physical rows than its source (the 128-byte minimum allocation pads a
+    narrow source with rows): the source is then first re-laid at the destination's Col by
+    TEXTRACT (which has no physical-shape rule), whose rows never exceed the destination's.
+    """
     assert isinstance(op, fill.FillPadOp)
     dt = _dt(op.result)
     bits = low_bits_const(dt, op.bits)
-    _whole_simple(ctx, op, dt, [ctx.const(bits)] if bits else [])
+    scalars = [ctx.const(bits)] if bits else []
+
+    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
+        (src,), (rt,) = srcs, rtypes
+        st = src.type
+        assert isinstance(st, PtoTileType)
+        if st.rows > rt.rows or st.cols.data > rt.cols.data:
+            a, r = _tile(op.operands[0]), _tile(op.result)
+            relaid = ctx.descriptor(TileType(a.dtype, (a.extent[0], r.extent[1]), a.valid))
+            assert relaid.rows <= rt.rows and relaid.cols.data == rt.cols.data, (relaid, rt)
+            src = ctx.emit(
+                "TEXTRACT", dt, [src], [], explicit_dims(relaid), None, [relaid], op
+            ).results[0]
+        return ctx.emit("TFILLPAD", dt, [src], scalars, explicit_dims(rt), None, [rt],
+                        op).results  # fmt: skip
+
+    whole(ctx, op, build)
 
 
 @rule(fill.HistogramOp)

@@ -27,6 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ptoc.dialects import compound_ops as co
+from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType
@@ -38,6 +39,7 @@ from .lower_compound_gather import LOWERINGS as _GATHER
 from .lower_compound_partial import LOWERINGS as _PARTIAL
 from .lower_compound_quant import LOWERINGS as _QUANT
 from .lower_compound_sort import LOWERINGS as _SORT
+from .stages import Stage, expect_stage, kernels
 
 del _view_rule
 
@@ -46,8 +48,6 @@ Lowering = Callable[[Emit, Any], Sequence[SSAValue]]
 #: compound op class -> its lowering
 LOWERINGS: dict[type[Operation], Lowering] = {**_SORT, **_GATHER, **_QUANT, **_PARTIAL}
 
-#: name of the scratch tensor parameter views use
-SCRATCH_NAME = "ptoc_scratch"
 #: default byte budget of one compare-matrix chunk of a merge (see lower_compound_sort)
 MATRIX_BYTES = 16384
 
@@ -141,6 +141,6 @@ class LowerCompoundPass(ModulePass):
     """Bytes per PE of one merge compare-matrix chunk."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in list(op.ops):
-            if isinstance(f, func.FuncOp) and f.body.blocks:
-                lower_compound_func(f, self.matrix_bytes)
+        for f in kernels(self.name, op):
+            expect_stage(self.name, f, Stage.TILE)
+            lower_compound_func(f, self.matrix_bytes)

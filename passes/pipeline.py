@@ -122,7 +122,7 @@ def _compile(
             f"@{f.sym_name.data} runs on {pes} PEs; the machine has {machine.pes}"
         )
     params = _params(f)
-    legalize_func(f, max_tile_bytes or default_tile_limit(machine))
+    legalize_func(f, max_tile_bytes or default_tile_limit(machine), machine.capacity)
     stats = allocate_func(f, machine.hands, machine.depth, machine.capacity)
     em = emit_func(f)
     report = (

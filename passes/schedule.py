@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import networkx as nx
 from xdsl.ir import SSAValue
 
+from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import PtoOp
 from ptoc.dialects.pto_types import PtoTileType
@@ -74,13 +75,35 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
 
 
 def live_ops(df: Dataflow) -> list[bool]:
-    """Bundles whose results (transitively) reach a store; the rest is dead code."""
-    keep = [op.MNEMONIC == "TSTORE" for op in df.ops]
+    """Bundles whose results (transitively) reach an output; the rest is dead code.
+
+    The roots are the stores to the kernel's tensors. Liveness follows dataflow, not the
+    memory-order edges (a load that merely precedes a store is not needed by it), except
+    through the GM scratch area of the compound lowerings: a live load of the scratch
+    tensor needs every earlier store to it. So an op is live exactly when the ``tile`` op
+    it comes from is (``ptoc.dialects.reference.live_ops``): the compiler drops the ops
+    the reference does not evaluate.
+    """
+    keep = [False] * len(df.ops)
+    read_later: set[SSAValue] = set()  # scratch tensors with a live load further on
     for i in range(len(df.ops) - 1, -1, -1):
-        if keep[i]:
-            for p in df.graph.predecessors(i):
-                keep[p] = True
+        op, tensor = df.ops[i], _tensor_key(df.ops[i])
+        scratch = _is_scratch(tensor)
+        if op.MNEMONIC == "TSTORE":
+            keep[i] = keep[i] or not scratch or tensor in read_later
+        if not keep[i]:
+            continue  # every reader of this bundle's results comes later: already decided
+        for v in df.reads[i]:
+            keep[df.producer[v]] = True
+        if scratch and op.MNEMONIC == "TLOAD":
+            assert tensor is not None
+            read_later.add(tensor)
     return keep
+
+
+def _is_scratch(tensor: SSAValue | None) -> bool:
+    """The GM scratch tensor that ``lower-compound`` appends (its views go through it)."""
+    return tensor is not None and tensor.name_hint == SCRATCH_NAME
 
 
 #: scheduling penalty that sinks predicate producers toward their readers

@@ -170,7 +170,7 @@ def _compile(
     limit = max_tile_bytes or default_tile_limit(config)
     _check_tile_rows(module, traced, limit, config.capacity)
     with _stage("legalize", traced, kernel):
-        legalize_func(f, limit)
+        legalize_func(f, limit, config.capacity)
     dump("legalize", lambda: str(module))
     if last == "legalize":
         return module

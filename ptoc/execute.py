@@ -118,8 +118,6 @@ def reference_of(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndar
 def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The reference interpreter's walk (``ptoc.dialects.reference``), op by op, so that
     a rejected operation is reported at its kernel line."""
-    from xdsl.dialects import func
-
     from ptoc.backend.isa.semantics.core import SemanticError
     from ptoc.dialects import reference as ref
     from ptoc.dialects.compound_ref import CompoundError
@@ -132,9 +130,7 @@ def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
     for a in ref.tensor_args(f):
         env.tensors[a.value] = tensors[a.name]
     values: dict[Any, np.ndarray] = {}
-    for op in f.body.block.ops:
-        if isinstance(op, func.ReturnOp):
-            break
+    for op in ref.live_ops(f):  # dead ops are not evaluated (nor compiled)
         args = [values[v] for v in op.operands if v in values]
         try:
             results = op.reference(env, args)

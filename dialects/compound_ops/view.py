@@ -49,6 +49,9 @@ from ..tile_base import RefEnv, TileOp, tile_type
 from ..tile_memory import kernel_pes
 from ..tile_types import TensorType, TileType
 
+#: name of the scratch tensor parameter that ``lower-compound`` adds for its views
+SCRATCH_NAME = "ptoc_scratch"
+
 
 def element_bytes(t: TileType) -> int:
     """Bytes per element of a tile that a view can move (whole-byte DataTypes only)."""

@@ -6,4 +6,4 @@ func.func @k(%x: !tile.tensor<FP32, 8x64>, %o: !tile.tensor<FP32, 8x64>) {
   tile.store %t, %o[0, 0] : !tile.tile<FP32, 8x64>, !tile.tensor<FP32, 8x64>
   func.return
 }
-// CHECK: @k is not allocated (run ptoc-allocate first)
+// CHECK: ptoc-emit: @k is legalized pto IR, not allocated pto IR: run ptoc-allocate first

@@ -1,0 +1,94 @@
+"""Which stage of the pipeline a kernel is at, and the one-line error when a pass gets
+a kernel of another stage (``xdsl-opt -p ptoc-allocate`` on tile IR, ``ptoc-emit``
+before allocation, a pass run twice).
+
+    tile IR --ptoc-lower-compound--> tile IR --ptoc-legalize--> pto IR
+            --ptoc-allocate--> allocated pto IR --ptoc-emit--> pto.program
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from ptoc.dialects.pto import AddrOp, ConstOp, MaterializeOp, ProgramOp, ScratchAddrOp
+from ptoc.dialects.pto_base import PtoOp
+from ptoc.dialects.tile_base import TileOp
+
+from .diagnostics import CompileError
+
+#: the function attribute ``ptoc-allocate`` records the kernel ABI in
+ABI_ATTR = "pto.abi"
+
+_PTO = (PtoOp, AddrOp, ConstOp, MaterializeOp, ScratchAddrOp)
+
+
+class Stage(IntEnum):
+    """A kernel's stage: what the next pass of the pipeline is."""
+
+    TILE = 0  # tile IR: lower-compound, then legalize
+    LEGALIZED = 1  # pto IR, one op per bundle: allocate
+    ALLOCATED = 2  # pto IR with hands, references and GPRs: emit
+
+
+_NAME = {
+    Stage.TILE: "tile IR",
+    Stage.LEGALIZED: "legalized pto IR",
+    Stage.ALLOCATED: "allocated pto IR",
+}
+_PAST = {Stage.LEGALIZED: "already legalized (pto IR)", Stage.ALLOCATED: "already allocated"}
+
+#: what to run to get a kernel from one stage to the one a pass expects
+_RUN_FIRST = {
+    (Stage.TILE, Stage.LEGALIZED): "run ptoc-legalize first",
+    (Stage.TILE, Stage.ALLOCATED): "run ptoc-legalize and ptoc-allocate first",
+    (Stage.LEGALIZED, Stage.ALLOCATED): "run ptoc-allocate first",
+}
+
+
+def kernel_stage(f: func.FuncOp) -> Stage | None:
+    """The stage of one kernel, from its ops (tile or pto) and its ABI attribute; None
+    for a kernel without ops, which every pass accepts (and leaves empty)."""
+    tile = pto = False
+    for op in f.body.block.ops if f.body.blocks else ():
+        tile = tile or isinstance(op, TileOp)
+        pto = pto or isinstance(op, _PTO)
+    if tile and pto:
+        raise _stage_error(f"@{f.sym_name.data} mixes tile and pto ops; it is no stage")
+    if tile:
+        return Stage.TILE
+    if ABI_ATTR in f.attributes:
+        return Stage.ALLOCATED
+    return Stage.LEGALIZED if pto else None
+
+
+def expect_stage(pass_name: str, f: func.FuncOp, stage: Stage) -> None:
+    """Raise the one-line CompileError unless kernel ``f`` is at ``stage``."""
+    got = kernel_stage(f)
+    if got is None or got == stage:
+        return
+    kernel = f"{pass_name}: @{f.sym_name.data}"
+    if got > stage:
+        raise _stage_error(f"{kernel} is {_PAST[got]}; {pass_name} takes {_NAME[stage]}")
+    fix = _RUN_FIRST[(got, stage)]
+    raise _stage_error(f"{kernel} is {_NAME[got]}, not {_NAME[stage]}: {fix}")
+
+
+def kernels(pass_name: str, module: ModuleOp) -> list[func.FuncOp]:
+    """The kernels of a module a pass runs on; an error when there is none (a module of
+    emitted programs, or an empty one), so that no pass silently does nothing."""
+    found = [f for f in module.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+    if found:
+        return found
+    if any(isinstance(op, ProgramOp) for op in module.ops):
+        raise _stage_error(
+            f"{pass_name}: the module holds emitted programs (pto.program), no kernel"
+        )
+    raise _stage_error(f"{pass_name}: the module has no kernel (func.func)")
+
+
+def _stage_error(rule: str) -> CompileError:
+    """A whole kernel (or module) is at the wrong stage: there is no one op to point at."""
+    return CompileError(rule)
