@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.pto import PtoOp
-from ptoc.dialects.random_kernel import KernelSpec, random_kernel
 from ptoc.passes.execute import run_compiled
 from ptoc.passes.pipeline import CompiledKernel, compile_module
 from ptoc.runtime import MachineConfig
+from ptoc.testing import KernelBuilder, KernelSpec, random_kernel
 
 from .common import Row, best_of
 

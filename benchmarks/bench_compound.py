@@ -19,11 +19,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ptoc.backend.isa import DataType, info
 from ptoc.dialects import compound_ref as cr
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.reference import run_reference
 from ptoc.dialects.tile_base import tile_type
 from ptoc.passes.execute import compare, run_compiled
 from ptoc.passes.pipeline import CompiledKernel, compile_module
+from ptoc.testing import KernelBuilder
 
 from .common import Row, best_of
 

@@ -89,7 +89,7 @@ def live_ops(kernel: func.FuncOp) -> list[Operation]:
 
     A store is live, and so is every op that a live op reads a result of; every other op
     is dead: nothing it computes reaches an output. The compiler drops exactly these ops
-    (``ptoc.passes.schedule.live_ops``) and the reference does not evaluate them, so a
+    (``ptoc.passes.allocate.schedule.live_ops``) and the reference does not evaluate them, so a
     dead op's data-dependent rule (a TDIV by an integer zero, a TMRGSORT of unsorted
     data) faults neither the machine nor the reference (docs/pipeline.md, "Dead code").
     """

@@ -42,7 +42,6 @@ def _lower_compound() -> type[ModulePass]:
 
 
 def _legalize() -> type[ModulePass]:
-    from . import lower_compound_legalize  # noqa: F401  (the tile.view legalize rule)
     from .legalize import LegalizePass
 
     return LegalizePass

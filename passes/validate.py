@@ -29,8 +29,8 @@ from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.fields import GPR_NAMES, size_bytes
 from ptoc.backend.program import Ior, Iot, Scalar, ScalarStart, TileStart
 
-from .alloc_gprs import Binding
-from .alloc_gprs import Scalar as Sym
+from .allocate.gprs import Binding
+from .allocate.gprs import Scalar as Sym
 from .emit import Emitted, Intent
 
 MASK64 = (1 << 64) - 1

@@ -1,4 +1,4 @@
-"""Write a random ``tile`` kernel (``ptoc.dialects.random_kernel``) as a ``ptoc.lang``
+"""Write a random ``tile`` kernel (``ptoc.testing.random_kernel``) as a ``ptoc.lang``
 kernel: Python source a user could have written, one statement per op, so the fuzz
 target drives the whole DSL path (tracing and its checks, compile, run, reference).
 
@@ -18,12 +18,12 @@ from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_fill as fill
 from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects import tile_reduce as red
-from ptoc.dialects.builder import _BINARY, _EXPAND, _SCALAR, _UNARY
 from ptoc.dialects.reference import kernel_func, kernel_pes_of, tensor_args
 from ptoc.dialects.tile_base import tile_type
 from ptoc.dialects.tile_memory import LoadOp, StoreOp
 from ptoc.kernel import Kernel
 from ptoc.loader import import_file, kernels_in
+from ptoc.testing.builder import _BINARY, _EXPAND, _SCALAR, _UNARY
 
 #: the Python operator of each binary kind
 OPERATOR = {"ADD": "+", "SUB": "-", "MUL": "*", "DIV": "/", "AND": "&", "OR": "|", "XOR": "^"}

@@ -12,8 +12,8 @@ import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.modes import CMode, RMode
+from ptoc.testing import KernelBuilder
 
 Inputs = dict[str, np.ndarray]
 

@@ -6,9 +6,9 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.parser import Parser
 
-from ptoc.dialects.random_kernel import adversarial_inputs
 from ptoc.dialects.tile import Tile
 from ptoc.passes.execute import verify_module
+from ptoc.testing import adversarial_inputs
 
 from .conftest import MACHINES
 

@@ -11,11 +11,11 @@ import ptoc
 import ptoc.lang as pt
 from ptoc.backend.isa.semantics.core import SemanticError
 from ptoc.backend.program import TileStart
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.reference import kernel_func, live_ops, run_reference
 from ptoc.passes.execute import compare, run_compiled
 from ptoc.passes.pipeline import CompiledKernel, compile_module
 from ptoc.runtime import MachineConfig
+from ptoc.testing import KernelBuilder
 
 
 def _mnemonics(ck: CompiledKernel) -> set[str]:

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ptoc
-from ptoc.dialects.random_kernel import KernelSpec, random_kernel
 from ptoc.passes.pipeline import default_tile_limit
+from ptoc.testing import KernelSpec, random_kernel
 
 from .conftest import MACHINES, assume_machine_limit
 from .dsl_source import dsl_kernel

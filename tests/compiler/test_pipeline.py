@@ -11,13 +11,13 @@ from xdsl.passes import ModulePass
 
 from ptoc.backend.asm import format_program, parse
 from ptoc.backend.encoding import decode, encode
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.passes.diagnostics import CompileError
 from ptoc.passes.emit import AbiBinding
 from ptoc.passes.execute import run_compiled
 from ptoc.passes.pipeline import PIPELINE, compile_module, default_tile_limit
 from ptoc.passes.universe import PASSES, PTOC_UNIVERSE
 from ptoc.runtime import MachineConfig
+from ptoc.testing import KernelBuilder
 
 from .kernels import KERNELS
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptoc.dialects.random_kernel import KernelSpec, random_kernel
 from ptoc.dialects.reference import run_reference
 from ptoc.passes.diagnostics import CompileError
 from ptoc.passes.execute import compare, run_compiled
 from ptoc.passes.pipeline import compile_module, default_tile_limit
+from ptoc.testing import KernelSpec, random_kernel
 
 from .conftest import MACHINES, assume_machine_limit
 

@@ -10,13 +10,13 @@ import ptoc
 import ptoc.lang as pt
 from ptoc.backend.isa import DataType
 from ptoc.backend.program import TileStart
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.modes import CMode
-from ptoc.dialects.random_kernel import adversarial
 from ptoc.dialects.reference import run_reference
 from ptoc.passes.execute import compare, run_compiled, verify_module
 from ptoc.passes.pipeline import compile_module
 from ptoc.runtime import MachineConfig
+from ptoc.testing import KernelBuilder
+from ptoc.testing.random_kernel import adversarial
 
 from .conftest import MACHINES
 

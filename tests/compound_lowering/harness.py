@@ -21,7 +21,6 @@ from xdsl.ir import SSAValue
 
 from ptoc.backend.asm import format_program
 from ptoc.backend.isa import DataType, info
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.compound_ref import CompoundError
 from ptoc.dialects.reference import kernel_func, run_reference
 from ptoc.dialects.tile_base import tile_type
@@ -29,6 +28,7 @@ from ptoc.passes.execute import compare, place, read_outputs
 from ptoc.passes.lower_compound import lower_compound_func
 from ptoc.passes.pipeline import CompiledKernel, compile_module
 from ptoc.runtime import Machine, MachineConfig, TileLegalityFault
+from ptoc.testing import KernelBuilder
 
 Body = Callable[[KernelBuilder, dict[str, SSAValue]], Mapping[str, SSAValue] | SSAValue]
 

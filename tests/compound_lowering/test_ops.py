@@ -16,7 +16,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from ptoc.dialects import compound_ops as co
 from ptoc.dialects import compound_ref as cr
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.reference import kernel_func, run_reference
 from ptoc.dialects.tile import Tile
 from ptoc.dialects.tile_base import CompoundTileOp
@@ -25,6 +24,7 @@ from ptoc.passes.lower_compound import SCRATCH_NAME, lower_compound_func
 from ptoc.passes.pipeline import PIPELINE, compile_module
 from ptoc.passes.universe import PASSES
 from ptoc.runtime import MachineConfig
+from ptoc.testing import KernelBuilder
 
 from .data import random_bits, sorted_row, u32
 from .harness import build, check

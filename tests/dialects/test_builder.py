@@ -7,8 +7,8 @@ from xdsl.dialects.builtin import FileLineColLoc
 
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_reduce as red
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.tile_types import TileType
+from ptoc.testing import KernelBuilder
 
 
 def test_binary_forms_are_inferred() -> None:

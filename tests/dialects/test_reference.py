@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.modes import CMode
 from ptoc.dialects.reference import ReferenceError, output_names, run_reference
+from ptoc.testing import KernelBuilder
 
 
 def _copy_kernel(pes: int, step: int, at: tuple[int, int], pe: tuple[int, int]):

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.reference import run_reference
+from ptoc.testing import KernelBuilder
 
 KERNEL = """\
 func.func @k(%x: !tile.tensor<FP32, 8x64>, %o: !tile.tensor<FP32, 8x64>) attributes {"tile.pes" = 2 : i64} {

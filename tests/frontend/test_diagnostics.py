@@ -384,8 +384,8 @@ def test_cast_to_e8m0_obeys_the_catalogs_type_pair_rule(tmp_path) -> None:
 def test_the_tile_dialect_rejects_an_illegal_tcvt_pair() -> None:
     from xdsl.utils.exceptions import VerifyException
 
-    from ptoc.dialects.builder import KernelBuilder
     from ptoc.dialects.tile_elementwise import CvtOp
+    from ptoc.testing import KernelBuilder
 
     kb = KernelBuilder("k")
     t = kb.load(kb.tensor("x", "S32", (8, 64)), (8, 64))

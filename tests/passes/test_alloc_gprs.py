@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptoc.passes.alloc_gprs import ABI_REGS, SCRATCH_REGS, Binding, Scalar, plan_gprs
+from ptoc.passes.allocate.gprs import ABI_REGS, SCRATCH_REGS, Binding, Scalar, plan_gprs
 
 
 def test_zero_and_bases_need_no_register() -> None:

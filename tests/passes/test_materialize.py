@@ -10,8 +10,8 @@ import ptoc
 import ptoc.lang as pt
 from ptoc.backend.isa.fields import GPR_BY_NAME
 from ptoc.backend.program import Program, ScalarStart, Stop
-from ptoc.passes.alloc_gprs import Binding, Scalar
-from ptoc.passes.materialize import load_const, materialize
+from ptoc.passes.allocate.gprs import Binding, Scalar
+from ptoc.passes.emit.materialize import load_const, materialize
 from ptoc.runtime import Machine
 
 S1 = GPR_BY_NAME["s1"]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import networkx as nx
 
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.dialects.pto import PtoOp
-from ptoc.dialects.random_kernel import KernelSpec, random_kernel
+from ptoc.passes.allocate.schedule import build_dataflow, live_ops, schedule
 from ptoc.passes.legalize import legalize_func
-from ptoc.passes.schedule import build_dataflow, live_ops, schedule
+from ptoc.testing import KernelBuilder, KernelSpec, random_kernel
 
 
 def _bundles(module) -> list[PtoOp]:  # type: ignore[no-untyped-def]

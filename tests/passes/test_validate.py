@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 
 from ptoc.backend.program import Ior, Iot, Program, TileRef
-from ptoc.dialects.builder import KernelBuilder
 from ptoc.passes.emit import Emitted
 from ptoc.passes.pipeline import CompiledKernel, compile_module
 from ptoc.passes.validate import ValidationError, validate
 from ptoc.runtime import MachineConfig
+from ptoc.testing import KernelBuilder
 
 
 def _reuse_kernel():

@@ -31,8 +31,8 @@ from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
-from .alloc_state import Entry, Liveness, Queues
-from .diagnostics import CompileError, fail, value_name
+from ..diagnostics import CompileError, fail, value_name
+from .state import Entry, Liveness, Queues
 
 FILLER_BYTES = 128
 #: the hand that takes the short-lived results

@@ -2,9 +2,9 @@
 
 For every tile value the pass picks the physical descriptor (Col a power of two, the
 smallest SizeCode that holds it, ``geometry.py``); for every op the catalog operation,
-BSTART DataType, LB0..LB2, B.DATR fields and scalar operands (``legalize_rules.py``).
+BSTART DataType, LB0..LB2, B.DATR fields and scalar operands (``rules.py``).
 A tile larger than one allocation is split into row pieces and row-separable ops run
-once per piece (``legalize_pieces.py``); an op that cannot be split is a diagnostic.
+once per piece (``pieces.py``); an op that cannot be split is a diagnostic.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TileType
 
-from .diagnostics import CompileError, fail
-from .geometry import MAX_TILE_BYTES, tile_bytes
-from .legalize_ctx import LegalizeCtx
-from .legalize_rules import RULES, must_stay_whole
-from .stages import Stage, expect_stage, kernels
+from ..diagnostics import CompileError, fail
+from ..geometry import MAX_TILE_BYTES, tile_bytes
+from ..stages import Stage, expect_stage, kernels
+from .ctx import LegalizeCtx
+from .rules import RULES, must_stay_whole
 
 
 def _kernel_pes(f: func.FuncOp) -> int:
@@ -74,7 +74,7 @@ def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> s
     """Tiles to keep in one allocation: those of ops with no row-piece form, and
     (backwards) the tiles of the ops that produce one of them -- unless that would not fit
     ``budget`` (the capacity) well: then the producer runs in row pieces and its result is
-    assembled for the whole op (``legalize_pieces.assemble``; a row sum of a tile as large
+    assembled for the whole op (``pieces.assemble``; a row sum of a tile as large
     as a small machine's capacity)."""
     whole: set[SSAValue] = set()
     for op in reversed(ops):

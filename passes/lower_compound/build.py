@@ -23,7 +23,7 @@ from ptoc.dialects.modes import CMode, RMode, RModeAttr
 from ptoc.dialects.tile_base import Number, tile_type
 from ptoc.dialects.tile_types import TileType
 
-from .diagnostics import CompileError, fail
+from ..diagnostics import CompileError, fail
 
 _BINARY = {c.MNEMONIC: c for c in ew.BINARY_OPS}
 _SCALAR = {c.MNEMONIC: c for c in ew.SCALAR_OPS}

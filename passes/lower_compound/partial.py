@@ -28,7 +28,7 @@ from ptoc.dialects.compound_ops.gather import TransposeOp
 from ptoc.dialects.compound_ops.partial import PartialOp
 from ptoc.dialects.tile_base import Number
 
-from .lower_compound_build import Emit, dt, shape
+from .build import Emit, dt, shape
 
 _WIDE = {"S8": "S16", "U8": "U16"}
 

@@ -1,4 +1,4 @@
-"""The shape-changing steps of the random kernels (:mod:`ptoc.dialects.random_kernel`):
+"""The shape-changing steps of the random kernels (:mod:`ptoc.testing.random_kernel`):
 fill-pad, concat, extract, insert, transpose, gather and scatter, column reductions and
 expansions, sort and merge, casts between widths, partial ops, iota and tri, histograms,
 compare and select.
@@ -28,12 +28,12 @@ from ptoc.backend.isa.semantics.indexed import (
     GATHER_VALUE_DTYPES,
     SCATTER_INDEX_DTYPES,
 )
+from ptoc.dialects.dtypes import element_bits
+from ptoc.dialects.modes import CMode, RMode
+from ptoc.dialects.tile_base import tile_type
+from ptoc.dialects.tile_types import TileType
 
 from .builder import KernelBuilder
-from .dtypes import element_bits
-from .modes import CMode, RMode
-from .tile_base import tile_type
-from .tile_types import TileType
 
 FLOATS = ("FP32", "FP16", "BF16")
 INTS = ("S32", "S16", "S8", "U32", "U16", "U8")

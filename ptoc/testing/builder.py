@@ -31,16 +31,17 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from . import tile_elementwise as ew
-from . import tile_fill as fill
-from . import tile_irregular as irr
-from . import tile_quant as tq
-from . import tile_reduce as red
-from .compound_ops.builder import CompoundBuilder
-from .modes import CMode, RMode, RModeAttr
-from .tile_base import Number, TileOp, tile_type
-from .tile_memory import PES_ATTR, LoadOp, StoreOp
-from .tile_types import TensorType, TileType
+from ptoc.dialects import tile_elementwise as ew
+from ptoc.dialects import tile_fill as fill
+from ptoc.dialects import tile_irregular as irr
+from ptoc.dialects import tile_quant as tq
+from ptoc.dialects import tile_reduce as red
+from ptoc.dialects.modes import CMode, RMode, RModeAttr
+from ptoc.dialects.tile_base import Number, TileOp, tile_type
+from ptoc.dialects.tile_memory import PES_ATTR, LoadOp, StoreOp
+from ptoc.dialects.tile_types import TensorType, TileType
+
+from .compound_builder import CompoundBuilder
 
 _HERE = str(Path(__file__).resolve().parent)
 

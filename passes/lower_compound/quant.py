@@ -37,7 +37,7 @@ from ptoc.dialects.compound_ops.quant import (
 from ptoc.dialects.modes import CMode, RMode
 from ptoc.dialects.tile_base import scalar_bits
 
-from .lower_compound_build import Emit, dt, shape, width
+from .build import Emit, dt, shape, width
 
 GROUP = 32
 

@@ -42,12 +42,12 @@ from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import AddrOp, ConstOp, MaterializeOp, ProgramOp, PtoOp, ScratchAddrOp
 from ptoc.dialects.reference import tensor_args
 
-from .alloc_gprs import Binding, Scalar
-from .alloc_tiles import spill_bytes
-from .allocate import ABI_ATTR, MACHINE_ATTR, SCRATCH_ATTR
-from .diagnostics import CompileError, fail
+from ..allocate import MACHINE_ATTR, SCRATCH_ATTR
+from ..allocate.gprs import Binding, Scalar
+from ..allocate.tiles import spill_bytes
+from ..diagnostics import CompileError, fail
+from ..stages import ABI_ATTR, Stage, expect_stage, kernels
 from .materialize import materialize
-from .stages import Stage, expect_stage, kernels
 
 
 @dataclass(frozen=True)

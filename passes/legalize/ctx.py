@@ -22,8 +22,8 @@ from ptoc.dialects.pto_base import OMITTED, mask_attr
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
 from ptoc.dialects.tile_types import TileType
 
-from .diagnostics import fail, value_name
-from .geometry import MAX_TILE_BYTES, pow2_ceil, pto_type, tile_bytes
+from ..diagnostics import fail, value_name
+from ..geometry import MAX_TILE_BYTES, pow2_ceil, pto_type, tile_bytes
 
 #: PE count -> the PE_MASK of the first ``n`` PEs
 PES_MASK = {
@@ -73,6 +73,8 @@ class LegalizeCtx:
     remake: dict[SSAValue, tuple[Operation, Any]] = field(default_factory=dict)
     #: predicates computed again for other row pieces, by (value, first row, rows)
     remade: dict[tuple[SSAValue, int, int, int], SSAValue] = field(default_factory=dict)
+    #: (scratch tensor, sources) of the image the last ``tile.view`` stored in the scratch
+    view_image: tuple[SSAValue, tuple[SSAValue, ...]] | None = None
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 

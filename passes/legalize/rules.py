@@ -24,10 +24,10 @@ from ptoc.dialects.tile_base import TileOp
 from ptoc.dialects.tile_memory import AccessOp, LoadOp, StoreOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
-from .diagnostics import fail
-from .geometry import pto_type
-from .legalize_ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
-from .legalize_pieces import Cut, piecewise, whole
+from ..diagnostics import fail
+from ..geometry import pto_type
+from .ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
+from .pieces import Cut, piecewise, whole
 
 Rule = Callable[[LegalizeCtx, Operation], None]
 RULES: dict[type[Operation], Rule] = {}
@@ -107,7 +107,7 @@ def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
 def _compare(ctx: LegalizeCtx, op: Operation) -> None:
     """TCMP/TCMPS. A predicate cannot be cut into other row pieces (TEXTRACT and TMOV
     take numeric tiles), so the rule also registers how to compute it again for the
-    pieces of a later op (``legalize_pieces.aligned``)."""
+    pieces of a later op (``pieces.aligned``)."""
     src = op.operands[0]
     code = op.cmode.data.code  # type: ignore[attr-defined]
     datr = DatrAttr(cmode=code) if code else None

@@ -6,8 +6,8 @@ columns x element bytes); the result is loaded from ``offset + i * stride``. Bot
 bundles address the scratch tensor through ``pto.addr``, so the scheduler keeps every
 access of the scratch area in program order (a store never passes an earlier load).
 
-Registered with ``legalize``'s rule table when this module is imported (by
-``lower_compound`` and by the ``ptoc-legalize`` entry of the pass universe).
+Registered with ``legalize``'s rule table when this module is imported, which the
+``ptoc.passes.legalize`` package does, so the rule is there whenever the pass is.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from ptoc.dialects.dtypes import data_type
 from ptoc.dialects.tile_base import tile_type
 from ptoc.dialects.tile_types import TensorType
 
-from .legalize_ctx import LegalizeCtx, Piece, std_dims
-from .legalize_rules import RULES
+from .ctx import LegalizeCtx, Piece, std_dims
+from .rules import RULES
 
 
 def _scalars(
@@ -34,10 +34,6 @@ def _scalars(
     return out
 
 
-#: attribute of the LegalizeCtx recording the sources whose image the scratch holds
-_IMAGE = "_ptoc_view_image"
-
-
 def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:
     """TSTORE the source pieces, TLOAD the result pieces (see the module docstring).
 
@@ -47,8 +43,8 @@ def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, ViewOp)
     rt = tile_type(op.result)
     image = (op.scratch, tuple(op.srcs))
-    stored = getattr(ctx, _IMAGE, None) == image
-    setattr(ctx, _IMAGE, image)
+    stored = ctx.view_image == image
+    ctx.view_image = image
     base = 0
     for src in () if stored else op.srcs:
         st = tile_type(src)

@@ -17,9 +17,9 @@ from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.tile_types import TileType
 
-from .diagnostics import fail, value_name
-from .geometry import pto_type
-from .legalize_ctx import LegalizeCtx, Piece, explicit_dims, std_dims
+from ..diagnostics import fail, value_name
+from ..geometry import pto_type
+from .ctx import LegalizeCtx, Piece, explicit_dims, std_dims
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ptoc.dialects.compound_ops.sorting import (
 )
 from ptoc.dialects.modes import CMode
 
-from .lower_compound_build import Emit, dt, shape
+from .build import Emit, dt, shape
 
 GROUP = 32
 U32_MAX = 0xFFFFFFFF

@@ -15,12 +15,29 @@ from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation, SSAValue
 
-from ..tile_base import Number, tile_type
-from ..tile_types import TileType
-from .gather import GatherBlocksOp, GatherFlatOp, GatherPatternOp, ScatterFlatOp, TransposeOp
-from .partial import PartialOp
-from .quant import DequantizeMxOp, DequantizeRowsOp, QuantizeMxOp, QuantizeRowsOp
-from .sorting import MergeBlocksOp, MergeSortedOp, PackRecordsOp, Sort32Op, UnpackRecordsOp
+from ptoc.dialects.compound_ops.gather import (
+    GatherBlocksOp,
+    GatherFlatOp,
+    GatherPatternOp,
+    ScatterFlatOp,
+    TransposeOp,
+)
+from ptoc.dialects.compound_ops.partial import PartialOp
+from ptoc.dialects.compound_ops.quant import (
+    DequantizeMxOp,
+    DequantizeRowsOp,
+    QuantizeMxOp,
+    QuantizeRowsOp,
+)
+from ptoc.dialects.compound_ops.sorting import (
+    MergeBlocksOp,
+    MergeSortedOp,
+    PackRecordsOp,
+    Sort32Op,
+    UnpackRecordsOp,
+)
+from ptoc.dialects.tile_base import Number, tile_type
+from ptoc.dialects.tile_types import TileType
 
 if TYPE_CHECKING:
 
@@ -32,7 +49,7 @@ else:
 
 
 class CompoundBuilder(_Base):
-    """The compound-interface helpers of :class:`ptoc.dialects.builder.KernelBuilder`."""
+    """The compound-interface helpers of :class:`ptoc.testing.KernelBuilder`."""
 
     def _results(self, op: Operation) -> tuple[SSAValue, ...]:
         return tuple(self.emit(op).results)

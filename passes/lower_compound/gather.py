@@ -41,7 +41,7 @@ from ptoc.dialects.compound_ops.gather import (
 from ptoc.dialects.modes import CMode
 from ptoc.dialects.tile_types import TileType
 
-from .lower_compound_build import Emit, dt, shape, uint_of_width, width
+from .build import Emit, dt, shape, uint_of_width, width
 
 GATHERABLE = {d.name for d in GATHER_VALUE_DTYPES}
 WIDEN = {"S8": "S16", "U8": "U16"}

@@ -1,6 +1,6 @@
 """Random ``tile`` kernels: DAGs of loads (windows, row steps, padded extents),
 elementwise, tile-scalar, reduce/expand and convert ops and -- with ``shape_ops`` -- every
-shape-changing op (:mod:`ptoc.dialects.random_shapes`), over mixed tile sizes and
+shape-changing op (:mod:`ptoc.testing.random_shapes`), over mixed tile sizes and
 DataTypes; used by the property tests, the fuzz target and the benchmarks.
 
 Every generated kernel is legal and fault-free on *any* inputs of its DataTypes: no
@@ -23,12 +23,12 @@ from xdsl.ir import SSAValue
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.semantics.core import round_float
+from ptoc.dialects.dtypes import carrier, is_pred
+from ptoc.dialects.tile_base import tile_type
+from ptoc.dialects.tile_types import TileType
 
 from .builder import KernelBuilder
-from .dtypes import carrier, is_pred
 from .random_shapes import FLOATS, INTS, ShapeSteps, estimate_bytes, legal
-from .tile_base import tile_type
-from .tile_types import TileType
 
 BINARY = ("TADD", "TSUB", "TMUL", "TMAX", "TMIN", "TAND", "TOR", "TXOR")
 UNARY_FLOAT = ("TEXP", "TABS", "TNEG", "TSQRT", "TRELU", "TRECIP")
@@ -239,7 +239,7 @@ def _grows(dt: str, shape: tuple[int, int], extent: tuple[int, int]) -> bool:
 
 
 def _inputs(module: ModuleOp) -> list[tuple[str, tuple[int, int], DataType]]:
-    from .reference import kernel_func, tensor_args
+    from ptoc.dialects.reference import kernel_func, tensor_args
 
     return [
         (a.name, a.type.dims, DataType[a.type.dt.value])

@@ -17,8 +17,8 @@ from ptoc.backend.isa import scalar_form
 from ptoc.backend.isa.fields import GPR_BY_NAME
 from ptoc.backend.program import Command, Scalar
 
-from .alloc_gprs import Binding
-from .alloc_gprs import Scalar as ScalarValue
+from ..allocate.gprs import Binding
+from ..allocate.gprs import Scalar as ScalarValue
 
 ZERO = 0
 

@@ -1,11 +1,11 @@
 """``ptoc-lower-compound``: rewrite every compound ``tile`` op into direct ``tile`` ops.
 
-Each compound interface (``docs/compound.md``) has one lowering here or in a
-``lower_compound_*`` module. A lowering builds only ops that ``legalize`` maps one-to-one
-onto catalog selectors, chosen so that executing them gives the same bits as the
-interface's ``compound_ref`` reference for every input the reference accepts (checked by
-``tests/compound_lowering``). The ``Lowering`` subsection of each interface in
-``docs/compound.md`` lists the selectors and bundle counts.
+Each compound interface (``docs/compound.md``) has one lowering in a module of this
+package (``sort``, ``gather``, ``quant``, ``partial``). A lowering builds only ops that
+``legalize`` maps one-to-one onto catalog selectors, chosen so that executing them gives
+the same bits as the interface's ``compound_ref`` reference for every input the reference
+accepts (checked by ``tests/compound_lowering``). The ``Lowering`` subsection of each
+interface in ``docs/compound.md`` lists the selectors and bundle counts.
 
 Views (reshape/bitcast) have no selector: a lowering that needs one emits ``tile.view``,
 and the pass then appends a U8 scratch tensor parameter (``ptoc_scratch``, one row per
@@ -32,23 +32,20 @@ from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType
 
-from . import lower_compound_legalize as _view_rule  # registers the tile.view legalize rule
-from .diagnostics import fail
-from .lower_compound_build import Emit, Scratch
-from .lower_compound_gather import LOWERINGS as _GATHER
-from .lower_compound_partial import LOWERINGS as _PARTIAL
-from .lower_compound_quant import LOWERINGS as _QUANT
-from .lower_compound_sort import LOWERINGS as _SORT
-from .stages import Stage, expect_stage, kernels
-
-del _view_rule
+from ..diagnostics import fail
+from ..stages import Stage, expect_stage, kernels
+from .build import Emit, Scratch
+from .gather import LOWERINGS as _GATHER
+from .partial import LOWERINGS as _PARTIAL
+from .quant import LOWERINGS as _QUANT
+from .sort import LOWERINGS as _SORT
 
 Lowering = Callable[[Emit, Any], Sequence[SSAValue]]
 
 #: compound op class -> its lowering
 LOWERINGS: dict[type[Operation], Lowering] = {**_SORT, **_GATHER, **_QUANT, **_PARTIAL}
 
-#: default byte budget of one compare-matrix chunk of a merge (see lower_compound_sort)
+#: default byte budget of one compare-matrix chunk of a merge (see ``sort``)
 MATRIX_BYTES = 16384
 
 

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .diagnostics import CompileError
+from ..diagnostics import CompileError
 
 #: ABI argument registers, in binding order
 ABI_REGS = ("a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7")

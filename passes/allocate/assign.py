@@ -1,11 +1,11 @@
 """``ptoc-allocate``: schedule the bundles and decide where every value lives.
 
-1. ``schedule.py``: the networkx dataflow graph, dead-bundle removal, a low-pressure
+1. ``schedule``: the networkx dataflow graph, dead-bundle removal, a low-pressure
    topological order;
-2. ``alloc_tiles.py``: a hand for every result, the relative reference of every source,
+2. ``tiles``: a hand for every result, the relative reference of every source,
    refresh copies / fillers / spills only where the queues would otherwise lose a live
    value or overflow the per-PE capacity;
-3. ``alloc_gprs.py``: ABI registers for tensor bases and scratch, a GPR for every other
+3. ``gprs``: ABI registers for tensor bases and scratch, a GPR for every other
    scalar and the ``pto.materialize`` writes that set them.
 
 The result is the same ``pto`` kernel, reordered, with ``refs``/``hands``/``gprs`` on
@@ -43,12 +43,12 @@ from ptoc.dialects.pto import (
 from ptoc.dialects.pto_base import mask_attr
 from ptoc.dialects.pto_types import PtoTileType
 
-from .alloc_gprs import ABI_REGS, Binding, Scalar, plan_gprs
-from .alloc_tiles import Action, BundlePlan, TileAllocator
-from .diagnostics import CompileError, fail, value_name
-from .legalize_ctx import dims_attr, std_dims
+from ..diagnostics import CompileError, fail, value_name
+from ..legalize.ctx import dims_attr, std_dims
+from ..stages import ABI_ATTR, Stage, expect_stage, kernels
+from .gprs import ABI_REGS, Binding, Scalar, plan_gprs
 from .schedule import build_dataflow, live_ops, schedule
-from .stages import ABI_ATTR, Stage, expect_stage, kernels
+from .tiles import Action, BundlePlan, TileAllocator
 
 SCRATCH_ATTR = "pto.scratch"
 MACHINE_ATTR = "pto.machine"
