@@ -216,7 +216,7 @@ def _stage(name: str, traced: Traced, kernel: Kernel | None = None) -> Iterator[
         loc, rule = locate(str(e), traced)
         if loc is None and kernel is not None and "base addresses" in rule:
             loc = abi_location(kernel)
-        raise CompileError(rule, loc, hint=_hint(rule)) from None
+        raise CompileError(rule, loc, hint=_hint(rule, kernel)) from None
     except Exception as e:
         raise CompileError(
             f"internal error in the {name} stage: {type(e).__name__}: {e}",
@@ -248,12 +248,18 @@ def _catalog_name(m: re.Match[str]) -> str:
     return f"T{m['name'].upper()}: "
 
 
-def _hint(rule: str) -> str | None:
+def _hint(rule: str, kernel: Kernel | None = None) -> str | None:
     if "base addresses" in rule:
+        extra = ""
+        if kernel is not None and len(kernel.params) > ABI_BASES:
+            past = kernel.params[ABI_BASES]
+            loc = param_location(kernel.fn, past.name)
+            where = f" ({loc.file}:{loc.line})" if loc is not None else ""
+            extra = f"; the tensor {past.name!r}{where} is the first past the limit"
         return (
             f"the ABI passes one base address per tensor in a0..a7 (one per distinct "
             f"pt.pe() step of its windows, plus one for a spill area): use at most "
-            f"{ABI_BASES} tensors, or the same PE step for every window of a tensor"
+            f"{ABI_BASES} tensors, or the same PE step for every window of a tensor{extra}"
         )
     if "capacity" in rule or "no room" in rule:
         return (
