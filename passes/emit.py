@@ -47,7 +47,7 @@ from .alloc_tiles import spill_bytes
 from .allocate import ABI_ATTR, MACHINE_ATTR, SCRATCH_ATTR
 from .diagnostics import CompileError, fail
 from .materialize import materialize
-from .stages import Stage, expect_stage, kernels
+from .stages import Stage, expect_stage
 
 
 @dataclass(frozen=True)
@@ -252,8 +252,11 @@ class EmitPass(ModulePass):
     name = "ptoc-emit"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in kernels(self.name, op):
-            em = emit_func(f)
+        from .pipeline import Options, run_pass
+
+        for c in run_pass("emit", op, None, Options(validate=False)):
+            f, em = c.kernel, c.emitted
+            assert em is not None
             attr = f.attributes.get(MACHINE_ATTR)
             header = program_header(em, attr.data if isinstance(attr, StringAttr) else None)
             lines = header + format_program(em.program).splitlines()

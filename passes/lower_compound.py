@@ -39,7 +39,6 @@ from .lower_compound_gather import LOWERINGS as _GATHER
 from .lower_compound_partial import LOWERINGS as _PARTIAL
 from .lower_compound_quant import LOWERINGS as _QUANT
 from .lower_compound_sort import LOWERINGS as _SORT
-from .stages import Stage, expect_stage, kernels
 
 del _view_rule
 
@@ -141,6 +140,6 @@ class LowerCompoundPass(ModulePass):
     """Bytes per PE of one merge compare-matrix chunk."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in kernels(self.name, op):
-            expect_stage(self.name, f, Stage.TILE)
-            lower_compound_func(f, self.matrix_bytes)
+        from .pipeline import Options, run_pass
+
+        run_pass("lower-compound", op, None, Options(matrix_bytes=self.matrix_bytes))

@@ -22,7 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ptoc.backend.errors import AsmError, DecodeError, Error
-from ptoc.runtime.config import MachineConfig
+from ptoc.backend.target import MachineConfig
 from ptoc.runtime.faults import (
     BundleControlFault,
     IllegalInstructionFault,
@@ -33,7 +33,6 @@ from ptoc.runtime.faults import (
 
 from .dtypes import DTYPES, DType
 from .errors import (
-    CompileError,
     InputError,
     KernelError,
     OutputError,
@@ -73,6 +72,7 @@ pred = DTYPES["pred"]
 #: lazily imported names -> their module (these pull in xDSL and the compiler)
 _LAZY = {
     "compile": "ptoc.driver",
+    "CompileError": "ptoc.errors",
     "STAGES": "ptoc.driver",
     "Program": "ptoc.program",
     "Stats": "ptoc.program",
@@ -86,6 +86,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from . import lang
     from .driver import STAGES, compile
+    from .errors import CompileError
     from .execute import Outputs, reference, run, verify
     from .program import Program, Stats
 

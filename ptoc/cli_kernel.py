@@ -93,7 +93,7 @@ class Progress:
 
 
 def _machine(text: str | None) -> Any:
-    from ptoc.runtime.config import MachineConfig
+    from ptoc.backend.target import MachineConfig
 
     return MachineConfig.parse(text) if text else None
 

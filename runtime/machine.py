@@ -34,11 +34,11 @@ from ptoc.backend.program import (
     TileRef,
     TileStart,
 )
+from ptoc.backend.target import ConfigError, MachineConfig
 
 from . import ops  # noqa: F401  (registers every operation handler)
 from .arrays import array_dtype_rule, little_endian
 from .bundle import BundlePlan, build_plan, command_text, encoding_rule, generic_kind
-from .config import ConfigError, MachineConfig
 from .engine import execute, execute_untraced
 from .faults import (
     BundleControlFault,

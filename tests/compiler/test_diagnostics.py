@@ -116,7 +116,7 @@ def test_builder_kernels_get_the_builder_line() -> None:
 #: ``raise CompileError(...)`` sites in passes/ that have no op to point at, and why
 KERNEL_LEVEL = {
     ("diagnostics.py", "fail"): "the located constructor itself",
-    ("pipeline.py", "_compile"): "the kernel's PE count (the frontend checks it first)",
+    ("pipeline.py", "_legalize"): "the kernel's PE count (the frontend checks it first)",
     ("legalize.py", "legalize_func"): "the kernel's tile.pes attribute",
     ("allocate.py", "apply"): "the pass options",
     ("alloc_gprs.py", "plan_gprs"): "a backstop: allocate names the bundle first",

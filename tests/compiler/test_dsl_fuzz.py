@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import ptoc
 from ptoc.dialects.random_kernel import KernelSpec, random_kernel
-from ptoc.passes.pipeline import default_tile_limit
+from ptoc.passes.geometry import default_tile_limit
 
 from .conftest import MACHINES, assume_machine_limit
 from .dsl_source import dsl_kernel

@@ -16,7 +16,8 @@ from ptoc.dialects.random_kernel import KernelSpec, random_kernel
 from ptoc.dialects.reference import run_reference
 from ptoc.passes.diagnostics import CompileError
 from ptoc.passes.execute import compare, run_compiled
-from ptoc.passes.pipeline import compile_module, default_tile_limit
+from ptoc.passes.geometry import default_tile_limit
+from ptoc.passes.pipeline import compile_module
 
 from .conftest import MACHINES, assume_machine_limit
 
