@@ -71,7 +71,7 @@ pred = DTYPES["pred"]
 
 #: lazily imported names -> their module (these pull in xDSL and the compiler)
 _LAZY = {
-    "compile": "ptoc.driver",
+    "compile": "ptoc.driver:compile_kernel",
     "CompileError": "ptoc.errors",
     "STAGES": "ptoc.driver",
     "Program": "ptoc.program",
@@ -85,18 +85,20 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from . import lang
-    from .driver import STAGES, compile
+    from .driver import STAGES
+    from .driver import compile_kernel as compile
     from .errors import CompileError
     from .execute import Outputs, reference, run, verify
     from .program import Program, Stats
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'ptoc' has no attribute {name!r}")
+    module, _, attr = where.partition(":")  # "module:attribute" when the names differ
     mod = importlib.import_module(module)
-    value = mod if name == "lang" else getattr(mod, name)
+    value = mod if name == "lang" else getattr(mod, attr or name)
     globals()[name] = value
     return value
 

@@ -87,7 +87,7 @@ class _Dumper:
                 raise OutputError(f"{path}: cannot write the dump: {e.strerror or e}") from None
 
 
-def compile(
+def compile_kernel(
     kernel: Kernel,
     machine: Any = None,
     stop_after: str | None = None,
@@ -97,7 +97,8 @@ def compile(
     validate: bool = True,
     max_tile_bytes: int | None = None,
 ) -> Any:
-    """Compile ``kernel`` for ``machine``; a :class:`ptoc.Program`, or with ``stop_after``
+    """``ptoc.compile``: compile ``kernel`` for ``machine``; a :class:`ptoc.Program`, or
+    with ``stop_after``
     the IR module after that stage (``trace``/``tile``, ``lower-compound``, ``legalize``,
     ``allocate``/``pto``; ``emit`` gives the Program).
 

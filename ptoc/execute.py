@@ -172,8 +172,7 @@ def run_on(
     from ptoc.passes.execute import gm_end, place, read_outputs
     from ptoc.runtime import Machine, MachineFault
 
-    from .driver import compile as compile_kernel
-    from .driver import machine_config
+    from .driver import compile_kernel, machine_config
 
     if isinstance(program, Kernel):
         program = compile_kernel(program, machine)
@@ -276,7 +275,7 @@ def verify_on(
 ) -> Outputs:
     """:func:`verify` with the arrays as one mapping; ``progress(i)`` is called after run
     ``i`` (1-based); ``context`` names the given arrays in messages."""
-    from .driver import compile as compile_kernel
+    from .driver import compile_kernel
 
     if isinstance(kernel, Program):
         program, k = kernel, kernel.kernel
