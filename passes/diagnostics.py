@@ -50,8 +50,8 @@ class CompileError(PassFailedException, LocatedError):
         LocatedError.__init__(self, rule, loc, hint)
 
     def render(self) -> str:
-        if self.loc is None and self.place is not None:
-            return f"{self.place}: {self.rule}"
+        if self.loc is None:  # the one line xdsl-opt prints (the hint is a field)
+            return self.rule if self.place is None else f"{self.place}: {self.rule}"
         return super().render()
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -111,9 +111,8 @@ class Machine:
     """A PTO core: global memory, per-PE GPRs and status, four Local tile queues."""
 
     def __init__(self, config: MachineConfig | str | None = None) -> None:
-        if isinstance(config, str):
-            config = MachineConfig.parse(config)
-        self.config = config or MachineConfig()
+        parsed = MachineConfig.parse(config) if isinstance(config, str) else config
+        self.config: MachineConfig = parsed or MachineConfig()
         try:
             self.state = MachineState(self.config)
         except MemoryError:

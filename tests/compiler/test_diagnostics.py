@@ -145,3 +145,23 @@ def test_every_compile_error_in_the_passes_is_located() -> None:
                     assert where in KERNEL_LEVEL, f"{path.name}:{node.lineno} in {fn.name}"
                     found.add(where)
     assert found <= set(KERNEL_LEVEL)
+
+
+def test_a_pass_error_carries_the_op_rule_and_hint_as_data() -> None:
+    """``fail`` keeps the op, the rule and the hint as fields; the text is the one
+    ``xdsl-opt`` prints; a pickled copy keeps the text (not the IR)."""
+    import pickle
+
+    from ptoc.dialects.builder import KernelBuilder
+    from ptoc.passes.diagnostics import fail
+
+    kb = KernelBuilder("k")
+    x = kb.tensor("x", "FP32", (8, 64))
+    line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+    t = kb.load(x, (8, 64))
+    op = t.owner
+    e = fail(op, "a rule", "a hint")
+    assert (e.op, e.rule, e.hint, e.loc) == (op, "a rule", "a hint", None)
+    assert str(e) == f"{__file__}:{line}:0: tile.load: a rule"
+    copy = pickle.loads(pickle.dumps(e))
+    assert type(copy) is CompileError and str(copy) == str(e) and copy.hint == "a hint"

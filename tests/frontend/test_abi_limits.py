@@ -84,3 +84,17 @@ def test_a_machine_gm_overflow_names_gm_size() -> None:
     text += "B.IOT mask=1111, last, ->T<128B>\nBSTOP\n"
     with pytest.raises(MachineFault, match=r"global memory \(machine parameter gm_size\)"):
         m.run(parse(text))
+
+
+def test_a_kernel_level_error_is_placed_at_the_argument_it_names(kernels) -> None:
+    """The ABI backstop (no op to point at) names the kernel argument whose base is one
+    too many as data; the front end places it at that parameter, with its caret."""
+    from ptoc.driver import placed
+    from ptoc.passes.diagnostics import CompileError
+
+    path, ks = kernels
+    k = ks["nine"]
+    e = placed(CompileError("too many bases", hint="fewer", argument=8), k.trace(), k)
+    assert (e.file, e.line, e.col) == (str(path), 9, 10)  # the parameter 'i: T'
+    assert str(e).splitlines()[1:] == ["    i: T):", "    ^^^^", "hint: fewer"]
+    assert (e.rule, e.argument) == ("too many bases", 8)
