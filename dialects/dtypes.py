@@ -1,8 +1,9 @@
-"""Element DataTypes as an xDSL attribute, shared by the ``tile`` and ``pto`` dialects.
+"""Element types as an xDSL attribute, shared by the ``tile`` and ``pto`` dialects.
 
-The names are the catalog's DataType names (``FP32``, ``BF16``, ``S8``, ...), so IR text
-reads like bundle text. ``PRED`` is the one addition: the packed one-bit predicate that
-TCMP/TCMPS produce and TSEL/TSELS consume, which has no DataType code of its own.
+The attribute wraps the one element-type model, :class:`ptoc.backend.isa.elements.
+ElementType`: its names are the catalog's DataType names (``FP32``, ``BF16``, ``S8``, ...)
+plus ``PRED``, so IR text reads like bundle text. The helpers below read every fact
+(bits, carrier, whether it is the predicate) from that model.
 """
 
 from __future__ import annotations
@@ -14,41 +15,52 @@ from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition
 
-from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.elements import ELEMENT_TYPES, ElementType, element_type
 
-#: Every catalog DataType name, plus PRED.
-DType = StrEnum("DType", [(d.name, d.name) for d in DataType] + [("PRED", "PRED")])  # type: ignore[misc]
+#: Every element type by its catalog name (the DataTypes, then PRED).
+DType = StrEnum("DType", [(name, name) for name in ELEMENT_TYPES])  # type: ignore[misc]
 
 
 @irdl_attr_definition
 class DTypeAttr(EnumAttribute[DType], SpacedOpaqueSyntaxAttribute):  # type: ignore[valid-type]
-    """An element DataType: ``#tile.dtype FP32`` standalone, ``FP32`` inside types."""
+    """An element type: ``#tile.dtype FP32`` standalone, ``FP32`` inside types."""
 
     name = "tile.dtype"
 
+    @property
+    def element(self) -> ElementType:
+        """The element type this attribute names."""
+        return element_type(self.data)
 
-def dtype_attr(dt: DataType | str | DType) -> DTypeAttr:
-    """The attribute of a DataType, a DType or a name."""
-    name = dt.name if isinstance(dt, DataType) else str(dt)
-    return DTypeAttr(DType(name))
+
+def dtype_attr(dt: DataType | ElementType | str | DType) -> DTypeAttr:
+    """The attribute of an element type, a DataType, a DType or a name."""
+    return DTypeAttr(DType(element_type(dt).name))
+
+
+def element_of(dt: DTypeAttr | ElementType | DType | str) -> ElementType:
+    """The element type of an attribute, a DType or a catalog name."""
+    return dt.element if isinstance(dt, DTypeAttr) else element_type(dt)
 
 
 def is_pred(dt: DTypeAttr | DType | str) -> bool:
-    value = dt.data if isinstance(dt, DTypeAttr) else dt
-    return str(value) == "PRED"
+    return element_of(dt).is_pred
 
 
 def data_type(dt: DTypeAttr | DType | str) -> DataType:
     """The catalog DataType of a (non-predicate) element type."""
-    value = dt.data if isinstance(dt, DTypeAttr) else dt
-    return DataType[str(value)]
+    d = element_of(dt).datatype
+    if d is None:
+        raise KeyError("PRED has no DataType")
+    return d
 
 
 def element_bits(dt: DTypeAttr | DType | str) -> int:
     """Bits per element: the DataType width, 1 for predicates."""
-    return 1 if is_pred(dt) else info(data_type(dt)).bits
+    return element_of(dt).bits
 
 
 def carrier(dt: DTypeAttr | DType | str) -> np.dtype:
     """The numpy dtype that holds one element in reference arrays (bool for PRED)."""
-    return np.dtype(bool) if is_pred(dt) else info(data_type(dt)).carrier
+    return element_of(dt).carrier

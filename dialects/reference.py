@@ -21,7 +21,7 @@ from .tile_memory import PES_ATTR, StoreOp
 from .tile_types import TensorType
 
 
-class ReferenceError(Exception):
+class ReferenceEvalError(Exception):
     """A kernel the reference cannot evaluate (missing input, unknown op, bad input)."""
 
 
@@ -41,7 +41,7 @@ def kernel_func(module: ModuleOp | func.FuncOp) -> func.FuncOp:
         return module
     funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
     if len(funcs) != 1:
-        raise ReferenceError(f"expected one kernel func.func, found {len(funcs)}")
+        raise ReferenceEvalError(f"expected one kernel func.func, found {len(funcs)}")
     return funcs[0]
 
 
@@ -50,7 +50,7 @@ def tensor_args(kernel: func.FuncOp) -> list[TensorArg]:
     out: list[TensorArg] = []
     for i, arg in enumerate(kernel.body.block.args):
         if not isinstance(arg.type, TensorType):
-            raise ReferenceError(f"kernel argument {i} is not a !tile.tensor")
+            raise ReferenceEvalError(f"kernel argument {i} is not a !tile.tensor")
         out.append(TensorArg(arg.name_hint or f"arg{i}", i, arg.type, arg))
     return out
 
@@ -77,7 +77,9 @@ def initial_tensors(
         if a.name in inputs:
             arr = np.asarray(inputs[a.name])
             if arr.shape != shape:
-                raise ReferenceError(f"input {a.name} has shape {arr.shape}, expected {shape}")
+                raise ReferenceEvalError(
+                    f"input {a.name} has shape {arr.shape}, expected {shape}"
+                )
             out[a.name] = np.array(arr, dtype=dtype, copy=True)
         else:
             out[a.name] = np.zeros(shape, dtype)
@@ -117,7 +119,7 @@ def run_reference(
     values: dict[SSAValue, np.ndarray] = {}
     for op in live_ops(kernel):
         if not isinstance(op, TileOp):
-            raise ReferenceError(f"{op.name} is not a tile op")
+            raise ReferenceEvalError(f"{op.name} is not a tile op")
         args = [values[v] for v in op.operands if v in values]
         results = op.reference(env, args)
         for v, r in zip(op.results, results, strict=True):

@@ -23,6 +23,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ptoc.backend.isa.elements import PRED
 from ptoc.backend.isa.semantics.elementwise import tcmp, tsel
 from ptoc.backend.isa.semantics.scalar import tcmps, texpands, tsels
 
@@ -69,7 +70,7 @@ class CmpOp(TileOp):
     def __init__(self, cmode: CMode, lhs: SSAValue, rhs: SSAValue) -> None:
         super().__init__(
             operands=[lhs, rhs],
-            result_types=[tile_type(lhs).with_dtype("PRED")],
+            result_types=[tile_type(lhs).with_dtype(PRED.name)],
             properties={"cmode": CModeAttr(cmode)},
         )
 
@@ -99,7 +100,7 @@ class CmpsOp(TileOp):
     def __init__(self, cmode: CMode, src: SSAValue, scalar: Number) -> None:
         super().__init__(
             operands=[src],
-            result_types=[tile_type(src).with_dtype("PRED")],
+            result_types=[tile_type(src).with_dtype(PRED.name)],
             properties={"cmode": CModeAttr(cmode), "scalar": ScalarAttr(scalar)},
         )
 

@@ -15,12 +15,23 @@ from __future__ import annotations
 from functools import cache
 
 from ptoc.backend.isa.fields import size_bytes
+from ptoc.backend.target import MachineConfig
 from ptoc.dialects.dtypes import element_bits
 from ptoc.dialects.pto_types import MAX_SIZE_CODE, PtoTileType
 from ptoc.dialects.tile_types import TileType
 
 #: one Local allocation holds at most 64 KiB per PE
 MAX_TILE_BYTES = size_bytes(MAX_SIZE_CODE)
+
+
+def default_tile_limit(target: MachineConfig) -> int:
+    """The split threshold for a machine, a power of two between 128 bytes and one
+    allocation: at most a quarter of the capacity (an operation's sources and result fit
+    together) and at most ``capacity / depth``, so that a hand's worth of pieces fits --
+    a dead tile holds its bytes until ``depth`` more pushes evict it (DECISIONS D2), and
+    larger pieces would need filler bundles to release them."""
+    share = max(128, target.capacity // max(4, target.depth))
+    return min(MAX_TILE_BYTES, 1 << (share.bit_length() - 1))
 
 
 def pow2_ceil(n: int) -> int:

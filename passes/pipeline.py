@@ -1,4 +1,14 @@
-"""The compiler driver: the named pipeline and :func:`compile_module`.
+"""The compiler pipeline: the named stages, in order, and the one driver that runs them.
+
+    tile IR --lower-compound--> tile IR --legalize--> pto IR --allocate--> allocated
+            pto IR --emit--> Program
+
+:func:`run_pipeline` runs the stages of :data:`PIPELINE` on a kernel module for one
+target (a :class:`~ptoc.backend.target.MachineConfig`), optionally stopping after one
+and calling back after each (the front end dumps and checks the IR there). Everything
+that compiles runs it: ``ptoc.compile`` (the front end), :func:`compile_module` (the
+library entry point) and the ``xdsl-opt`` passes ``ptoc-lower-compound`` ...
+``ptoc-emit``, each of which runs one stage with its stage check (:func:`run_stage`).
 
     ck = compile_module(module, MachineConfig(depth=4, capacity=16384))
     ck.program            # ptoc.backend.program.Program
@@ -10,32 +20,26 @@ Every compiled program goes through the allocation validator unless ``validate=F
 from __future__ import annotations
 
 import gc
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from ptoc.backend.program import Program
+from ptoc.backend.target import MachineConfig
 from ptoc.dialects.dtypes import DType, element_bits
 from ptoc.dialects.reference import kernel_func, kernel_pes_of, output_names, tensor_args
-from ptoc.runtime.config import MachineConfig
 
-from .allocate import AllocatePass, AllocStats, allocate_func
+from .allocate import AllocStats, allocate_func
 from .diagnostics import CompileError
-from .emit import AbiBinding, EmitPass, Emitted, emit_func
-from .geometry import MAX_TILE_BYTES
-from .legalize import LegalizePass, legalize_func
-from .lower_compound import LowerCompoundPass, lower_compound_func
+from .emit import AbiBinding, Emitted, emit_func
+from .geometry import MAX_TILE_BYTES, default_tile_limit
+from .legalize import legalize_func
+from .lower_compound import MATRIX_BYTES, lower_compound_func
+from .stages import Stage, expect_stage, kernels
 from .validate import Report, validate
-
-#: the passes of a full compile, in order (xdsl-opt names)
-PIPELINE: tuple[str, ...] = (
-    LowerCompoundPass.name,
-    LegalizePass.name,
-    AllocatePass.name,
-    EmitPass.name,
-)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,165 @@ class CompiledKernel:
     module: ModuleOp
 
 
+@dataclass(frozen=True)
+class Options:
+    """Compiler choices that are not facts of the target.
+
+    ``max_tile_bytes``: tiles larger than this per PE are split into row pieces (None:
+    :func:`~ptoc.passes.geometry.default_tile_limit` of the target, one allocation
+    without a target); ``matrix_bytes``: the byte budget of one merge compare-matrix
+    chunk; ``validate``: replay the emitted program through the allocation validator.
+    """
+
+    max_tile_bytes: int | None = None
+    matrix_bytes: int = MATRIX_BYTES
+    validate: bool = True
+
+
+@dataclass
+class Compilation:
+    """One kernel going through the pipeline: its module and ``func.func`` (rewritten in
+    place, stage by stage), the target and options, and what the stages produced."""
+
+    module: ModuleOp
+    kernel: func.FuncOp
+    #: the machine compiled for; None only for ``xdsl-opt ptoc-legalize`` without
+    #: ``whole-budget`` (no machine: tiles are split at one allocation, kept whole)
+    target: MachineConfig | None
+    options: Options = Options()
+    #: the stages run so far, in order
+    done: list[str] = field(default_factory=list)
+    #: the kernel's tensor parameters (after lower-compound, which may add a scratch one)
+    params: tuple[TensorParam, ...] = ()
+    #: the PEs the kernel runs on (its ``tile.pes``)
+    pes: int = 1
+    stats: AllocStats | None = None
+    emitted: Emitted | None = None
+    report: Report | None = None
+
+    @property
+    def tile_limit(self) -> int:
+        """Per-PE bytes above which legalize splits a tile into row pieces."""
+        if self.options.max_tile_bytes:
+            return self.options.max_tile_bytes
+        return MAX_TILE_BYTES if self.target is None else default_tile_limit(self.target)
+
+    def machine(self) -> MachineConfig:
+        """The target (the default machine when none was given)."""
+        return self.target or MachineConfig()
+
+    def compiled(self) -> CompiledKernel:
+        """The result of a run through emit."""
+        assert self.emitted is not None and self.stats is not None, self.done
+        em = self.emitted
+        name = self.kernel.sym_name.data
+        abi = KernelAbi(name, self.pes, self.params, em.bindings, em.scratch_bytes)
+        return CompiledKernel(em.program, abi, em, self.stats, self.report, self.module)
+
+
+def _lower_compound(c: Compilation) -> None:
+    lower_compound_func(c.kernel, c.options.matrix_bytes)
+    c.params = _params(c.kernel)
+    c.pes = kernel_pes_of(c.kernel)
+
+
+def _legalize(c: Compilation) -> None:
+    pes = kernel_pes_of(c.kernel)
+    if c.target is not None and pes > c.target.pes:
+        raise CompileError(
+            f"@{c.kernel.sym_name.data} runs on {pes} PEs; the machine has {c.target.pes}"
+        )
+    legalize_func(c.kernel, c.target, c.tile_limit)
+
+
+def _allocate(c: Compilation) -> None:
+    c.stats = allocate_func(c.kernel, c.machine())
+
+
+def _emit(c: Compilation) -> None:
+    c.emitted = emit_func(c.kernel)
+    if c.options.validate:
+        c.report = validate(c.emitted, c.machine())
+
+
+@dataclass(frozen=True)
+class PipelineStage:
+    """One stage: its name (``ptoc compile --emit NAME``), the ``xdsl-opt`` pass that runs
+    it alone, the IR stage it takes (checked before it runs) and what it does."""
+
+    name: str
+    pass_name: str
+    takes: Stage
+    run: Callable[[Compilation], None]
+
+
+#: the stages of a full compile, in order
+PIPELINE: tuple[PipelineStage, ...] = (
+    PipelineStage("lower-compound", "ptoc-lower-compound", Stage.TILE, _lower_compound),
+    PipelineStage("legalize", "ptoc-legalize", Stage.TILE, _legalize),
+    PipelineStage("allocate", "ptoc-allocate", Stage.LEGALIZED, _allocate),
+    PipelineStage("emit", "ptoc-emit", Stage.ALLOCATED, _emit),
+)
+
+#: the stages by name
+STAGES: dict[str, PipelineStage] = {s.name: s for s in PIPELINE}
+
+#: called after each stage with its name and the compilation
+OnStage = Callable[[str, Compilation], None]
+
+
+def run_stage(stage: PipelineStage, c: Compilation) -> None:
+    """Run one stage on one kernel, after checking that the kernel is at its IR stage."""
+    expect_stage(stage.pass_name, c.kernel, stage.takes)
+    stage.run(c)
+    c.done.append(stage.name)
+
+
+def run_pipeline(
+    module: ModuleOp,
+    target: MachineConfig | None = None,
+    *,
+    options: Options = Options(),
+    stop_after: str | None = None,
+    on_stage: OnStage | None = None,
+) -> Compilation:
+    """Run the stages of :data:`PIPELINE` in place on the one kernel of ``module`` for
+    ``target`` (default: the default machine), up to and including ``stop_after`` (a
+    stage name; default: all), calling ``on_stage(name, compilation)`` after each.
+    A stage that cannot lower the kernel raises :class:`CompileError`."""
+    if stop_after is not None and stop_after not in STAGES:
+        raise ValueError(f"unknown stage {stop_after!r}; stages are {', '.join(STAGES)}")
+    c = Compilation(module, kernel_func(module), target or MachineConfig(), options)
+    # compilation allocates many small long-lived objects: the cyclic GC would rescan
+    # them ever more often as the kernel grows (superlinear time), so pause it
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for stage in PIPELINE:
+            run_stage(stage, c)
+            if on_stage is not None:
+                on_stage(stage.name, c)
+            if stage.name == stop_after:
+                break
+    finally:
+        if enabled:
+            gc.enable()
+    return c
+
+
+def run_pass(
+    name: str, module: ModuleOp, target: MachineConfig | None, options: Options = Options()
+) -> list[Compilation]:
+    """The ``xdsl-opt`` pass of stage ``name``: run it on every kernel of ``module``."""
+    stage = STAGES[name]
+    out = []
+    for f in kernels(stage.pass_name, module):
+        c = Compilation(module, f, target, options)
+        run_stage(stage, c)
+        out.append(c)
+    return out
+
+
 def compile_module(
     module: ModuleOp,
     machine: MachineConfig | None = None,
@@ -92,56 +255,10 @@ def compile_module(
     :func:`default_tile_limit` of the machine). ``verify_input=False`` skips verifying
     ``module`` (for callers that just built and verified it).
     """
-    machine = machine or MachineConfig()
-    # compilation allocates many small long-lived objects: the cyclic GC would rescan
-    # them ever more often as the kernel grows (superlinear time), so pause it
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _compile(module, machine, validate_program, max_tile_bytes, verify_input)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _compile(
-    module: ModuleOp,
-    machine: MachineConfig,
-    validate_program: bool,
-    max_tile_bytes: int | None,
-    verify_input: bool,
-) -> CompiledKernel:
     if verify_input:
         module.verify()
-    work = module.clone()
-    f = kernel_func(work)
-    lower_compound_func(f)
-    pes = kernel_pes_of(f)
-    if pes > machine.pes:
-        raise CompileError(
-            f"@{f.sym_name.data} runs on {pes} PEs; the machine has {machine.pes}"
-        )
-    params = _params(f)
-    legalize_func(f, max_tile_bytes or default_tile_limit(machine), machine.capacity)
-    stats = allocate_func(f, machine.hands, machine.depth, machine.capacity)
-    em = emit_func(f)
-    report = (
-        validate(em, machine.hands, machine.depth, machine.capacity)
-        if validate_program
-        else None
-    )
-    abi = KernelAbi(f.sym_name.data, pes, params, em.bindings, em.scratch_bytes)
-    return CompiledKernel(em.program, abi, em, stats, report, work)
-
-
-def default_tile_limit(machine: MachineConfig) -> int:
-    """The split threshold for a machine, a power of two between 128 bytes and one
-    allocation: at most a quarter of the capacity (an operation's sources and result fit
-    together) and at most ``capacity / depth``, so that a hand's worth of pieces fits --
-    a dead tile holds its bytes until ``depth`` more pushes evict it (DECISIONS D2), and
-    larger pieces would need filler bundles to release them."""
-    share = max(128, machine.capacity // max(4, machine.depth))
-    return min(MAX_TILE_BYTES, 1 << (share.bit_length() - 1))
+    options = Options(max_tile_bytes=max_tile_bytes, validate=validate_program)
+    return run_pipeline(module.clone(), machine, options=options).compiled()
 
 
 def _params(f: func.FuncOp) -> tuple[TensorParam, ...]:
@@ -152,7 +269,9 @@ def _params(f: func.FuncOp) -> tuple[TensorParam, ...]:
     )
 
 
-def run_passes(module: ModuleOp, names: tuple[str, ...] = PIPELINE) -> None:
+def run_passes(
+    module: ModuleOp, names: tuple[str, ...] = tuple(s.pass_name for s in PIPELINE)
+) -> None:
     """Apply named passes in order (the ``xdsl-opt -p`` equivalent, default options)."""
     from .universe import PASSES
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.fields import GPR_NAMES, size_bytes
 from ptoc.backend.program import Ior, Iot, Scalar, ScalarStart, TileStart
+from ptoc.backend.target import MachineConfig
 
 from .allocate.gprs import Binding
 from .allocate.gprs import Scalar as Sym
@@ -222,9 +223,10 @@ def _add(a: Sym | None, b: Sym | None) -> Sym | None:
     return Sym((a.value + b.value) & MASK64, a.base or b.base)
 
 
-def validate(em: Emitted, hands: int, depth: int, capacity: int) -> Report:
-    """Replay ``em.program``; raises :class:`ValidationError` at the first bundle that does
-    not mean what the IR means, else returns what it saw."""
+def validate(em: Emitted, target: MachineConfig) -> Report:
+    """Replay ``em.program`` on ``target``'s hands, depth and capacity; raises
+    :class:`ValidationError` at the first bundle that does not mean what the IR means,
+    else returns what it saw."""
     for i, c in enumerate(em.program.commands):
         # every constraint of the catalog form (c.movi never writes ra, no reserved
         # DataType or SizeCode, ...): the assembler would refuse the printed text and the
@@ -232,7 +234,7 @@ def validate(em: Emitted, hands: int, depth: int, capacity: int) -> Report:
         rule = field_violation(c)
         if rule is not None:
             raise ValidationError(f"command {i} breaks its catalog form: {rule}")
-    r = _Replay(em, hands, depth, capacity)
+    r = _Replay(em, target.hands, target.depth, target.capacity)
     for block in em.program.blocks():
         if isinstance(block.start, ScalarStart):
             r.report.scalar_blocks += 1

@@ -22,7 +22,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ptoc.backend.errors import AsmError, DecodeError, Error
-from ptoc.runtime.config import MachineConfig
+from ptoc.backend.target import MachineConfig
 from ptoc.runtime.faults import (
     BundleControlFault,
     IllegalInstructionFault,
@@ -33,7 +33,6 @@ from ptoc.runtime.faults import (
 
 from .dtypes import DTYPES, DType
 from .errors import (
-    CompileError,
     InputError,
     KernelError,
     OutputError,
@@ -72,7 +71,8 @@ pred = DTYPES["pred"]
 
 #: lazily imported names -> their module (these pull in xDSL and the compiler)
 _LAZY = {
-    "compile": "ptoc.driver",
+    "compile": "ptoc.driver:compile_kernel",
+    "CompileError": "ptoc.errors",
     "STAGES": "ptoc.driver",
     "Program": "ptoc.program",
     "Stats": "ptoc.program",
@@ -85,17 +85,20 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from . import lang
-    from .driver import STAGES, compile
+    from .driver import STAGES
+    from .driver import compile_kernel as compile
+    from .errors import CompileError
     from .execute import Outputs, reference, run, verify
     from .program import Program, Stats
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'ptoc' has no attribute {name!r}")
+    module, _, attr = where.partition(":")  # "module:attribute" when the names differ
     mod = importlib.import_module(module)
-    value = mod if name == "lang" else getattr(mod, name)
+    value = mod if name == "lang" else getattr(mod, attr or name)
     globals()[name] = value
     return value
 

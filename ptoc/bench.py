@@ -54,7 +54,7 @@ def measure(k: Kernel, machine: Any = None, seed: int = 0, repeat: int = 3) -> T
     from ptoc.passes.execute import place
     from ptoc.runtime import Machine
 
-    from .driver import compile as compile_kernel
+    from .driver import compile_kernel
     from .execute import check_inputs, reference_of, verify_on
 
     inputs = k.random_inputs(seed)

@@ -93,7 +93,7 @@ class Progress:
 
 
 def _machine(text: str | None) -> Any:
-    from ptoc.runtime.config import MachineConfig
+    from ptoc.backend.target import MachineConfig
 
     return MachineConfig.parse(text) if text else None
 
@@ -108,7 +108,7 @@ def _load(spec: str) -> Any:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from .driver import compile as compile_kernel
+    from .driver import compile_kernel
 
     if args.output:
         check_output(args.output)
@@ -184,7 +184,7 @@ def _npz_inputs(path: str, k: Any) -> dict[str, np.ndarray]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .driver import compile as compile_kernel
+    from .driver import compile_kernel
     from .execute import verify_on
 
     if args.seed < 0:

@@ -1,35 +1,35 @@
-"""``ptoc.compile``: run the pipeline stage by stage, with stops and dumps.
+"""``ptoc.compile``: the front end of the pipeline -- trace, stops and dumps.
 
     trace -> lower-compound -> legalize -> allocate -> emit
 
-Each stage is a public function of ``ptoc.passes`` applied to a clone of the traced
-module; ``stop_after`` returns the IR of that stage, ``print_ir_after_all`` prints every
-stage to stderr and ``dump_dir`` writes one file per stage. Pass diagnostics
-(``file:line:col: tile.op: rule``) become :class:`CompileError` at the kernel line.
+The kernel is traced here; the stages after ``trace`` are the compiler's one pipeline
+(``ptoc.passes.pipeline.run_pipeline``), run on a clone of the traced module. Its
+callback after each stage writes the dumps (``print_ir_after_all`` to stderr,
+``dump_dir`` one file per stage) and checks what only the front end can say at the
+kernel's source (PEs, global memory, tile rows); ``stop_after`` returns the IR of a
+stage. A pass's :class:`CompileError` names its op; it is placed at the kernel line
+the op was traced from (:func:`placed`).
 """
 
 from __future__ import annotations
 
-import gc
-import re
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from .errors import CompileError, KernelError, OutputError
+from xdsl.utils.exceptions import DiagnosticException
+
+from ptoc.passes.pipeline import PIPELINE
+
+from .errors import CompileError, Error, KernelError, OutputError
 from .kernel import Kernel, Traced
 from .program import Program
 from .source import SourceLoc, def_location, param_location
 
 #: the stages, in order; ``ptoc compile --emit`` also accepts the aliases
-STAGES: tuple[str, ...] = ("trace", "lower-compound", "legalize", "allocate", "emit")
+STAGES: tuple[str, ...] = ("trace", *(s.name for s in PIPELINE))
 ALIASES = {"tile": "trace", "pto": "allocate", "asm": "emit", "bin": "emit"}
-
-#: ``pto.tadd: rule`` -> ``TADD: rule`` (kernel authors know the catalog names)
-_OP_PREFIX = re.compile(r"^(?P<dialect>pto|tile)\.(?P<name>\w+): ")
-_PASS_LOC = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (?P<rule>.*)$", re.DOTALL)
 
 
 def stage_name(name: str) -> str:
@@ -46,7 +46,7 @@ def stage_name(name: str) -> str:
 
 def machine_config(machine: Any) -> Any:
     """A MachineConfig from None (the default machine), a config or ``"depth=4,..."``."""
-    from ptoc.runtime.config import MachineConfig
+    from ptoc.backend.target import MachineConfig
 
     if machine is None:
         return MachineConfig()
@@ -87,7 +87,7 @@ class _Dumper:
                 raise OutputError(f"{path}: cannot write the dump: {e.strerror or e}") from None
 
 
-def compile(
+def compile_kernel(
     kernel: Kernel,
     machine: Any = None,
     stop_after: str | None = None,
@@ -97,7 +97,8 @@ def compile(
     validate: bool = True,
     max_tile_bytes: int | None = None,
 ) -> Any:
-    """Compile ``kernel`` for ``machine``; a :class:`ptoc.Program`, or with ``stop_after``
+    """``ptoc.compile``: compile ``kernel`` for ``machine``; a :class:`ptoc.Program`, or
+    with ``stop_after``
     the IR module after that stage (``trace``/``tile``, ``lower-compound``, ``legalize``,
     ``allocate``/``pto``; ``emit`` gives the Program).
 
@@ -110,15 +111,7 @@ def compile(
     last = stage_name(stop_after) if stop_after is not None else "emit"
     dump = _Dumper(sys.stderr if print_ir_after_all else None, dump_dir)
     traced = kernel.trace()
-    # as compile_module does: compilation makes many long-lived objects, and the cyclic
-    # GC would rescan them ever more often as the kernel grows
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _compile(kernel, traced, config, last, dump, validate, max_tile_bytes)
-    finally:
-        if enabled:
-            gc.enable()
+    return _compile(kernel, traced, config, last, dump, validate, max_tile_bytes)
 
 
 def _compile(
@@ -130,30 +123,58 @@ def _compile(
     validate: bool,
     max_tile_bytes: int | None,
 ) -> Any:
-    """The steps of ``ptoc.passes.pipeline.compile_module``, with stops and dumps between
-    them (a test checks that both give the same program)."""
-    from xdsl.dialects import func
-
-    from ptoc.dialects.reference import output_names, tensor_args
-    from ptoc.passes.allocate import allocate_func
-    from ptoc.passes.emit import emit_func
-    from ptoc.passes.execute import gm_end
-    from ptoc.passes.legalize import legalize_func
-    from ptoc.passes.lower_compound import lower_compound_func
-    from ptoc.passes.pipeline import KernelAbi, TensorParam, default_tile_limit
-    from ptoc.passes.validate import validate as validate_program
+    """Run the pipeline (``ptoc.passes.pipeline.run_pipeline``) on a clone of the traced
+    module; after each stage, dump it and check what only the front end can say well."""
+    from ptoc.passes.pipeline import Options, run_pipeline
 
     module = traced.module.clone()
-    f = next(op for op in module.ops if isinstance(op, func.FuncOp))
     dump("trace", lambda: str(module))
     if last == "trace":
         return module
 
-    with _stage("lower-compound", traced, kernel):
-        lower_compound_func(f)
-    dump("lower-compound", lambda: str(module))
-    if last == "lower-compound":
+    def after(stage: str, c: Any) -> None:
+        done.append(stage)
+        if stage != "emit":  # the Program is dumped as assembly
+            dump(stage, lambda: str(module))
+        if stage == "lower-compound" and last != stage:
+            _check_lowered(kernel, traced, c, config)
+
+    options = Options(max_tile_bytes=max_tile_bytes, validate=validate)
+    done: list[str] = []
+    try:
+        c = run_pipeline(
+            module,
+            config,
+            options=options,
+            stop_after=None if last == "emit" else last,
+            on_stage=after,
+        )
+    except CompileError as e:
+        if e.loc is None:
+            raise placed(e, traced, kernel) from None
+        raise
+    except Error:  # KernelError, OutputError: already at their place
+        raise
+    except DiagnosticException as e:  # an xDSL verifier inside a stage
+        raise CompileError(str(e).strip()) from None
+    except Exception as e:
+        failed = STAGES[len(done) + 1]
+        raise CompileError(
+            f"internal error in the {failed} stage: {type(e).__name__}: {e}",
+            None,
+            hint="this is a ptoc bug; please report it with the kernel",
+        ) from e
+    if last != "emit":
         return module
+    prog = _program(kernel, traced, c, config)
+    dump("emit", lambda: prog.asm(source=True), ".s")
+    return prog
+
+
+def _check_lowered(kernel: Kernel, traced: Traced, c: Any, config: Any) -> None:
+    """After lower-compound, before legalize: the kernel fits the machine's PEs and
+    global memory, and every tile's row fits the tile size limit."""
+    from ptoc.passes.execute import gm_end
 
     if kernel.pes > config.pes:
         raise KernelError(
@@ -161,123 +182,73 @@ def _compile(
             def_location(kernel.fn),
             hint=f"compile for a machine with pes={kernel.pes}",
         )
-    outputs = set(output_names(f))
-    params = tuple(  # after lower-compound: its GM scratch area is a tensor parameter too
-        TensorParam(a.name, a.type.dt, a.type.dims, a.type.stride, a.name in outputs)
-        for a in tensor_args(f)
-    )
-    _check_gm(kernel, gm_end(params), config)
-    limit = max_tile_bytes or default_tile_limit(config)
-    _check_tile_rows(module, traced, limit, config.capacity)
-    with _stage("legalize", traced, kernel):
-        legalize_func(f, limit, config.capacity)
-    dump("legalize", lambda: str(module))
-    if last == "legalize":
-        return module
+    # after lower-compound: its GM scratch area is a tensor parameter too
+    _check_gm(kernel, gm_end(c.params), config)
+    _check_tile_rows(c.module, traced, c.tile_limit, config.capacity)
 
-    with _stage("allocate", traced, kernel):
-        alloc = allocate_func(f, config.hands, config.depth, config.capacity)
-    dump("allocate", lambda: str(module))
-    if last == "allocate":
-        return module
 
-    sources = _bundle_sources(f, traced)
-    with _stage("emit", traced, kernel):
-        em = emit_func(f)
-        report = None
-        if validate:
-            report = validate_program(em, config.hands, config.depth, config.capacity)
-    _check_gm(kernel, gm_end(params, em.scratch_bytes, kernel.pes), config, spill=True)
-    abi = KernelAbi(kernel.name, kernel.pes, params, em.bindings, em.scratch_bytes)
+def _program(kernel: Kernel, traced: Traced, c: Any, config: Any) -> Program:
+    """The Program of a compilation that ran through emit."""
+    from ptoc.passes.execute import gm_end
+
+    em = c.emitted
+    _check_gm(kernel, gm_end(c.params, em.scratch_bytes, kernel.pes), config, spill=True)
+    sources = _bundle_sources(c.kernel, traced)
     prog = Program(
         em.program,
-        abi=abi,
+        abi=c.compiled().abi,
         kernel=kernel,
         machine=config,
-        alloc=alloc,
+        alloc=c.stats,
         intents=em.intents,
         sources=dict(zip(sorted(em.intents), sources)),
-        report=report,
+        report=c.report,
     )
-    dump("emit", lambda: prog.asm(source=True), ".s")
     return prog
 
 
-@contextmanager
-def _stage(name: str, traced: Traced, kernel: Kernel | None = None) -> Iterator[None]:
-    """Turn a pass failure into a CompileError at the kernel line of the failing op."""
-    from xdsl.utils.exceptions import DiagnosticException
+def source_of(op: Any, traced: Traced) -> SourceLoc | None:
+    """The kernel source span an op was traced from (lowering keeps it on what the op
+    becomes), from the op's source location; None for an op without one."""
+    from ptoc.passes.diagnostics import source_position
 
-    try:
-        yield
-    except (KernelError, CompileError):
-        raise
-    except DiagnosticException as e:  # the passes' CompileError and xDSL verifiers
-        loc, rule = locate(str(e), traced)
-        if loc is None and kernel is not None and "base addresses" in rule:
-            loc = abi_location(kernel)
-        raise CompileError(rule, loc, hint=_hint(rule, kernel)) from None
-    except Exception as e:
-        raise CompileError(
-            f"internal error in the {name} stage: {type(e).__name__}: {e}",
-            None,
-            hint="this is a ptoc bug; please report it with the kernel",
-        ) from e
+    key = source_position(op)
+    if key is None:
+        return None
+    return traced.locations.get(key) or SourceLoc(key[0], key[1], max(key[2] - 1, 0))
 
 
-def locate(message: str, traced: Traced) -> tuple[SourceLoc | None, str]:
-    """Split a pass diagnostic ``file:line:col: rule`` into a SourceLoc and the rule."""
-    m = _PASS_LOC.match(message.strip())
-    if m is None:
-        return None, message.strip()
-    key = (m["file"], int(m["line"]), int(m["col"]))
-    loc = traced.locations.get(key) or SourceLoc(key[0], key[1], max(key[2] - 1, 0))
-    rule = _OP_PREFIX.sub(_catalog_name, m["rule"], count=1)
-    return loc, rule
+def placed(e: CompileError, traced: Traced, kernel: Kernel) -> CompileError:
+    """A pass's CompileError placed at the kernel line of its op (the kernel argument of
+    a kernel-level rule, else the ``def`` line for a rule of the kernel ABI), naming the
+    op the way kernel authors know it (TADD, pt.merge_sorted)."""
+    loc = source_of(e.op, traced) if e.op is not None else None
+    if loc is not None:
+        assert e.op is not None
+        return CompileError(f"{catalog_name(e.op.name)}: {e.rule}", e.op, e.hint, loc)
+    if e.argument is not None:
+        loc = abi_location(kernel, e.argument)
+    return CompileError(str(e), e.op, e.hint, loc, argument=e.argument)
 
 
-def _catalog_name(m: re.Match[str]) -> str:
+def catalog_name(op_name: str) -> str:
     """``pto.tadd`` -> ``TADD``, ``tile.rowmax`` -> ``TROWMAX``, and a compound op
     ``tile.merge_sorted`` -> ``pt.merge_sorted`` (the names a kernel author knows)."""
     from ptoc.dialects.compound_ops import COMPOUND_OPS
 
-    if m["dialect"] == "pto":
-        return f"{m['name'].upper()}: "
-    if any(c.name == f"tile.{m['name']}" for c in COMPOUND_OPS):
-        return f"pt.{m['name']}: "
-    return f"T{m['name'].upper()}: "
+    dialect, _, name = op_name.partition(".")
+    if dialect == "pto":
+        return name.upper()
+    if any(c.name == op_name for c in COMPOUND_OPS):
+        return f"pt.{name}"
+    return f"T{name.upper()}"
 
 
-def _hint(rule: str, kernel: Kernel | None = None) -> str | None:
-    if "base addresses" in rule:
-        extra = ""
-        if kernel is not None and len(kernel.params) > ABI_BASES:
-            past = kernel.params[ABI_BASES]
-            loc = param_location(kernel.fn, past.name)
-            where = f" ({loc.file}:{loc.line})" if loc is not None else ""
-            extra = f"; the tensor {past.name!r}{where} is the first past the limit"
-        return (
-            f"the ABI passes one base address per tensor in a0..a7 (one per distinct "
-            f"pt.pe() step of its windows, plus one for a spill area): use at most "
-            f"{ABI_BASES} tensors, or the same PE step for every window of a tensor{extra}"
-        )
-    if "capacity" in rule or "no room" in rule:
-        return (
-            "work on smaller tiles (load fewer rows at a time), or compile for a machine "
-            "with more capacity"
-        )
-    return None
-
-
-#: base-address registers of the kernel ABI (a0..a7; DECISIONS D7)
-ABI_BASES = 8
-
-
-def abi_location(kernel: Kernel) -> SourceLoc | None:
-    """Where a kernel exceeds the ABI's base addresses: its first tensor parameter past
-    the limit, or else (PE steps or the spill area push it over) its ``def`` line."""
-    if len(kernel.params) > ABI_BASES:
-        loc = param_location(kernel.fn, kernel.params[ABI_BASES].name)
+def abi_location(kernel: Kernel, argument: int) -> SourceLoc | None:
+    """Where a kernel exceeds the ABI's base addresses: the tensor parameter whose base
+    is one too many, or else (the spill area pushes it over) its ``def`` line."""
+    if argument < len(kernel.params):
+        loc = param_location(kernel.fn, kernel.params[argument].name)
         if loc is not None:
             return loc
     return def_location(kernel.fn)
@@ -299,12 +270,6 @@ def _check_gm(kernel: Kernel, end: int, config: Any, spill: bool = False) -> Non
     )
 
 
-def _loc_text(op: Any) -> str:
-    from ptoc.passes.diagnostics import location
-
-    return location(op)
-
-
 def _check_tile_rows(module: Any, traced: Traced, limit: int, capacity: int) -> None:
     """Tiles larger than ``limit`` bytes per PE are split into row pieces; a tile whose
     single row is already larger cannot be split, so it is too large for the machine."""
@@ -318,7 +283,7 @@ def _check_tile_rows(module: Any, traced: Traced, limit: int, capacity: int) -> 
                 continue
             row = tile_bytes(TileType(t.dtype, (1, t.extent[1]), (1, t.valid[1])))
             if row > limit:
-                loc, _ = locate(f"{_loc_text(op)}: x", traced)
+                loc = source_of(op, traced)
                 rows, cols = t.valid
                 raise KernelError(
                     f"a {rows}x{cols} {t.dt.value.lower()} tile is too large for the machine: "

@@ -1,8 +1,10 @@
 """Element types of kernel tensors and tiles: ``ptoc.fp32``, ``ptoc.bf16``, ``ptoc.s8``, ...
 
-Every DataType of the instruction catalog has a lower-case name here, generated from
-:class:`ptoc.backend.isa.DataType` so the two can never disagree. ``pred`` is the one
-addition: the one-bit predicate tile that comparisons produce and ``pt.where`` consumes.
+Every element type of the one model (:mod:`ptoc.backend.isa.elements`: each catalog
+DataType, and ``pred``, the one-bit predicate tile that comparisons produce and
+``pt.where`` consumes) has a lower-case name here. A :class:`DType` is a thin view of an
+:class:`~ptoc.backend.isa.elements.ElementType` that only adds the user-facing name and
+``repr``; every fact it answers is the model's.
 """
 
 from __future__ import annotations
@@ -12,37 +14,43 @@ from typing import Any
 
 import numpy as np
 
-from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.elements import ELEMENT_TYPES, ElementType
 
 
 @dataclass(frozen=True)
 class DType:
-    """An element type. ``datatype`` is the catalog DataType (None for ``pred``)."""
+    """An element type as kernels name it: ``name`` (``fp32``) and the model ``element``."""
 
     name: str
-    datatype: DataType | None
+    element: ElementType
+
+    @property
+    def datatype(self) -> DataType | None:
+        """The catalog DataType (None for ``pred``)."""
+        return self.element.datatype
 
     @property
     def catalog_name(self) -> str:
         """The name used in IR and bundle text (``FP32``), ``PRED`` for predicates."""
-        return "PRED" if self.datatype is None else self.datatype.name
+        return self.element.name
 
     @property
     def bits(self) -> int:
-        return 1 if self.datatype is None else info(self.datatype).bits
+        return self.element.bits
 
     @property
     def carrier(self) -> np.dtype:
         """The numpy dtype holding one element in input and output arrays."""
-        return np.dtype(bool) if self.datatype is None else info(self.datatype).carrier
+        return self.element.carrier
 
     @property
     def is_float(self) -> bool:
-        return self.datatype is not None and info(self.datatype).is_float
+        return self.element.is_float
 
     @property
     def is_int(self) -> bool:
-        return self.datatype is not None and info(self.datatype).is_int
+        return self.element.is_int
 
     def __repr__(self) -> str:
         return f"ptoc.{self.name}"
@@ -51,8 +59,9 @@ class DType:
 
 
 #: every element type by its ``ptoc`` name, in DataType code order, then ``pred``
-DTYPES: dict[str, DType] = {d.name.lower(): DType(d.name.lower(), d) for d in DataType}
-DTYPES["pred"] = DType("pred", None)
+DTYPES: dict[str, DType] = {
+    e.name.lower(): DType(e.name.lower(), e) for e in ELEMENT_TYPES.values()
+}
 
 _BY_CATALOG = {d.catalog_name: d for d in DTYPES.values()}
 

@@ -3,17 +3,21 @@
 Kernel-source errors (:class:`KernelError`, :class:`CompileError`) render like a
 compiler diagnostic -- ``FILE:LINE:COL: error: RULE``, the source line with a caret
 under the offending expression, and a hint saying what to write instead.
+:class:`CompileError` is the compiler passes' own error (``ptoc.passes.diagnostics``),
+which ``ptoc.compile`` places at the kernel line of the op it names; it is imported on
+first use (it is an xDSL pass failure, and ``import ptoc`` does not load xDSL).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ptoc.backend.errors import AsmError, DecodeError, Error
+from ptoc.backend.errors import AsmError, DecodeError, Error, LocatedError
 
-from .source import SourceLoc
+if TYPE_CHECKING:
+    from ptoc.passes.diagnostics import CompileError
 
 __all__ = [
     "AsmError",
@@ -24,6 +28,7 @@ __all__ = [
     "InputError",
     "Interrupted",
     "KernelError",
+    "LocatedError",
     "Mismatch",
     "OutputError",
     "ReferenceFault",
@@ -32,42 +37,12 @@ __all__ = [
 ]
 
 
-class LocatedError(Error):
-    """An error at a place in a kernel's source (``loc`` may be None when unknown)."""
+def __getattr__(name: str) -> Any:
+    if name == "CompileError":
+        from ptoc.passes.diagnostics import CompileError
 
-    kind = "error"
-
-    def __init__(self, message: str, loc: SourceLoc | None = None, hint: str | None = None):
-        self.message = message
-        self.loc = loc
-        self.hint = hint
-        super().__init__(self.render())
-
-    @property
-    def file(self) -> str | None:
-        return self.loc.file if self.loc else None
-
-    @property
-    def line(self) -> int | None:
-        return self.loc.line if self.loc else None
-
-    @property
-    def col(self) -> int | None:
-        """1-based column of the offending expression."""
-        return self.loc.col + 1 if self.loc else None
-
-    def render(self) -> str:
-        head = f"{self.loc}: {self.kind}: {self.message}" if self.loc else self.message
-        parts = [head]
-        excerpt = self.loc.excerpt() if self.loc else ""
-        if excerpt:
-            parts.append(excerpt)
-        if self.hint:
-            parts.append(f"hint: {self.hint}")
-        return "\n".join(parts)
-
-    def __reduce__(self) -> tuple[Any, ...]:  # picklable (multiprocessing, pytest-xdist)
-        return (type(self), (self.message, self.loc, self.hint))
+        return CompileError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class KernelError(LocatedError):
@@ -80,11 +55,6 @@ class ReferenceFault(KernelError):
     machine would raise Fault_TileLegality at the same operation."""
 
     kind = "fault"
-
-
-class CompileError(LocatedError):
-    """The compiler cannot lower a kernel (the rule of the failing stage, at the kernel
-    line whose operation it was lowering)."""
 
 
 class Interrupted(KeyboardInterrupt):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ptoc.runtime.arrays import array_dtype_rule
 
-from .driver import locate
+from .driver import source_of
 from .errors import Error, InputError, Mismatch, ReferenceFault, VerifyError
 from .kernel import Kernel
 from .program import Program
@@ -135,7 +135,7 @@ def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
         try:
             results = op.reference(env, args)
         except (SemanticError, CompoundError) as e:
-            loc, _ = locate(f"{location(op)}: x", traced)
+            loc = source_of(op, traced)
             name = _op_name(op)
             rule = re.sub(r"^tile\.(\w+): ", r"pt.\1: ", e.rule)
             rule = rule if name in rule else f"{name}: {rule}"
@@ -172,8 +172,7 @@ def run_on(
     from ptoc.passes.execute import gm_end, place, read_outputs
     from ptoc.runtime import Machine, MachineFault
 
-    from .driver import compile as compile_kernel
-    from .driver import machine_config
+    from .driver import compile_kernel, machine_config
 
     if isinstance(program, Kernel):
         program = compile_kernel(program, machine)
@@ -276,7 +275,7 @@ def verify_on(
 ) -> Outputs:
     """:func:`verify` with the arrays as one mapping; ``progress(i)`` is called after run
     ``i`` (1-based); ``context`` names the given arrays in messages."""
-    from .driver import compile as compile_kernel
+    from .driver import compile_kernel
 
     if isinstance(kernel, Program):
         program, k = kernel, kernel.kernel
@@ -346,12 +345,6 @@ def compare(
 def _bits(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     return a.view(f"u{a.dtype.itemsize}") if a.dtype.itemsize in (1, 2, 4, 8) else a
-
-
-def location(op: Any) -> str:
-    from ptoc.passes.diagnostics import location as op_location
-
-    return op_location(op)
 
 
 def _kernel(k: Any, fn: str) -> Kernel:

@@ -138,7 +138,7 @@ class Tile:
     def __abs__(self) -> Tile:
         from .lang import elementwise
 
-        return elementwise.abs(self)
+        return elementwise.abs_(self)
 
     def __invert__(self) -> Tile:
         from .lang import elementwise

@@ -9,7 +9,8 @@ Imports only the standard library, numpy, ml_dtypes and ``ptoc.backend``.
     m.tile("T#1").values       # (pes, ValidRow, ValidCol)
 """
 
-from .config import MachineConfig
+from ptoc.backend.target import MachineConfig
+
 from .faults import (
     BundleControlFault,
     BundleLocation,

@@ -43,9 +43,9 @@ from ptoc.backend.isa import DataType, dtype_by_name, info
 from ptoc.backend.isa.fields import status_text
 from ptoc.backend.literals import LiteralError, is_decimal, parse_int, show
 from ptoc.backend.program import Program, count_text
+from ptoc.backend.target import MachineConfig
 
 from .arrays import ArrayFileError, array_dtype_rule, load_one
-from .config import MachineConfig
 from .faults import MachineFault
 from .machine import Machine
 

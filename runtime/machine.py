@@ -34,11 +34,11 @@ from ptoc.backend.program import (
     TileRef,
     TileStart,
 )
+from ptoc.backend.target import ConfigError, MachineConfig
 
 from . import ops  # noqa: F401  (registers every operation handler)
 from .arrays import array_dtype_rule, little_endian
 from .bundle import BundlePlan, build_plan, command_text, encoding_rule, generic_kind
-from .config import ConfigError, MachineConfig
 from .engine import execute, execute_untraced
 from .faults import (
     BundleControlFault,
@@ -111,9 +111,8 @@ class Machine:
     """A PTO core: global memory, per-PE GPRs and status, four Local tile queues."""
 
     def __init__(self, config: MachineConfig | str | None = None) -> None:
-        if isinstance(config, str):
-            config = MachineConfig.parse(config)
-        self.config = config or MachineConfig()
+        parsed = MachineConfig.parse(config) if isinstance(config, str) else config
+        self.config: MachineConfig = parsed or MachineConfig()
         try:
             self.state = MachineState(self.config)
         except MemoryError:

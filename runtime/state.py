@@ -17,8 +17,8 @@ import numpy as np
 
 from ptoc.backend.isa.fields import GPR_COUNT, Hand, mask_pes
 from ptoc.backend.program import TileRef
+from ptoc.backend.target import MachineConfig
 
-from .config import MachineConfig
 from .faults import TileAllocationFault, TileLegalityFault
 from .tiles import Tile, raw_bits
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.datatypes import bits_dtype
+from ptoc.backend.isa.elements import ElementType
 from ptoc.backend.isa.fields import PAD_NULL, mask_pes
 from ptoc.backend.isa.semantics.core import pad_value
 from ptoc.backend.isa.semantics.floatfmt import CANONICAL_NAN
@@ -167,7 +168,7 @@ class Tile:
 
     @property
     def type_name(self) -> str:
-        return "PRED" if self.dtype is None else self.dtype.name
+        return ElementType(self.dtype).name
 
     @property
     def shape_text(self) -> str:

@@ -31,6 +31,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ptoc.backend.isa.fields import Hand
+from ptoc.backend.target import ConfigError, MachineConfig
 from ptoc.dialects.dtypes import element_bits
 from ptoc.dialects.pto import (
     PTO_OP_BY_MNEMONIC,
@@ -43,10 +44,10 @@ from ptoc.dialects.pto import (
 from ptoc.dialects.pto_base import mask_attr
 from ptoc.dialects.pto_types import PtoTileType
 
-from ..diagnostics import CompileError, fail, value_name
+from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
-from ..stages import ABI_ATTR, Stage, expect_stage, kernels
-from .gprs import ABI_REGS, Binding, Scalar, plan_gprs
+from ..stages import ABI_ATTR, Stage, expect_stage
+from .gprs import ABI_HINT, ABI_REGS, Binding, Scalar, plan_gprs
 from .schedule import build_dataflow, live_ops, schedule
 from .tiles import Action, BundlePlan, TileAllocator
 
@@ -152,6 +153,7 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
                 op,
                 f"{value_name(v)} ({t}) needs {t.nbytes} bytes per PE, more than the "
                 f"machine's capacity of {capacity} bytes per PE",
+                CAPACITY_HINT,
             )
     need = sum(_pto_type(v).nbytes for v in set(op.srcs)) + sum(
         _pto_type(v).nbytes for v in op.dsts
@@ -161,6 +163,7 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
             op,
             f"its sources and results need {need} bytes per PE at once, more than the "
             f"machine's capacity of {capacity} bytes per PE",
+            CAPACITY_HINT,
         )
 
 
@@ -177,6 +180,7 @@ def _check_bases(ops: list[PtoOp], needs: list[list[Scalar]]) -> None:
                 f"the kernel needs {total} base addresses but the ABI passes at most "
                 f"{len(ABI_REGS)} (a0..a7); this is where it needs base number "
                 f"{len(ABI_REGS) + 1}",
+                ABI_HINT,
             )
 
 
@@ -192,9 +196,11 @@ def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
     return Scalar(owner.byte_offset, Binding(arg.index, owner.step))
 
 
-def allocate_func(f: func.FuncOp, hands: int, depth: int, capacity: int) -> AllocStats:
-    """Schedule and allocate one legalized kernel in place; returns what was inserted."""
+def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
+    """Schedule and allocate one legalized kernel in place for ``target`` (its hands,
+    queue depth and capacity); returns what was inserted."""
     expect_stage(AllocatePass.name, f, Stage.LEGALIZED)
+    hands, depth, capacity = target.hands, target.depth, target.capacity
     block = f.body.block
     bundles = [op for op in block.ops if isinstance(op, PtoOp)]
     scalar_defs = [op for op in block.ops if isinstance(op, (ConstOp, AddrOp))]
@@ -289,15 +295,18 @@ class AllocatePass(ModulePass):
 
     name = "ptoc-allocate"
 
-    hands: int = 4
+    hands: int = MachineConfig.hands
     """Hands (queues) the program may use."""
-    depth: int = 16
+    depth: int = MachineConfig.depth
     """Entries reachable in each hand (``hand#1``..``hand#depth``)."""
-    capacity: int = 262144
+    capacity: int = MachineConfig.capacity
     """Local tile bytes per PE."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not 1 <= self.hands <= 4 or not 1 <= self.depth <= 16 or self.capacity < 128:
-            raise CompileError("ptoc-allocate: hands 1..4, depth 1..16, capacity >= 128")
-        for f in kernels(self.name, op):
-            allocate_func(f, self.hands, self.depth, self.capacity)
+        try:
+            target = MachineConfig(hands=self.hands, depth=self.depth, capacity=self.capacity)
+        except ConfigError as e:
+            raise CompileError(f"{self.name}: {e}") from None
+        from .pipeline import run_pass
+
+        run_pass("allocate", op, target)

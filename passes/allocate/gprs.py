@@ -20,6 +20,12 @@ from ..diagnostics import CompileError
 
 #: ABI argument registers, in binding order
 ABI_REGS = ("a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7")
+#: what to do when a kernel needs more base addresses than ``ABI_REGS``
+ABI_HINT = (
+    f"the ABI passes one base address per tensor in a0..a7 (one per distinct pt.pe() step "
+    f"of its windows, plus one for a spill area): use at most {len(ABI_REGS)} tensors, or "
+    "the same PE step for every window of a tensor"
+)
 #: registers the allocator may overwrite (never zero or sp)
 SCRATCH_REGS = (
     "s0",
@@ -80,9 +86,12 @@ def plan_gprs(needs: Sequence[Sequence[Scalar]]) -> GprPlan:
         key=lambda b: (b.tensor < 0, b.tensor, b.pe_step),
     )
     if len(bindings) > len(ABI_REGS):
+        extra = bindings[len(ABI_REGS)].tensor
         raise CompileError(
             f"the kernel needs {len(bindings)} base addresses but the ABI passes at most "
-            f"{len(ABI_REGS)} (a0..a7)"
+            f"{len(ABI_REGS)} (a0..a7)",
+            hint=ABI_HINT,
+            argument=extra if extra >= 0 else None,
         )
     abi = dict(zip(bindings, ABI_REGS, strict=False))
     pool = [*SCRATCH_REGS, *ABI_REGS[len(bindings) :]]

@@ -31,7 +31,7 @@ from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
-from ..diagnostics import CompileError, fail, value_name
+from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from .state import Entry, Liveness, Queues
 
 FILLER_BYTES = 128
@@ -491,7 +491,9 @@ class TileAllocator:
 
     def _fail(self, rule: str) -> CompileError:
         """The error for ``rule``, at the kernel line of the bundle being planned."""
-        return CompileError(rule) if self.op is None else fail(self.op, rule)
+        if self.op is None:
+            return CompileError(rule, hint=CAPACITY_HINT)
+        return fail(self.op, rule, CAPACITY_HINT)
 
     def _bundle(self, t: int, op: PtoOp) -> BundlePlan:
         self.op = op
@@ -521,7 +523,9 @@ class TileAllocator:
                 continue
             self._spill_farthest(t, plan)
         else:
-            raise fail(op, f"allocation found no room for the results at bundle {t}")
+            raise fail(
+                op, f"allocation found no room for the results at bundle {t}", CAPACITY_HINT
+            )
         for v in op.srcs:
             ref = self.qs.ref(v)
             assert ref is not None, f"{value_name(v)} is not resident at bundle {t}"

@@ -46,7 +46,7 @@ from ..allocate import MACHINE_ATTR, SCRATCH_ATTR
 from ..allocate.gprs import Binding, Scalar
 from ..allocate.tiles import spill_bytes
 from ..diagnostics import CompileError, fail
-from ..stages import ABI_ATTR, Stage, expect_stage, kernels
+from ..stages import ABI_ATTR, Stage, expect_stage
 from .materialize import materialize
 
 
@@ -252,8 +252,11 @@ class EmitPass(ModulePass):
     name = "ptoc-emit"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in kernels(self.name, op):
-            em = emit_func(f)
+        from .pipeline import Options, run_pass
+
+        for c in run_pass("emit", op, None, Options(validate=False)):
+            f, em = c.kernel, c.emitted
+            assert em is not None
             attr = f.attributes.get(MACHINE_ATTR)
             header = program_header(em, attr.data if isinstance(attr, StringAttr) else None)
             lines = header + format_program(em.program).splitlines()

@@ -17,13 +17,14 @@ from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, Unkno
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from ptoc.backend.target import LIMITS, MachineConfig
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TileType
 
 from ..diagnostics import CompileError, fail
-from ..geometry import MAX_TILE_BYTES, tile_bytes
-from ..stages import Stage, expect_stage, kernels
+from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
+from ..stages import Stage, expect_stage
 from .ctx import LegalizeCtx
 from .rules import RULES, must_stay_whole
 
@@ -34,21 +35,28 @@ def _kernel_pes(f: func.FuncOp) -> int:
 
 
 def legalize_func(
-    f: func.FuncOp, max_bytes: int = MAX_TILE_BYTES, whole_budget: int | None = None
+    f: func.FuncOp, target: MachineConfig | None = None, max_tile_bytes: int | None = None
 ) -> None:
-    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place: tiles above
-    ``max_bytes`` per PE are split into row pieces. An op with no row-piece form keeps its
-    tiles whole, and so does the op producing one of them while that fits
-    ``whole_budget`` bytes per PE well (:func:`_keep_whole`; default: always;
-    ``compile_module`` passes the machine's capacity)."""
+    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place for ``target``:
+    tiles above ``max_tile_bytes`` per PE (default: :func:`default_tile_limit` of the
+    target, one allocation without a target) are split into row pieces. An op with no
+    row-piece form keeps its tiles whole, and so does the op producing one of them while
+    that fits the target's capacity well (:func:`_keep_whole`; without a target:
+    always)."""
     expect_stage(LegalizePass.name, f, Stage.TILE)
+    if max_tile_bytes is not None:
+        max_bytes = max_tile_bytes
+    else:
+        max_bytes = MAX_TILE_BYTES if target is None else default_tile_limit(target)
+    whole_budget = None if target is None else target.capacity
     old = f.body.block
     new = Block(arg_types=[a.type for a in old.args])
     for a, b in zip(old.args, new.args, strict=True):
         b.name_hint = a.name_hint
     pes = _kernel_pes(f)
-    if not 1 <= pes <= 4:
-        raise CompileError(f"@{f.sym_name.data}: tile.pes = {pes} is outside 1..4")
+    lo, hi = LIMITS["pes"]
+    if not lo <= pes <= hi:
+        raise CompileError(f"@{f.sym_name.data}: tile.pes = {pes} is outside {lo}..{hi}")
     ctx = LegalizeCtx(new, pes, max_bytes)
     ctx.tensors = dict(zip(old.args, new.args, strict=True))
     ctx.whole = _whole_values(list(old.ops), whole_budget, max_bytes)
@@ -124,5 +132,8 @@ class LegalizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         limit = min(self.max_tile_bytes, MAX_TILE_BYTES)
-        for f in kernels(self.name, op):
-            legalize_func(f, limit, self.whole_budget or None)
+        # the whole budget is the capacity of the machine compiled for (0: no machine)
+        target = MachineConfig(capacity=self.whole_budget) if self.whole_budget else None
+        from .pipeline import Options, run_pass
+
+        run_pass("legalize", op, target, Options(max_tile_bytes=limit))

@@ -33,7 +33,6 @@ from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType
 
 from ..diagnostics import fail
-from ..stages import Stage, expect_stage, kernels
 from .build import Emit, Scratch
 from .gather import LOWERINGS as _GATHER
 from .partial import LOWERINGS as _PARTIAL
@@ -138,6 +137,6 @@ class LowerCompoundPass(ModulePass):
     """Bytes per PE of one merge compare-matrix chunk."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in kernels(self.name, op):
-            expect_stage(self.name, f, Stage.TILE)
-            lower_compound_func(f, self.matrix_bytes)
+        from .pipeline import Options, run_pass
+
+        run_pass("lower-compound", op, None, Options(matrix_bytes=self.matrix_bytes))

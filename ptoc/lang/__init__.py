@@ -5,6 +5,9 @@ follow PTO: ``pt.row_max`` is TROWMAX, ``pt.exp`` TEXP, ``pt.quantize`` TQUANT; 
 operators on tiles broadcast like numpy (see :mod:`ptoc.lang.arith`). The compound
 interfaces (``quantize_rows``, ``merge_sorted``, ``gather_pattern``, ...) follow the
 reference semantics of ``docs/compound.md``.
+
+This module is the public namespace: the functions are defined in the submodules under
+names that shadow no Python builtin (``abs_``) and get their user-facing names here.
 """
 
 from .arith import add, broadcast_to, div, maximum, minimum, mul, rem, shl, shr, sub
@@ -26,7 +29,7 @@ from .compound import (
     unpack_records,
 )
 from .elementwise import (
-    abs,
+    abs_,
     bitwise_not,
     cast,
     exp,
@@ -147,3 +150,7 @@ __all__ = [
     "unpack_records",
     "where",
 ]
+
+#: ``pt.abs``: the user-facing name of :func:`ptoc.lang.elementwise.abs_`
+abs = abs_  # the public namespace (per-file A001 exemption in pyproject.toml)
+del abs_

@@ -66,7 +66,7 @@ def relu(t: Tile) -> Tile:
     return _unary("pt.relu", "TRELU", t)
 
 
-def abs(t: Tile) -> Tile:
+def abs_(t: Tile) -> Tile:
     """``|t|`` (TABS; floats clear the sign bit)."""
     return _unary("pt.abs", "TABS", t)
 

@@ -118,13 +118,13 @@ def partial_min(a: Tile, b: Tile, shape: Any = None, pad: Any = None) -> Tile:
     return _partial("min", a, b, shape, pad)
 
 
-def histogram(t: Tile, filter: Tile, byte: int) -> Tile:
+def histogram(t: Tile, byte_filter: Tile, byte: int) -> Tile:
     """Per row, the inclusive prefix histogram (256 u32 bins) of byte ``byte`` of the u16/
-    u32 values whose more significant bytes match the u8 ``filter`` (THISTOGRAM)."""
+    u32 values whose more significant bytes match the u8 ``byte_filter`` (THISTOGRAM)."""
     from ptoc.dialects.tile_fill import HistogramOp
 
     fn = "pt.histogram"
-    src, f = as_tile(t, fn, "t"), as_tile(filter, fn, "filter")
+    src, f = as_tile(t, fn, "t"), as_tile(byte_filter, fn, "filter")
     check_type(fn, "THISTOGRAM", src.dtype)
     legal = op("THISTOGRAM").type_rules.get("filter")
     if legal and f.dtype.datatype not in legal:

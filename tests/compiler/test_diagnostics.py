@@ -116,7 +116,7 @@ def test_builder_kernels_get_the_builder_line() -> None:
 #: ``raise CompileError(...)`` sites in passes/ that have no op to point at, and why
 KERNEL_LEVEL = {
     ("diagnostics.py", "fail"): "the located constructor itself",
-    ("pipeline.py", "_compile"): "the kernel's PE count (the frontend checks it first)",
+    ("pipeline.py", "_legalize"): "the kernel's PE count (the frontend checks it first)",
     ("legalize/select.py", "legalize_func"): "the kernel's tile.pes attribute",
     ("allocate/assign.py", "apply"): "the pass options",
     ("allocate/gprs.py", "plan_gprs"): "a backstop: allocate names the bundle first",
@@ -146,3 +146,23 @@ def test_every_compile_error_in_the_passes_is_located() -> None:
                     assert where in KERNEL_LEVEL, f"{where[0]}:{node.lineno} in {fn.name}"
                     found.add(where)
     assert found <= set(KERNEL_LEVEL)
+
+
+def test_a_pass_error_carries_the_op_rule_and_hint_as_data() -> None:
+    """``fail`` keeps the op, the rule and the hint as fields; the text is the one
+    ``xdsl-opt`` prints; a pickled copy keeps the text (not the IR)."""
+    import pickle
+
+    from ptoc.passes.diagnostics import fail
+    from ptoc.testing import KernelBuilder
+
+    kb = KernelBuilder("k")
+    x = kb.tensor("x", "FP32", (8, 64))
+    line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+    t = kb.load(x, (8, 64))
+    op = t.owner
+    e = fail(op, "a rule", "a hint")
+    assert (e.op, e.rule, e.hint, e.loc) == (op, "a rule", "a hint", None)
+    assert str(e) == f"{__file__}:{line}:0: tile.load: a rule"
+    copy = pickle.loads(pickle.dumps(e))
+    assert type(copy) is CompileError and str(copy) == str(e) and copy.hint == "a hint"

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ptoc
-from ptoc.passes.pipeline import default_tile_limit
+from ptoc.passes.geometry import default_tile_limit
 from ptoc.testing import KernelSpec, random_kernel
 
 from .conftest import MACHINES, assume_machine_limit

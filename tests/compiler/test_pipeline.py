@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 from xdsl.passes import ModulePass
 
+import ptoc
 from ptoc.backend.asm import format_program, parse
 from ptoc.backend.encoding import decode, encode
 from ptoc.passes.diagnostics import CompileError
 from ptoc.passes.emit import AbiBinding
 from ptoc.passes.execute import run_compiled
-from ptoc.passes.pipeline import PIPELINE, compile_module, default_tile_limit
+from ptoc.passes.geometry import default_tile_limit
+from ptoc.passes.pipeline import PIPELINE, compile_module
 from ptoc.passes.universe import PASSES, PTOC_UNIVERSE
 from ptoc.runtime import MachineConfig
 from ptoc.testing import KernelBuilder
@@ -23,8 +25,10 @@ from .kernels import KERNELS
 
 
 def test_pipeline_names_are_registered_passes() -> None:
-    assert PIPELINE[-3:] == ("ptoc-legalize", "ptoc-allocate", "ptoc-emit")
-    for name in PIPELINE:
+    names = tuple(s.pass_name for s in PIPELINE)
+    assert names == ("ptoc-lower-compound", "ptoc-legalize", "ptoc-allocate", "ptoc-emit")
+    assert tuple(s.name for s in PIPELINE) == ptoc.STAGES[1:]
+    for name in names:
         cls = PASSES[name]()
         assert issubclass(cls, ModulePass) and cls.name == name and cls.__doc__
     assert {"tile", "pto"} <= set(PTOC_UNIVERSE.all_dialects)

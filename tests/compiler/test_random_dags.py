@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ptoc.dialects.reference import run_reference
 from ptoc.passes.diagnostics import CompileError
 from ptoc.passes.execute import compare, run_compiled
-from ptoc.passes.pipeline import compile_module, default_tile_limit
+from ptoc.passes.geometry import default_tile_limit
+from ptoc.passes.pipeline import compile_module
 from ptoc.testing import KernelSpec, random_kernel
 
 from .conftest import MACHINES, assume_machine_limit

@@ -136,7 +136,7 @@ def test_data_dependent_rejection_names_the_op_and_rule():
 
 
 def test_pass_is_registered_and_runs_first():
-    assert PIPELINE[0] == "ptoc-lower-compound" and "ptoc-lower-compound" in PASSES
+    assert PIPELINE[0].pass_name == "ptoc-lower-compound" and "ptoc-lower-compound" in PASSES
     assert PASSES["ptoc-lower-compound"]().name == "ptoc-lower-compound"
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ptoc.dialects.modes import CMode
-from ptoc.dialects.reference import ReferenceError, output_names, run_reference
+from ptoc.dialects.reference import ReferenceEvalError, output_names, run_reference
 from ptoc.testing import KernelBuilder
 
 
@@ -63,5 +63,5 @@ def test_outputs_are_the_stored_tensors() -> None:
 
 
 def test_wrong_input_shape_is_reported() -> None:
-    with pytest.raises(ReferenceError, match="input x has shape"):
+    with pytest.raises(ReferenceEvalError, match="input x has shape"):
         run_reference(_copy_kernel(1, 1, (0, 0), (0, 0)), {"x": np.zeros((2, 2), np.int32)})

@@ -38,17 +38,17 @@ def kernels(tmp_path: Path):
     return write_kernels(tmp_path, KERNELS)
 
 
-def test_nine_base_addresses_name_the_op_and_the_ninth_tensor(kernels) -> None:
-    """The error sits at the op that needs base number 9 (every compile error names the
-    kernel line of its op); the hint names the first tensor past the limit."""
+def test_nine_base_addresses_point_at_the_operation_that_needs_the_ninth(kernels) -> None:
     path, ks = kernels
     with pytest.raises(ptoc.CompileError) as info:
         ptoc.compile(ks["nine"])
     e = info.value
-    assert e.message.startswith(
-        "TSTORE: the kernel needs 9 base addresses but the ABI passes at most 8 (a0..a7)"
+    assert e.message == (
+        "TSTORE: the kernel needs 9 base addresses but the ABI passes at most 8 (a0..a7); "
+        "this is where it needs base number 9"
     )
-    assert (e.file, e.line) == (str(path), 10)  # the pt.store(i, ...) line
+    assert (e.file, e.line, e.col) == (str(path), 10, 5)  # the pt.store into 'i'
+    assert str(e).splitlines()[1].startswith("    pt.store(i, pt.load(a)")
     assert e.hint is not None and "at most 8 tensors" in e.hint
     assert f"the tensor 'i' ({path}:9) is the first past the limit" in e.hint
 
@@ -85,3 +85,17 @@ def test_a_machine_gm_overflow_names_gm_size() -> None:
     text += "B.IOT mask=1111, last, ->T<128B>\nBSTOP\n"
     with pytest.raises(MachineFault, match=r"global memory \(machine parameter gm_size\)"):
         m.run(parse(text))
+
+
+def test_a_kernel_level_error_is_placed_at_the_argument_it_names(kernels) -> None:
+    """The ABI backstop (no op to point at) names the kernel argument whose base is one
+    too many as data; the front end places it at that parameter, with its caret."""
+    from ptoc.driver import placed
+    from ptoc.passes.diagnostics import CompileError
+
+    path, ks = kernels
+    k = ks["nine"]
+    e = placed(CompileError("too many bases", hint="fewer", argument=8), k.trace(), k)
+    assert (e.file, e.line, e.col) == (str(path), 9, 10)  # the parameter 'i: T'
+    assert str(e).splitlines()[1:] == ["    i: T):", "    ^^^^", "hint: fewer"]
+    assert (e.rule, e.argument) == ("too many bases", 8)

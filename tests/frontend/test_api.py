@@ -16,7 +16,6 @@ from ptoc.dialects.reference import run_reference
 from ptoc.dialects.tile_base import TileOp
 from ptoc.errors import InputError, Mismatch
 from ptoc.execute import compare
-from ptoc.passes.pipeline import compile_module
 
 from .helpers import write_kernels
 
@@ -104,17 +103,6 @@ def test_print_ir_after_all_and_dump_dir(kernels, capsys, tmp_path: Path) -> Non
     assert files == ["01-trace.mlir", "02-lower-compound.mlir", "03-legalize.mlir",
                      "04-allocate.mlir", "05-emit.s"]  # fmt: skip
     assert "tile.rowmax" in (tmp_path / "d" / "01-trace.mlir").read_text()
-
-
-@pytest.mark.parametrize("machine", [None, ptoc.MachineConfig(depth=4, capacity=16384)])
-def test_driver_matches_the_pipeline_driver(kernels, machine) -> None:
-    """ptoc.compile runs the stages itself (to stop and dump); it must produce exactly the
-    program of ptoc.passes.pipeline.compile_module."""
-    for k in kernels.values():
-        mine = ptoc.compile(k, machine)
-        theirs = compile_module(k.trace().module, machine)
-        assert mine.program == theirs.program, k.name
-        assert mine.abi == theirs.abi, k.name
 
 
 def test_reference_walk_matches_the_dialect_interpreter(kernels) -> None:

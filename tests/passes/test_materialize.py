@@ -72,7 +72,7 @@ def test_the_validator_refuses_a_c_movi_to_ra() -> None:
     i = next(i for i, c in enumerate(em.program.commands) if isinstance(c, Cmd))
     bad = _with(em, i, Cmd("C.MOVI", (("RegDst", 10), ("simm5", 3))))
     with pytest.raises(ValidationError, match=r"c\.movi RegDst=10 is a reserved encoding"):
-        validate(bad, 4, 16, 262144)
+        validate(bad, MachineConfig())
 
 
 @ptoc.kernel

@@ -32,8 +32,7 @@ def _compiled(**machine: int) -> CompiledKernel:
 
 
 def _replay(em: Emitted, **machine: int):
-    m = MachineConfig(**machine)
-    return validate(em, m.hands, m.depth, m.capacity)
+    return validate(em, MachineConfig(**machine))
 
 
 def _with(em: Emitted, i: int, cmd) -> Emitted:  # type: ignore[no-untyped-def]

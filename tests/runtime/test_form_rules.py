@@ -13,6 +13,7 @@ import pytest
 from ptoc.backend.encoding import decode
 from ptoc.backend.isa.fields import Hand
 from ptoc.backend.program import Program, Scalar, ScalarStart, Stop
+from ptoc.backend.target import MAX_GM_SIZE, ConfigError
 from ptoc.runtime import (
     IllegalInstructionFault,
     Machine,
@@ -20,7 +21,6 @@ from ptoc.runtime import (
     MachineFault,
     TileLegalityFault,
 )
-from ptoc.runtime.config import MAX_GM_SIZE, ConfigError
 from ptoc.runtime.machine import MachineError
 
 from .util import prog

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ptoc.backend.isa import DataType
+from ptoc.backend.target import ConfigError
 from ptoc.runtime import (
     GMError,
     Machine,
@@ -14,7 +15,6 @@ from ptoc.runtime import (
     TileLegalityFault,
     UnsupportedOperation,
 )
-from ptoc.runtime.config import ConfigError
 
 from .util import machine, prog
 

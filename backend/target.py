@@ -1,4 +1,9 @@
-"""Machine parameters (DECISIONS D1-D3): hands, queue depth, per-PE capacity, PEs, GM size.
+"""The target: one simulated PTO core's parameters (DECISIONS D1-D3), described once.
+
+Hands, queue depth, per-PE Local capacity, PEs and global-memory size, with their
+defaults and their limits. The compiler passes take one :class:`MachineConfig` (the
+target they compile for), the executor one (the machine it models), and the command
+lines parse ``--machine depth=4,capacity=16384`` with :meth:`MachineConfig.parse`.
 
 The defaults are the architectural values; tests use tiny machines (``depth=4``,
 ``capacity=16384``) to stress eviction and allocation.
@@ -16,6 +21,12 @@ DEFAULT_GM_SIZE = 64 << 20
 #: the largest global memory the model holds: it allocates every byte up front (and a
 #: snapshot copies them), so a larger one is refused instead of exhausting the host
 MAX_GM_SIZE = 4 << 30
+#: the ``TILE_CAPACITY`` reset value: Local tile bytes per PE
+DEFAULT_CAPACITY = 262144
+
+#: the inclusive ranges of the counted parameters: four hands T, U, M, N (D1), at most
+#: 16 reachable entries per hand (D2), at most four PEs
+LIMITS: dict[str, tuple[int, int]] = {"hands": (1, 4), "depth": (1, 16), "pes": (1, 4)}
 
 
 class ConfigError(Error):
@@ -32,15 +43,14 @@ class MachineConfig:
     significant PE_MASK bit; ``gm_size`` bytes of global memory.
     """
 
-    hands: int = 4
-    depth: int = 16
-    capacity: int = 262144
-    pes: int = 4
+    hands: int = LIMITS["hands"][1]
+    depth: int = LIMITS["depth"][1]
+    capacity: int = DEFAULT_CAPACITY
+    pes: int = LIMITS["pes"][1]
     gm_size: int = DEFAULT_GM_SIZE
 
     def __post_init__(self) -> None:
-        limits = {"hands": (1, 4), "depth": (1, 16), "pes": (1, 4)}
-        for name, (lo, hi) in limits.items():
+        for name, (lo, hi) in LIMITS.items():
             v = getattr(self, name)
             if not lo <= v <= hi:
                 raise ConfigError(f"machine parameter {name}={v} is outside {lo}..{hi}")
