@@ -307,6 +307,6 @@ class AllocatePass(ModulePass):
             target = MachineConfig(hands=self.hands, depth=self.depth, capacity=self.capacity)
         except ConfigError as e:
             raise CompileError(f"{self.name}: {e}") from None
-        from .pipeline import run_pass
+        from ..pipeline import run_pass
 
         run_pass("allocate", op, target)

@@ -252,7 +252,7 @@ class EmitPass(ModulePass):
     name = "ptoc-emit"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from .pipeline import Options, run_pass
+        from ..pipeline import Options, run_pass
 
         for c in run_pass("emit", op, None, Options(validate=False)):
             f, em = c.kernel, c.emitted

@@ -134,6 +134,6 @@ class LegalizePass(ModulePass):
         limit = min(self.max_tile_bytes, MAX_TILE_BYTES)
         # the whole budget is the capacity of the machine compiled for (0: no machine)
         target = MachineConfig(capacity=self.whole_budget) if self.whole_budget else None
-        from .pipeline import Options, run_pass
+        from ..pipeline import Options, run_pass
 
         run_pass("legalize", op, target, Options(max_tile_bytes=limit))

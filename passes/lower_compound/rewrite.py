@@ -137,6 +137,6 @@ class LowerCompoundPass(ModulePass):
     """Bytes per PE of one merge compare-matrix chunk."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from .pipeline import Options, run_pass
+        from ..pipeline import Options, run_pass
 
         run_pass("lower-compound", op, None, Options(matrix_bytes=self.matrix_bytes))
