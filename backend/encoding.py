@@ -413,6 +413,12 @@ _DECODERS = _decoders()
 _MAKERS = {f.form_id: make for forms in _DECODERS.values() for f, make in forms}
 
 
+def is_modelled(f: CommandForm) -> bool:
+    """Whether ptoc has a command for form ``f`` (a named BSTART word of an operation ptoc
+    does not model, such as ``BSTART.GMOV``, has none)."""
+    return f.form_id in _MAKERS
+
+
 def command_of(f: CommandForm, values: dict[str, int]) -> Command:
     """The command that form ``f`` with field ``values`` denotes (omitted fields are 0):
     the decoder's own constructor, so text and words build commands the same way."""

@@ -117,7 +117,9 @@ DATR_FIELDS: tuple[DatrField, ...] = (
     DatrField(
         "dtype", "DataType", {int(d): d.name for d in DataType} | {DTYPE_NONE: "DTYPE_NONE"}
     ),
-    DatrField("pad", "PadValueOrByteId", dict(enumerate(PAD_NAMES)), keys=("PadValue", "ByteId")),
+    DatrField(
+        "pad", "PadValueOrByteId", dict(enumerate(PAD_NAMES)), keys=("PadValue", "ByteId")
+    ),
     DatrField("cmode", "CMode", dict(enumerate(CMODE_NAMES)), {"None": 0}),
     DatrField("rmode", "RMode", dict(enumerate(RMODE_NAMES))),
     DatrField("sat", "Sat"),
