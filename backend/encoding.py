@@ -199,6 +199,21 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
     raise EncodeError(f"cannot encode {type(c).__name__}")
 
 
+def command_name(c: Command) -> str:
+    """The word a command is written with (``B.DIM``, ``C.B.DIMI``, ``addi``, ``B.HINT``):
+    its catalog form's, or its class name when it has no form."""
+    try:
+        return command_form_values(c)[0].asm.split()[0]
+    except EncodeError:
+        if isinstance(c, Dim):
+            return "C.B.DIMI" if c.compressed else "B.DIM"
+        if isinstance(c, Scalar):
+            return c.mnemonic.lower()
+        if isinstance(c, Generic):
+            return c.form_id
+        return _HEADER_MNEMONIC.get(type(c), type(c).__name__)
+
+
 def scalar_start_form(block: str, kind: str) -> CommandForm | None:
     """The catalog form of ``BSTART.<block> <kind>`` (None when the catalog has none,
     e.g. ``BSTART.SYS RET``)."""

@@ -946,20 +946,21 @@ def _match_braced(s: Syntax, args: str) -> dict[str, int] | _Miss:
 
 def _match_keyed(s: Syntax, tokens: list[str]) -> dict[str, int] | _Miss:
     by_key: dict[str, Slot] = {}
-    for slot in s.slots:
-        name = slot.kind.fields[0]
-        by_key[name] = slot
-        spec = DATR_BY_NAME.get(name) if s.word == "B.DATR" else None
+    for each in s.slots:
+        field_name = each.kind.fields[0]
+        by_key[field_name] = each
+        spec = DATR_BY_NAME.get(field_name) if s.word == "B.DATR" else None
         for key in spec.keys if spec else ():
-            by_key[key] = slot
+            by_key[key] = each
     values: dict[str, int] = {}
     for i, item in enumerate(tokens):
         if "=" in item:
             key, text = (x.strip() for x in item.split("=", 1))
-            slot = by_key.get(key)
-            if slot is None:
+            keyed = by_key.get(key)
+            if keyed is None:
                 names = ", ".join(x.kind.fields[0] for x in s.slots)
                 return _Miss(i, f"{s.word} has no field {show(key)} (fields: {names})", True)
+            slot = keyed
         else:
             bare = _bare_slot(s, item)
             if bare is None:

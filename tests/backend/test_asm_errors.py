@@ -38,7 +38,7 @@ BAD = [
     ("addi zero, 5000, ->a0", "addi uimm12=5000 does not fit 12 bits"),
     (
         "c.movi 3, ->ra",
-        "c.movi RegDst=10 is a reserved encoding (RegDst 10 is excluded; that word is C.SETRET)",
+        "c.movi RegDst=10 is a reserved encoding (RegDst 10 is excluded; that word is C.SETRET",
     ),
     ("BSTOP a0", "BSTOP takes no operands"),
     # issue 9 item 19: a header form that is not the operation's own engine
