@@ -19,6 +19,7 @@ follow :mod:`ptoc.backend.literals`.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .encoding import (
     Undecodable,
@@ -80,6 +81,7 @@ def format_command(c: Command, note: bool = False) -> str:
     return _template(c)
 
 
+@lru_cache(maxsize=1 << 14)
 def _template(c: Command) -> str:
     """The spelling of a command through its catalog form (legal or not)."""
     try:
