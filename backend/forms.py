@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 
 from .encoding import is_modelled
 from .isa import DTYPE_NONE, CommandForm, DataType, Engine, Family, catalog, op_by_selector
@@ -987,8 +987,3 @@ def _bare_slot(s: Syntax, item: str) -> Slot | None:
             return slot
     return None
 
-
-@cache
-def words() -> frozenset[str]:
-    """Every command word the text form knows (upper case)."""
-    return frozenset(_BY_WORD)
