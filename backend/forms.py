@@ -986,4 +986,3 @@ def _bare_slot(s: Syntax, item: str) -> Slot | None:
         if isinstance(slot.kind, DType):
             return slot
     return None
-
