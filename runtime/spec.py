@@ -12,20 +12,11 @@ from dataclasses import dataclass
 
 from ptoc.backend.isa import DTYPE_NONE, DataType, OpDef, info
 from ptoc.backend.isa.fields import LAYOUT_NAMES, PAD_NULL, Hand
+from ptoc.backend.program import DATR_FIELDS
 
 from .bundle import BundlePlan
 from .faults import BundleControlFault, TileLegalityFault, unsupported
 from .tiles import CUBE_LAYOUT_CODES, LAYOUT_TRANSFORMS, Layout
-
-_DATR_FIELDS = (
-    ("Layout", "layout"),
-    ("DataType", "dtype"),
-    ("PadValueOrByteId", "pad"),
-    ("CMode", "cmode"),
-    ("RMode", "rmode"),
-    ("Sat", "sat"),
-    ("Canonicalize", "canonicalize"),
-)
 
 
 @dataclass(frozen=True)
@@ -114,11 +105,11 @@ class Spec:
             if self.op.datr_required:
                 raise self.illegal(f"{self.name} requires a B.DATR")
             return
-        for fname, attr in _DATR_FIELDS:
-            v = getattr(self.datr, attr)
-            if v and fname not in allowed:
+        for m in DATR_FIELDS:
+            v = getattr(self.datr, m.attr)
+            if v and m.name not in allowed:
                 raise self.illegal(
-                    f"B.DATR.{fname}={v} is inapplicable to {self.name} (applicable: "
+                    f"B.DATR.{m.name}={v} is inapplicable to {self.name} (applicable: "
                     f"{', '.join(sorted(allowed)) or 'none'})"
                 )
 
