@@ -61,12 +61,13 @@ def test_explicit_binding_groupings() -> None:
     assert row("TSORT").binding.iots is None  # two destinations: any grouping
 
 
-def test_every_executor_member_is_used_and_modelled_ops_have_one() -> None:
-    from ptoc.runtime.engine import HANDLERS
+def test_every_executor_member_is_used_and_has_one_preparer() -> None:
+    from ptoc.runtime.ops import PREPARERS
 
     assert {r.executor for r in TABLE.values()} - {None} == set(Executor)
+    assert set(PREPARERS) == set(Executor)
+    assert len(set(PREPARERS.values())) == len(Executor)  # one preparer per kind
     modelled = {r.mnemonic for r in TABLE.values() if r.executor is not None}
-    assert modelled == set(HANDLERS)
     unmodelled = set(TABLE) - modelled
     assert unmodelled == {o.mnemonic for o in catalog.OPS if o.family.value == "CUBE"} | {
         "TPREFETCH", "MGATHER", "MSCATTER", "MGATHER_MASK", "MSCATTER_MASK", "MGATHER_CAS",
