@@ -27,7 +27,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import info
+from ptoc.backend.isa import info, legality
 from ptoc.backend.isa import op as catalog_op
 from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE, tcvt, tfma
 from ptoc.backend.isa.semantics.scalar import TILE_SCALAR
@@ -331,12 +331,10 @@ class CvtOp(TileOp):
         self.check_dtype(s.dtype, "source DataType")
         self.check_dtype(r.dtype, "result DataType")
         # the catalog's type-pair rule (an E8M0 result takes FP32, FP16 or BF16 sources)
-        legal = catalog_op("TCVT").sources_for(data_type(r.dtype))
-        if legal is not None and data_type(s.dtype) not in legal:
-            raise VerifyException(
-                f"{self.name}: TCVT to {r.dtype.data.value} accepts only "
-                f"{', '.join(sorted(d.name for d in legal))} sources, not {s.dtype.data.value}"
-            )
+        o = catalog_op("TCVT")
+        rule = legality.source_dtype_for(o, data_type(s.dtype), data_type(r.dtype))
+        if rule is not None:
+            raise VerifyException(f"{self.name}: {rule}")
         _same_shape(self, s, r)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

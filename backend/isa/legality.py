@@ -62,12 +62,12 @@ def binding_counts(op: OpDef, sources: int, destinations: int) -> str | None:
 def binding_stream(
     op: OpDef, shape: BindingShape, got: Sequence[tuple[int, bool]]
 ) -> str | None:
-    """The effective B.IOT stream (``(sources, has destination)`` per B.IOT) is the one the
-    operation takes; where the table leaves the grouping free, only the counts matter."""
-    if shape.iots is None:
-        return binding_counts(op, sum(n for n, _ in got), sum(d for _, d in got))
-    if tuple(got) == shape.iots:
-        return None
+    """The effective B.IOT stream (``(sources, has destination)`` per B.IOT) binds the
+    catalog's counts (:func:`binding_counts`, the wording the verifier shares) grouped as
+    the operation takes them; where the table leaves the grouping free, counts suffice."""
+    counts = binding_counts(op, sum(n for n, _ in got), sum(d for _, d in got))
+    if counts is not None or shape.iots is None or tuple(got) == shape.iots:
+        return counts
     return (
         f"{op.mnemonic} takes the binding stream {_stream_text(shape.iots)}, not "
         f"{_stream_text(got)}"
@@ -132,7 +132,8 @@ def destination_dtype(op: OpDef, dt: DataType | None) -> str | None:
     if not rule or (dt is not None and dt in rule):
         return None
     names = " or ".join(sorted(d.name for d in rule))
-    return f"{op.mnemonic} needs B.DATR.DataType {names}"
+    got = "none" if dt is None else dt.name
+    return f"{op.mnemonic} needs B.DATR.DataType {names} for its destination, not {got}"
 
 
 def source_dtype_for(op: OpDef, src: DataType, dst: DataType) -> str | None:
