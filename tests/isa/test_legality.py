@@ -172,7 +172,8 @@ def test_binding_grouping_is_checked_after_the_counts() -> None:
     sort = TABLE["TSORT"].binding
     assert sort.iots is None
     assert legality.binding_stream(op("TSORT"), sort, ((1, True), (0, True))) is None
-    assert legality.binding_stream(op("TSORT"), sort, ((1, True), (0, False), (0, True))) is None
+    loose = ((1, True), (0, False), (0, True))
+    assert legality.binding_stream(op("TSORT"), sort, loose) is None
 
 
 def test_rules_hold_for_legal_operands() -> None:
