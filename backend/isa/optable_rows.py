@@ -8,8 +8,9 @@ against the catalog when it builds the rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from . import catalog
@@ -85,14 +86,25 @@ def _add(mnemonic: str, group: Group, *sources: TileOperand,
 
 
 # ------------------------------------------------ elementwise tile-tile (TEPL Mode 0)
-_BIN_LANG = {"TADD": "add", "TSUB": "sub", "TMUL": "mul", "TDIV": "div", "TREM": "rem",
-             "TSHL": "shl", "TSHR": "shr", "TMAX": "maximum", "TMIN": "minimum"}  # fmt: skip
-for _m, _k in _ew.BINARY_MNEMONICS.items():
+#: mnemonic -> (:func:`.semantics.core.binary` op, ``lang`` name)
+_BINARY = {
+    "TADD": ("add", "add"), "TSUB": ("sub", "sub"), "TMUL": ("mul", "mul"),
+    "TDIV": ("div", "div"), "TREM": ("rem", "rem"), "TAND": ("and", None),
+    "TOR": ("or", None), "TXOR": ("xor", None), "TSHL": ("shl", "shl"),
+    "TSHR": ("shr", "shr"), "TMAX": ("max", "maximum"), "TMIN": ("min", "minimum"),
+}  # fmt: skip
+#: mnemonic -> (:func:`.semantics.core.unary` op, ``lang`` name)
+_UNARY = {
+    "TABS": ("abs", "abs"), "TNOT": ("not", "bitwise_not"), "TNEG": ("neg", "neg"),
+    "TEXP": ("exp", "exp"), "TLOG": ("log", "log"), "TRECIP": ("recip", "recip"),
+    "TSQRT": ("sqrt", "sqrt"), "TRSQRT": ("rsqrt", "rsqrt"), "TRELU": ("relu", "relu"),
+}  # fmt: skip
+for _m, (_k, _lang) in _BINARY.items():
     _add(_m, (E.BINARY, F.BINARY, L.ELEMENTWISE), _r("lhs"), _r("rhs"),
-         semantics=_ew.ELEMENTWISE[_m], lang=_BIN_LANG.get(_m), arith=_k)  # fmt: skip
-for _m, _k in _ew.UNARY_MNEMONICS.items():
-    _add(_m, (E.UNARY, F.UNARY, L.ELEMENTWISE), _r("src"), semantics=_ew.ELEMENTWISE[_m],
-         lang="bitwise_not" if _k == "not" else _k, arith=_k)  # fmt: skip
+         semantics=_ew.binary_semantics(_k), lang=_lang, arith=_k)  # fmt: skip
+for _m, (_k, _lang) in _UNARY.items():
+    _add(_m, (E.UNARY, F.UNARY, L.ELEMENTWISE), _r("src"), semantics=_ew.unary_semantics(_k),
+         lang=_lang, arith=_k)  # fmt: skip
 _add("TCMP", (E.CMP, F.CMP, L.COMPARE), _r("lhs"), _r("rhs"), dst=(_w("dst", _P),),
      semantics=_ew.tcmp)  # fmt: skip
 _add("TSEL", (E.SEL, F.SEL, L.ELEMENTWISE), _r("pred", _P), _r("on_true"), _r("on_false"),
@@ -103,9 +115,9 @@ _add("TFMA", (E.FMA, F.FMA, L.ELEMENTWISE), _r("lhs"), _r("rhs"), _r("addend"),
 
 # ------------------------------------------------ tile-scalar (TEPL Mode 1)
 # (``pt.add`` and friends broadcast a scalar operand onto these)
-for _m, _k in _ss.SCALAR_MNEMONICS.items():
-    _add(_m, (E.TILE_SCALAR, F.SCALAR, L.TILE_SCALAR), _r("src"),
-         semantics=_ss.TILE_SCALAR[_m], arith=_k)  # fmt: skip
+for _m, (_k, _) in _BINARY.items():  # TADD -> TADDS, with the same op
+    _add(_m + "S", (E.TILE_SCALAR, F.SCALAR, L.TILE_SCALAR), _r("src"),
+         semantics=_ss.scalar_semantics(_m + "S", _k), arith=_k)  # fmt: skip
 _add("TCMPS", (E.CMPS, F.CMPS, L.COMPARE), _r("src"), dst=(_w("dst", _P),),
      semantics=_ss.tcmps)  # fmt: skip
 _add("TSELS", (E.SELS, F.SELS, L.TILE_SCALAR), _r("pred", _P), _r("on_true"),
@@ -113,31 +125,35 @@ _add("TSELS", (E.SELS, F.SELS, L.TILE_SCALAR), _r("pred", _P), _r("on_true"),
 _add("TEXPANDS", (E.EXPANDS, F.FULL, L.FULL), semantics=_ss.texpands, lang="full")
 
 # ------------------------------------------------ reductions and expansions (TEPL Mode 2)
-_REDUCE: tuple[tuple[Axis, Mapping[str, Callable[..., Any]]], ...] = (
-    (Axis.ROW, _sr.ROW_REDUCE),
-    (Axis.COL, _sr.COL_REDUCE),
+# value reductions: fn(dt, a); ARG reductions: fn(dt, a, index_dt)
+_REDUCE: tuple[tuple[Axis, Callable[..., Any], Callable[..., Any]], ...] = (
+    (Axis.ROW, _sr.row_reduce, _sr.row_arg),
+    (Axis.COL, _sr.col_reduce, _sr.col_arg),
 )
-for _axis, _sem in _REDUCE:
+for _axis, _value, _arg in _REDUCE:
     for _k in (*_sr.REDUCE_OPS, *_sr.ARG_OPS):
-        _m = f"T{_axis.name}{_k.upper()}"
-        _add(_m, (E.REDUCTION, F.REDUCE, L.REDUCE), _r("src"),
-             dst=(_w("dst", _I if _k in _sr.ARG_OPS else _V),), semantics=_sem[_m],
+        _is_arg = _k in _sr.ARG_OPS
+        _add(f"T{_axis.name}{_k.upper()}", (E.REDUCTION, F.REDUCE, L.REDUCE), _r("src"),
+             dst=(_w("dst", _I if _is_arg else _V),),
+             semantics=partial(_arg if _is_arg else _value, _k),
              lang=f"{_axis.value}_{_k}", arith=_k, axis=_axis)  # fmt: skip
 # (``lang``: ``broadcast_to`` and ``exp_diff`` pick the axis; operators the binary forms)
-_EXPAND: tuple[tuple[Axis, Mapping[str, Callable[..., Any]], str | None, str | None], ...] = (
-    (Axis.ROW, _sx.ROW_EXPAND, "broadcast_to", "exp_diff"),
-    (Axis.COL, _sx.COL_EXPAND, None, None),
+# copy and binary forms: fn(dt, src, bcast, shape=None) (src None for the copies);
+# EXPDIF: fn(src_dt, dst_dt, src, bcast)
+_Fn = Callable[..., Any]
+_EXPAND: tuple[tuple[Axis, _Fn, _Fn, str | None, str | None], ...] = (
+    (Axis.ROW, _sx.row_expand, _sx.row_expand_expdif, "broadcast_to", "exp_diff"),
+    (Axis.COL, _sx.col_expand, _sx.col_expand_expdif, None, None),
 )
-for _axis, _sem, _copy_lang, _expdif_lang in _EXPAND:
+for _axis, _expand, _expdif, _copy_lang, _expdif_lang in _EXPAND:
     _m = f"T{_axis.name}EXPAND"
-    _add(_m, (E.EXPANSION, F.EXPAND_COPY, L.EXPAND_COPY), _r("bcast"), semantics=_sem[_m],
-         lang=_copy_lang, axis=_axis)  # fmt: skip
+    _add(_m, (E.EXPANSION, F.EXPAND_COPY, L.EXPAND_COPY), _r("bcast"),
+         semantics=partial(_expand, None), lang=_copy_lang, axis=_axis)  # fmt: skip
     for _k in _sx.EXPAND_OPS:
         _add(_m + _k.upper(), (E.EXPANSION, F.EXPAND_BINARY, L.EXPAND), _r("src"),
-             _r("bcast"), semantics=_sem[_m + _k.upper()], arith=_k, axis=_axis)  # fmt: skip
+             _r("bcast"), semantics=partial(_expand, _k), arith=_k, axis=_axis)  # fmt: skip
     _add(_m + "EXPDIF", (E.EXPANSION, F.EXPDIF, L.EXPDIF), _r("src"), _r("bcast"),
-         semantics=_sem[_m + "EXPDIF"], lang=_expdif_lang, arith="expdif",
-         axis=_axis)  # fmt: skip
+         semantics=_expdif, lang=_expdif_lang, arith="expdif", axis=_axis)  # fmt: skip
 
 # ------------------------------------------------ layout and rearrangement (TEPL Mode 3)
 _add("TCONCAT", (E.CONCAT, F.CONCAT, L.CONCAT), _r("lhs"), _r("rhs"), semantics=_sl.tconcat,
@@ -172,7 +188,7 @@ _add("TSCATTER", (E.SCATTER, F.SCATTER, L.LAYOUT), _r("values"), _r("index", _I)
      semantics=_si.tscatter, lang="scatter")  # fmt: skip
 for _k in _sp.PART_OPS:
     _add(f"TPART{_k.upper()}", (E.PART, F.PART, L.LAYOUT), _r("lhs"), _r("rhs"),
-         semantics=_sp.PARTIAL[f"TPART{_k.upper()}"], lang=f"partial_{_k}", arith=_k,
+         semantics=partial(_sp.tpart, _k), lang=f"partial_{_k}", arith=_k,
          iots=FREE)  # fmt: skip
 
 # ------------------------------------------------ memory and movement (TLSU)

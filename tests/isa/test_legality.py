@@ -154,8 +154,10 @@ def test_verifier_and_executor_share_the_rule_wording(case: str) -> None:
 def test_b_ios_wording_is_the_rule() -> None:
     # the pto dialect has no Shared operands, so only the executor meets this rule
     text = "BSTART.VEC TADD, FP32\nB.IOS S1, mask=1111\n" + _DIM64 + _TWO + "BSTOP\n"
-    assert _executor_rule(text) == legality.shared(op("TADD"), True) == (
-        "B.IOS is illegal for TADD"
+    assert (
+        _executor_rule(text)
+        == legality.shared(op("TADD"), True)
+        == ("B.IOS is illegal for TADD")
     )
 
 
