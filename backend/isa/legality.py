@@ -29,6 +29,7 @@ __all__ = [
     "source_dtype_for",
 ]
 
+
 def _stream_text(stream: Sequence[tuple[int, bool]]) -> str:
     if not stream:
         return "(no bindings)"
