@@ -37,7 +37,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import DataType, OpDef, op
+from ptoc.backend.isa import TABLE, DataType, Executor, OpDef, legality, op
 from ptoc.backend.isa.fields import PEMODE_TO_MASK
 
 from .dtypes import DTypeAttr, data_type, is_pred
@@ -110,40 +110,26 @@ class PtoOp(IRDLOperation):
     def _verify_roles(self, o: OpDef) -> None:
         if self.role_name == "reload":
             # a reload names the value it restores as its one operand; it binds nothing
-            if len(self.srcs) != 1 or o.mnemonic != "TLOAD":
+            if len(self.srcs) != 1 or TABLE[o.mnemonic].executor is not Executor.LOAD:
                 raise VerifyException("a reload is a TLOAD naming the one value it restores")
             return
-        if len(self.srcs) != len(o.sources):
-            raise VerifyException(
-                f"{self.name} binds {len(o.sources)} Local source(s) "
-                f"({', '.join(o.sources) or 'none'}), not {len(self.srcs)}"
-            )
-        if len(self.dsts) != len(o.destinations):
-            raise VerifyException(
-                f"{self.name} produces {len(o.destinations)} destination(s), "
-                f"not {len(self.dsts)}"
-            )
+        _check(legality.binding_counts(o, len(self.srcs), len(self.dsts)))
 
     def _verify_types(self, o: OpDef) -> None:
         if is_pred(self.dtype):
-            if o.mnemonic == "TMOV":
+            if TABLE[o.mnemonic].executor is Executor.MOV:
                 return  # a predicate copy: BSTART.TMOV DTYPE_NONE
-            raise VerifyException(f"{self.name} does not accept predicate DataType")
-        if self.data_type not in o.dtypes:
-            legal = ", ".join(sorted(d.name for d in o.dtypes))
-            raise VerifyException(
-                f"{self.name} does not accept DataType {self.dtype.data.value} (legal: {legal})"
-            )
-        rule = o.type_rules.get("dst")
-        if rule and self.dsts:
+            _check(legality.dtype(o, None))
+        _check(legality.dtype(o, self.data_type))
+        if o.type_rules.get("dst") and self.dsts:
             dst = self.dsts[0].type
             assert isinstance(dst, PtoTileType)
-            if dst.data_type not in rule:
-                legal = ", ".join(sorted(d.name for d in rule))
-                raise VerifyException(
-                    f"{self.name} destination DataType {dst.dtype.data.value} is not one "
-                    f"of {legal}"
-                )
+            _check(legality.destination_dtype(o, dst.data_type))
+        if self.dsts:  # type pairs: the BSTART (source) type against the destination's
+            dst = self.dsts[0].type
+            assert isinstance(dst, PtoTileType)
+            if not is_pred(dst.dtype):
+                _check(legality.source_dtype_for(o, self.data_type, dst.data_type))
         index_rule = o.type_rules.get("index")
         if index_rule and len(self.srcs) > 1 and o.mnemonic in ("TGATHER", "TSCATTER"):
             idx = self.srcs[1].type
@@ -163,42 +149,31 @@ class PtoOp(IRDLOperation):
         if len(values) != 3:
             raise VerifyException(f"{self.name} dims are [LB0, LB1, LB2]")
         for lb, v in enumerate(self.lbs):
-            d = o.dim(lb)
-            if d is None:
-                if v is not None:
-                    raise VerifyException(f"{self.name} takes no B.DIM LB{lb}")
-                continue
-            if v is None:
-                if d.required:
-                    raise VerifyException(f"{self.name} requires LB{lb} ({d.meaning})")
-                continue
-            if not 0 <= v <= 0xFFFF or (v == 0 and not d.zero_legal):
-                raise VerifyException(f"{self.name} LB{lb} ({d.meaning}) = {v} is illegal")
+            if v is not None and not 0 <= v <= 0xFFFF:
+                raise VerifyException(f"{self.name} LB{lb} = {v} is not a 16-bit value")
+        _check(legality.dims(o, self.lbs))
 
     def _verify_datr(self, o: OpDef) -> None:
-        if self.datr is None:
-            if o.datr_required:
-                raise VerifyException(f"{self.name} requires a B.DATR")
-            return
-        for field, value in self.datr.values().items():
-            if value and DATR_CATALOG_NAMES[field] not in o.datr_fields:
-                raise VerifyException(
-                    f"{self.name} B.DATR field {DATR_CATALOG_NAMES[field]} must be zero"
-                )
+        fields = None
+        if self.datr is not None:
+            fields = {DATR_CATALOG_NAMES[f]: v for f, v in self.datr.values().items()}
+        _check(legality.datr_fields(o, fields))
 
     def _verify_ior(self, o: OpDef) -> None:
-        if self.scalars and not o.ior_legal:
-            raise VerifyException(f"{self.name} takes no B.IOR")
-        if len(self.scalars) > len(o.ior):
-            raise VerifyException(
-                f"{self.name} consumes {len(o.ior)} B.IOR slot(s), not {len(self.scalars)}"
-            )
+        # each GPR operand selects its B.IOR slot (RegSrc0, RegSrc1, ...)
+        _check(legality.ior_slots(o, bool(self.scalars), [1] * len(self.scalars)))
         if self.gprs is not None and len(self.gprs) != len(self.scalars):
             raise VerifyException(f"{self.name} names one GPR per scalar operand")
         if self.refs is not None and len(self.refs) != len(self.bound_srcs):
             raise VerifyException(f"{self.name} names one tile reference per source")
         if self.hands is not None and len(self.hands) != len(self.dsts):
             raise VerifyException(f"{self.name} names one hand per destination")
+
+
+def _check(rule: str | None) -> None:
+    """Raise the wording of a broken ``backend.isa.legality`` rule as a verify error."""
+    if rule is not None:
+        raise VerifyException(rule)
 
 
 @cache

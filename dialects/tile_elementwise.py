@@ -6,8 +6,8 @@ semantics from ``ptoc.backend.isa.semantics``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import UnitAttr
@@ -27,10 +27,10 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import info
+from ptoc.backend.isa import info, legality
 from ptoc.backend.isa import op as catalog_op
-from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE, tcvt, tfma
-from ptoc.backend.isa.semantics.scalar import TILE_SCALAR
+from ptoc.backend.isa import row as optable_row
+from ptoc.backend.isa.semantics.elementwise import tcvt, tfma
 
 from .dtypes import DType, data_type
 from .modes import RModeAttr, rmode_code
@@ -57,6 +57,14 @@ def _dt(value: SSAValue):
 # --------------------------------------------------------------------------- tile-tile
 
 
+def _semantics(mnemonic: str | None) -> Callable[..., Any]:
+    """The operation table's numpy semantics of ``mnemonic``."""
+    assert mnemonic is not None
+    fn = optable_row(mnemonic).semantics
+    assert fn is not None, mnemonic
+    return fn
+
+
 class BinaryOp(TileOp):
     """``%r = tile.<op> %a, %b : T``: typed ``a op b`` elementwise on equal tile types."""
 
@@ -77,7 +85,7 @@ class BinaryOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        return (ELEMENTWISE[self.MNEMONIC](_dt(self.result), *args)[0],)
+        return (_semantics(self.MNEMONIC)(_dt(self.result), *args)[0],)
 
 
 def _binary(name: str, mnemonic: str, doc: str) -> type[BinaryOp]:
@@ -135,7 +143,7 @@ class UnaryOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        return (ELEMENTWISE[self.MNEMONIC](_dt(self.result), *args)[0],)
+        return (_semantics(self.MNEMONIC)(_dt(self.result), *args)[0],)
 
 
 def _unary(name: str, mnemonic: str, doc: str) -> type[UnaryOp]:
@@ -207,7 +215,7 @@ class ScalarOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        return (TILE_SCALAR[self.MNEMONIC](_dt(self.result), args[0], env.gpr(self.bits))[0],)
+        return (_semantics(self.MNEMONIC)(_dt(self.result), args[0], env.gpr(self.bits))[0],)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -331,12 +339,10 @@ class CvtOp(TileOp):
         self.check_dtype(s.dtype, "source DataType")
         self.check_dtype(r.dtype, "result DataType")
         # the catalog's type-pair rule (an E8M0 result takes FP32, FP16 or BF16 sources)
-        legal = catalog_op("TCVT").sources_for(data_type(r.dtype))
-        if legal is not None and data_type(s.dtype) not in legal:
-            raise VerifyException(
-                f"{self.name}: TCVT to {r.dtype.data.value} accepts only "
-                f"{', '.join(sorted(d.name for d in legal))} sources, not {s.dtype.data.value}"
-            )
+        o = catalog_op("TCVT")
+        rule = legality.source_dtype_for(o, data_type(s.dtype), data_type(r.dtype))
+        if rule is not None:
+            raise VerifyException(f"{self.name}: {rule}")
         _same_shape(self, s, r)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

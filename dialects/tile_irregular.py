@@ -26,8 +26,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa import op as catalog_op
+from ptoc.backend.isa import row as optable_row
 from ptoc.backend.isa.semantics import generate, indexed, layout, sorting
-from ptoc.backend.isa.semantics.partial import PARTIAL
 
 from .dtypes import data_type
 from .tile_base import RefEnv, TileOp, mnemonic_op, tile_type
@@ -318,7 +318,8 @@ class PartOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        fn = PARTIAL[self.MNEMONIC]
+        fn = optable_row(self.MNEMONIC).semantics
+        assert fn is not None
         return (fn(_dt(self.lhs), args[0], args[1], tile_type(self.result).valid)[0],)
 
 

@@ -5,8 +5,8 @@ results one row high; broadcasts are the matching one-column / one-row tiles.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -22,8 +22,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ptoc.backend.isa import DataType
-from ptoc.backend.isa.semantics.expand import COL_EXPAND, ROW_EXPAND
-from ptoc.backend.isa.semantics.reduce import COL_REDUCE, ROW_REDUCE
+from ptoc.backend.isa import row as optable_row
 
 from .dtypes import data_type
 from .tile_base import RefEnv, TileOp, tile_type
@@ -40,6 +39,13 @@ def row_result_type(src: TileType, dtype: str | None = None) -> TileType:
 def col_result_type(src: TileType, dtype: str | None = None) -> TileType:
     """The (1, C) tile a column reduction of ``src`` produces (same physical Col)."""
     return TileType(dtype or src.dtype, (1, src.extent[1]), (1, src.valid[1]))
+
+
+def _semantics(mnemonic: str) -> Callable[..., Any]:
+    """The operation table's numpy semantics of ``mnemonic``."""
+    fn = optable_row(mnemonic).semantics
+    assert fn is not None, mnemonic
+    return fn
 
 
 class ReduceOp(TileOp):
@@ -70,11 +76,11 @@ class ReduceOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        table = ROW_REDUCE if self.ROW else COL_REDUCE
+        fn = _semantics(self.MNEMONIC)
         dt = data_type(tile_type(self.src).dtype)
         if self.ARG:
-            return (table[self.MNEMONIC](dt, args[0], DataType.U32)[0],)
-        return (table[self.MNEMONIC](dt, args[0])[0],)
+            return (fn(dt, args[0], DataType.U32)[0],)
+        return (fn(dt, args[0])[0],)
 
 
 def _reduce(mnemonic: str) -> type[ReduceOp]:
@@ -142,9 +148,9 @@ class ExpandBinaryOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        table = ROW_EXPAND if self.ROW else COL_EXPAND
+        fn = _semantics(self.MNEMONIC)
         dt = data_type(tile_type(self.src).dtype)
-        return (table[self.MNEMONIC](dt, args[0], args[1])[0],)
+        return (fn(dt, args[0], args[1])[0],)
 
 
 def _expand(mnemonic: str) -> type[ExpandBinaryOp]:
@@ -193,9 +199,9 @@ class ExpandCopyOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        table = ROW_EXPAND if self.ROW else COL_EXPAND
+        fn = _semantics(self.MNEMONIC)
         r = tile_type(self.result)
-        return (table[self.MNEMONIC](data_type(r.dtype), None, args[0], r.valid)[0],)
+        return (fn(data_type(r.dtype), None, args[0], r.valid)[0],)
 
 
 @irdl_op_definition
@@ -250,9 +256,8 @@ class ExpdifOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        table = ROW_EXPAND if self.ROW else COL_EXPAND
+        fn = _semantics(self.MNEMONIC)
         s, r = tile_type(self.src), tile_type(self.result)
-        fn = table[self.MNEMONIC]
         return (fn(data_type(s.dtype), data_type(r.dtype), args[0], args[1])[0],)
 
 

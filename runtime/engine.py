@@ -23,7 +23,7 @@ from types import EllipsisType
 
 import numpy as np
 
-from ptoc.backend.isa import DataType, Family
+from ptoc.backend.isa import TABLE, DataType, Executor
 from ptoc.backend.isa.fields import PAD_NULL, mask_text
 from ptoc.backend.isa.semantics.core import BundleControlSemanticError, SemanticError
 
@@ -43,13 +43,6 @@ from .tiles import Layout, Tile, size_code_bytes
 
 Runner = Callable[["Ctx"], None]
 Preparer = Callable[[Spec], Runner]
-
-#: mnemonic -> static preparation; filled by ``ptoc.runtime.ops``
-HANDLERS: dict[str, Preparer] = {}
-#: legal operations this executor does not model (rejected before any effect)
-UNSUPPORTED = frozenset(
-    {"TPREFETCH", "MGATHER", "MSCATTER", "MGATHER_MASK", "MSCATTER_MASK", "MGATHER_CAS", "GMOV"}
-)
 
 
 #: (mask, machine PEs) -> (participating PEs, their count, payload index, view-cache key:
@@ -369,6 +362,14 @@ def resolve_dims(state: MachineState, plan: BundlePlan, name: str) -> tuple[int 
     return tuple(out)
 
 
+def _preparer(executor: Executor) -> Preparer:
+    """The static preparation of ``executor`` (``ops.PREPARERS``; the preparers build on
+    this module, so it is read when the first bundle runs, not at import)."""
+    from .ops import PREPARERS
+
+    return PREPARERS[executor]
+
+
 def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | None:
     """Commit-time checks that depend only on the plan (and LB values); None: no-op."""
     plan.raise_fault()
@@ -377,7 +378,8 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
     op = plan.op
     assert op is not None
     name = op.mnemonic
-    if op.family is Family.CUBE or name in UNSUPPORTED:
+    executor = TABLE[name].executor
+    if executor is None:  # a legal operation this executor does not model
         raise unsupported(name, name)
     if plan.catr is not None:
         f = dict(plan.catr.fields)
@@ -389,9 +391,7 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
         raise TileLegalityFault(f"{name} needs a B.IOT binding stream", name)
     if plan.bindings and not any(b.last for b in plan.bindings):
         raise BundleControlFault("the B.IOT binding stream is never closed by `last`", name)
-    handler = HANDLERS.get(name)
-    if handler is None:
-        raise unsupported(name, name)
+    handler = _preparer(executor)
     dims = resolve_dims(state, plan, name)
     cached = plan.cache.get(dims)
     if cached is None:
@@ -472,7 +472,6 @@ def commit(state: MachineState, ctx: Ctx) -> None:
 
 
 __all__ = [
-    "HANDLERS",
     "Ctx",
     "Dests",
     "Preparer",

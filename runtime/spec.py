@@ -8,24 +8,16 @@ field values, DataTypes, dimensions and defaults -- all before any source is rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from ptoc.backend.isa import DTYPE_NONE, DataType, OpDef, info
+from ptoc.backend.isa import DTYPE_NONE, TABLE, DataType, OpDef, OpRow, info, legality
 from ptoc.backend.isa.fields import LAYOUT_NAMES, PAD_NULL, Hand
 
 from .bundle import BundlePlan
 from .faults import BundleControlFault, TileLegalityFault, unsupported
 from .tiles import CUBE_LAYOUT_CODES, LAYOUT_TRANSFORMS, Layout
-
-_DATR_FIELDS = (
-    ("Layout", "layout"),
-    ("DataType", "dtype"),
-    ("PadValueOrByteId", "pad"),
-    ("CMode", "cmode"),
-    ("RMode", "rmode"),
-    ("Sat", "sat"),
-    ("Canonicalize", "canonicalize"),
-)
 
 
 @dataclass(frozen=True)
@@ -44,83 +36,75 @@ class Spec:
         assert plan.op is not None
         self.plan = plan
         self.op: OpDef = plan.op
+        self.row: OpRow = TABLE[plan.op.mnemonic]
         self.name = plan.op.mnemonic
         self.dims = dims
         self.datr = plan.datr
         self.dtype_code = plan.start.dtype
+
+    @property
+    def semantics(self) -> Callable[..., Any]:
+        """The operation's numpy semantics (from its operation-table row)."""
+        fn = self.row.semantics
+        assert fn is not None, f"{self.name} has no semantics"
+        return fn
 
     # ----------------------------------------------------------- failures
 
     def illegal(self, rule: str) -> TileLegalityFault:
         return TileLegalityFault(rule, self.name)
 
+    def _check(self, rule: str | None) -> None:
+        if rule is not None:
+            raise self.illegal(rule)
+
     # ----------------------------------------------------------- bindings
 
-    def require_bindings(self, *expected: tuple[int, bool]) -> None:
-        """The effective B.IOT stream is exactly ``expected`` ((sources, has dst) each)."""
-        got = tuple((len(b.srcs), b.dst is not None) for b in self.plan.bindings)
-        if got != expected:
-            raise self.illegal(
-                f"{self.name} takes the binding stream {_stream_text(expected)}, not "
-                f"{_stream_text(got)}"
-            )
+    def require_schema(self, *, datr: bool = True) -> None:
+        """The bundle binds what the operation's :class:`BindingShape` says, in the order
+        the ASL checks it: B.IOT stream, B.IOR slots, B.IOS, then (``datr``) B.DATR
+        applicability."""
+        self.require_bindings()
+        self.require_ior_slots()
+        self.require_no_shared()
+        if datr:
+            self.require_datr_applicable()
 
-    def require_counts(self, sources: int, destinations: int) -> None:
-        """The effective B.IOT stream binds ``sources`` sources and ``destinations`` dsts."""
-        s = len(self.plan.sources)
-        d = len(self.plan.destinations)
-        if (s, d) != (sources, destinations):
-            raise self.illegal(
-                f"{self.name} binds {sources} Local source(s) and {destinations} "
-                f"destination(s), not {s} and {d}"
-            )
+    def require_bindings(self) -> None:
+        """The effective B.IOT stream is the operation's (or binds its counts)."""
+        got = tuple((len(b.srcs), b.dst is not None) for b in self.plan.bindings)
+        self._check(legality.binding_stream(self.op, self.row.binding, got))
 
     def dest_hand(self, k: int = 0) -> tuple[Hand, int]:
         return self.plan.destinations[k]
 
     # ----------------------------------------------------------- B.IOR / B.IOS
 
-    def require_no_ior(self) -> None:
-        if self.plan.ior is not None:
-            raise self.illegal(f"B.IOR is illegal for {self.name}")
-
-    def require_ior_slots(self, used: int) -> None:
-        """A present B.IOR may select registers only in its first ``used`` source slots and
-        must leave RegDst zero (``BundleOperationScalarBindingSchemaLegal``)."""
+    def require_ior_slots(self) -> None:
+        """A present B.IOR selects registers only in the slots the operation consumes and
+        leaves RegDst zero (``BundleOperationScalarBindingSchemaLegal``)."""
         ior = self.plan.ior
-        if ior is None:
-            return
-        if used == 0:
-            self.require_no_ior()
-        for i, reg in enumerate(ior.sources):
-            if i >= used and reg != 0:
-                raise self.illegal(f"B.IOR RegSrc{i} is unused by {self.name} and must be zero")
-        if ior.dst != 0:
-            raise self.illegal(f"B.IOR RegDst is unused by {self.name} and must be zero")
+        if ior is not None:
+            self._check(legality.ior_slots(self.op, True, ior.sources, ior.dst))
 
     def require_no_shared(self) -> None:
         if self.plan.shared:
             if self.op.ios_legal:
                 raise unsupported("Shared tile binding (B.IOS)", self.name)
-            raise self.illegal(f"B.IOS is illegal for {self.name}")
+            self._check(legality.shared(self.op, True))
 
     # ----------------------------------------------------------- B.DATR
 
-    def require_datr_applicable(self, allowed: frozenset[str] | None = None) -> None:
+    def require_datr_applicable(self) -> None:
         """Every raw B.DATR field outside the applicable set is zero
         (``TileOperationDATRFieldsLegal``); a mandatory B.DATR is present."""
-        allowed = self.op.datr_fields if allowed is None else allowed
-        if self.datr is None:
-            if self.op.datr_required:
-                raise self.illegal(f"{self.name} requires a B.DATR")
-            return
-        for fname, attr in _DATR_FIELDS:
-            v = getattr(self.datr, attr)
-            if v and fname not in allowed:
-                raise self.illegal(
-                    f"B.DATR.{fname}={v} is inapplicable to {self.name} (applicable: "
-                    f"{', '.join(sorted(allowed)) or 'none'})"
-                )
+        d = self.datr
+        fields = (
+            None
+            if d is None
+            else {name: getattr(d, attr) for attr, name in legality.DATR_FIELD_NAMES.items()}
+        )
+        self._check(legality.datr_fields(self.op, fields))
 
     @property
     def pad(self) -> int:
@@ -166,13 +150,10 @@ class Spec:
 
     def dtype(self, allowed: frozenset[DataType] | None = None) -> DataType:
         """The BSTART DataType, checked against ``allowed`` (default: the catalog set)."""
-        allowed = self.op.dtypes if allowed is None else allowed
         code = self.dtype_code
-        if code == DTYPE_NONE:
-            raise self.illegal(f"{self.name} needs a concrete BSTART DataType")
-        dt = DataType(code)
-        if dt not in allowed:
-            raise self.illegal(f"{self.name} does not support DataType {dt.name}")
+        dt = None if code == DTYPE_NONE else DataType(code)
+        self._check(legality.dtype(self.op, dt, allowed))
+        assert dt is not None
         return dt
 
     def datr_dtype(self, default: DataType) -> DataType:
@@ -190,20 +171,7 @@ class Spec:
     def require_dims(self) -> None:
         """LBs the operation does not define are absent; required ones are present; an
         explicitly encoded zero is illegal unless the operation assigns it a meaning."""
-        defs = {d.lb: d for d in self.op.dims}
-        for k, v in enumerate(self.dims):
-            d = defs.get(k)
-            if d is None:
-                if v is not None:
-                    raise self.illegal(f"{self.name} takes no B.DIM LB{k}")
-                continue
-            if v is None:
-                if d.required:
-                    raise self.illegal(f"{self.name} requires B.DIM LB{k} ({d.meaning})")
-            elif v == 0 and not d.zero_legal:
-                raise self.illegal(
-                    f"an explicitly encoded zero LB{k} ({d.meaning}) is illegal for {self.name}"
-                )
+        self._check(legality.dims(self.op, self.dims))
 
     def std_shape(self) -> Shape:
         """LB0 = ValidCol (required), LB1 = ValidRow (default 1), LB2 = Col (default
@@ -214,13 +182,6 @@ class Spec:
         vr = self.dims[1] if self.dims[1] is not None else 1
         col = self.dims[2] if self.dims[2] is not None else vc
         return Shape(vr, vc, col)
-
-
-def _stream_text(stream: tuple[tuple[int, bool], ...]) -> str:
-    if not stream:
-        return "(no bindings)"
-    parts = [f"[{n} src{', dst' if d else ''}]" for n, d in stream]
-    return " ".join(parts)
 
 
 def elem_bits(dt: DataType | None) -> int:

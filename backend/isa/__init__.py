@@ -98,3 +98,39 @@ def scalar_form(mnemonic: str) -> CommandForm:
 
 def scalar_mnemonics() -> tuple[str, ...]:
     return tuple(_SCALAR)
+
+
+# The operation table reads the semantics, which index the catalog through ``op`` above.
+from .optable import (  # noqa: E402
+    TABLE,
+    Access,
+    Axis,
+    BindingShape,
+    Executor,
+    IorKind,
+    IorOperand,
+    LegalizeRule,
+    OperandKind,
+    OpRow,
+    TileFamily,
+    TileOperand,
+    row,
+    rows,
+)
+
+__all__ += [
+    "TABLE",
+    "Access",
+    "Axis",
+    "BindingShape",
+    "Executor",
+    "IorKind",
+    "IorOperand",
+    "LegalizeRule",
+    "OpRow",
+    "OperandKind",
+    "TileFamily",
+    "TileOperand",
+    "row",
+    "rows",
+]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ptoc.backend.isa import DataType
 
-from ..engine import HANDLERS, Ctx, Preparer
+from ..engine import Ctx
 from ..faults import TileLegalityFault
 from ..spec import Shape, Spec
 from ..tiles import Layout, Tile, raw_bits
@@ -37,17 +35,6 @@ def source_key(dt: DataType, shape: Shape, rows: int | None) -> tuple[object, ..
     return (dt, RM, shape.valid_rows, shape.valid_cols, shape.cols, rows, True)
 
 
-def register(*names: str) -> Callable[[Preparer], Preparer]:
-    """Register a preparer for the given mnemonics."""
-
-    def deco(fn: Preparer) -> Preparer:
-        for n in names:
-            HANDLERS[n] = fn
-        return fn
-
-    return deco
-
-
 def invalid_encoding(dt: DataType | None, values: np.ndarray) -> bool:
     """True when some element of ``values`` is not a valid encoding of ``dt``."""
     bits = _ENCODING_ZERO_BITS.get(dt) if dt is not None else None
@@ -66,17 +53,6 @@ def require_encodings(ctx: Ctx, i: int, t: Tile, values: np.ndarray | None = Non
         )
 
 
-def prelude(spec: Spec, *stream: tuple[int, bool], ior_slots: int = 0) -> None:
-    """Binding stream, B.IOR slots (0: B.IOR illegal), no B.IOS, B.DATR applicability."""
-    spec.require_bindings(*stream)
-    if ior_slots:
-        spec.require_ior_slots(ior_slots)
-    else:
-        spec.require_no_ior()
-    spec.require_no_shared()
-    spec.require_datr_applicable()
-
-
 def same_rows(ctx: Ctx, i: int, t: Tile, rows: int) -> None:
     """Source and destination physical Rows match (``TileShapeAndTypeMatch``)."""
     if t.rows != rows:
@@ -87,4 +63,4 @@ def same_rows(ctx: Ctx, i: int, t: Tile, rows: int) -> None:
         )
 
 
-__all__ = ["RM", "Ctx", "Spec", "Tile", "invalid_encoding", "prelude", "register"]
+__all__ = ["RM", "Ctx", "Spec", "Tile", "invalid_encoding"]

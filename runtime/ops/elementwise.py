@@ -13,13 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ptoc.backend.isa import DataType, op
+from ptoc.backend.isa import DataType, legality
 from ptoc.backend.isa.semantics.core import SemanticError
-from ptoc.backend.isa.semantics.elementwise import (
-    BINARY_MNEMONICS,
-    ELEMENTWISE,
-    UNARY_MNEMONICS,
-)
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
@@ -31,19 +26,10 @@ from ..tiles import Tile
 from .common import (
     ENCODING_TYPES,
     RM,
-    prelude,
-    register,
     require_encodings,
     same_rows,
     source_key,
 )
-
-
-#: TCVT to E8M0 accepts exactly FP16, BF16 and FP32 sources (``HardwareTCVTTypePairSupported``,
-#: TCVT contract legality); every other pair of assigned types is legal
-def e8m0_sources() -> frozenset[DataType]:
-    """TCVT: the source types an E8M0 destination accepts (from the catalog)."""
-    return op("TCVT").type_rules["e8m0_sources"]
 
 
 def fused_runner(
@@ -100,13 +86,12 @@ def _never(state: MachineState, plan: BundlePlan) -> bool:
     return False
 
 
-@register(*BINARY_MNEMONICS)
 def binary(spec: Spec) -> Runner:
-    prelude(spec, (2, True))
+    spec.require_schema()
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
-    fn, pad = ELEMENTWISE[spec.name], spec.pad
+    fn, pad = spec.semantics, spec.pad
     dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
     key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
     enc = dt in ENCODING_TYPES
@@ -133,13 +118,12 @@ def binary(spec: Spec) -> Runner:
     return run
 
 
-@register(*UNARY_MNEMONICS)
 def unary(spec: Spec) -> Runner:
-    prelude(spec, (1, True))
+    spec.require_schema()
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
-    fn, pad = ELEMENTWISE[spec.name], spec.pad
+    fn, pad = spec.semantics, spec.pad
     dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
     key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
     enc = dt in ENCODING_TYPES
@@ -163,10 +147,10 @@ def unary(spec: Spec) -> Runner:
     return run
 
 
-@register("TFMA")
 def tfma(spec: Spec) -> Runner:
     """``B.IOT L, R`` then ``B.IOT Addend, last, ->Dst``; one fused rounding."""
-    prelude(spec, (2, False), (1, True))
+    spec.require_schema()
+    sem = spec.semantics
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
@@ -180,17 +164,17 @@ def tfma(spec: Spec) -> Runner:
         (slot,) = ctx.allocate((dt, shape, RM))
         for i, t in enumerate(srcs):
             same_rows(ctx, i, t, slot.rows)
-        res, st = ELEMENTWISE["TFMA"](dt, *vals)
+        res, st = sem(dt, *vals)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
     return run
 
 
-@register("TCMP")
 def tcmp(spec: Spec) -> Runner:
     """Two numeric sources -> a predicate tile with the sources' Rows/Col/valid shape."""
-    prelude(spec, (2, True))
+    spec.require_schema()
+    sem = spec.semantics
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
@@ -205,7 +189,7 @@ def tcmp(spec: Spec) -> Runner:
         require_encodings(ctx, 0, a, va)
         require_encodings(ctx, 1, b, vb)
         slot = ctx.allocate_predicate(a)
-        res, st = ELEMENTWISE["TCMP"](dt, va, vb, cmode)
+        res, st = sem(dt, va, vb, cmode)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
@@ -226,10 +210,10 @@ def check_predicate(ctx: Ctx, i: int, like_index: int) -> None:
         )
 
 
-@register("TSEL")
 def tsel(spec: Spec) -> Runner:
     """``B.IOT Predicate, SrcTrue`` then ``B.IOT SrcFalse, last, ->Dst``: a raw bit copy."""
-    prelude(spec, (2, False), (1, True))
+    spec.require_schema()
+    sem = spec.semantics
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
@@ -244,31 +228,30 @@ def tsel(spec: Spec) -> Runner:
         (slot,) = ctx.allocate((dt, shape, RM))
         same_rows(ctx, 1, t, slot.rows)
         pred = ctx.values(ctx.sources[0])
-        res, st = ELEMENTWISE["TSEL"](dt, pred, ctx.values(t), ctx.values(f))
+        res, st = sem(dt, pred, ctx.values(t), ctx.values(f))
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
     return run
 
 
-@register("TCVT")
 def tcvt(spec: Spec) -> Runner:
     """Source type = BSTART DataType; destination type = B.DATR DataType (DTYPE_NONE or
     omitted inherits); equal Rows/Col/valid shape; Layout transforms the placement."""
-    prelude(spec, (1, True))
+    spec.require_schema()
+    sem = spec.semantics
     src_dt = spec.dtype()
     dst_dt = spec.datr_dtype(src_dt)
     shape = spec.std_shape()
     src_layout, dst_layout = spec.layouts()
     if spec.datr is not None and spec.datr.canonicalize:
         raise spec.illegal(
-            "TCVT Canonicalize=1 needs a private CUBE source, which this executor does not "
-            "model (an ordinary source requires Canonicalize=0)"
+            f"{spec.name} Canonicalize=1 needs a private CUBE source, which this executor "
+            "does not model (an ordinary source requires Canonicalize=0)"
         )
-    if dst_dt == DataType.E8M0 and src_dt not in e8m0_sources():
-        raise spec.illegal(
-            f"TCVT to E8M0 accepts FP16, BF16 or FP32 sources, not {src_dt.name}"
-        )
+    rule = legality.source_dtype_for(spec.op, src_dt, dst_dt)
+    if rule is not None:
+        raise spec.illegal(rule)
     rmode, sat, pad = spec.rmode, spec.sat, spec.pad
 
     def run(ctx: Ctx) -> None:
@@ -277,11 +260,11 @@ def tcvt(spec: Spec) -> Runner:
         require_encodings(ctx, 0, a, va)
         (slot,) = ctx.allocate((dst_dt, shape, dst_layout))
         same_rows(ctx, 0, a, slot.rows)
-        res, st = ELEMENTWISE["TCVT"](src_dt, va, dst_dt, rmode, sat, 0)
+        res, st = sem(src_dt, va, dst_dt, rmode, sat, 0)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
     return run
 
 
-__all__ = ["check_predicate", "e8m0_sources"]
+__all__ = ["check_predicate"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptoc.backend.isa import DTYPE_NONE, DataType
+from ptoc.backend.isa import DTYPE_NONE, DataType, IorKind, legality
 from ptoc.backend.isa.semantics import generate as sg
 from ptoc.backend.isa.semantics import indexed as si
 from ptoc.backend.isa.semantics import partial as sp
@@ -24,28 +24,30 @@ from ..engine import Ctx, Runner
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
 from ..tiles import Tile
-from .common import RM, prelude, register, require_encodings, same_rows
+from .common import RM, require_encodings, same_rows
 from .layout import check_dest_layout
 
 
-def _quant_types(spec: Spec, dst: frozenset[DataType]) -> DataType:
+def _quant_types(spec: Spec) -> DataType:
     dtd = spec.datr.dtype if spec.datr is not None else DTYPE_NONE
-    if dtd == DTYPE_NONE or DataType(dtd) not in dst:
-        names = " or ".join(sorted(d.name for d in dst))
-        raise spec.illegal(f"{spec.name} needs B.DATR.DataType {names}")
-    return DataType(dtd)
+    dt = None if dtd == DTYPE_NONE else DataType(dtd)
+    rule = legality.destination_dtype(spec.op, dt)
+    if rule is not None:
+        raise spec.illegal(rule)
+    assert dt is not None
+    return dt
 
 
-@register("TQUANT", "TDEQUANT")
 def quantize(spec: Spec) -> Runner:
-    prelude(spec, (1, True), ior_slots=2)
+    spec.require_schema()
     src_dt = spec.dtype()
-    dst_dt = _quant_types(spec, spec.op.type_rules["dst"])
+    dst_dt = _quant_types(spec)
     shape = spec.std_shape()
     spec.require_row_major_dest()
-    quant = spec.name == "TQUANT"
+    fn = spec.semantics
+    quant = fn is sq.tquant  # else TDEQUANT
     rmode, sat = spec.rmode, spec.sat
-    default_mult = spec.op.ior[0].default
+    default_mult = spec.row.ior_slot(IorKind.MULTIPLIER).default
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, src_dt, shape)
@@ -58,9 +60,9 @@ def quantize(spec: Spec) -> Runner:
             raise ctx.illegal(rule)
         (slot,) = ctx.allocate((dst_dt, shape, RM))
         if quant:
-            res, st = sq.tquant(dst_dt, va, mult, zp, rmode, sat)
+            res, st = fn(dst_dt, va, mult, zp, rmode, sat)
         else:
-            res, st = sq.tdequant(src_dt, va, mult, zp, rmode)
+            res, st = fn(src_dt, va, mult, zp, rmode)
         ctx.publish(slot, res)
         ctx.add_status(st)
 
@@ -82,23 +84,19 @@ def _flag(ctx: Ctx, slot: int) -> np.ndarray:
     return v
 
 
-@register("TSORT")
 def tsort(spec: Spec) -> Runner:
     """One source, two destinations (values, U32 indices) in binding order."""
-    spec.require_counts(1, 2)
-    spec.require_ior_slots(1)
-    spec.require_no_shared()
-    spec.require_datr_applicable()
+    spec.require_schema()
     dt = spec.dtype()
     spec.require_dims()
     width = spec.dims[0] or ss.SORT_WIDTH_DEFAULT  # omission and encoded zero select 32
     if not ss.SORT_WIDTH_MIN <= width <= ss.SORT_WIDTH_MAX:
-        raise spec.illegal(f"TSORT sort_width LB0={width} is outside 1..64")
+        raise spec.illegal(f"{spec.name} sort_width LB0={width} is outside 1..64")
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt)
         if a.valid_rows == 0 or a.valid_cols == 0:
-            raise ctx.illegal("TSORT needs a nonempty source")
+            raise ctx.illegal(f"{ctx.name} needs a nonempty source")
         va = ctx.values(a)
         desc = _flag(ctx, 0)
         shape = Shape(a.valid_rows, a.valid_cols, a.cols)
@@ -111,12 +109,8 @@ def tsort(spec: Spec) -> Runner:
     return run
 
 
-@register("TMRGSORT")
 def tmrgsort(spec: Spec) -> Runner:
-    spec.require_counts(2, 1)
-    spec.require_ior_slots(1)
-    spec.require_no_shared()
-    spec.require_datr_applicable()
+    spec.require_schema()
     dt = spec.dtype()
     spec.require_dims()
 
@@ -124,12 +118,12 @@ def tmrgsort(spec: Spec) -> Runner:
         a = ctx.source(0, dt)
         b = ctx.source(1, dt)
         if a.valid_rows != 1 or b.valid_rows != 1 or not a.valid_cols or not b.valid_cols:
-            raise ctx.illegal("TMRGSORT sources are nonempty single-row streams")
+            raise ctx.illegal(f"{ctx.name} sources are nonempty single-row streams")
         n = a.valid_cols + b.valid_cols
         if n > 32768:  # the 0.58.3 contract: a combined width above the physical-column
             # range is Fault_TileAllocation (the seed is silent, so D4 keeps the contract)
             raise TileAllocationFault(
-                f"TMRGSORT output of {n} columns exceeds the 32768-column range", ctx.name
+                f"{ctx.name} output of {n} columns exceeds the 32768-column range", ctx.name
             )
         desc = _flag(ctx, 0)
         col = 1 << (n - 1).bit_length()
@@ -141,10 +135,9 @@ def tmrgsort(spec: Spec) -> Runner:
     return run
 
 
-@register("TGATHER")
 def tgather(spec: Spec) -> Runner:
     """``B.IOT Values, Index, last, ->Dst``: ``dst[r, c] = values[index[r, c], c]``."""
-    prelude(spec, (2, True))
+    spec.require_schema()
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
@@ -153,7 +146,7 @@ def tgather(spec: Spec) -> Runner:
         vals = ctx.sources[0]
         if vals.is_predicate or vals.dtype != dt:
             raise ctx.illegal(
-                f"{ctx.ref(0)} has DataType {vals.type_name}, TGATHER needs {dt.name}"
+                f"{ctx.ref(0)} has DataType {vals.type_name}, {ctx.name} needs {dt.name}"
             )
         idx = ctx.source(1, ..., layout=None)
         idx_dt = _numeric(ctx, idx)
@@ -182,11 +175,10 @@ def tgather(spec: Spec) -> Runner:
     return run
 
 
-@register("TSCATTER")
 def tscatter(spec: Spec) -> Runner:
     """``B.IOT Values, Index, last, ->Dst``: ``dst[index[r, c], c] = values[r, c]`` over a
     zero-initialised (defined) destination."""
-    prelude(spec, (2, True))
+    spec.require_schema()
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
@@ -199,9 +191,11 @@ def tscatter(spec: Spec) -> Runner:
         if rule is not None:
             raise ctx.illegal(rule)
         if (idx.valid_rows, idx.valid_cols) != (vals.valid_rows, vals.valid_cols):
-            raise ctx.illegal("TSCATTER value and index tiles have one valid shape")
+            raise ctx.illegal(f"{ctx.name} value and index tiles have one valid shape")
         if shape.valid_cols != vals.valid_cols:
-            raise ctx.illegal("TSCATTER destination ValidCol must equal the sources' ValidCol")
+            raise ctx.illegal(
+                f"{ctx.name} destination ValidCol must equal the sources' ValidCol"
+            )
         (slot,) = ctx.allocate((dt, shape, dst_layout))
         check_dest_layout(ctx, slot)
         res, st = si.tscatter(
@@ -214,19 +208,13 @@ def tscatter(spec: Spec) -> Runner:
     return run
 
 
-_PART = {"TPARTADD": "add", "TPARTMUL": "mul", "TPARTMAX": "max", "TPARTMIN": "min"}
-
-
-@register(*_PART)
 def tpart(spec: Spec) -> Runner:
-    spec.require_counts(2, 1)
-    spec.require_no_ior()
-    spec.require_no_shared()
-    if spec.datr is not None:
+    spec.require_schema(datr=False)
+    if spec.datr is not None:  # stricter than all-zero applicability: no B.DATR at all
         raise spec.illegal(f"B.DATR is illegal for {spec.name}")
     dt = spec.dtype()
     shape = spec.std_shape()
-    op = _PART[spec.name]
+    fn = spec.semantics
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt)
@@ -242,24 +230,24 @@ def tpart(spec: Spec) -> Runner:
         require_encodings(ctx, 0, a, va)
         require_encodings(ctx, 1, b, vb)
         (slot,) = ctx.allocate((dt, shape, RM))
-        res, st = sp.tpart(op, dt, va, vb, (shape.valid_rows, shape.valid_cols))
+        res, st = fn(dt, va, vb, (shape.valid_rows, shape.valid_cols))
         ctx.publish(slot, res)
         ctx.add_status(st)
 
     return run
 
 
-@register("TCI", "TTRI")
 def generation(spec: Spec) -> Runner:
     """No source. TCI: B.IOR start, direction; LB1 must be 1. TTRI: diagonal, orientation.
     Col (LB2) is at least ValidCol (``SelectedBundleGenerationDimensionsLegal``)."""
-    prelude(spec, (0, True), ior_slots=2)
+    spec.require_schema()
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
-    tci = spec.name == "TCI"
+    fn = spec.semantics
+    tci = fn is sg.tci  # else TTRI
     if tci and shape.valid_rows != 1:
-        raise spec.illegal("TCI LB1 (ValidRow), when present, must be 1")
+        raise spec.illegal(f"{spec.name} LB1 (ValidRow), when present, must be 1")
     if shape.cols < shape.valid_cols:
         raise spec.illegal(f"{spec.name} Col (LB2) must be at least ValidCol (LB0)")
 
@@ -269,7 +257,6 @@ def generation(spec: Spec) -> Runner:
         if rule is not None:
             raise ctx.illegal(rule)
         (slot,) = ctx.allocate((dt, shape, RM))
-        fn = sg.tci if tci else sg.ttri
         res, st = fn(dt, (shape.valid_rows, shape.valid_cols), s0, s1)
         ctx.publish(slot, res)
         ctx.add_status(st)
@@ -277,16 +264,15 @@ def generation(spec: Spec) -> Runner:
     return run
 
 
-@register("THISTOGRAM")
 def thistogram(spec: Spec) -> Runner:
     """``B.IOT Source, Filter, last, ->Dst``; mandatory B.DATR: DataType U32, ByteId in
     PadValueOrByteId; no B.DIM; destination U32 ValidRow x 256 of Col 256."""
-    prelude(spec, (2, True))
+    spec.require_schema()
     src_dt = spec.dtype()
     spec.require_dims()
     assert spec.datr is not None  # datr_required
     if spec.datr.dtype != DataType.U32:
-        raise spec.illegal("THISTOGRAM needs B.DATR.DataType U32")
+        raise spec.illegal(f"{spec.name} needs B.DATR.DataType U32")
     byte_id = spec.datr.pad
 
     def run(ctx: Ctx) -> None:
@@ -311,20 +297,19 @@ def thistogram(spec: Spec) -> Runner:
     return run
 
 
-@register("TIMG2COL")
 def timg2col(spec: Spec) -> Runner:
     """TIMG2COL reads the source's feature-map descriptor
     (``TileOperandsLegal_TIMG2COL`` needs ``TileFeatureMapDescriptorStructurallyValid``).
     In the 0.58.3 model those descriptors are invalidated at reset and on every allocation,
     and no instruction configures one (``ConfigureTileFeatureMapDescriptor`` has no
     caller), so every TIMG2COL that passes the schema checks is rejected as illegal."""
-    prelude(spec, (1, True), ior_slots=2)
+    spec.require_schema()
     dt = spec.dtype()
 
     def run(ctx: Ctx) -> None:
         ctx.source(0, dt)
         raise ctx.illegal(
-            f"TIMG2COL: {ctx.ref(0)} carries no valid feature-map descriptor (no instruction "
+            f"{ctx.name}: {ctx.ref(0)} carries no valid feature-map descriptor (no instruction "
             "of the ISA configures one, so the image-to-column schema cannot hold)"
         )
 

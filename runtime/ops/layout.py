@@ -18,7 +18,6 @@ from ptoc.backend.isa.semantics import layout as sl
 from ..engine import Ctx, Runner, Slot
 from ..spec import Shape, Spec
 from ..tiles import Tile, layout_shape_legal
-from .common import prelude, register
 
 
 def check_dest_layout(ctx: Ctx, slot: Slot) -> None:
@@ -47,9 +46,8 @@ def generic_shape(spec: Spec, like: Tile) -> Shape:
     )
 
 
-@register("TTRANS")
 def ttrans(spec: Spec) -> Runner:
-    prelude(spec, (1, True))
+    spec.require_schema()
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
@@ -70,9 +68,8 @@ def ttrans(spec: Spec) -> Runner:
     return run
 
 
-@register("TCONCAT")
 def tconcat(spec: Spec) -> Runner:
-    prelude(spec, (2, True))
+    spec.require_schema()
     dt = spec.dtype()
     require_optional_dims(spec)
     _, dst_layout = spec.layouts()
@@ -97,10 +94,9 @@ def tconcat(spec: Spec) -> Runner:
     return run
 
 
-@register("TEXTRACT")
 def textract(spec: Spec) -> Runner:
     """B.IOR RegSrc0 = row offset, RegSrc1 = column offset (omitted: 0, 0)."""
-    prelude(spec, (1, True), ior_slots=2)
+    spec.require_schema()
     dt = spec.dtype()
     require_optional_dims(spec)
     _, dst_layout = spec.layouts()
@@ -123,11 +119,10 @@ def textract(spec: Spec) -> Runner:
     return run
 
 
-@register("TINSERT")
 def tinsert(spec: Spec) -> Runner:
     """``B.IOT OldDst, Src, last, ->Dst``: a copy of OldDst (descriptor, payload and
     definedness, padding included) with Src written at (RegSrc0, RegSrc1)."""
-    prelude(spec, (2, True), ior_slots=2)
+    spec.require_schema()
     dt = spec.dtype()
     require_optional_dims(spec)
     _, dst_layout = spec.layouts()
@@ -140,7 +135,7 @@ def tinsert(spec: Spec) -> Runner:
             old.valid_rows, old.valid_cols, old.cols, old.layout,
         ):  # fmt: skip
             raise ctx.illegal(
-                f"the TINSERT destination must have the shape and layout of {ctx.ref(0)}"
+                f"the {ctx.name} destination must have the shape and layout of {ctx.ref(0)}"
             )
         ro, co = ctx.gpr_slot(0), ctx.gpr_slot(1)
         rule = sl.tinsert_shape_legal(
@@ -151,7 +146,7 @@ def tinsert(spec: Spec) -> Runner:
         (slot,) = ctx.allocate((dt, shape, dst_layout))
         if slot.rows != old.rows:
             raise ctx.illegal(
-                f"the TINSERT destination has {slot.rows} rows, {ctx.ref(0)} has {old.rows}"
+                f"the {ctx.name} destination has {slot.rows} rows, {ctx.ref(0)} has {old.rows}"
             )
         res, st = sl.tinsert(
             dt, ctx.physical(old), ctx.values(src), ro, co, (old.valid_rows, old.valid_cols)
@@ -167,11 +162,10 @@ def tinsert(spec: Spec) -> Runner:
     return run
 
 
-@register("TFILLPAD")
 def tfillpad(spec: Spec) -> Runner:
     """The whole physical destination is defined: the source valid rectangle, and the
     B.IOR RegSrc0 scalar (omitted: 0) everywhere else."""
-    prelude(spec, (1, True), ior_slots=1)
+    spec.require_schema()
     dt = spec.dtype()
     require_optional_dims(spec)
     _, dst_layout = spec.layouts()

@@ -19,13 +19,12 @@ from ptoc.backend.isa import DTYPE_NONE, DataType
 from ..engine import Ctx, Runner
 from ..memory import dense_stride, footprint, gather, scatter_plan
 from ..spec import Shape, Spec
-from .common import prelude, register
 from .layout import check_dest_layout, generic_shape, require_optional_dims
 
 
-def _tlsu_prelude(spec: Spec, *stream: tuple[int, bool], ior_slots: int) -> None:
-    spec.require_no_shared()
-    prelude(spec, *stream, ior_slots=ior_slots)
+def _tlsu_schema(spec: Spec) -> None:
+    spec.require_no_shared()  # Shared tiles are not modelled: say so before the stream
+    spec.require_schema()
     spec.layouts()  # CUBE layouts are unsupported
     if spec.datr is not None and spec.datr.pad:
         raise spec.illegal(
@@ -34,9 +33,8 @@ def _tlsu_prelude(spec: Spec, *stream: tuple[int, bool], ior_slots: int) -> None
         )
 
 
-@register("TLOAD")
 def tload(spec: Spec) -> Runner:
-    _tlsu_prelude(spec, (0, True), ior_slots=2)
+    _tlsu_schema(spec)
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
@@ -53,10 +51,9 @@ def tload(spec: Spec) -> Runner:
     return run
 
 
-@register("TSTORE")
 def tstore(spec: Spec) -> Runner:
     """Stores the LB1 x LB0 valid rectangle (default: the source's valid region)."""
-    _tlsu_prelude(spec, (1, False), ior_slots=2)
+    _tlsu_schema(spec)
     dt = spec.dtype()
     require_optional_dims(spec)
     src_layout, _ = spec.layouts()
@@ -66,11 +63,11 @@ def tstore(spec: Spec) -> Runner:
         shape = generic_shape(spec, t)
         if shape.valid_rows > t.valid_rows or shape.valid_cols > t.valid_cols:
             raise ctx.illegal(
-                f"TSTORE of {shape.valid_rows}x{shape.valid_cols} exceeds the "
+                f"{ctx.name} of {shape.valid_rows}x{shape.valid_cols} exceeds the "
                 f"{t.valid_rows}x{t.valid_cols} valid region of {ctx.ref(0)}"
             )
         if shape.valid_cols > shape.cols:
-            raise ctx.illegal("TSTORE ValidCol (LB0) exceeds Col (LB2)")
+            raise ctx.illegal(f"{ctx.name} ValidCol (LB0) exceeds Col (LB2)")
         base = ctx.gpr_slot(0)
         stride = ctx.gpr_slot(1, dense_stride(shape.cols, dt))
         fp = footprint(dt, base, stride, shape.valid_rows, shape.valid_cols,
@@ -81,11 +78,10 @@ def tstore(spec: Spec) -> Runner:
     return run
 
 
-@register("TMOV")
 def tmov(spec: Spec) -> Runner:
     """A renamed copy of one Local tile: payload and definedness, padding included. The
     BSTART DataType (DTYPE_NONE: the source's) and the shape must match the source."""
-    prelude(spec, (1, True))
+    spec.require_schema()
     require_optional_dims(spec)
     src_layout, dst_layout = spec.layouts()
     code = spec.dtype_code
@@ -101,12 +97,12 @@ def tmov(spec: Spec) -> Runner:
         if (shape.valid_rows, shape.valid_cols, shape.cols) != (
             t.valid_rows, t.valid_cols, t.cols,
         ):  # fmt: skip
-            raise ctx.illegal(f"the TMOV destination shape differs from {ctx.ref(0)}")
+            raise ctx.illegal(f"the {ctx.name} destination shape differs from {ctx.ref(0)}")
         (slot,) = ctx.allocate((t.dtype, shape, dst_layout))
         check_dest_layout(ctx, slot)
         if slot.rows != t.rows:
             raise ctx.illegal(
-                f"the TMOV destination has {slot.rows} rows, {ctx.ref(0)} has {t.rows} "
+                f"the {ctx.name} destination has {slot.rows} rows, {ctx.ref(0)} has {t.rows} "
                 "(source and destination descriptors must match)"
             )
         defined = None if t.defined is None else ctx.defined(t)
@@ -128,7 +124,7 @@ def _tmov_predicate(ctx: Ctx, spec: Spec, dt: DataType | None, layout: object) -
     t = ctx.source(0, None, layout=None, predicate=True)
     shape = generic_shape(spec, t)
     if (shape.valid_rows, shape.valid_cols, shape.cols) != (t.valid_rows, t.valid_cols, t.cols):
-        raise ctx.illegal(f"the TMOV destination shape differs from {ctx.ref(0)}")
+        raise ctx.illegal(f"the {ctx.name} destination shape differs from {ctx.ref(0)}")
     slot = ctx.allocate_predicate(t)
     defined = None if t.defined is None else ctx.defined(t)
     ctx.publish(slot, ctx.physical(t), whole=True, defined=defined, pad_defined=t.pad_defined)

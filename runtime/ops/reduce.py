@@ -13,36 +13,23 @@
 
 from __future__ import annotations
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import Axis, DataType, OperandKind
 from ptoc.backend.isa.semantics import expand as sx
-from ptoc.backend.isa.semantics import reduce as sr
 
 from ..engine import Ctx, Runner, make_dests
 from ..spec import Shape, Spec
-from .common import RM, prelude, register, require_encodings, same_rows
-
-_REDUCE: dict[str, tuple[str, str]] = {}
-for _axis in ("ROW", "COL"):
-    for _op in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN"):
-        _REDUCE[f"T{_axis}{_op}"] = (_axis.lower(), _op.lower())
-
-_EXPAND: dict[str, tuple[str, str | None]] = {}
-for _axis in ("ROW", "COL"):
-    _EXPAND[f"T{_axis}EXPAND"] = (_axis.lower(), None)
-    for _op in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN", "EXPDIF"):
-        _EXPAND[f"T{_axis}EXPAND{_op}"] = (_axis.lower(), _op.lower())
+from .common import RM, require_encodings, same_rows
 
 
-@register(*_REDUCE)
 def reduction(spec: Spec) -> Runner:
-    prelude(spec, (1, True))
+    spec.require_schema()
     dt = spec.dtype()
     src_shape = spec.std_shape()
     spec.require_row_major_dest()
-    axis, op = _REDUCE[spec.name]
-    is_arg = op.startswith("arg")
+    row, fn = spec.row, spec.semantics
+    is_arg = row.destinations[0].kind is OperandKind.INDEX
     out_dt = DataType.U32 if is_arg else dt
-    if axis == "row":
+    if row.axis is Axis.ROW:
         dst_shape = Shape(src_shape.valid_rows, 1, 1)
     else:
         dst_shape = Shape(1, src_shape.valid_cols, src_shape.cols)
@@ -55,25 +42,20 @@ def reduction(spec: Spec) -> Runner:
         va = ctx.values(a)
         require_encodings(ctx, 0, a, va)
         (slot,) = ctx.reserve(dests)
-        if is_arg:
-            fn = sr.row_arg if axis == "row" else sr.col_arg
-            res, st = fn(op, dt, va, out_dt)
-        else:
-            fn2 = sr.row_reduce if axis == "row" else sr.col_reduce
-            res, st = fn2(op, dt, va)
+        res, st = fn(dt, va, out_dt) if is_arg else fn(dt, va)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
     return run
 
 
-@register(*_EXPAND)
 def expansion(spec: Spec) -> Runner:
-    axis, op = _EXPAND[spec.name]
-    copy = op is None
-    prelude(spec, (1, True) if copy else (2, True))
+    row, fn = spec.row, spec.semantics
+    copy = row.arith is None
+    expdif = row.arith == "expdif"
+    spec.require_schema()
     src_dt = spec.dtype()
-    if op == "expdif":
+    if expdif:
         dst_dt = spec.datr_dtype(src_dt)
         rule = sx.expdif_types_legal(src_dt, dst_dt)
         if rule is not None:
@@ -82,12 +64,12 @@ def expansion(spec: Spec) -> Runner:
         dst_dt = src_dt
     shape = spec.std_shape()
     spec.require_row_major_dest()
-    if axis == "row":
+    if row.axis is Axis.ROW:
         b_shape = Shape(shape.valid_rows, 1, 1)
     else:
         b_shape = Shape(1, shape.valid_cols, shape.cols)
     pad = spec.pad
-    b_index = 0 if copy else 1
+    b_index = row.source_index("bcast")
     dests = make_dests(spec, spec.plan.mask, ((dst_dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
@@ -100,14 +82,12 @@ def expansion(spec: Spec) -> Runner:
         if not copy:  # a copy moves raw carriers (TileOperandsLegal_ExecuteTileExpand)
             require_encodings(ctx, b_index, b, vb)
         (slot,) = ctx.reserve(dests)
-        if src is not None and op != "expdif":
+        if src is not None and not expdif:
             same_rows(ctx, 0, src, slot.rows)
-        if op == "expdif":
-            fn = sx.row_expand_expdif if axis == "row" else sx.col_expand_expdif
+        if expdif:
             res, st = fn(src_dt, dst_dt, vs, vb)
         else:
-            fn2 = sx.row_expand if axis == "row" else sx.col_expand
-            res, st = fn2(op, src_dt, vs, vb, (shape.valid_rows, shape.valid_cols))
+            res, st = fn(src_dt, vs, vb, (shape.valid_rows, shape.valid_cols))
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 

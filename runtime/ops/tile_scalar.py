@@ -12,11 +12,10 @@ import numpy as np
 
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa.semantics import core
-from ptoc.backend.isa.semantics.scalar import SCALAR_MNEMONICS, TILE_SCALAR
 
 from ..engine import Ctx, Runner, make_dests
 from ..spec import Spec
-from .common import RM, invalid_encoding, prelude, register, require_encodings, same_rows
+from .common import RM, invalid_encoding, require_encodings, same_rows
 from .elementwise import check_predicate
 
 
@@ -29,13 +28,12 @@ def _scalar(ctx: Ctx, dt: DataType) -> np.ndarray:
     return gpr
 
 
-@register(*SCALAR_MNEMONICS)
 def tile_scalar_binary(spec: Spec) -> Runner:
-    prelude(spec, (1, True), ior_slots=1)
+    spec.require_schema()
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
-    fn, pad = TILE_SCALAR[spec.name], spec.pad
+    fn, pad = spec.semantics, spec.pad
     dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
@@ -52,9 +50,9 @@ def tile_scalar_binary(spec: Spec) -> Runner:
     return run
 
 
-@register("TCMPS")
 def tcmps(spec: Spec) -> Runner:
-    prelude(spec, (1, True), ior_slots=1)
+    spec.require_schema()
+    sem = spec.semantics
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
@@ -66,17 +64,17 @@ def tcmps(spec: Spec) -> Runner:
         require_encodings(ctx, 0, a, va)
         s = _scalar(ctx, dt)
         slot = ctx.allocate_predicate(a)
-        res, st = TILE_SCALAR["TCMPS"](dt, va, s, cmode)
+        res, st = sem(dt, va, s, cmode)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
     return run
 
 
-@register("TSELS")
 def tsels(spec: Spec) -> Runner:
     """``B.IOT Predicate, SrcTrue, last, ->Dst``: predicate 1 selects SrcTrue, 0 the scalar."""
-    prelude(spec, (2, True), ior_slots=1)
+    spec.require_schema()
+    sem = spec.semantics
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
@@ -90,17 +88,17 @@ def tsels(spec: Spec) -> Runner:
         s = _scalar(ctx, dt)
         (slot,) = ctx.allocate((dt, shape, RM))
         same_rows(ctx, 1, t, slot.rows)
-        res, st = TILE_SCALAR["TSELS"](dt, ctx.values(ctx.sources[0]), vt, s)
+        res, st = sem(dt, ctx.values(ctx.sources[0]), vt, s)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
     return run
 
 
-@register("TEXPANDS")
 def texpands(spec: Spec) -> Runner:
     """No source: the valid region receives the scalar's raw bits."""
-    prelude(spec, (0, True), ior_slots=1)
+    spec.require_schema()
+    sem = spec.semantics
     dt = spec.dtype()
     shape = spec.std_shape()
     spec.require_row_major_dest()
@@ -109,7 +107,7 @@ def texpands(spec: Spec) -> Runner:
     def run(ctx: Ctx) -> None:
         s = _scalar(ctx, dt)
         (slot,) = ctx.allocate((dt, shape, RM))
-        res, st = TILE_SCALAR["TEXPANDS"](dt, (ctx.P, shape.valid_rows, shape.valid_cols), s)
+        res, st = sem(dt, (ctx.P, shape.valid_rows, shape.valid_cols), s)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 

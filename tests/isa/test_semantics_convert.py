@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ptoc.backend.isa import row
 from ptoc.backend.isa.datatypes import DataType as D
 from ptoc.backend.isa.datatypes import info
 from ptoc.backend.isa.semantics import core
 from ptoc.backend.isa.semantics.convert import convert
-from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE
 
 try:
     from .test_semantics_oracle import (
@@ -236,11 +236,11 @@ def test_tquant_style_saturation_and_default_rtz_pinned() -> None:
     """Seed ADR 0083 / D5 wording applied to TCVT: Sat=1 clamps, Sat=0 keeps the low
     bits; the TCVT float->int default rounding is RTZ."""
     x = np.array([[[200.7, -200.7, 1.5, -1.5]]], np.float32)
-    r, s = ELEMENTWISE["TCVT"](D.FP32, x, D.S8)  # RMode 0 -> RTZ, Sat 0 -> wrap
+    r, s = row("TCVT").semantics(D.FP32, x, D.S8)  # RMode 0 -> RTZ, Sat 0 -> wrap
     assert list(r.ravel()) == [200 - 256, -200 + 256, 1, -1] and s[0] == NV | NX
-    r, s = ELEMENTWISE["TCVT"](D.FP32, x, D.S8, 1, 1)  # RNE, saturate
+    r, s = row("TCVT").semantics(D.FP32, x, D.S8, 1, 1)  # RNE, saturate
     assert list(r.ravel()) == [127, -128, 2, -2] and s[0] == NV | NX
-    r, s = ELEMENTWISE["TCVT"](D.FP32, x, D.U8, 0, 1)
+    r, s = row("TCVT").semantics(D.FP32, x, D.U8, 0, 1)
     assert list(r.ravel()) == [200, 0, 1, 0] and s[0] == NV | NX
 
 
@@ -388,7 +388,7 @@ def test_special_values_into_formats_without_inf_or_nan() -> None:
 
 def test_same_type_is_a_bit_copy() -> None:
     x = f32([0x7F800001, 0x80000000])
-    r, s = ELEMENTWISE["TCVT"](D.FP32, x)
+    r, s = row("TCVT").semantics(D.FP32, x)
     assert list(core.to_bits(r).ravel()) == [0x7F800001, 0x80000000] and not s.any()
 
 

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ptoc.backend.isa import row
 from ptoc.backend.isa.datatypes import DataType as D
 from ptoc.backend.isa.datatypes import info
 from ptoc.backend.isa.semantics import core
-from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE
 
 try:
     from .test_semantics_oracle import FMTS, INF, NINF, frac, ref_round
@@ -293,8 +293,8 @@ def test_max_min_seed_sentences() -> None:
     """Pinned: TMAX/TMIN exceptional cases from the seed contracts and D5."""
     a = np.array([[[np.nan, 1.0, np.nan, 0.0, -0.0, -0.0]]], np.float32)
     b = np.array([[[2.0, np.nan, np.nan, -0.0, 0.0, -0.0]]], np.float32)
-    mx, s1 = ELEMENTWISE["TMAX"](D.FP32, a, b)
-    mn, s2 = ELEMENTWISE["TMIN"](D.FP32, a, b)
+    mx, s1 = row("TMAX").semantics(D.FP32, a, b)
+    mn, s2 = row("TMIN").semantics(D.FP32, a, b)
     assert list(raw(mx).ravel()) == [0x40000000, 0x3F800000, 0x7FC00000, 0, 0, 0x80000000]
     assert list(raw(mn).ravel()) == [
         0x40000000,
@@ -306,7 +306,7 @@ def test_max_min_seed_sentences() -> None:
     ]
     assert s1[0] == 0 and s2[0] == 0
     snan = np.array([[[0x7F800001]]], np.uint32).view(np.float32)
-    r, s = ELEMENTWISE["TMAX"](D.FP32, snan, np.array([[[3.0]]], np.float32))
+    r, s = row("TMAX").semantics(D.FP32, snan, np.array([[[3.0]]], np.float32))
     assert r.ravel()[0] == 3.0 and s[0] == NV
 
 
@@ -383,7 +383,7 @@ def test_integer_zero_divisor_is_illegal(dt: D) -> None:
     b[1, 1, 2] = 0
     for m in ("TDIV", "TREM"):
         with pytest.raises(core.SemanticError) as e:
-            ELEMENTWISE[m](dt, a, b)
+            row(m).semantics(dt, a, b)
         assert "zero divisor" in e.value.rule
 
 

@@ -7,12 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ptoc.backend.isa import row
 from ptoc.backend.isa.datatypes import DataType, info
 from ptoc.backend.isa.semantics.core import NV, NX, SemanticError, binary, unary
 from ptoc.backend.isa.semantics.expand import (
-    COL_EXPAND,
     EXPAND_OPS,
-    ROW_EXPAND,
     col_expand,
     col_expand_expdif,
     expdif_types_legal,
@@ -120,7 +119,7 @@ def test_expand_div(dt):
     if info(dt).is_int:
         nonzero = np.where(raw(bcast) == 0, 1, raw(bcast)).astype(raw(bcast).dtype)
         bcast = nonzero.view(info(dt).carrier)
-    dst, status = ROW_EXPAND["TROWEXPANDDIV"](dt, src, bcast)
+    dst, status = row("TROWEXPANDDIV").semantics(dt, src, bcast)
     want, want_status = oracle("div", dt, src, bcast, "row")
     assert np.array_equal(raw(dst).astype(np.uint64), want)
     assert status.tolist() == want_status.tolist()
@@ -145,10 +144,10 @@ def test_trowexpand_copies_bits(dt):
     assert dst.shape == (2, 3, 7)
     assert np.array_equal(raw(dst), np.repeat(raw(bcast), 7, axis=2))
     assert status.tolist() == [0, 0]
-    dst, status = COL_EXPAND["TCOLEXPAND"](dt, None, bcast.reshape(2, 1, 3), shape=(4, 3))
+    dst, status = row("TCOLEXPAND").semantics(dt, None, bcast.reshape(2, 1, 3), shape=(4, 3))
     assert np.array_equal(raw(dst), np.repeat(raw(bcast).reshape(2, 1, 3), 4, axis=1))
     src = np.zeros((2, 3, 5), ti.carrier)  # a full-shape src only supplies the shape
-    assert ROW_EXPAND["TROWEXPAND"](dt, src, bcast)[0].shape == (2, 3, 5)
+    assert row("TROWEXPAND").semantics(dt, src, bcast)[0].shape == (2, 3, 5)
 
 
 def test_trowexpandmin_seed_example():
@@ -163,7 +162,7 @@ def test_trowexpandmin_seed_example():
         np.uint32,
     ).view(np.float32)
     bcast = np.array([[[0x80000000], [0x7FC00003]]], np.uint32).view(np.float32)
-    dst, status = ROW_EXPAND["TROWEXPANDMIN"](D.FP32, src, bcast)
+    dst, status = row("TROWEXPANDMIN").semantics(D.FP32, src, bcast)
     assert raw(dst).tolist() == [
         [
             [0x80000000, 0x80000000, 0x80000000, 0x80000000, 0x80000000],

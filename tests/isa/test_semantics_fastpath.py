@@ -22,10 +22,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ptoc.backend.isa import Executor, row, rows
 from ptoc.backend.isa.datatypes import DataType as D
 from ptoc.backend.isa.datatypes import info
-from ptoc.backend.isa.semantics import core, expand, fastpath, reduce, scalar
-from ptoc.backend.isa.semantics.elementwise import ELEMENTWISE
+from ptoc.backend.isa.semantics import core, expand, fastpath, reduce
 
 FAST = [D.FP64, D.FP32, D.FP16, D.BF16]
 BINARY = ["add", "sub", "mul", "div", "max", "min"]
@@ -463,14 +463,14 @@ def test_expansions_and_tile_scalar_match_engine(dt: D, data: st.DataObject) -> 
     gpr = raw(b[:, 0, :1]).astype(np.uint64).reshape(-1) | np.uint64(
         0xABC << 52 if w < 64 else 0
     )
-    for m in scalar.SCALAR_MNEMONICS:
+    for m in (r.mnemonic for r in rows(executor=Executor.TILE_SCALAR)):
         if m in ("TANDS", "TORS", "TXORS", "TSHLS", "TSHRS", "TREMS"):
             continue
-        both(lambda m=m: scalar.TILE_SCALAR[m](dt, a, gpr))
+        both(lambda m=m: row(m).semantics(dt, a, gpr))
     for m in ("TEXP", "TSQRT", "TRECIP", "TRELU"):
-        both(lambda fn=ELEMENTWISE[m]: fn(dt, a))
+        both(lambda m=m: row(m).semantics(dt, a))
     for m in ("TADD", "TMAX"):
-        both(lambda fn=ELEMENTWISE[m]: fn(dt, a, b))
+        both(lambda m=m: row(m).semantics(dt, a, b))
 
 
 @pytest.mark.parametrize(("src", "dst"), sorted(expand.EXPDIF_PAIRS, key=str))

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ptoc.backend.isa import row
 from ptoc.backend.isa.datatypes import DataType, info
 from ptoc.backend.isa.semantics.core import NV, SemanticError, binary
-from ptoc.backend.isa.semantics.partial import PARTIAL, tpart, tpart_shapes_legal
+from ptoc.backend.isa.semantics.partial import tpart, tpart_shapes_legal
 
 D = DataType
 TYPES = [D.FP32, D.FP16, D.BF16, D.S32, D.S16, D.S8, D.U32, D.U16, D.U8]
@@ -140,7 +141,7 @@ def test_tpartadd_integer_wraps_and_copies_uncovered():
     b = np.array([[[1]]], np.int32)
     dst, _ = tpart("add", D.S32, a, b, (2, 3))
     assert dst.tolist() == [[[-(2**31), 1, 2], [3, 4, 5]]]
-    dst, _ = PARTIAL["TPARTMUL"](D.S32, b, a, (2, 3))  # the covering source may be right
+    dst, _ = row("TPARTMUL").semantics(D.S32, b, a, (2, 3))  # the covering source may be right
     assert dst.tolist() == [[[0x7FFFFFFF, 1, 2], [3, 4, 5]]]
 
 

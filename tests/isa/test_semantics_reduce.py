@@ -7,11 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ptoc.backend.isa import Executor, row, rows
 from ptoc.backend.isa.datatypes import DataType, info
 from ptoc.backend.isa.semantics.core import NV, binary
 from ptoc.backend.isa.semantics.reduce import (
-    COL_REDUCE,
-    ROW_REDUCE,
     col_arg,
     col_reduce,
     row_arg,
@@ -234,12 +233,12 @@ def test_col_reduce_is_row_reduce_of_transpose(dt, op):
 
 
 def test_dispatch_tables():
-    assert set(ROW_REDUCE) == {
-        f"TROW{x}" for x in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN")
-    }
-    assert set(COL_REDUCE) == {
-        f"TCOL{x}" for x in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN")
+    reductions = {r.mnemonic for r in rows(executor=Executor.REDUCTION)}
+    assert reductions == {
+        f"T{axis}{x}"
+        for axis in ("ROW", "COL")
+        for x in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN")
     }
     a = np.array([[[1, 2], [3, 4]]], np.int32)
-    assert COL_REDUCE["TCOLSUM"](D.S32, a)[0].tolist() == [[[4, 6]]]
-    assert ROW_REDUCE["TROWARGMAX"](D.S32, a, D.U32)[0].tolist() == [[[1], [1]]]
+    assert row("TCOLSUM").semantics(D.S32, a)[0].tolist() == [[[4, 6]]]
+    assert row("TROWARGMAX").semantics(D.S32, a, D.U32)[0].tolist() == [[[1], [1]]]

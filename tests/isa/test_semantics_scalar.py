@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ptoc.backend.isa import Executor, row, rows
 from ptoc.backend.isa.datatypes import DataType as D
 from ptoc.backend.isa.datatypes import info
 from ptoc.backend.isa.semantics import core
-from ptoc.backend.isa.semantics.scalar import SCALAR_MNEMONICS, TILE_SCALAR
 
 NV, DZ, OF, UF, NX = 1, 2, 4, 8, 16
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
@@ -36,9 +36,9 @@ def test_scalar_operand_takes_low_raw_bits(dt: D, gpr: list[int]) -> None:
 _INT_ONLY = ("and", "or", "xor", "shl", "shr")
 _SCALAR_CASES = [
     (m, dt)
-    for m in sorted(SCALAR_MNEMONICS)
+    for m in sorted(r.mnemonic for r in rows(executor=Executor.TILE_SCALAR))
     for dt in (D.FP32, D.FP16, D.S32, D.U8)
-    if not (info(dt).is_float and SCALAR_MNEMONICS[m] in _INT_ONLY)
+    if not (info(dt).is_float and row(m).arith in _INT_ONLY)
 ]
 
 
@@ -47,7 +47,8 @@ _SCALAR_CASES = [
 )
 def test_tile_scalar_equals_tile_tile_with_broadcast(mnemonic: str, dt: D) -> None:
     """TxxxS(src, scalar) == Txxx(src, scalar broadcast) for every binary mnemonic."""
-    op = SCALAR_MNEMONICS[mnemonic]
+    op = row(mnemonic).arith
+    assert op is not None
     rng = np.random.default_rng(7)
     src = rng.integers(-50, 50, size=(2, 3, 5)).astype(info(dt).carrier)
     w = info(dt).bits
@@ -56,7 +57,7 @@ def test_tile_scalar_equals_tile_tile_with_broadcast(mnemonic: str, dt: D) -> No
         one = np.array([3.0, 5.0], info(dt).carrier).view(UINT[w])
         raw = [(0xABCD << 48) | int(one[0]), (0x1111 << 48) | int(one[1])]
     gpr = np.array(raw, np.uint64)
-    got, st_ = TILE_SCALAR[mnemonic](dt, src, gpr)
+    got, st_ = row(mnemonic).semantics(dt, src, gpr)
     sc = (
         np.array([r & ((1 << w) - 1) for r in raw], np.uint64)
         .astype(UINT[w])
@@ -72,11 +73,11 @@ def test_tdivs_trems_integer_zero_scalar() -> None:
     src = np.ones((2, 1, 3), np.int32)
     gpr = np.array([7, 1 << 32], np.uint64)  # PE1's low 32 bits are zero
     with pytest.raises(core.BundleControlSemanticError):
-        TILE_SCALAR["TDIVS"](D.S32, src, gpr)
+        row("TDIVS").semantics(D.S32, src, gpr)
     with pytest.raises(core.SemanticError) as e:
-        TILE_SCALAR["TREMS"](D.S32, src, gpr)
+        row("TREMS").semantics(D.S32, src, gpr)
     assert type(e.value) is core.SemanticError
-    r, s = TILE_SCALAR["TDIVS"](
+    r, s = row("TDIVS").semantics(
         D.FP32, np.ones((2, 1, 3), np.float32), np.array([0, 0x80000000], np.uint64)
     )
     assert list(r[0].ravel()) == [np.inf] * 3 and list(r[1].ravel()) == [-np.inf] * 3
@@ -86,17 +87,17 @@ def test_tdivs_trems_integer_zero_scalar() -> None:
 def test_tcmps_tsels_texpands() -> None:
     src = np.array([[[1.0, np.nan, -0.0]], [[3.0, 2.0, 0.0]]], np.float32)
     gpr = np.array([0x3F800000, 0], np.uint64)
-    p, s = TILE_SCALAR["TCMPS"](D.FP32, src, gpr, 0)
+    p, s = row("TCMPS").semantics(D.FP32, src, gpr, 0)
     assert p.tolist() == [[[True, False, False]], [[False, False, True]]] and not s.any()
-    p, _ = TILE_SCALAR["TCMPS"](D.FP32, src, gpr, 1)
+    p, _ = row("TCMPS").semantics(D.FP32, src, gpr, 1)
     assert p[0, 0, 1]  # NaN NE anything
     pred = np.array([[[True, False, True]], [[False, True, False]]])
     snan_gpr = np.array([0xDEAD_0000_7F80_0001, 0x8000_0000], np.uint64)
-    r, s = TILE_SCALAR["TSELS"](D.FP32, pred, src, snan_gpr)
+    r, s = row("TSELS").semantics(D.FP32, pred, src, snan_gpr)
     bits = r.view(np.uint32)
     assert bits[0, 0, 1] == 0x7F800001 and bits[1, 0, 0] == 0x80000000 and not s.any()
     assert bits[0, 0, 0] == src.view(np.uint32)[0, 0, 0]
-    r, s = TILE_SCALAR["TEXPANDS"](D.BF16, (2, 3, 4), np.array([0x1_3F80, 0xFFC1], np.uint64))
+    r, s = row("TEXPANDS").semantics(D.BF16, (2, 3, 4), np.array([0x1_3F80, 0xFFC1], np.uint64))
     assert r.shape == (2, 3, 4) and set(r[0].view(np.uint16).ravel()) == {0x3F80}
     assert set(r[1].view(np.uint16).ravel()) == {0xFFC1} and not s.any()
 

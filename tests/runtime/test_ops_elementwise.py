@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, row
 from ptoc.backend.isa.semantics import core, elementwise
 from ptoc.runtime import TileLegalityFault
 
@@ -78,7 +78,7 @@ def test_fp16_binary_against_semantics(op: str) -> None:
             load_tiles(m, [a, b], DataType.FP16) + bundle(op, DataType.FP16, 1, 6, "T#2, T#1, ")
         )
     )
-    want, st_ = elementwise.ELEMENTWISE[op](DataType.FP16, a[None], b[None])
+    want, st_ = row(op).semantics(DataType.FP16, a[None], b[None])
     assert same_bits(m.tile("U#1").values[0], want[0])
     assert m.status.tolist() == [int(st_[0])] * 4
 
@@ -94,7 +94,7 @@ def test_unary_bf16_against_semantics(op: str) -> None:
             + bundle(op, DataType.BF16, 1, 6, "T#1, ", eng=eng)
         )
     )
-    want, st_ = elementwise.ELEMENTWISE[op](DataType.BF16, a[None])
+    want, st_ = row(op).semantics(DataType.BF16, a[None])
     assert same_bits(m.tile("U#1").values[0], want[0])
     assert m.status[0] == st_[0]
 

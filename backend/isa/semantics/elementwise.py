@@ -1,6 +1,7 @@
-"""Mode-0 (tile-tile) elementwise operations, one entry point per mnemonic.
+"""Mode-0 (tile-tile) elementwise operations.
 
-``ELEMENTWISE[mnemonic](dt, *sources, **controls) -> (result, status)``: sources are
+Each entry point is ``fn(dt, *sources, **controls) -> (result, status)`` (the operation
+table, ``backend/isa/optable.py``, says which serves which mnemonic): sources are
 ``(P, R, C)`` carrier arrays of the valid region, status is ``uint8 (P,)``. TCMP returns
 a bool predicate array, TSEL takes a bool predicate array; packing predicate bits into
 Tile bytes is the executor's concern. Type-set legality is the executor's as well:
@@ -19,48 +20,21 @@ from .convert import convert
 from .core import binary, compare, fold_flags, is_float, no_status, unary
 from .floatarith import float_fma
 
-__all__ = ["BINARY_MNEMONICS", "ELEMENTWISE", "UNARY_MNEMONICS", "tcmp", "tcvt", "tfma", "tsel"]
+__all__ = ["binary_semantics", "tcmp", "tcvt", "tfma", "tsel", "unary_semantics"]
 
 Result = tuple[np.ndarray, np.ndarray]
 
-#: mnemonic -> :func:`.core.binary` op
-BINARY_MNEMONICS: dict[str, str] = {
-    "TADD": "add",
-    "TSUB": "sub",
-    "TMUL": "mul",
-    "TDIV": "div",
-    "TREM": "rem",
-    "TAND": "and",
-    "TOR": "or",
-    "TXOR": "xor",
-    "TSHL": "shl",
-    "TSHR": "shr",
-    "TMAX": "max",
-    "TMIN": "min",
-}
 
-#: mnemonic -> :func:`.core.unary` op
-UNARY_MNEMONICS: dict[str, str] = {
-    "TABS": "abs",
-    "TNOT": "not",
-    "TNEG": "neg",
-    "TEXP": "exp",
-    "TLOG": "log",
-    "TRECIP": "recip",
-    "TSQRT": "sqrt",
-    "TRSQRT": "rsqrt",
-    "TRELU": "relu",
-}
-
-
-def _binary(op: str) -> Callable[..., Result]:
+def binary_semantics(op: str) -> Callable[..., Result]:
+    """The entry point of the :func:`.core.binary` op ``op`` (``"add"``: TADD)."""
     # a partial (not a closure): one Python frame less per bundle
     run = partial(binary, op)
     run.__doc__ = f"Typed elementwise {op} of two tiles (see core.binary)."
     return run
 
 
-def _unary(op: str) -> Callable[..., Result]:
+def unary_semantics(op: str) -> Callable[..., Result]:
+    """The entry point of the :func:`.core.unary` op ``op`` (``"exp"``: TEXP)."""
     run = partial(unary, op)
     run.__doc__ = f"Typed elementwise {op} of one tile (see core.unary)."
     return run
@@ -100,13 +74,3 @@ def tcvt(
 ) -> Result:
     """TCVT from ``dt`` (the BSTART type) to ``dst_dt`` (None: same type); see convert."""
     return convert(dt, dt if dst_dt is None else dst_dt, src, rmode, sat, canonicalize)
-
-
-ELEMENTWISE: dict[str, Callable[..., Result]] = {
-    **{m: _binary(op) for m, op in BINARY_MNEMONICS.items()},
-    **{m: _unary(op) for m, op in UNARY_MNEMONICS.items()},
-    "TCMP": tcmp,
-    "TSEL": tsel,
-    "TFMA": tfma,
-    "TCVT": tcvt,
-}

@@ -25,8 +25,6 @@ the inexact exponential. That is a deliberate choice (D5 numerics).
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from ..datatypes import DataType
@@ -150,17 +148,3 @@ def col_expand_expdif(
 ) -> tuple[np.ndarray, np.ndarray]:
     """TCOLEXPANDEXPDIF: ``dst[r, c] = exp(src[r, c] - bcast[0, c])`` in ``dst_dt``."""
     return _expdif(src_dt, dst_dt, src, _view(bcast[:, :1, :], src.shape))
-
-
-#: Executor dispatch. Copy and binary forms: callable(dt, src, bcast, shape=None) (src may
-#: be None for the copies); EXPDIF: callable(src_dt, dst_dt, src, bcast).
-ROW_EXPAND = {
-    "TROWEXPAND": partial(row_expand, None),
-    **{f"TROWEXPAND{op.upper()}": partial(row_expand, op) for op in EXPAND_OPS},
-    "TROWEXPANDEXPDIF": row_expand_expdif,
-}
-COL_EXPAND = {
-    "TCOLEXPAND": partial(col_expand, None),
-    **{f"TCOLEXPAND{op.upper()}": partial(col_expand, op) for op in EXPAND_OPS},
-    "TCOLEXPANDEXPDIF": col_expand_expdif,
-}

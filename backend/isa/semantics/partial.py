@@ -12,8 +12,6 @@ where only one covers it, that element is copied bit-for-bit with no status.
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from ..datatypes import DataType
@@ -86,7 +84,3 @@ def tpart(
     )
     dst[:, :orow, :ocol] = res
     return dst, status
-
-
-#: Executor dispatch: mnemonic -> callable(dt, a, b, dst_valid).
-PARTIAL = {f"TPART{op.upper()}": partial(tpart, op) for op in PART_OPS}

@@ -29,8 +29,6 @@ vectorized across PEs and the other axis.
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from ..datatypes import DataType, info
@@ -172,15 +170,3 @@ def col_arg(
     """
     idx, status = _arg_last(op, DataType(dt), np.swapaxes(a, 1, 2), index_dt)
     return idx[:, None, :], status
-
-
-#: Executor dispatch. Value reductions: callable(dt, a); ARG reductions:
-#: callable(dt, a, index_dt).
-ROW_REDUCE = {
-    **{f"TROW{op.upper()}": partial(row_reduce, op) for op in REDUCE_OPS},
-    **{f"TROW{op.upper()}": partial(row_arg, op) for op in ARG_OPS},
-}
-COL_REDUCE = {
-    **{f"TCOL{op.upper()}": partial(col_reduce, op) for op in REDUCE_OPS},
-    **{f"TCOL{op.upper()}": partial(col_arg, op) for op in ARG_OPS},
-}

@@ -1,6 +1,7 @@
-"""Mode-1 tile-scalar operations, one entry point per mnemonic.
+"""Mode-1 tile-scalar operations.
 
-``TILE_SCALAR[mnemonic](dt, src, scalar_gpr[, cmode]) -> (result, status)``. The scalar
+Entry points are ``fn(dt, src, scalar_gpr[, cmode]) -> (result, status)`` (the operation
+table says which serves which mnemonic). The scalar
 is each PE's raw 64-bit GPR value, a uint64 array of shape (P,), of which only the low
 element-width bits participate (``TileRawElementValue``); an omitted B.IOR is the
 executor's zero. TSELS takes ``(dt, pred, src_true, scalar_gpr)`` and TEXPANDS
@@ -24,28 +25,12 @@ from .core import (
     scalar_operand,
 )
 
-__all__ = ["SCALAR_MNEMONICS", "TILE_SCALAR", "tcmps", "texpands", "tsels"]
+__all__ = ["scalar_semantics", "tcmps", "texpands", "tsels"]
 
 Result = tuple[np.ndarray, np.ndarray]
 
-#: mnemonic -> :func:`.core.binary` op (the tile is the left operand)
-SCALAR_MNEMONICS: dict[str, str] = {
-    "TADDS": "add",
-    "TSUBS": "sub",
-    "TMULS": "mul",
-    "TDIVS": "div",
-    "TREMS": "rem",
-    "TANDS": "and",
-    "TORS": "or",
-    "TXORS": "xor",
-    "TSHLS": "shl",
-    "TSHRS": "shr",
-    "TMAXS": "max",
-    "TMINS": "min",
-}
 
-
-def _check_divisor(mnemonic: str, dt: DataType, scalar: np.ndarray) -> None:
+def _check_divisor(mnemonic: str, op: str, dt: DataType, scalar: np.ndarray) -> None:
     """An integer zero scalar divisor is illegal before any effect.
 
     TDIVS.asl names this an "Illegal Block Exception", hence
@@ -55,16 +40,19 @@ def _check_divisor(mnemonic: str, dt: DataType, scalar: np.ndarray) -> None:
     """
     if is_float(dt) or not np.any(scalar == 0):
         return
-    if mnemonic == "TDIVS":
-        raise BundleControlSemanticError("TDIVS has an integer zero scalar divisor")
+    if op == "div":
+        raise BundleControlSemanticError(f"{mnemonic} has an integer zero scalar divisor")
     raise SemanticError(f"{mnemonic} has an integer zero scalar divisor")
 
 
-def _scalar_binary(mnemonic: str, op: str) -> Callable[..., Result]:
+def scalar_semantics(mnemonic: str, op: str) -> Callable[..., Result]:
+    """The entry point of ``mnemonic``: the :func:`.core.binary` op ``op`` of the tile (left)
+    and each PE's scalar (right)."""
+
     def run(dt: DataType, src: np.ndarray, scalar_gpr: np.ndarray) -> Result:
         s = scalar_operand(dt, scalar_gpr)
         if op in ("div", "rem"):
-            _check_divisor(mnemonic, dt, s)
+            _check_divisor(mnemonic, op, dt, s)
         return binary(op, dt, src, s)
 
     run.__doc__ = f"{mnemonic}: typed elementwise {op} of a tile and each PE's scalar."
@@ -91,11 +79,3 @@ def texpands(dt: DataType, shape: tuple[int, int, int], scalar_gpr: np.ndarray) 
     """TEXPANDS: every valid element receives the scalar's low raw bits (no conversion)."""
     s = scalar_operand(dt, scalar_gpr)
     return np.broadcast_to(s, shape).copy(), no_status(shape[0])
-
-
-TILE_SCALAR: dict[str, Callable[..., Result]] = {
-    **{m: _scalar_binary(m, op) for m, op in SCALAR_MNEMONICS.items()},
-    "TCMPS": tcmps,
-    "TSELS": tsels,
-    "TEXPANDS": texpands,
-}

@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptoc.backend.encoding import tile_start
-from ptoc.backend.isa import DTYPE_NONE, DataType, Family, OpDef, catalog, op
+from ptoc.backend.isa import DTYPE_NONE, TABLE, DataType, Family, OpDef, catalog, op
 from ptoc.backend.isa.fields import CMODE_BY_NAME, PAD_NAMES, RMODE_BY_NAME, Hand
 from ptoc.backend.program import Command, Datr, Dim, Ior, Iot, TileRef
-from ptoc.runtime.engine import UNSUPPORTED
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, Tile, size_code_bytes
 
 from ..outcome import AssertionFailed, Untranslated
@@ -448,7 +447,7 @@ def _register_contract_functions() -> None:
         def legal_fn(m: PtocModel, *args: Any, _o: OpDef = o) -> bool:
             return legal(m, _o.mnemonic, _operands(_o, args))
 
-        if o.family is Family.CUBE or o.mnemonic in UNSUPPORTED:
+        if TABLE[o.mnemonic].executor is None:  # CUBE and the indexed GM transfers
             group = CUBE if o.family is Family.CUBE else UNSUPPORTED_GROUP
             for fn_name in (
                 f"InstructionContractExecute_{name}",
@@ -572,7 +571,7 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
     o = catalog.OPS[index]
     if o.family is Family.CUBE:
         raise Untranslated(o.mnemonic, group=CUBE)
-    if o.mnemonic in UNSUPPORTED:
+    if TABLE[o.mnemonic].executor is None:
         raise Untranslated(o.mnemonic, group=UNSUPPORTED_GROUP)
     f = operands.fields
     values = {name: f[name] for name, _ in o.operands if name in f}

@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from ptoc.backend.isa import DataType, form
+from ptoc.backend.isa import TABLE, DataType, form
 from ptoc.backend.isa.fields import LAYOUT_BY_NAME
 from ptoc.backend.program import Datr, TileStart
 from ptoc.runtime import Machine, MachineConfig, MachineFault
 from ptoc.runtime.bundle import build_plan
-from ptoc.runtime.engine import HANDLERS, resolve_dims
+from ptoc.runtime.engine import resolve_dims
+from ptoc.runtime.ops import PREPARERS
 from ptoc.runtime.spec import Spec
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS
 
@@ -81,10 +82,10 @@ def static_preflight(m: PtocModel, start: TileStart) -> MachineFault | None:
         plan.raise_fault()
         if plan.noop:
             return None
-        handler = HANDLERS.get(name)
-        if handler is None:
+        executor = TABLE[name].executor
+        if executor is None:
             raise Untranslated(f"ptoc executor: {name}", group="indexed GM transfers")
-        handler(Spec(plan, resolve_dims(machine.state, plan, name)))
+        PREPARERS[executor](Spec(plan, resolve_dims(machine.state, plan, name)))
     except MachineFault as f:
         return f
     return None
