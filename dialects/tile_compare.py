@@ -23,6 +23,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ptoc.backend.isa import TileFamily
 from ptoc.backend.isa.elements import PRED
 from ptoc.backend.isa.semantics.elementwise import tcmp, tsel
 from ptoc.backend.isa.semantics.scalar import tcmps, texpands, tsels
@@ -35,8 +36,10 @@ from .tile_base import (
     ScalarAttr,
     TileOp,
     format_number,
+    op_name,
     parse_number,
     scalar_bits,
+    sole_row,
     tile_type,
 )
 from .tile_types import TileType
@@ -57,8 +60,8 @@ def _same_shape(op: TileOp, a: TileType, b: TileType) -> None:
 class CmpOp(TileOp):
     """``%p = tile.cmp lt %a, %b : T -> P``: the predicate ``a CMODE b`` (TCMP)."""
 
-    name = "tile.cmp"
-    MNEMONIC: ClassVar[str | None] = "TCMP"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CMP).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     cmode = prop_def(CModeAttr)
     lhs = operand_def(T)
@@ -89,8 +92,8 @@ class CmpOp(TileOp):
 class CmpsOp(TileOp):
     """``%p = tile.cmps lt %a, 2.5 : T -> P``: the predicate ``a CMODE scalar`` (TCMPS)."""
 
-    name = "tile.cmps"
-    MNEMONIC: ClassVar[str | None] = "TCMPS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CMPS).mnemonic
+    name = op_name(MNEMONIC)
     cmode = prop_def(CModeAttr)
     src = operand_def(TileType)
     scalar = prop_def(ScalarAttr)
@@ -152,8 +155,8 @@ class CmpsOp(TileOp):
 class SelOp(TileOp):
     """``%r = tile.sel %p, %a, %b : P, T``: ``p ? a : b`` bit-exact (TSEL)."""
 
-    name = "tile.sel"
-    MNEMONIC: ClassVar[str | None] = "TSEL"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SEL).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     pred = operand_def(TileType)
     on_true = operand_def(T)
@@ -183,8 +186,8 @@ class SelOp(TileOp):
 class SelsOp(TileOp):
     """``%r = tile.sels %p, %a, 2.5 : P, T``: ``p ? a : scalar`` (TSELS)."""
 
-    name = "tile.sels"
-    MNEMONIC: ClassVar[str | None] = "TSELS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SELS).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     pred = operand_def(TileType)
     on_true = operand_def(T)
@@ -250,7 +253,7 @@ class FullOp(TileOp):
     """``%r = tile.full 2.5 : T``: every valid element is the scalar (TEXPANDS)."""
 
     name = "tile.full"
-    MNEMONIC: ClassVar[str | None] = "TEXPANDS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.FULL).mnemonic
     scalar = prop_def(ScalarAttr)
     result = result_def(TileType)
     traits = _PURE

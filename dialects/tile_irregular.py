@@ -24,13 +24,13 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, TileFamily
 from ptoc.backend.isa import op as catalog_op
 from ptoc.backend.isa import row as optable_row
 from ptoc.backend.isa.semantics import generate, indexed, layout, sorting
 
 from .dtypes import data_type
-from .tile_base import RefEnv, TileOp, mnemonic_op, tile_type
+from .tile_base import RefEnv, TileOp, derive_ops, export, op_name, sole_row, tile_type
 from .tile_types import TileType
 
 _PURE = traits_def(Pure())
@@ -44,8 +44,8 @@ def _dt(v: SSAValue) -> DataType:
 class TransOp(TileOp):
     """``%r = tile.trans %a : T -> Tt``: ``r[c, r] = a[r, c]`` bit-exact (TTRANS)."""
 
-    name = "tile.trans"
-    MNEMONIC: ClassVar[str | None] = "TTRANS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.TRANS).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     result = result_def(TileType)
     traits = _PURE
@@ -71,8 +71,8 @@ class TransOp(TileOp):
 class ConcatOp(TileOp):
     """``%r = tile.concat %a, %b : Ta, Tb -> T``: the columns of ``a`` then ``b``."""
 
-    name = "tile.concat"
-    MNEMONIC: ClassVar[str | None] = "TCONCAT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CONCAT).mnemonic
+    name = op_name(MNEMONIC)
     lhs = operand_def(TileType)
     rhs = operand_def(TileType)
     result = result_def(TileType)
@@ -104,8 +104,8 @@ class ExtractOp(TileOp):
     """``%r = tile.extract %a[1, 0] : Ta -> T``: the result-shaped window of ``a`` at the
     (row, column) offsets (TEXTRACT)."""
 
-    name = "tile.extract"
-    MNEMONIC: ClassVar[str | None] = "TEXTRACT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.EXTRACT).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     offsets = prop_def(DenseArrayBase.constr(i64))
     result = result_def(TileType)
@@ -143,8 +143,8 @@ class SortOp(TileOp):
     """``%v, %i = tile.sort %a width 32 [descending] : T -> T, Ti``: stable sort of each
     row's groups of ``width`` columns; ``%i`` holds original column offsets (TSORT)."""
 
-    name = "tile.sort"
-    MNEMONIC: ClassVar[str | None] = "TSORT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SORT).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     width = prop_def(IntegerAttr[I64])
     descending = opt_prop_def(UnitAttr)
@@ -187,8 +187,8 @@ class MrgSortOp(TileOp):
     """``%m = tile.mrgsort %a, %b [descending] : Ta, Tb -> T``: stable merge of two
     sorted single-row tiles, ties from ``a`` first (TMRGSORT)."""
 
-    name = "tile.mrgsort"
-    MNEMONIC: ClassVar[str | None] = "TMRGSORT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.MRGSORT).mnemonic
+    name = op_name(MNEMONIC)
     lhs = operand_def(TileType)
     rhs = operand_def(TileType)
     descending = opt_prop_def(UnitAttr)
@@ -226,8 +226,8 @@ class MrgSortOp(TileOp):
 class GatherOp(TileOp):
     """``%r = tile.gather %v, %idx : Tv, Ti -> T``: ``r[i, c] = v[idx[i, c], c]`` (TGATHER)."""
 
-    name = "tile.gather"
-    MNEMONIC: ClassVar[str | None] = "TGATHER"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.GATHER).mnemonic
+    name = op_name(MNEMONIC)
     values = operand_def(TileType)
     index = operand_def(TileType)
     result = result_def(TileType)
@@ -258,8 +258,8 @@ class ScatterOp(TileOp):
     """``%r = tile.scatter %v, %idx : Tv, Ti -> T``: a zero tile with ``r[idx[i, c], c] =
     v[i, c]``; duplicate targets are illegal (TSCATTER)."""
 
-    name = "tile.scatter"
-    MNEMONIC: ClassVar[str | None] = "TSCATTER"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SCATTER).mnemonic
+    name = op_name(MNEMONIC)
     values = operand_def(TileType)
     index = operand_def(TileType)
     result = result_def(TileType)
@@ -323,13 +323,14 @@ class PartOp(TileOp):
         return (fn(_dt(self.lhs), args[0], args[1], tile_type(self.result).valid)[0],)
 
 
-def _part(kind: str) -> type[PartOp]:
-    mnemonic = f"TPART{kind.upper()}"
-    doc = f"{mnemonic}: partial {kind} of two anchored rectangles."
-    return mnemonic_op(PartOp, f"Part{kind.capitalize()}Op", f"tile.part{kind}", mnemonic, doc)
-
-
-PART_OPS: tuple[type[PartOp], ...] = tuple(_part(k) for k in ("add", "mul", "max", "min"))
+#: ``PartAddOp`` ... ``PartMinOp``: one per operation-table row of the PART family
+PART_OPS: tuple[type[PartOp], ...] = derive_ops(
+    PartOp,
+    TileFamily.PART,
+    lambda r: f"Part{(r.arith or '').capitalize()}Op",
+    lambda r: f"{r.mnemonic}: partial {r.arith} of two anchored rectangles.",
+)
+export(globals(), PART_OPS)
 
 
 def _check_generated(op: TileOp, t: TileType) -> None:
@@ -343,8 +344,8 @@ class CiOp(TileOp):
     """``%r = tile.ci start 5 [descending] : T``: one row ``start + k`` (or ``- k``),
     wrapping at the element width (TCI)."""
 
-    name = "tile.ci"
-    MNEMONIC: ClassVar[str | None] = "TCI"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CI).mnemonic
+    name = op_name(MNEMONIC)
     start = prop_def(IntegerAttr[I64])
     descending = opt_prop_def(UnitAttr)
     result = result_def(TileType)
@@ -378,8 +379,8 @@ class TriOp(TileOp):
     """``%r = tile.tri diagonal 0 [upper] : T``: 1 where ``c <= r + diagonal`` (lower) or
     ``c >= r + diagonal`` (upper), else 0 (TTRI)."""
 
-    name = "tile.tri"
-    MNEMONIC: ClassVar[str | None] = "TTRI"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.TRI).mnemonic
+    name = op_name(MNEMONIC)
     diagonal = prop_def(IntegerAttr[I64])
     upper = opt_prop_def(UnitAttr)
     result = result_def(TileType)
