@@ -234,6 +234,7 @@ def derive_ops(
             {
                 "name": op_name(r.mnemonic),
                 "MNEMONIC": r.mnemonic,
+                "__module__": base.__module__,  # the family's module, which exports it
                 "__doc__": doc(r),
                 **{k: f(r) for k, f in classvars.items()},
                 "__annotations__": {"MNEMONIC": ClassVar[str]}
