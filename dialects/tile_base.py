@@ -14,7 +14,7 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from xdsl.ir import Data, SSAValue
@@ -23,7 +23,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import DataType, OpRow, TileFamily, info, op, rows
+from ptoc.backend.isa import DataType, OpRow, TileFamily, info, op, row, rows
 from ptoc.backend.isa.semantics.core import round_float, to_bits
 
 from .dtypes import DTypeAttr, data_type, is_pred
@@ -149,6 +149,14 @@ class TileOp(IRDLOperation):
         raise NotImplementedError(f"{self.name} has no reference semantics")
 
     # ---- verification helpers shared by subclasses
+
+    @property
+    def semantics(self) -> Callable[..., Any]:
+        """The numpy semantics of the op's catalog operation (its operation-table row's)."""
+        assert self.MNEMONIC is not None, self.name
+        fn = row(self.MNEMONIC).semantics
+        assert fn is not None, self.MNEMONIC
+        return fn
 
     def check_dtype(self, dt: DTypeAttr, what: str = "DataType") -> None:
         """The catalog row's DataType rule (plus: no predicates where numbers are meant)."""

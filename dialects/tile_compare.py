@@ -25,8 +25,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from ptoc.backend.isa import TileFamily
 from ptoc.backend.isa.elements import PRED
-from ptoc.backend.isa.semantics.elementwise import tcmp, tsel
-from ptoc.backend.isa.semantics.scalar import tcmps, texpands, tsels
 
 from .dtypes import data_type, is_pred
 from .modes import CMode, CModeAttr
@@ -85,7 +83,7 @@ class CmpOp(TileOp):
         _same_shape(self, s, r)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tcmp(_dt(self.lhs), args[0], args[1], self.cmode.data.code)[0],)
+        return (self.semantics(_dt(self.lhs), args[0], args[1], self.cmode.data.code)[0],)
 
 
 @irdl_op_definition
@@ -123,7 +121,9 @@ class CmpsOp(TileOp):
             raise VerifyException(f"{self.name}: {e}") from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tcmps(_dt(self.src), args[0], env.gpr(self.bits), self.cmode.data.code)[0],)
+        return (
+            self.semantics(_dt(self.src), args[0], env.gpr(self.bits), self.cmode.data.code)[0],
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.cmode.data.value} ")
@@ -179,7 +179,7 @@ class SelOp(TileOp):
             raise VerifyException("tile.sel predicate and values must have one valid shape")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tsel(_dt(self.result), *args)[0],)
+        return (self.semantics(_dt(self.result), *args)[0],)
 
 
 @irdl_op_definition
@@ -217,7 +217,7 @@ class SelsOp(TileOp):
             raise VerifyException(f"{self.name}: {e}") from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tsels(_dt(self.result), args[0], args[1], env.gpr(self.bits))[0],)
+        return (self.semantics(_dt(self.result), args[0], args[1], env.gpr(self.bits))[0],)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -274,7 +274,7 @@ class FullOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         shape = (env.pes, *tile_type(self.result).valid)
-        return (texpands(_dt(self.result), shape, env.gpr(self.bits))[0],)
+        return (self.semantics(_dt(self.result), shape, env.gpr(self.bits))[0],)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {format_number(self.scalar.value)}")

@@ -88,7 +88,7 @@ class InsertOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         dt = data_type(tile_type(self.old).dtype)
-        return (layout.tinsert(dt, args[0], args[1], *self.offset)[0],)
+        return (self.semantics(dt, args[0], args[1], *self.offset)[0],)
 
 
 @irdl_op_definition
@@ -131,7 +131,7 @@ class FillPadOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
-        full, _ = layout.tfillpad(data_type(r.dtype), args[0], env.gpr(self.bits), r.valid)
+        full, _ = self.semantics(data_type(r.dtype), args[0], env.gpr(self.bits), r.valid)
         return (full,)
 
     def print(self, printer: Printer) -> None:
@@ -203,7 +203,7 @@ class HistogramOp(TileOp):
         dt = data_type(tile_type(self.src).dtype)
         b = self.byte.value.data
         filt = None if (dt, b) in ((DataType.U16, 1), (DataType.U32, 3)) else args[1]
-        return (generate.thistogram(dt, args[0], filt, b)[0],)
+        return (self.semantics(dt, args[0], filt, b)[0],)
 
 
 FILL_OPS: tuple[type[TileOp], ...] = (InsertOp, FillPadOp, HistogramOp)

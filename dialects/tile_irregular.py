@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 from ptoc.backend.isa import DataType, TileFamily
 from ptoc.backend.isa import op as catalog_op
 from ptoc.backend.isa import row as optable_row
-from ptoc.backend.isa.semantics import generate, indexed, layout, sorting
+from ptoc.backend.isa.semantics import generate, indexed, layout
 
 from .dtypes import data_type
 from .tile_base import RefEnv, TileOp, derive_ops, export, op_name, sole_row, tile_type
@@ -64,7 +64,7 @@ class TransOp(TileOp):
             raise VerifyException(f"tile.trans of {s} produces the transposed tile, not {r}")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (layout.ttrans(_dt(self.src), args[0])[0],)
+        return (self.semantics(_dt(self.src), args[0])[0],)
 
 
 @irdl_op_definition
@@ -96,7 +96,7 @@ class ConcatOp(TileOp):
             raise VerifyException(f"tile.concat: {rule}")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (layout.tconcat(_dt(self.lhs), args[0], args[1])[0],)
+        return (self.semantics(_dt(self.lhs), args[0], args[1])[0],)
 
 
 @irdl_op_definition
@@ -135,7 +135,7 @@ class ExtractOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
-        return (layout.textract(_dt(self.src), args[0], *self.offset, r.valid)[0],)
+        return (self.semantics(_dt(self.src), args[0], *self.offset, r.valid)[0],)
 
 
 @irdl_op_definition
@@ -178,7 +178,7 @@ class SortOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         w = self.width.value.data
-        vals, idx, _ = sorting.tsort(_dt(self.src), args[0], w, self.descending is not None)
+        vals, idx, _ = self.semantics(_dt(self.src), args[0], w, self.descending is not None)
         return (vals, idx)
 
 
@@ -219,7 +219,7 @@ class MrgSortOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         desc = self.descending is not None
-        return (sorting.tmrgsort(_dt(self.lhs), args[0], args[1], desc)[0],)
+        return (self.semantics(_dt(self.lhs), args[0], args[1], desc)[0],)
 
 
 @irdl_op_definition
@@ -250,7 +250,7 @@ class GatherOp(TileOp):
             raise VerifyException("tile.gather result takes the index shape within the values")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (indexed.tgather(_dt(self.values), _dt(self.index), args[0], args[1])[0],)
+        return (self.semantics(_dt(self.values), _dt(self.index), args[0], args[1])[0],)
 
 
 @irdl_op_definition
@@ -283,7 +283,7 @@ class ScatterOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
-        res = indexed.tscatter(
+        res = self.semantics(
             _dt(self.values), _dt(self.index), args[0], args[1], r.valid[0], r.valid
         )
         return (res[0][:, : r.valid[0], : r.valid[1]],)
@@ -371,7 +371,7 @@ class CiOp(TileOp):
         t = tile_type(self.result)
         start = env.gpr(self.start.value.data)
         direction = env.gpr(int(self.descending is not None))
-        return (generate.tci(data_type(t.dtype), t.valid, start, direction)[0],)
+        return (self.semantics(data_type(t.dtype), t.valid, start, direction)[0],)
 
 
 @irdl_op_definition
@@ -405,7 +405,7 @@ class TriOp(TileOp):
         t = tile_type(self.result)
         diag = env.gpr(self.diagonal.value.data)
         orient = env.gpr(int(self.upper is not None))
-        return (generate.ttri(data_type(t.dtype), t.valid, diag, orient)[0],)
+        return (self.semantics(data_type(t.dtype), t.valid, diag, orient)[0],)
 
 
 IRREGULAR_OPS: tuple[type[TileOp], ...] = (
