@@ -41,6 +41,9 @@ DOCS: Mapping[str, str] = MappingProxyType(
         "mul": "``a * b`` (TMUL).",
         "div": "``a / b`` (TDIV; an integer zero divisor is a machine fault).",
         "rem": "``a % b`` (TREM).",
+        "bitwise_and": "``a & b`` on integer tiles (TAND; TANDS against a scalar).",
+        "bitwise_or": "``a | b`` on integer tiles (TOR; TORS against a scalar).",
+        "bitwise_xor": "``a ^ b`` on integer tiles (TXOR; TXORS against a scalar).",
         "shl": "``a << b`` (TSHL: shifts by the low log2(width) bits of ``b``).",
         "shr": "``a >> b`` (TSHR: arithmetic on signed types).",
         "maximum": "Elementwise maximum (TMAX; TROWEXPANDMAX/TCOLEXPANDMAX/TMAXS when "
