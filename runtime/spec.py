@@ -1,9 +1,12 @@
 """Static (per plan and LB values) preflight shared by every operation handler.
 
 A :class:`Spec` is built once per distinct bundle plan and LB tuple; handlers call its
-``require_*`` helpers, which raise the fault the rule names. Order of the checks a
-handler performs: binding schema, B.IOR/B.IOS presence, B.DATR applicability on raw
-field values, DataTypes, dimensions and defaults -- all before any source is read.
+``require_*`` helpers, which raise the fault the rule names. The rules and their wording
+live in ``backend/isa/legality.py`` (the ``pto`` verifier calls the same functions); the
+operation's binding shape comes from its operation-table row (:attr:`Spec.row`). Order
+of the checks a handler performs: binding schema, B.IOR/B.IOS presence, B.DATR
+applicability on raw field values, DataTypes, dimensions and defaults -- all before any
+source is read.
 """
 
 from __future__ import annotations

@@ -54,8 +54,8 @@ def binding_counts(op: OpDef, sources: int, destinations: int) -> str | None:
     if (sources, destinations) == want:
         return None
     return (
-        f"{op.mnemonic} binds {want[0]} Local source(s) and {want[1]} destination(s), "
-        f"not {sources} and {destinations}"
+        f"{op.mnemonic} binds {want[0]} Local source(s) and {want[1]} destination(s) in its "
+        f"binding stream, not {sources} and {destinations}"
     )
 
 

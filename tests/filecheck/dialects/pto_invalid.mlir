@@ -4,7 +4,7 @@
 
 %t = "test.op"() : () -> !pto.tile<FP32, valid 8x64, phys 8x64, 2KB>
 %u = pto.tadd FP32 %t dims [64, 8, -1] mask 15 : (!pto.tile<FP32, valid 8x64, phys 8x64, 2KB>) -> !pto.tile<FP32, valid 8x64, phys 8x64, 2KB>
-// CHECK: TADD binds 2 Local source(s) and 1 destination(s), not 1 and 1
+// CHECK: TADD binds 2 Local source(s) and 1 destination(s) in its binding stream, not 1 and 1
 
 // -----
 
