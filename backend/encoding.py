@@ -23,9 +23,10 @@ from collections.abc import Callable
 from functools import cache, lru_cache, partial
 
 from .errors import DecodeError, EncodeError
-from .isa import CommandForm, Family, catalog, form, op, op_by_bstart, scalar_form
+from .isa import CommandForm, Family, FieldDef, catalog, form, op, op_by_bstart, scalar_form
 from .isa.fields import MASK_TO_PEMODE, PEMODE_TO_MASK, Hand, mask_text
 from .program import (
+    DATR_FIELDS,
     Command,
     Datr,
     Dim,
@@ -73,7 +74,38 @@ def _pemode(mask: int) -> int:
         ) from None
 
 
-def _check_fields(f: CommandForm, values: dict[str, int]) -> None:
+#: Command attribute <-> catalog field of the header commands, per form mnemonic: the one
+#: mapping that encoding and decoding (and through them the assembler) read. A ``mask``
+#: attribute keeps the PE mask a PEMode field selects.
+HEADER_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "B.DATR": tuple((m.attr, m.name) for m in DATR_FIELDS),
+    "B.IOR": (("src0", "RegSrc0"), ("src1", "RegSrc1"), ("src2", "RegSrc2"), ("dst", "RegDst")),
+    "B.IOS": (("tid", "SharedTID"), ("size", "SizeCode"), ("mask", "PEMode")),
+    "B.DIM": (("reg", "RegSrc"), ("imm", "uimm17")),
+    "C.B.DIMI": (("lb", "LoopNest"), ("imm", "imm8")),
+}
+_HEADER_MNEMONIC: dict[type, str] = {Datr: "B.DATR", Ior: "B.IOR", Ios: "B.IOS"}
+_HEADER_CLASS: dict[str, type[Command]] = {m: cls for cls, m in _HEADER_MNEMONIC.items()}
+
+
+def _header_values(mnemonic: str, c: Command) -> dict[str, int]:
+    out = {}
+    for attr, name in HEADER_FIELDS[mnemonic]:
+        value = getattr(c, attr)
+        out[name] = _pemode(value) if attr == "mask" else value
+    return out
+
+
+def _header_command(
+    cls: type[Command], mnemonic: str, v: dict[str, int], **extra: object
+) -> Command:
+    kwargs: dict[str, object] = dict(extra)
+    for attr, name in HEADER_FIELDS[mnemonic]:
+        kwargs[attr] = PEMODE_TO_MASK[v[name]] if attr == "mask" else v[name]
+    return cls(**kwargs)
+
+
+def _check_fields(f: CommandForm, values: dict[str, int], label: str = "") -> None:
     names = {fd.name for fd in f.fields}
     extra = sorted(set(values) - names)
     if extra:
@@ -81,9 +113,16 @@ def _check_fields(f: CommandForm, values: dict[str, int]) -> None:
     for fd in f.fields:
         v = values.get(fd.name, 0)
         if not fd.fits(v):
-            raise EncodeError(
-                f"{f.mnemonic} field {fd.name}={_short(v)} does not fit {fd.width} bits"
-            )
+            raise EncodeError(f"{label or f.mnemonic} {fd.name}={_short(v)} {_width_rule(fd)}")
+
+
+def _width_rule(fd: FieldDef) -> str:
+    """``does not fit 17 bits``; a signed field names its range."""
+    bits = f"{fd.width} bit{'s' if fd.width != 1 else ''}"
+    if fd.signed:
+        half = 1 << (fd.width - 1)
+        return f"does not fit {bits} (signed: {-half}..{half - 1})"
+    return f"does not fit {bits}"
 
 
 def _short(v: int) -> str:
@@ -132,33 +171,13 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
         if c.compressed:
             if c.reg:
                 raise EncodeError(f"C.B.DIMI has no register field (got {c.reg})")
-            return _form("C.B.DIMI"), {"LoopNest": c.lb, "imm8": c.imm}
-        return _form("B.DIM", f"->LB{c.lb}"), {"RegSrc": c.reg, "uimm17": c.imm}
+            return _form("C.B.DIMI"), _header_values("C.B.DIMI", c)
+        return _form("B.DIM", f"->LB{c.lb}"), _header_values("B.DIM", c)
     if isinstance(c, Stop):
         return _form("C.BSTOP" if c.compressed else "BSTOP"), {}
-    if isinstance(c, Datr):
-        return _form("B.DATR"), {
-            "Layout": c.layout,
-            "DataType": c.dtype,
-            "PadValueOrByteId": c.pad,
-            "CMode": c.cmode,
-            "RMode": c.rmode,
-            "Sat": c.sat,
-            "Canonicalize": c.canonicalize,
-        }
-    if isinstance(c, Ior):
-        return _form("B.IOR"), {
-            "RegSrc0": c.src0,
-            "RegSrc1": c.src1,
-            "RegSrc2": c.src2,
-            "RegDst": c.dst,
-        }
-    if isinstance(c, Ios):
-        return _form("B.IOS"), {
-            "SharedTID": c.tid,
-            "SizeCode": c.size,
-            "PEMode": _pemode(c.mask),
-        }
+    if isinstance(c, (Datr, Ior, Ios)):
+        mnemonic = _HEADER_MNEMONIC[type(c)]
+        return _form(mnemonic), _header_values(mnemonic, c)
     if isinstance(c, ScalarStart):
         sf = scalar_start_form(c.block, c.kind)
         if sf is None:
@@ -178,6 +197,21 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
             raise EncodeError(f"{c.form_id} is not a command form of the catalog")
         return g, dict(c.fields)
     raise EncodeError(f"cannot encode {type(c).__name__}")
+
+
+def command_name(c: Command) -> str:
+    """The word a command is written with (``B.DIM``, ``C.B.DIMI``, ``addi``, ``B.HINT``):
+    its catalog form's, or its class name when it has no form."""
+    try:
+        return command_form_values(c)[0].asm.split()[0]
+    except EncodeError:
+        if isinstance(c, Dim):
+            return "C.B.DIMI" if c.compressed else "B.DIM"
+        if isinstance(c, Scalar):
+            return c.mnemonic.lower()
+        if isinstance(c, Generic):
+            return c.form_id
+        return _HEADER_MNEMONIC.get(type(c), type(c).__name__)
 
 
 def scalar_start_form(block: str, kind: str) -> CommandForm | None:
@@ -216,7 +250,7 @@ def field_violation(c: Command) -> str | None:
     """
     try:
         f, values = command_form_values(c)
-        _check_fields(f, values)
+        _check_fields(f, values, _label(c, f))
     except EncodeError as e:
         return str(e)
     for fd in f.fields:
@@ -242,6 +276,8 @@ def field_violation(c: Command) -> str | None:
 
 
 def _label(c: Command, f: CommandForm) -> str:
+    if isinstance(c, TileStart) and c.op is not None:
+        return c.op.bstart
     if isinstance(c, ScalarStart):
         return f"BSTART.{c.block} {c.kind}"
     if isinstance(c, Scalar):
@@ -329,31 +365,15 @@ def _decoders() -> dict[int, list[tuple[CommandForm, Callable[[dict[str, int]], 
         elif m == "B.IOT":
             add(f, _make_iot)
         elif m == "B.DIM":
-            lb = int(f.asm[-1])
-            add(f, partial(_make_dim, lb))
+            add(f, partial(_header_command, Dim, m, lb=int(f.asm[-1])))
         elif m == "C.B.DIMI":
-            add(f, lambda v: Dim(v["LoopNest"], 0, v["imm8"], compressed=True))
+            add(f, partial(_header_command, Dim, m, reg=0, compressed=True))
         elif m == "BSTOP":
             add(f, lambda v: Stop(False))
         elif m == "C.BSTOP":
             add(f, lambda v: Stop(True))
-        elif m == "B.DATR":
-            add(
-                f,
-                lambda v: Datr(
-                    v["Layout"],
-                    v["DataType"],
-                    v["PadValueOrByteId"],
-                    v["CMode"],
-                    v["RMode"],
-                    v["Sat"],
-                    v["Canonicalize"],
-                ),
-            )
-        elif m == "B.IOR":
-            add(f, lambda v: Ior(v["RegSrc0"], v["RegSrc1"], v["RegSrc2"], v["RegDst"]))
-        elif m == "B.IOS":
-            add(f, lambda v: Ios(v["SharedTID"], PEMODE_TO_MASK[v["PEMode"]], v["SizeCode"]))
+        elif m in HEADER_FIELDS:
+            add(f, partial(_header_command, _HEADER_CLASS[m], m))
         else:
             add(f, partial(_make_generic, f.form_id))
     for f in catalog.SCALAR_FORMS:
@@ -384,10 +404,6 @@ def _make_named_start(family: Family, selector: int, v: dict[str, int]) -> Comma
     return TileStart(family, selector, v["DataType"])
 
 
-def _make_dim(lb: int, v: dict[str, int]) -> Command:
-    return Dim(lb, v["RegSrc"], v["uimm17"])
-
-
 def _make_generic(form_id: str, v: dict[str, int]) -> Command:
     return Generic(form_id, tuple(v.items()))
 
@@ -409,6 +425,19 @@ def _make_iot(v: dict[str, int]) -> Iot:
 
 
 _DECODERS = _decoders()
+_MAKERS = {f.form_id: make for forms in _DECODERS.values() for f, make in forms}
+
+
+def is_modelled(f: CommandForm) -> bool:
+    """Whether ptoc has a command for form ``f`` (a named BSTART word of an operation ptoc
+    does not model, such as ``BSTART.GMOV``, has none)."""
+    return f.form_id in _MAKERS
+
+
+def command_of(f: CommandForm, values: dict[str, int]) -> Command:
+    """The command that form ``f`` with field ``values`` denotes (omitted fields are 0):
+    the decoder's own constructor, so text and words build commands the same way."""
+    return _MAKERS[f.form_id]({fd.name: values.get(fd.name, 0) for fd in f.fields})
 
 
 class Undecodable(Exception):

@@ -12,11 +12,11 @@ words, both from ``ptoc.backend.isa``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .isa import Family, OpDef, op_by_selector
-from .isa.fields import Hand
+from .isa import DTYPE_NONE, DataType, Family, OpDef, op_by_selector
+from .isa.fields import CMODE_NAMES, LAYOUT_NAMES, PAD_NAMES, RMODE_NAMES, Hand
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +83,56 @@ class Stop(Command):
     compressed: bool = False
 
 
+@dataclass(frozen=True)
+class DatrField:
+    """One B.DATR field, mapped once: the :class:`Datr` attribute (also the ``pto``
+    dialect's ``#pto.datr<...>`` key), the catalog field name, and the value spellings
+    (REFERENCE 4.2) that assembly text and the dialect print and read."""
+
+    attr: str
+    #: the catalog field name (``PadValueOrByteId``)
+    name: str
+    #: code -> spelling; empty for a plain number (Sat, Canonicalize)
+    names: Mapping[int, str] = field(default_factory=dict)
+    #: further accepted spellings, never printed (``None`` for CMode 0)
+    aliases: Mapping[str, int] = field(default_factory=dict)
+    #: further accepted keys in keyed text (``PadValue=Max``, ``ByteId=2``)
+    keys: tuple[str, ...] = ()
+
+    def spell(self, code: int) -> str:
+        """The printed spelling of ``code`` (its number when it has no name)."""
+        return self.names.get(code, str(code))
+
+    def code(self, name: str) -> int | None:
+        """The code a spelling names, or None."""
+        for c, n in self.names.items():
+            if n == name:
+                return c
+        return self.aliases.get(name)
+
+
+#: B.DATR fields in positional order (the catalog template's, ``B.DATR.asl``)
+DATR_FIELDS: tuple[DatrField, ...] = (
+    DatrField("layout", "Layout", LAYOUT_NAMES),
+    DatrField(
+        "dtype", "DataType", {int(d): d.name for d in DataType} | {DTYPE_NONE: "DTYPE_NONE"}
+    ),
+    DatrField(
+        "pad", "PadValueOrByteId", dict(enumerate(PAD_NAMES)), keys=("PadValue", "ByteId")
+    ),
+    DatrField("cmode", "CMode", dict(enumerate(CMODE_NAMES)), {"None": 0}),
+    DatrField("rmode", "RMode", dict(enumerate(RMODE_NAMES))),
+    DatrField("sat", "Sat"),
+    DatrField("canonicalize", "Canonicalize"),
+)
+DATR_BY_ATTR: dict[str, DatrField] = {m.attr: m for m in DATR_FIELDS}
+DATR_BY_NAME: dict[str, DatrField] = {m.name: m for m in DATR_FIELDS}
+
+
 @dataclass(frozen=True, slots=True)
 class Datr(Command):
-    """``B.DATR``: Layout, DataType, PadValueOrByteId, CMode, RMode, Sat, Canonicalize."""
+    """``B.DATR``: Layout, DataType, PadValueOrByteId, CMode, RMode, Sat, Canonicalize
+    (attributes and field names: :data:`DATR_FIELDS`)."""
 
     layout: int = 0
     dtype: int = 0

@@ -21,15 +21,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa.fields import (
-    CMODE_NAMES,
-    LAYOUT_BY_NAME,
-    LAYOUT_NAMES,
-    PAD_NAMES,
-    RMODE_NAMES,
     SIZE_BY_NAME,
     SIZE_NAMES,
     size_bytes,
 )
+from ptoc.backend.program import DATR_BY_ATTR
+from ptoc.backend.program import DATR_FIELDS as BACKEND_DATR_FIELDS
 
 from .dtypes import DType, DTypeAttr, dtype_attr, element_bits
 
@@ -144,58 +141,25 @@ class GprType(ParametrizedAttribute, TypeAttribute):
 
 GPR = GprType()
 
-#: B.DATR fields in positional order, with their printed value names
-DATR_FIELDS: tuple[str, ...] = (
-    "layout",
-    "dtype",
-    "pad",
-    "cmode",
-    "rmode",
-    "sat",
-    "canonicalize",
-)
+#: B.DATR fields in positional order (``#pto.datr<...>`` keys: the backend's one mapping)
+DATR_FIELDS: tuple[str, ...] = tuple(m.attr for m in BACKEND_DATR_FIELDS)
 #: B.DATR field -> catalog ``datr_fields`` name
-DATR_CATALOG_NAMES: dict[str, str] = {
-    "layout": "Layout",
-    "dtype": "DataType",
-    "pad": "PadValueOrByteId",
-    "cmode": "CMode",
-    "rmode": "RMode",
-    "sat": "Sat",
-    "canonicalize": "Canonicalize",
-}
+DATR_CATALOG_NAMES: dict[str, str] = {m.attr: m.name for m in BACKEND_DATR_FIELDS}
 
 
 def _field_text(name: str, value: int) -> str:
-    if name == "layout":
-        return LAYOUT_NAMES.get(value, str(value))
-    if name == "dtype":
-        return DataType(value).name if value in DataType._value2member_map_ else str(value)
-    if name == "pad":
-        return PAD_NAMES[value]
-    if name == "cmode":
-        return CMODE_NAMES[value] if value < len(CMODE_NAMES) else str(value)
-    if name == "rmode":
-        return RMODE_NAMES[value]
-    return str(value)
+    return DATR_BY_ATTR[name].spell(value)
 
 
 def _field_value(name: str, parser: AttrParser) -> int:
-    if name in ("sat", "canonicalize"):
-        return parser.parse_integer(allow_negative=False)
-    ident = parser.parse_optional_identifier()
+    spec = DATR_BY_ATTR[name]
+    ident = parser.parse_optional_identifier() if spec.names else None
     if ident is None:
         return parser.parse_integer(allow_negative=False)
-    tables = {
-        "layout": LAYOUT_BY_NAME,
-        "dtype": {d.name: int(d) for d in DataType},
-        "pad": {n: i for i, n in enumerate(PAD_NAMES)},
-        "cmode": {n: i for i, n in enumerate(CMODE_NAMES)},
-        "rmode": {n: i for i, n in enumerate(RMODE_NAMES)},
-    }
-    if ident not in tables[name]:
+    code = spec.code(ident)
+    if code is None:
         parser.raise_error(f"unknown B.DATR {name} {ident}")
-    return tables[name][ident]
+    return code
 
 
 @irdl_attr_definition

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ptoc.backend.encoding import field_violation
+from ptoc.backend.encoding import command_name, field_violation
 from ptoc.backend.isa import Family, OpDef
 from ptoc.backend.isa.fields import Hand, mask_text
 from ptoc.backend.program import (
@@ -39,6 +39,7 @@ from ptoc.backend.program import (
     Iot,
     Scalar,
     ScalarStart,
+    Stop,
     TileRef,
     TileStart,
 )
@@ -124,27 +125,16 @@ def encoding_rule(c: Command) -> str | None:
     return field_violation(c)
 
 
-_HEADER_NAMES = {Datr: "B.DATR", Dim: "B.DIM", Ior: "B.IOR", Iot: "B.IOT", Ios: "B.IOS"}
-
-
 def command_text(c: Command) -> str:
     """A short name of a command for fault messages (``B.DIM``, ``C.B.DIMI``, ``addi``)."""
-    if isinstance(c, Generic):
-        return generic_kind(c)
-    if isinstance(c, Dim) and c.compressed:
-        return "C.B.DIMI"
-    if isinstance(c, Scalar):
-        return c.mnemonic.lower()
-    return _HEADER_NAMES.get(type(c), type(c).__name__)
+    if isinstance(c, (TileStart, ScalarStart, Stop)):
+        return type(c).__name__
+    return command_name(c)
 
 
 def generic_kind(c: Generic) -> str:
-    """``B.CATR``, ``B.HINT`` or ``B.FPATR`` from a generic form id."""
-    fid = c.form_id.lower()
-    for kind in ("catr", "hint", "fpatr"):
-        if fid.startswith(f"b_{kind}"):
-            return f"B.{kind.upper()}"
-    return c.form_id
+    """``B.CATR``, ``B.HINT`` or ``B.FPATR``: the mnemonic of a generic command's form."""
+    return command_name(c)
 
 
 @lru_cache(maxsize=2048)

@@ -27,7 +27,7 @@ def test_asm_error_is_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     bad.write_text("BSTART.VEC TADD, FP32\nB.IOT T#1, mask=1111, last, ->T<11>\n")
     assert main(["asm", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"{bad}:2: SizeCode 11 is reserved here (legal SizeCodes: 1..10)"
+    assert err == f"{bad}:2: B.IOT SizeCode=11 is a reserved encoding (legal: 1..10)"
 
 
 def test_disasm_of_unknown_word_names_offset(tmp_path: Path, capsys) -> None:
