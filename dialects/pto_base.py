@@ -37,7 +37,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import TABLE, DataType, Executor, OpDef, legality, op
+from ptoc.backend.isa import TABLE, DataType, Executor, OpDef, OperandKind, legality, op
 from ptoc.backend.isa.fields import PEMODE_TO_MASK
 
 from .dtypes import DTypeAttr, data_type, is_pred
@@ -131,8 +131,11 @@ class PtoOp(IRDLOperation):
             if not is_pred(dst.dtype):
                 _check(legality.source_dtype_for(o, self.data_type, dst.data_type))
         index_rule = o.type_rules.get("index")
-        if index_rule and len(self.srcs) > 1 and o.mnemonic in ("TGATHER", "TSCATTER"):
-            idx = self.srcs[1].type
+        # the tile source the table marks as an index (TGATHER/TSCATTER rows), whose
+        # DataType the catalog's index rule constrains
+        at = [i for i, s in enumerate(TABLE[o.mnemonic].sources) if s.kind is OperandKind.INDEX]
+        if index_rule and at and len(self.srcs) > at[0]:
+            idx = self.srcs[at[0]].type
             assert isinstance(idx, PtoTileType)
             if idx.data_type not in index_rule:
                 raise VerifyException(

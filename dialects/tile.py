@@ -7,6 +7,9 @@ Ops are grouped by concern in ``tile_elementwise``, ``tile_reduce``, ``tile_irre
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from xdsl.ir import Dialect
 
 from .compound_ops import COMPOUND_DIALECT_OPS
@@ -23,6 +26,7 @@ from .tile_types import LayoutAttr, TensorType, TileType
 
 __all__ = [
     "ALL_TILE_OPS",
+    "OP_CLASS",
     "PES_ATTR",
     "CompoundTileOp",
     "LoadOp",
@@ -51,4 +55,9 @@ Tile = Dialect(
     "tile",
     list(ALL_TILE_OPS),
     [TileType, TensorType, DTypeAttr, LayoutAttr, CModeAttr, RModeAttr, ScalarAttr],
+)
+
+#: the op class of every catalog operation the dialect models, by mnemonic
+OP_CLASS: Mapping[str, type[TileOp]] = MappingProxyType(
+    {c.MNEMONIC: c for c in ALL_TILE_OPS if c.MNEMONIC is not None}
 )

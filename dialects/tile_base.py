@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from xdsl.ir import Data, SSAValue
@@ -23,7 +23,7 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import DataType, info, op
+from ptoc.backend.isa import DataType, OpRow, TileFamily, info, op, row, rows
 from ptoc.backend.isa.semantics.core import round_float, to_bits
 
 from .dtypes import DTypeAttr, data_type, is_pred
@@ -150,6 +150,14 @@ class TileOp(IRDLOperation):
 
     # ---- verification helpers shared by subclasses
 
+    @property
+    def semantics(self) -> Callable[..., Any]:
+        """The numpy semantics of the op's catalog operation (its operation-table row's)."""
+        assert self.MNEMONIC is not None, self.name
+        fn = row(self.MNEMONIC).semantics
+        assert fn is not None, self.MNEMONIC
+        return fn
+
     def check_dtype(self, dt: DTypeAttr, what: str = "DataType") -> None:
         """The catalog row's DataType rule (plus: no predicates where numbers are meant)."""
         if is_pred(dt):
@@ -209,3 +217,52 @@ def mnemonic_op(
         },
     )
     return irdl_op_definition(cls)
+
+
+def op_name(mnemonic: str) -> str:
+    """The ``tile`` op name of a catalog operation: ``TADD`` -> ``tile.add``."""
+    return f"tile.{mnemonic[1:].lower()}"
+
+
+def derive_ops(
+    base: type[_OpT],
+    family: TileFamily,
+    cls_name: Callable[[OpRow], str],
+    doc: Callable[[OpRow], str],
+    **classvars: Callable[[OpRow], object],
+) -> tuple[type[_OpT], ...]:
+    """One concrete op class of ``base`` per operation-table row of ``family``, in
+    catalog order: named ``cls_name(row)``, documented ``doc(row)``, with the class
+    variables ``classvars`` computes from the row (``ROW=lambda r: ...``)."""
+    out = []
+    for r in rows(tile=family):
+        cls = type(
+            cls_name(r),
+            (base,),
+            {
+                "name": op_name(r.mnemonic),
+                "MNEMONIC": r.mnemonic,
+                "__module__": base.__module__,  # the family's module, which exports it
+                "__doc__": doc(r),
+                **{k: f(r) for k, f in classvars.items()},
+                "__annotations__": {"MNEMONIC": ClassVar[str]}
+                | {k: ClassVar[object] for k in classvars},
+            },
+        )
+        out.append(irdl_op_definition(cls))
+    return tuple(out)
+
+
+def sole_row(family: TileFamily, **match: object) -> OpRow:
+    """The one operation-table row of ``family`` whose attributes equal ``match``
+    (``axis=Axis.ROW``): how a hand-written op class names its catalog operation."""
+    found = [r for r in rows(tile=family) if all(getattr(r, k) == v for k, v in match.items())]
+    if len(found) != 1:
+        raise ValueError(f"{family.value} {match}: {len(found)} table rows, not one")
+    return found[0]
+
+
+def export(namespace: dict[str, object], ops: Sequence[type]) -> None:
+    """Bind every derived op class under its class name in a module's namespace."""
+    for cls in ops:
+        namespace[cls.__name__] = cls

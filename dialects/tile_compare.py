@@ -23,9 +23,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ptoc.backend.isa import TileFamily
 from ptoc.backend.isa.elements import PRED
-from ptoc.backend.isa.semantics.elementwise import tcmp, tsel
-from ptoc.backend.isa.semantics.scalar import tcmps, texpands, tsels
 
 from .dtypes import data_type, is_pred
 from .modes import CMode, CModeAttr
@@ -35,8 +34,10 @@ from .tile_base import (
     ScalarAttr,
     TileOp,
     format_number,
+    op_name,
     parse_number,
     scalar_bits,
+    sole_row,
     tile_type,
 )
 from .tile_types import TileType
@@ -57,8 +58,8 @@ def _same_shape(op: TileOp, a: TileType, b: TileType) -> None:
 class CmpOp(TileOp):
     """``%p = tile.cmp lt %a, %b : T -> P``: the predicate ``a CMODE b`` (TCMP)."""
 
-    name = "tile.cmp"
-    MNEMONIC: ClassVar[str | None] = "TCMP"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CMP).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     cmode = prop_def(CModeAttr)
     lhs = operand_def(T)
@@ -82,15 +83,15 @@ class CmpOp(TileOp):
         _same_shape(self, s, r)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tcmp(_dt(self.lhs), args[0], args[1], self.cmode.data.code)[0],)
+        return (self.semantics(_dt(self.lhs), args[0], args[1], self.cmode.data.code)[0],)
 
 
 @irdl_op_definition
 class CmpsOp(TileOp):
     """``%p = tile.cmps lt %a, 2.5 : T -> P``: the predicate ``a CMODE scalar`` (TCMPS)."""
 
-    name = "tile.cmps"
-    MNEMONIC: ClassVar[str | None] = "TCMPS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CMPS).mnemonic
+    name = op_name(MNEMONIC)
     cmode = prop_def(CModeAttr)
     src = operand_def(TileType)
     scalar = prop_def(ScalarAttr)
@@ -120,7 +121,9 @@ class CmpsOp(TileOp):
             raise VerifyException(f"{self.name}: {e}") from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tcmps(_dt(self.src), args[0], env.gpr(self.bits), self.cmode.data.code)[0],)
+        return (
+            self.semantics(_dt(self.src), args[0], env.gpr(self.bits), self.cmode.data.code)[0],
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.cmode.data.value} ")
@@ -152,8 +155,8 @@ class CmpsOp(TileOp):
 class SelOp(TileOp):
     """``%r = tile.sel %p, %a, %b : P, T``: ``p ? a : b`` bit-exact (TSEL)."""
 
-    name = "tile.sel"
-    MNEMONIC: ClassVar[str | None] = "TSEL"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SEL).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     pred = operand_def(TileType)
     on_true = operand_def(T)
@@ -176,15 +179,15 @@ class SelOp(TileOp):
             raise VerifyException("tile.sel predicate and values must have one valid shape")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tsel(_dt(self.result), *args)[0],)
+        return (self.semantics(_dt(self.result), *args)[0],)
 
 
 @irdl_op_definition
 class SelsOp(TileOp):
     """``%r = tile.sels %p, %a, 2.5 : P, T``: ``p ? a : scalar`` (TSELS)."""
 
-    name = "tile.sels"
-    MNEMONIC: ClassVar[str | None] = "TSELS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SELS).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     pred = operand_def(TileType)
     on_true = operand_def(T)
@@ -214,7 +217,7 @@ class SelsOp(TileOp):
             raise VerifyException(f"{self.name}: {e}") from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tsels(_dt(self.result), args[0], args[1], env.gpr(self.bits))[0],)
+        return (self.semantics(_dt(self.result), args[0], args[1], env.gpr(self.bits))[0],)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -250,7 +253,7 @@ class FullOp(TileOp):
     """``%r = tile.full 2.5 : T``: every valid element is the scalar (TEXPANDS)."""
 
     name = "tile.full"
-    MNEMONIC: ClassVar[str | None] = "TEXPANDS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.FULL).mnemonic
     scalar = prop_def(ScalarAttr)
     result = result_def(TileType)
     traits = _PURE
@@ -271,7 +274,7 @@ class FullOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         shape = (env.pes, *tile_type(self.result).valid)
-        return (texpands(_dt(self.result), shape, env.gpr(self.bits))[0],)
+        return (self.semantics(_dt(self.result), shape, env.gpr(self.bits))[0],)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {format_number(self.scalar.value)}")

@@ -27,10 +27,9 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import info, legality
+from ptoc.backend.isa import OpRow, TileFamily, info, legality
 from ptoc.backend.isa import op as catalog_op
 from ptoc.backend.isa import row as optable_row
-from ptoc.backend.isa.semantics.elementwise import tcvt, tfma
 
 from .dtypes import DType, data_type
 from .modes import RModeAttr, rmode_code
@@ -39,10 +38,13 @@ from .tile_base import (
     RefEnv,
     ScalarAttr,
     TileOp,
+    derive_ops,
+    export,
     format_number,
-    mnemonic_op,
+    op_name,
     parse_number,
     scalar_bits,
+    sole_row,
     tile_type,
 )
 from .tile_types import TileType
@@ -88,37 +90,62 @@ class BinaryOp(TileOp):
         return (_semantics(self.MNEMONIC)(_dt(self.result), *args)[0],)
 
 
-def _binary(name: str, mnemonic: str, doc: str) -> type[BinaryOp]:
-    return mnemonic_op(BinaryOp, name, f"tile.{mnemonic[1:].lower()}", mnemonic, doc)
+#: one-line docs by the operation table's ``arith`` kind (the catalog summary otherwise)
+_BINARY_DOCS = {
+    "add": "Typed sum ``a + b`` (integers wrap).",
+    "sub": "Typed difference ``a - b``.",
+    "mul": "Typed product ``a * b``.",
+    "div": "Typed quotient ``a / b`` (integer zero divisor illegal).",
+    "rem": "Typed remainder (signed: floor modulo).",
+    "max": "Typed maximum (NaN and signed-zero rules of TMAX).",
+    "min": "Typed minimum (NaN and signed-zero rules of TMIN).",
+    "and": "Bitwise and.",
+    "or": "Bitwise or.",
+    "xor": "Bitwise exclusive or.",
+    "shl": "Left shift by the low log2(width) bits of ``b``.",
+    "shr": "Right shift (arithmetic when signed).",
+}
+_UNARY_DOCS = {
+    "abs": "``|a|`` (floats: clears the sign bit).",
+    "neg": "``-a`` (integers wrap; floats flip the sign bit).",
+    "not": "Bitwise not.",
+    "exp": "``exp(a)`` (reference profile: FP64 then one rounding).",
+    "log": "``log(a)``.",
+    "recip": "``1 / a``.",
+    "sqrt": "``sqrt(a)``, correctly rounded.",
+    "rsqrt": "``1 / sqrt(a)``.",
+    "relu": "``max(a, 0)`` (negative and -0 give +0).",
+}
+_SCALAR_DOCS = {
+    "add": "``a + s``.",
+    "sub": "``a - s``.",
+    "mul": "``a * s``.",
+    "div": "``a / s`` (integer zero illegal).",
+    "rem": "``a rem s``.",
+    "and": "``a & s``.",
+    "or": "``a | s``.",
+    "xor": "``a ^ s``.",
+    "shl": "``a << s``.",
+    "shr": "``a >> s``.",
+    "max": "``max(a, s)``.",
+    "min": "``min(a, s)``.",
+}
 
 
-AddOp = _binary("AddOp", "TADD", "Typed sum ``a + b`` (integers wrap).")
-SubOp = _binary("SubOp", "TSUB", "Typed difference ``a - b``.")
-MulOp = _binary("MulOp", "TMUL", "Typed product ``a * b``.")
-DivOp = _binary("DivOp", "TDIV", "Typed quotient ``a / b`` (integer zero divisor illegal).")
-RemOp = _binary("RemOp", "TREM", "Typed remainder (signed: floor modulo).")
-MaxOp = _binary("MaxOp", "TMAX", "Typed maximum (NaN and signed-zero rules of TMAX).")
-MinOp = _binary("MinOp", "TMIN", "Typed minimum (NaN and signed-zero rules of TMIN).")
-AndOp = _binary("AndOp", "TAND", "Bitwise and.")
-OrOp = _binary("OrOp", "TOR", "Bitwise or.")
-XorOp = _binary("XorOp", "TXOR", "Bitwise exclusive or.")
-ShlOp = _binary("ShlOp", "TSHL", "Left shift by the low log2(width) bits of ``b``.")
-ShrOp = _binary("ShrOp", "TSHR", "Right shift (arithmetic when signed).")
+def _class_name(r: OpRow) -> str:
+    """``TADD`` -> ``AddOp``, ``TADDS`` -> ``AddsOp``."""
+    return f"{r.mnemonic[1:].capitalize()}Op"
 
-BINARY_OPS: tuple[type[BinaryOp], ...] = (
-    AddOp,
-    SubOp,
-    MulOp,
-    DivOp,
-    RemOp,
-    MaxOp,
-    MinOp,
-    AndOp,
-    OrOp,
-    XorOp,
-    ShlOp,
-    ShrOp,
+
+def _doc(docs: dict[str, str]) -> Callable[[OpRow], str]:
+    return lambda r: docs.get(r.arith or "", r.op.summary)
+
+
+#: ``AddOp`` ... ``MinOp``: one per operation-table row of the BINARY family
+BINARY_OPS: tuple[type[BinaryOp], ...] = derive_ops(
+    BinaryOp, TileFamily.BINARY, _class_name, _doc(_BINARY_DOCS)
 )
+export(globals(), BINARY_OPS)
 
 
 # --------------------------------------------------------------------------- unary
@@ -146,31 +173,11 @@ class UnaryOp(TileOp):
         return (_semantics(self.MNEMONIC)(_dt(self.result), *args)[0],)
 
 
-def _unary(name: str, mnemonic: str, doc: str) -> type[UnaryOp]:
-    return mnemonic_op(UnaryOp, name, f"tile.{mnemonic[1:].lower()}", mnemonic, doc)
-
-
-AbsOp = _unary("AbsOp", "TABS", "``|a|`` (floats: clears the sign bit).")
-NegOp = _unary("NegOp", "TNEG", "``-a`` (integers wrap; floats flip the sign bit).")
-NotOp = _unary("NotOp", "TNOT", "Bitwise not.")
-ExpOp = _unary("ExpOp", "TEXP", "``exp(a)`` (reference profile: FP64 then one rounding).")
-LogOp = _unary("LogOp", "TLOG", "``log(a)``.")
-RecipOp = _unary("RecipOp", "TRECIP", "``1 / a``.")
-SqrtOp = _unary("SqrtOp", "TSQRT", "``sqrt(a)``, correctly rounded.")
-RsqrtOp = _unary("RsqrtOp", "TRSQRT", "``1 / sqrt(a)``.")
-ReluOp = _unary("ReluOp", "TRELU", "``max(a, 0)`` (negative and -0 give +0).")
-
-UNARY_OPS: tuple[type[UnaryOp], ...] = (
-    AbsOp,
-    NegOp,
-    NotOp,
-    ExpOp,
-    LogOp,
-    RecipOp,
-    SqrtOp,
-    RsqrtOp,
-    ReluOp,
+#: ``AbsOp`` ... ``ReluOp``: one per operation-table row of the UNARY family
+UNARY_OPS: tuple[type[UnaryOp], ...] = derive_ops(
+    UnaryOp, TileFamily.UNARY, _class_name, _doc(_UNARY_DOCS)
 )
+export(globals(), UNARY_OPS)
 
 
 # --------------------------------------------------------------------------- tile-scalar
@@ -207,7 +214,7 @@ class ScalarOp(TileOp):
         except ValueError as e:
             raise VerifyException(f"{self.name}: {e}") from None
         if (
-            self.MNEMONIC in ("TDIVS", "TREMS")
+            optable_row(self.MNEMONIC).arith in ("div", "rem")
             and bits == 0
             and not info(_dt(self.src)).is_float
         ):
@@ -238,37 +245,11 @@ class ScalarOp(TileOp):
         return op
 
 
-def _scalar(name: str, mnemonic: str, doc: str) -> type[ScalarOp]:
-    return mnemonic_op(ScalarOp, name, f"tile.{mnemonic[1:].lower()}", mnemonic, doc)
-
-
-AddsOp = _scalar("AddsOp", "TADDS", "``a + s``.")
-SubsOp = _scalar("SubsOp", "TSUBS", "``a - s``.")
-MulsOp = _scalar("MulsOp", "TMULS", "``a * s``.")
-DivsOp = _scalar("DivsOp", "TDIVS", "``a / s`` (integer zero illegal).")
-RemsOp = _scalar("RemsOp", "TREMS", "``a rem s``.")
-AndsOp = _scalar("AndsOp", "TANDS", "``a & s``.")
-OrsOp = _scalar("OrsOp", "TORS", "``a | s``.")
-XorsOp = _scalar("XorsOp", "TXORS", "``a ^ s``.")
-ShlsOp = _scalar("ShlsOp", "TSHLS", "``a << s``.")
-ShrsOp = _scalar("ShrsOp", "TSHRS", "``a >> s``.")
-MaxsOp = _scalar("MaxsOp", "TMAXS", "``max(a, s)``.")
-MinsOp = _scalar("MinsOp", "TMINS", "``min(a, s)``.")
-
-SCALAR_OPS: tuple[type[ScalarOp], ...] = (
-    AddsOp,
-    SubsOp,
-    MulsOp,
-    DivsOp,
-    RemsOp,
-    AndsOp,
-    OrsOp,
-    XorsOp,
-    ShlsOp,
-    ShrsOp,
-    MaxsOp,
-    MinsOp,
+#: ``AddsOp`` ... ``MinsOp``: one per operation-table row of the SCALAR family
+SCALAR_OPS: tuple[type[ScalarOp], ...] = derive_ops(
+    ScalarOp, TileFamily.SCALAR, _class_name, _doc(_SCALAR_DOCS)
 )
+export(globals(), SCALAR_OPS)
 
 
 # --------------------------------------------------------------------------- others
@@ -278,8 +259,8 @@ SCALAR_OPS: tuple[type[ScalarOp], ...] = (
 class FmaOp(TileOp):
     """``%r = tile.fma %a, %b, %c : T``: fused ``a * b + c`` with one rounding (TFMA)."""
 
-    name = "tile.fma"
-    MNEMONIC: ClassVar[str | None] = "TFMA"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.FMA).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     a = operand_def(T)
     b = operand_def(T)
@@ -296,7 +277,7 @@ class FmaOp(TileOp):
         self.check_row_major(tile_type(self.result))
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (tfma(_dt(self.result), *args)[0],)
+        return (_semantics(self.MNEMONIC)(_dt(self.result), *args)[0],)
 
 
 def _same_shape(op: TileOp, a: TileType, b: TileType) -> None:
@@ -309,8 +290,8 @@ class CvtOp(TileOp):
     """``%r = tile.cvt %a [rmode rtz] [sat] : T1 -> T2``: convert to the result DataType
     (TCVT; RMode default RTZ float->int, RNE otherwise; ``sat`` saturates)."""
 
-    name = "tile.cvt"
-    MNEMONIC: ClassVar[str | None] = "TCVT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CVT).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     rmode = opt_prop_def(RModeAttr)
     sat = opt_prop_def(UnitAttr)
@@ -339,14 +320,14 @@ class CvtOp(TileOp):
         self.check_dtype(s.dtype, "source DataType")
         self.check_dtype(r.dtype, "result DataType")
         # the catalog's type-pair rule (an E8M0 result takes FP32, FP16 or BF16 sources)
-        o = catalog_op("TCVT")
+        o = catalog_op(self.MNEMONIC)
         rule = legality.source_dtype_for(o, data_type(s.dtype), data_type(r.dtype))
         if rule is not None:
             raise VerifyException(f"{self.name}: {rule}")
         _same_shape(self, s, r)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        res = tcvt(
+        res = _semantics(self.MNEMONIC)(
             _dt(self.src),
             args[0],
             _dt(self.result),

@@ -28,7 +28,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, TileFamily
 from ptoc.backend.isa.semantics import generate, layout
 
 from .dtypes import data_type
@@ -38,8 +38,10 @@ from .tile_base import (
     ScalarAttr,
     TileOp,
     format_number,
+    op_name,
     parse_number,
     scalar_bits,
+    sole_row,
     tile_type,
 )
 from .tile_types import TileType
@@ -52,8 +54,8 @@ class InsertOp(TileOp):
     """``%r = tile.insert %old, %src[r, c] : To, Ts``: ``old`` with ``src`` at the offsets
     (TINSERT)."""
 
-    name = "tile.insert"
-    MNEMONIC: ClassVar[str | None] = "TINSERT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.INSERT).mnemonic
+    name = op_name(MNEMONIC)
     T: ClassVar = VarConstraint("T", base(TileType))
     old = operand_def(T)
     src = operand_def(TileType)
@@ -86,7 +88,7 @@ class InsertOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         dt = data_type(tile_type(self.old).dtype)
-        return (layout.tinsert(dt, args[0], args[1], *self.offset)[0],)
+        return (self.semantics(dt, args[0], args[1], *self.offset)[0],)
 
 
 @irdl_op_definition
@@ -94,8 +96,8 @@ class FillPadOp(TileOp):
     """``%r = tile.fillpad %a, 0.5 : Ta -> Tb``: ``a`` widened to ``Tb``'s valid shape,
     new elements the scalar (TFILLPAD)."""
 
-    name = "tile.fillpad"
-    MNEMONIC: ClassVar[str | None] = "TFILLPAD"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.FILLPAD).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     scalar = prop_def(ScalarAttr)
     result = result_def(TileType)
@@ -129,7 +131,7 @@ class FillPadOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
-        full, _ = layout.tfillpad(data_type(r.dtype), args[0], env.gpr(self.bits), r.valid)
+        full, _ = self.semantics(data_type(r.dtype), args[0], env.gpr(self.bits), r.valid)
         return (full,)
 
     def print(self, printer: Printer) -> None:
@@ -165,8 +167,8 @@ class HistogramOp(TileOp):
     the inclusive prefix histogram (256 U32 bins) of byte ``byte`` of the values whose
     more significant bytes match the U8 filter (THISTOGRAM)."""
 
-    name = "tile.histogram"
-    MNEMONIC: ClassVar[str | None] = "THISTOGRAM"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.HISTOGRAM).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     filter = operand_def(TileType)
     byte = prop_def(IntegerAttr[I64])
@@ -201,7 +203,7 @@ class HistogramOp(TileOp):
         dt = data_type(tile_type(self.src).dtype)
         b = self.byte.value.data
         filt = None if (dt, b) in ((DataType.U16, 1), (DataType.U32, 3)) else args[1]
-        return (generate.thistogram(dt, args[0], filt, b)[0],)
+        return (self.semantics(dt, args[0], filt, b)[0],)
 
 
 FILL_OPS: tuple[type[TileOp], ...] = (InsertOp, FillPadOp, HistogramOp)

@@ -24,13 +24,13 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, TileFamily
 from ptoc.backend.isa import op as catalog_op
 from ptoc.backend.isa import row as optable_row
-from ptoc.backend.isa.semantics import generate, indexed, layout, sorting
+from ptoc.backend.isa.semantics import generate, indexed, layout
 
 from .dtypes import data_type
-from .tile_base import RefEnv, TileOp, mnemonic_op, tile_type
+from .tile_base import RefEnv, TileOp, derive_ops, export, op_name, sole_row, tile_type
 from .tile_types import TileType
 
 _PURE = traits_def(Pure())
@@ -44,8 +44,8 @@ def _dt(v: SSAValue) -> DataType:
 class TransOp(TileOp):
     """``%r = tile.trans %a : T -> Tt``: ``r[c, r] = a[r, c]`` bit-exact (TTRANS)."""
 
-    name = "tile.trans"
-    MNEMONIC: ClassVar[str | None] = "TTRANS"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.TRANS).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     result = result_def(TileType)
     traits = _PURE
@@ -64,15 +64,15 @@ class TransOp(TileOp):
             raise VerifyException(f"tile.trans of {s} produces the transposed tile, not {r}")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (layout.ttrans(_dt(self.src), args[0])[0],)
+        return (self.semantics(_dt(self.src), args[0])[0],)
 
 
 @irdl_op_definition
 class ConcatOp(TileOp):
     """``%r = tile.concat %a, %b : Ta, Tb -> T``: the columns of ``a`` then ``b``."""
 
-    name = "tile.concat"
-    MNEMONIC: ClassVar[str | None] = "TCONCAT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CONCAT).mnemonic
+    name = op_name(MNEMONIC)
     lhs = operand_def(TileType)
     rhs = operand_def(TileType)
     result = result_def(TileType)
@@ -96,7 +96,7 @@ class ConcatOp(TileOp):
             raise VerifyException(f"tile.concat: {rule}")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (layout.tconcat(_dt(self.lhs), args[0], args[1])[0],)
+        return (self.semantics(_dt(self.lhs), args[0], args[1])[0],)
 
 
 @irdl_op_definition
@@ -104,8 +104,8 @@ class ExtractOp(TileOp):
     """``%r = tile.extract %a[1, 0] : Ta -> T``: the result-shaped window of ``a`` at the
     (row, column) offsets (TEXTRACT)."""
 
-    name = "tile.extract"
-    MNEMONIC: ClassVar[str | None] = "TEXTRACT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.EXTRACT).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     offsets = prop_def(DenseArrayBase.constr(i64))
     result = result_def(TileType)
@@ -135,7 +135,7 @@ class ExtractOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
-        return (layout.textract(_dt(self.src), args[0], *self.offset, r.valid)[0],)
+        return (self.semantics(_dt(self.src), args[0], *self.offset, r.valid)[0],)
 
 
 @irdl_op_definition
@@ -143,8 +143,8 @@ class SortOp(TileOp):
     """``%v, %i = tile.sort %a width 32 [descending] : T -> T, Ti``: stable sort of each
     row's groups of ``width`` columns; ``%i`` holds original column offsets (TSORT)."""
 
-    name = "tile.sort"
-    MNEMONIC: ClassVar[str | None] = "TSORT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SORT).mnemonic
+    name = op_name(MNEMONIC)
     src = operand_def(TileType)
     width = prop_def(IntegerAttr[I64])
     descending = opt_prop_def(UnitAttr)
@@ -178,7 +178,7 @@ class SortOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         w = self.width.value.data
-        vals, idx, _ = sorting.tsort(_dt(self.src), args[0], w, self.descending is not None)
+        vals, idx, _ = self.semantics(_dt(self.src), args[0], w, self.descending is not None)
         return (vals, idx)
 
 
@@ -187,8 +187,8 @@ class MrgSortOp(TileOp):
     """``%m = tile.mrgsort %a, %b [descending] : Ta, Tb -> T``: stable merge of two
     sorted single-row tiles, ties from ``a`` first (TMRGSORT)."""
 
-    name = "tile.mrgsort"
-    MNEMONIC: ClassVar[str | None] = "TMRGSORT"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.MRGSORT).mnemonic
+    name = op_name(MNEMONIC)
     lhs = operand_def(TileType)
     rhs = operand_def(TileType)
     descending = opt_prop_def(UnitAttr)
@@ -219,15 +219,15 @@ class MrgSortOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         desc = self.descending is not None
-        return (sorting.tmrgsort(_dt(self.lhs), args[0], args[1], desc)[0],)
+        return (self.semantics(_dt(self.lhs), args[0], args[1], desc)[0],)
 
 
 @irdl_op_definition
 class GatherOp(TileOp):
     """``%r = tile.gather %v, %idx : Tv, Ti -> T``: ``r[i, c] = v[idx[i, c], c]`` (TGATHER)."""
 
-    name = "tile.gather"
-    MNEMONIC: ClassVar[str | None] = "TGATHER"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.GATHER).mnemonic
+    name = op_name(MNEMONIC)
     values = operand_def(TileType)
     index = operand_def(TileType)
     result = result_def(TileType)
@@ -250,7 +250,7 @@ class GatherOp(TileOp):
             raise VerifyException("tile.gather result takes the index shape within the values")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (indexed.tgather(_dt(self.values), _dt(self.index), args[0], args[1])[0],)
+        return (self.semantics(_dt(self.values), _dt(self.index), args[0], args[1])[0],)
 
 
 @irdl_op_definition
@@ -258,8 +258,8 @@ class ScatterOp(TileOp):
     """``%r = tile.scatter %v, %idx : Tv, Ti -> T``: a zero tile with ``r[idx[i, c], c] =
     v[i, c]``; duplicate targets are illegal (TSCATTER)."""
 
-    name = "tile.scatter"
-    MNEMONIC: ClassVar[str | None] = "TSCATTER"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.SCATTER).mnemonic
+    name = op_name(MNEMONIC)
     values = operand_def(TileType)
     index = operand_def(TileType)
     result = result_def(TileType)
@@ -283,7 +283,7 @@ class ScatterOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
-        res = indexed.tscatter(
+        res = self.semantics(
             _dt(self.values), _dt(self.index), args[0], args[1], r.valid[0], r.valid
         )
         return (res[0][:, : r.valid[0], : r.valid[1]],)
@@ -323,13 +323,14 @@ class PartOp(TileOp):
         return (fn(_dt(self.lhs), args[0], args[1], tile_type(self.result).valid)[0],)
 
 
-def _part(kind: str) -> type[PartOp]:
-    mnemonic = f"TPART{kind.upper()}"
-    doc = f"{mnemonic}: partial {kind} of two anchored rectangles."
-    return mnemonic_op(PartOp, f"Part{kind.capitalize()}Op", f"tile.part{kind}", mnemonic, doc)
-
-
-PART_OPS: tuple[type[PartOp], ...] = tuple(_part(k) for k in ("add", "mul", "max", "min"))
+#: ``PartAddOp`` ... ``PartMinOp``: one per operation-table row of the PART family
+PART_OPS: tuple[type[PartOp], ...] = derive_ops(
+    PartOp,
+    TileFamily.PART,
+    lambda r: f"Part{(r.arith or '').capitalize()}Op",
+    lambda r: f"{r.mnemonic}: partial {r.arith} of two anchored rectangles.",
+)
+export(globals(), PART_OPS)
 
 
 def _check_generated(op: TileOp, t: TileType) -> None:
@@ -343,8 +344,8 @@ class CiOp(TileOp):
     """``%r = tile.ci start 5 [descending] : T``: one row ``start + k`` (or ``- k``),
     wrapping at the element width (TCI)."""
 
-    name = "tile.ci"
-    MNEMONIC: ClassVar[str | None] = "TCI"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.CI).mnemonic
+    name = op_name(MNEMONIC)
     start = prop_def(IntegerAttr[I64])
     descending = opt_prop_def(UnitAttr)
     result = result_def(TileType)
@@ -370,7 +371,7 @@ class CiOp(TileOp):
         t = tile_type(self.result)
         start = env.gpr(self.start.value.data)
         direction = env.gpr(int(self.descending is not None))
-        return (generate.tci(data_type(t.dtype), t.valid, start, direction)[0],)
+        return (self.semantics(data_type(t.dtype), t.valid, start, direction)[0],)
 
 
 @irdl_op_definition
@@ -378,8 +379,8 @@ class TriOp(TileOp):
     """``%r = tile.tri diagonal 0 [upper] : T``: 1 where ``c <= r + diagonal`` (lower) or
     ``c >= r + diagonal`` (upper), else 0 (TTRI)."""
 
-    name = "tile.tri"
-    MNEMONIC: ClassVar[str | None] = "TTRI"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.TRI).mnemonic
+    name = op_name(MNEMONIC)
     diagonal = prop_def(IntegerAttr[I64])
     upper = opt_prop_def(UnitAttr)
     result = result_def(TileType)
@@ -404,7 +405,7 @@ class TriOp(TileOp):
         t = tile_type(self.result)
         diag = env.gpr(self.diagonal.value.data)
         orient = env.gpr(int(self.upper is not None))
-        return (generate.ttri(data_type(t.dtype), t.valid, diag, orient)[0],)
+        return (self.semantics(data_type(t.dtype), t.valid, diag, orient)[0],)
 
 
 IRREGULAR_OPS: tuple[type[TileOp], ...] = (

@@ -27,7 +27,9 @@ from xdsl.irdl import (
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
-from .tile_base import RefEnv, TileOp, tile_type
+from ptoc.backend.isa import LegalizeRule, TileFamily
+
+from .tile_base import RefEnv, TileOp, op_name, sole_row, tile_type
 from .tile_types import TensorType, TileType
 
 PES_ATTR = "tile.pes"
@@ -118,8 +120,10 @@ class LoadOp(AccessOp):
     """``%t = tile.load %x[r, c] [step s] [pe [pr, pc]] : Tensor -> T``: the tile's valid
     elements from the tensor (TLOAD)."""
 
-    name = "tile.load"
-    MNEMONIC: ClassVar[str | None] = "TLOAD"
+    MNEMONIC: ClassVar[str | None] = sole_row(
+        TileFamily.ACCESS, legalize=LegalizeRule.LOAD
+    ).mnemonic
+    name = op_name(MNEMONIC)
     source = operand_def(TensorType)
     result = result_def(TileType)
     traits = traits_def(MemoryReadEffect())
@@ -160,8 +164,10 @@ class StoreOp(AccessOp):
     """``tile.store %t, %x[r, c] [step s] [pe [pr, pc]] : T, Tensor``: write the tile's
     valid elements into the tensor (TSTORE)."""
 
-    name = "tile.store"
-    MNEMONIC: ClassVar[str | None] = "TSTORE"
+    MNEMONIC: ClassVar[str | None] = sole_row(
+        TileFamily.ACCESS, legalize=LegalizeRule.STORE
+    ).mnemonic
+    name = op_name(MNEMONIC)
     value = operand_def(TileType)
     dest = operand_def(TensorType)
     traits = traits_def(MemoryWriteEffect())

@@ -165,7 +165,7 @@ class QuantOp(QuantBase):
             raise VerifyException("tile.quant produces S8 or U8")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        q, _ = quant.tquant(
+        q, _ = self.semantics(
             self.int_type,
             args[0],
             env.gpr(self.multiplier_bits),
@@ -190,7 +190,7 @@ class DequantOp(QuantBase):
             raise VerifyException("tile.dequant produces FP32 and does not saturate")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        y, _ = quant.tdequant(
+        y, _ = self.semantics(
             self.int_type,
             args[0],
             env.gpr(self.multiplier_bits),

@@ -21,11 +21,11 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import Axis, DataType, OperandKind, OpRow, TileFamily
 from ptoc.backend.isa import row as optable_row
 
 from .dtypes import data_type
-from .tile_base import RefEnv, TileOp, tile_type
+from .tile_base import RefEnv, TileOp, derive_ops, export, op_name, sole_row, tile_type
 from .tile_types import TileType
 
 _PURE = traits_def(Pure())
@@ -83,33 +83,20 @@ class ReduceOp(TileOp):
         return (fn(dt, args[0])[0],)
 
 
-def _reduce(mnemonic: str) -> type[ReduceOp]:
-    row = mnemonic.startswith("TROW")
-    kind = mnemonic[4:].lower()
-    cls = type(
-        f"{'Row' if row else 'Col'}{kind.capitalize()}Op",
-        (ReduceOp,),
-        {
-            "name": f"tile.{mnemonic[1:].lower()}",
-            "MNEMONIC": mnemonic,
-            "ROW": row,
-            "ARG": kind.startswith("arg"),
-            "__doc__": f"{mnemonic}: {'row' if row else 'column'} {kind} reduction.",
-            "__annotations__": {
-                "MNEMONIC": ClassVar[str],
-                "ROW": ClassVar[bool],
-                "ARG": ClassVar[bool],
-            },
-        },
-    )
-    return irdl_op_definition(cls)
+def _axis_name(r: OpRow) -> str:
+    return "Row" if r.axis is Axis.ROW else "Col"
 
 
-REDUCE_OPS: tuple[type[ReduceOp], ...] = tuple(
-    _reduce(f"T{axis}{kind}")
-    for axis in ("ROW", "COL")
-    for kind in ("SUM", "MAX", "MIN", "PROD", "ARGMAX", "ARGMIN")
+#: ``RowSumOp`` ... ``ColArgminOp``: one per operation-table row of the REDUCE family
+REDUCE_OPS: tuple[type[ReduceOp], ...] = derive_ops(
+    ReduceOp,
+    TileFamily.REDUCE,
+    lambda r: f"{_axis_name(r)}{(r.arith or '').capitalize()}Op",
+    lambda r: f"{r.mnemonic}: {'row' if r.axis is Axis.ROW else 'column'} {r.arith} reduction.",
+    ROW=lambda r: r.axis is Axis.ROW,
+    ARG=lambda r: r.destinations[0].kind is OperandKind.INDEX,
 )
+export(globals(), REDUCE_OPS)
 
 
 def _check_bcast(op: TileOp, src: TileType, bcast: TileType, row: bool) -> None:
@@ -153,28 +140,18 @@ class ExpandBinaryOp(TileOp):
         return (fn(dt, args[0], args[1])[0],)
 
 
-def _expand(mnemonic: str) -> type[ExpandBinaryOp]:
-    row = mnemonic.startswith("TROW")
-    kind = mnemonic.split("EXPAND")[1].lower()
-    cls = type(
-        f"{'Row' if row else 'Col'}Expand{kind.capitalize()}Op",
-        (ExpandBinaryOp,),
-        {
-            "name": f"tile.{mnemonic[1:].lower()}",
-            "MNEMONIC": mnemonic,
-            "ROW": row,
-            "__doc__": f"{mnemonic}: {kind} against a {'column' if row else 'row'} broadcast.",
-            "__annotations__": {"MNEMONIC": ClassVar[str], "ROW": ClassVar[bool]},
-        },
-    )
-    return irdl_op_definition(cls)
-
-
-EXPAND_BINARY_OPS: tuple[type[ExpandBinaryOp], ...] = tuple(
-    _expand(f"T{axis}EXPAND{kind}")
-    for axis in ("ROW", "COL")
-    for kind in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN")
+#: ``RowExpandAddOp`` ... ``ColExpandMinOp``: one per row of the EXPAND_BINARY family
+EXPAND_BINARY_OPS: tuple[type[ExpandBinaryOp], ...] = derive_ops(
+    ExpandBinaryOp,
+    TileFamily.EXPAND_BINARY,
+    lambda r: f"{_axis_name(r)}Expand{(r.arith or '').capitalize()}Op",
+    lambda r: (
+        f"{r.mnemonic}: {r.arith} against a "
+        f"{'column' if r.axis is Axis.ROW else 'row'} broadcast."
+    ),
+    ROW=lambda r: r.axis is Axis.ROW,
 )
+export(globals(), EXPAND_BINARY_OPS)
 
 
 class ExpandCopyOp(TileOp):
@@ -208,8 +185,8 @@ class ExpandCopyOp(TileOp):
 class RowExpandOp(ExpandCopyOp):
     """TROWEXPAND: ``dst[r, c] = b[r, 0]``."""
 
-    name = "tile.rowexpand"
-    MNEMONIC: ClassVar[str | None] = "TROWEXPAND"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.EXPAND_COPY, axis=Axis.ROW).mnemonic
+    name = op_name(MNEMONIC)
     ROW: ClassVar[bool] = True
 
 
@@ -217,8 +194,8 @@ class RowExpandOp(ExpandCopyOp):
 class ColExpandOp(ExpandCopyOp):
     """TCOLEXPAND: ``dst[r, c] = b[0, c]``."""
 
-    name = "tile.colexpand"
-    MNEMONIC: ClassVar[str | None] = "TCOLEXPAND"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.EXPAND_COPY, axis=Axis.COL).mnemonic
+    name = op_name(MNEMONIC)
     ROW: ClassVar[bool] = False
 
 
@@ -265,8 +242,8 @@ class ExpdifOp(TileOp):
 class RowExpandExpdifOp(ExpdifOp):
     """TROWEXPANDEXPDIF: ``exp(a[r, c] - b[r, 0])``."""
 
-    name = "tile.rowexpandexpdif"
-    MNEMONIC: ClassVar[str | None] = "TROWEXPANDEXPDIF"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.EXPDIF, axis=Axis.ROW).mnemonic
+    name = op_name(MNEMONIC)
     ROW: ClassVar[bool] = True
 
 
@@ -274,8 +251,8 @@ class RowExpandExpdifOp(ExpdifOp):
 class ColExpandExpdifOp(ExpdifOp):
     """TCOLEXPANDEXPDIF: ``exp(a[r, c] - b[0, c])``."""
 
-    name = "tile.colexpandexpdif"
-    MNEMONIC: ClassVar[str | None] = "TCOLEXPANDEXPDIF"
+    MNEMONIC: ClassVar[str | None] = sole_row(TileFamily.EXPDIF, axis=Axis.COL).mnemonic
+    name = op_name(MNEMONIC)
     ROW: ClassVar[bool] = False
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .backend.isa import OpRow
 from .dtypes import DTYPES, DType
 from .errors import KernelError
 from .pyerror import plain_signature
@@ -54,6 +55,8 @@ class Entry:
     loads: bool = False  # list the TLOADs the probe's tiles come from (pt.load itself)
     #: the probe takes a second type (e.g. of an index tile), tried over every tensor type
     second: str | None = None
+    #: a derived function's operation-table row: the page lists the row's DataTypes
+    row: OpRow | None = None
 
 
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -68,22 +71,27 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 T = 8, 64  # the probe tile shape
-REDUCTIONS = tuple(f"{axis}_{kind}" for axis in ("row", "col")
-                   for kind in ("sum", "max", "min", "prod", "argmax", "argmin"))  # fmt: skip
+
+
+def _derived(section: str) -> tuple[Entry, ...]:
+    """The entries of the one-operation functions derived from the operation table
+    (``ptoc.lang.derived``) in ``section``: their types are their row's DataTypes."""
+    from .lang.derived import FAMILIES, ROWS
+
+    return tuple(
+        Entry(r.lang, section, None, row=r)
+        for r in ROWS
+        if r.lang is not None and r.tile is not None and FAMILIES[r.tile] == section
+    )
+
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("load", "memory", lambda pt, m, d: m(8, 64, d), loads=True),
     Entry("store", "memory", None),
     Entry("pe", "memory", None),
-    *(
-        Entry(n, "arith", lambda pt, m, d, n=n: getattr(pt, n)(m(*T, d), m(*T, d)))
-        for n in ("add", "sub", "mul", "div", "rem", "maximum", "minimum", "shl", "shr")
-    ),
+    *_derived("arith"),
     Entry("broadcast_to", "arith", lambda pt, m, d: pt.broadcast_to(m(8, 1, d), T)),
-    *(
-        Entry(n, "elementwise", lambda pt, m, d, n=n: getattr(pt, n)(m(*T, d)))
-        for n in ("abs", "neg", "bitwise_not", "exp", "log", "sqrt", "rsqrt", "recip", "relu")
-    ),
+    *_derived("elementwise"),
     Entry("fma", "elementwise", lambda pt, m, d: pt.fma(m(*T, d), m(*T, d), m(*T, d))),
     Entry("cast", "elementwise", None),
     Entry(
@@ -95,7 +103,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("full", "elementwise", lambda pt, m, d: pt.full(T, 1, d), "dtype"),
     Entry("iota", "elementwise", lambda pt, m, d: pt.iota(64, dtype=d), "dtype"),
     Entry("tri", "elementwise", lambda pt, m, d: pt.tri(T, dtype=d), "dtype"),
-    *(Entry(n, "reduce", lambda pt, m, d, n=n: getattr(pt, n)(m(*T, d))) for n in REDUCTIONS),
+    *_derived("reduce"),
     Entry("exp_diff", "reduce", lambda pt, m, d: pt.exp_diff(m(*T, d), m(8, 1, d)), "t"),
     Entry("concat", "layout", lambda pt, m, d: pt.concat(m(8, 32, d), m(8, 32, d))),
     Entry("extract", "layout", lambda pt, m, d: pt.extract(m(*T, d), 0, 0, (4, 32))),
@@ -395,6 +403,11 @@ def generate() -> str:
                     "```",
                     "",
                 ]
+                continue
+            if e.row is not None:
+                types = [d for d in TENSOR_TYPES if d.datatype in e.row.op.dtypes]
+                out += [f"* records: {_ops([e.row.mnemonic])}", f"* types of {e.varies}: "
+                        f"{_types(types)}", ""]  # fmt: skip
                 continue
             if e.probe is None:
                 continue

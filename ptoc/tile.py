@@ -128,22 +128,22 @@ class Tile:
         return self._bin("SHR", o, True)
 
     def __neg__(self) -> Tile:
-        from .lang import elementwise
+        from .lang.derived import DERIVED
 
-        return elementwise.neg(self)
+        return DERIVED["neg"](self)
 
     def __pos__(self) -> Tile:
         return self
 
     def __abs__(self) -> Tile:
-        from .lang import elementwise
+        from .lang.derived import DERIVED
 
-        return elementwise.abs_(self)
+        return DERIVED["abs"](self)
 
     def __invert__(self) -> Tile:
-        from .lang import elementwise
+        from .lang.derived import DERIVED
 
-        return elementwise.bitwise_not(self)
+        return DERIVED["bitwise_not"](self)
 
     def _cmp(self, mode: str, other: Any) -> Tile:
         from .lang import arith

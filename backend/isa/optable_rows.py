@@ -89,8 +89,8 @@ def _add(mnemonic: str, group: Group, *sources: TileOperand,
 #: mnemonic -> (:func:`.semantics.core.binary` op, ``lang`` name)
 _BINARY = {
     "TADD": ("add", "add"), "TSUB": ("sub", "sub"), "TMUL": ("mul", "mul"),
-    "TDIV": ("div", "div"), "TREM": ("rem", "rem"), "TAND": ("and", None),
-    "TOR": ("or", None), "TXOR": ("xor", None), "TSHL": ("shl", "shl"),
+    "TDIV": ("div", "div"), "TREM": ("rem", "rem"), "TAND": ("and", "bitwise_and"),
+    "TOR": ("or", "bitwise_or"), "TXOR": ("xor", "bitwise_xor"), "TSHL": ("shl", "shl"),
     "TSHR": ("shr", "shr"), "TMAX": ("max", "maximum"), "TMIN": ("min", "minimum"),
 }  # fmt: skip
 #: mnemonic -> (:func:`.semantics.core.unary` op, ``lang`` name)

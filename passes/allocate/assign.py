@@ -32,9 +32,9 @@ from xdsl.passes import ModulePass
 
 from ptoc.backend.isa.fields import Hand
 from ptoc.backend.target import ConfigError, MachineConfig
+from ptoc.dialects import pto_ops
 from ptoc.dialects.dtypes import element_bits
 from ptoc.dialects.pto import (
-    PTO_OP_BY_MNEMONIC,
     AddrOp,
     ConstOp,
     MaterializeOp,
@@ -97,14 +97,14 @@ class _Builder:
             self.scratch[offset] = ScratchAddrOp(offset)
         return self.scratch[offset].result
 
-    def _op(self, mnemonic: str, dtype, srcs, scalars, dims, results, role: str) -> PtoOp:  # type: ignore[no-untyped-def]
+    def _op(self, cls: type[PtoOp], dtype, srcs, scalars, dims, results, role: str) -> PtoOp:  # type: ignore[no-untyped-def]
         props = {
             "dtype": dtype,
             "dims": dims_attr(tuple(dims)),
             "mask": mask_attr(self.mask),
             "role": StringAttr(role),
         }
-        op = PTO_OP_BY_MNEMONIC[mnemonic].build(
+        op = cls.build(
             operands=[list(srcs), list(scalars)], result_types=[list(results)], properties=props
         )
         assert isinstance(op, PtoOp)
@@ -120,26 +120,32 @@ class _Builder:
     def action(self, a: Action) -> PtoOp:
         if a.kind == "filler":
             t = PtoTileType("U8", (1, 1), 1, 1)
-            op = self._op("TEXPANDS", t.dtype, [], [], (1, None, None), [t], "filler")
+            op = self._op(pto_ops.TexpandsOp, t.dtype, [], [], (1, None, None), [t], "filler")
             op.hands = _strs([Hand(a.hand).name])
             return op
         v = a.value
         assert v is not None
         t = _pto_type(v)
         if a.kind == "refresh":
-            op = self._op("TMOV", t.dtype, [v], [], std_dims(t), [t], "refresh")
+            op = self._op(pto_ops.TmovOp, t.dtype, [v], [], std_dims(t), [t], "refresh")
             op.refs = _strs([str(a.src)])
             op.hands = _strs([Hand(a.hand).name])
         elif a.kind == "spill":
             assert a.slot is not None
             op = self._op(
-                "TSTORE", t.dtype, [v], self._gm(v, a.slot), (None, None, None), [], "spill"
+                pto_ops.TstoreOp,
+                t.dtype,
+                [v],
+                self._gm(v, a.slot),
+                (None, None, None),
+                [],
+                "spill",
             )
             op.refs = _strs([str(a.src)])
         else:
             assert a.slot is not None
             op = self._op(
-                "TLOAD", t.dtype, [v], self._gm(v, a.slot), std_dims(t), [t], "reload"
+                pto_ops.TloadOp, t.dtype, [v], self._gm(v, a.slot), std_dims(t), [t], "reload"
             )
             op.hands = _strs([Hand(a.hand).name])
         return op

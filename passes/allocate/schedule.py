@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import networkx as nx
 from xdsl.ir import SSAValue
 
+from ptoc.backend.isa import Executor
+from ptoc.backend.isa import row as optable_row
 from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import PtoOp
@@ -36,9 +38,15 @@ class Dataflow:
     producer: dict[SSAValue, int]
 
 
+def _access(op: PtoOp) -> Executor | None:
+    """LOAD or STORE for the bundles that address a GM tensor, else None."""
+    kind = optable_row(op.MNEMONIC).executor
+    return kind if kind in (Executor.LOAD, Executor.STORE) else None
+
+
 def _tensor_key(op: PtoOp) -> SSAValue | None:
     """The tensor a TLOAD/TSTORE addresses (through its ``pto.addr`` operand)."""
-    if op.MNEMONIC not in ("TLOAD", "TSTORE") or not op.scalars:
+    if _access(op) is None or not op.scalars:
         return None
     addr = op.scalars[0].owner
     tensor = getattr(addr, "tensor", None)
@@ -65,7 +73,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             continue
         if t in last_store:
             g.add_edge(last_store[t], i)
-        if op.MNEMONIC == "TSTORE":
+        if _access(op) is Executor.STORE:
             for j in loads_since.pop(t, []):
                 g.add_edge(j, i)
             last_store[t] = i
@@ -89,13 +97,13 @@ def live_ops(df: Dataflow) -> list[bool]:
     for i in range(len(df.ops) - 1, -1, -1):
         op, tensor = df.ops[i], _tensor_key(df.ops[i])
         scratch = _is_scratch(tensor)
-        if op.MNEMONIC == "TSTORE":
+        if _access(op) is Executor.STORE:
             keep[i] = keep[i] or not scratch or tensor in read_later
         if not keep[i]:
             continue  # every reader of this bundle's results comes later: already decided
         for v in df.reads[i]:
             keep[df.producer[v]] = True
-        if scratch and op.MNEMONIC == "TLOAD":
+        if scratch and _access(op) is Executor.LOAD:
             assert tensor is not None
             read_later.add(tensor)
     return keep

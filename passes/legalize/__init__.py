@@ -6,13 +6,20 @@ operands. A tile larger than one allocation is split into row pieces and row-sep
 run once per piece; an op that cannot be split is a diagnostic.
 
 Modules: ``select`` (the pass), ``ctx`` (the block being built and the tile-value ->
-pieces maps), ``rules`` (one rule per ``tile`` op class), ``pieces`` (row-piece splitting
-and assembling), ``view`` (the rule of ``tile.view``, the GM-scratch reshape that
-``lower-compound`` emits).
+pieces maps), ``rules`` (one rule per operation-table ``LegalizeRule``, picked through
+the op's table row), ``pieces`` (row-piece splitting and assembling), ``view`` (the
+rule of ``tile.view``, the GM-scratch reshape that ``lower-compound`` emits).
 """
 
-from .rules import RULES, must_stay_whole
+from .rules import RULES, must_stay_whole, rule_of
 from .select import LegalizePass, legalize_func
-from .view import legalize_view  # also enters the tile.view rule into RULES
+from .view import legalize_view
 
-__all__ = ["RULES", "LegalizePass", "legalize_func", "legalize_view", "must_stay_whole"]
+__all__ = [
+    "RULES",
+    "LegalizePass",
+    "legalize_func",
+    "legalize_view",
+    "must_stay_whole",
+    "rule_of",
+]

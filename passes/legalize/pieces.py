@@ -13,6 +13,9 @@ from xdsl.ir import Operation, SSAValue
 
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa import op as catalog_op
+from ptoc.dialects import tile_elementwise as ew
+from ptoc.dialects import tile_fill as fill
+from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.tile_types import TileType
@@ -114,7 +117,7 @@ def extract_rows(
     ``src`` (to align it with the op's finer pieces)."""
     rt = ctx.descriptor(piece_tile(t, cut))
     new = ctx.emit(
-        "TEXTRACT",
+        irr.ExtractOp.MNEMONIC,
         t.dtype,
         [src],
         [ctx.const(offset), ctx.const(0)],
@@ -175,19 +178,19 @@ def assemble(ctx: LegalizeCtx, op: Operation, value: SSAValue) -> SSAValue:
         )
     rt, pieces = ctx.descriptor(t), ctx.pieces[value]
     dims = explicit_dims(rt)
-    if DataType[t.dt.value] in catalog_op("TFILLPAD").dtypes:
+    if DataType[t.dt.value] in catalog_op(fill.FillPadOp.MNEMONIC).dtypes:
         acc = ctx.emit(
-            "TFILLPAD", t.dtype, [pieces[0].value], [], dims, None, [rt], op
+            fill.FillPadOp.MNEMONIC, t.dtype, [pieces[0].value], [], dims, None, [rt], op
         ).results[0]
         rest = pieces[1:]
     else:
-        acc = ctx.emit("TEXPANDS", t.dtype, [], [ctx.const(0)], std_dims(rt), None, [rt],
-                       op).results[0]  # fmt: skip
+        acc = ctx.emit(ew.FullOp.MNEMONIC, t.dtype, [], [ctx.const(0)], std_dims(rt), None,
+                       [rt], op).results[0]  # fmt: skip
         rest = pieces
     for p in rest:
         scalars = [ctx.const(p.row0), ctx.const(0)]
-        acc = ctx.emit("TINSERT", t.dtype, [acc, p.value], scalars, dims, None, [rt],
-                       op).results[0]  # fmt: skip
+        acc = ctx.emit(fill.InsertOp.MNEMONIC, t.dtype, [acc, p.value], scalars, dims,
+                       None, [rt], op).results[0]  # fmt: skip
     ctx.assembled[value] = acc
     return acc
 

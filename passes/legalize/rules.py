@@ -7,11 +7,13 @@ needs one, and the scalar operands (GPR values) in B.IOR slot order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from xdsl.ir import Operation, SSAValue
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, LegalizeRule
+from ptoc.backend.isa import row as optable_row
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_fill as fill
 from ptoc.dialects import tile_irregular as irr
@@ -30,13 +32,12 @@ from .ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
 from .pieces import Cut, piecewise, whole
 
 Rule = Callable[[LegalizeCtx, Operation], None]
-RULES: dict[type[Operation], Rule] = {}
 
 
 def must_stay_whole(op: Operation) -> bool:
     """Ops with no row-piece form: their tiles are kept in one allocation when they fit."""
     if isinstance(op, red.ReduceOp):
-        return not op.ROW and not op.MNEMONIC.endswith(("MAX", "MIN"))  # type: ignore[union-attr]
+        return not op.ROW and optable_row(_mnemonic(op)).arith not in ("max", "min")
     return isinstance(op, UNSPLITTABLE)
 
 
@@ -47,15 +48,6 @@ def _tile(v: SSAValue) -> TileType:
 
 def _dt(v: SSAValue) -> DataType:
     return data_type(_tile(v).dtype)
-
-
-def rule(*classes: type[Operation]) -> Callable[[Rule], Rule]:
-    def register(fn: Rule) -> Rule:
-        for c in classes:
-            RULES[c] = fn
-        return fn
-
-    return register
 
 
 def _mnemonic(op: Operation) -> str:
@@ -91,19 +83,16 @@ def _simple(
 # --------------------------------------------------------------------------- elementwise
 
 
-@rule(*ew.BINARY_OPS, *ew.UNARY_OPS, ew.FmaOp, ew.SelOp)
 def _elementwise(ctx: LegalizeCtx, op: Operation) -> None:
     _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
 
 
-@rule(*ew.SCALAR_OPS, ew.SelsOp)
 def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
     dt = _dt(op.results[0])
     c = ctx.const(low_bits_const(dt, op.bits))  # type: ignore[attr-defined]
     _simple(ctx, op, dtype=dt, driver=op.results[0], scalars=lambda cut: [c])
 
 
-@rule(ew.CmpOp, ew.CmpsOp)
 def _compare(ctx: LegalizeCtx, op: Operation) -> None:
     """TCMP/TCMPS. A predicate cannot be cut into other row pieces (TEXTRACT and TMOV
     take numeric tiles), so the rule also registers how to compute it again for the
@@ -118,14 +107,13 @@ def _compare(ctx: LegalizeCtx, op: Operation) -> None:
     def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
         st = srcs[0].type
         assert isinstance(st, PtoTileType)
-        return ctx.emit("TCMP" if isinstance(op, ew.CmpOp) else "TCMPS", _dt(src), srcs,
-                        scalars, std_dims(st), datr, rtypes, op).results  # fmt: skip
+        return ctx.emit(_mnemonic(op), _dt(src), srcs, scalars, std_dims(st), datr, rtypes,
+                        op).results  # fmt: skip
 
     piecewise(ctx, op, src, build)
     ctx.remake[op.results[0]] = (op, build)
 
 
-@rule(ew.CvtOp)
 def _cvt(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, ew.CvtOp)
     datr = DatrAttr(
@@ -135,7 +123,6 @@ def _cvt(ctx: LegalizeCtx, op: Operation) -> None:
     _simple(ctx, op, dtype=_dt(op.src), driver=big, datr=datr)
 
 
-@rule(ew.FullOp)
 def _full(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, ew.FullOp)
     dt = _dt(op.result)
@@ -146,7 +133,6 @@ def _full(ctx: LegalizeCtx, op: Operation) -> None:
 # --------------------------------------------------------------------------- reduce / expand
 
 
-@rule(*red.REDUCE_OPS)
 def _reduce(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, red.ReduceOp)
     if op.ROW:
@@ -201,17 +187,14 @@ def _split_col_reduce(ctx: LegalizeCtx, op: Operation) -> None:
     ctx.pieces[op.result] = [Piece(acc, 0, 1)]
 
 
-@rule(*red.EXPAND_BINARY_OPS)
 def _expand(ctx: LegalizeCtx, op: Operation) -> None:
     _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
 
 
-@rule(red.RowExpandOp, red.ColExpandOp)
 def _expand_copy(ctx: LegalizeCtx, op: Operation) -> None:
     _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
 
 
-@rule(red.RowExpandExpdifOp, red.ColExpandExpdifOp)
 def _expdif(ctx: LegalizeCtx, op: Operation) -> None:
     src, res = op.operands[0], op.results[0]
     datr = DatrAttr(dtype=int(_dt(res))) if _dt(res) != _dt(src) else None
@@ -254,19 +237,16 @@ UNSPLITTABLE: tuple[type[Operation], ...] = (
 )
 
 
-@rule(irr.TransOp, irr.GatherOp, irr.ScatterOp, *irr.PART_OPS)
 def _layout(ctx: LegalizeCtx, op: Operation) -> None:
     _whole_simple(ctx, op, _dt(op.operands[0]))
 
 
 # TCONCAT and TEXTRACT take omitted LB1/LB2 from their first source (the ASL's generic
 # destination-shape path), not the standard 1 / ValidCol defaults: encode all three.
-@rule(irr.ConcatOp)
 def _concat(ctx: LegalizeCtx, op: Operation) -> None:
     _whole_simple(ctx, op, _dt(op.operands[0]), dims="explicit")
 
 
-@rule(irr.ExtractOp)
 def _extract(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, irr.ExtractOp)
     r, c = op.offset
@@ -278,7 +258,6 @@ def _flag(ctx: LegalizeCtx, on: bool) -> list[SSAValue]:
     return [ctx.const(1)] if on else []
 
 
-@rule(fill.InsertOp)
 def _insert(ctx: LegalizeCtx, op: Operation) -> None:
     """TINSERT: ``B.IOT OldDst, Src, last, ->Dst``; RegSrc0/1 = row/column offset."""
     assert isinstance(op, fill.InsertOp)
@@ -286,7 +265,6 @@ def _insert(ctx: LegalizeCtx, op: Operation) -> None:
     _whole_simple(ctx, op, _dt(op.old), [ctx.const(r), ctx.const(c)])
 
 
-@rule(fill.FillPadOp)
 def _fillpad(ctx: LegalizeCtx, op: Operation) -> None:
     """TFILLPAD: RegSrc0 = the padding scalar's raw bits (omitted: 0).
 
@@ -311,15 +289,14 @@ def _fillpad(ctx: LegalizeCtx, op: Operation) -> None:
             relaid = ctx.descriptor(TileType(a.dtype, (a.extent[0], r.extent[1]), a.valid))
             assert relaid.rows <= rt.rows and relaid.cols.data == rt.cols.data, (relaid, rt)
             src = ctx.emit(
-                "TEXTRACT", dt, [src], [], explicit_dims(relaid), None, [relaid], op
+                irr.ExtractOp.MNEMONIC, dt, [src], [], explicit_dims(relaid), None, [relaid], op
             ).results[0]
-        return ctx.emit("TFILLPAD", dt, [src], scalars, explicit_dims(rt), None, [rt],
+        return ctx.emit(_mnemonic(op), dt, [src], scalars, explicit_dims(rt), None, [rt],
                         op).results  # fmt: skip
 
     whole(ctx, op, build)
 
 
-@rule(fill.HistogramOp)
 def _histogram(ctx: LegalizeCtx, op: Operation) -> None:
     """THISTOGRAM: no B.DIM; mandatory B.DATR with DataType U32 and the ByteId."""
     assert isinstance(op, fill.HistogramOp)
@@ -327,26 +304,23 @@ def _histogram(ctx: LegalizeCtx, op: Operation) -> None:
     _whole_simple(ctx, op, _dt(op.src), dims="none", datr=datr)
 
 
-@rule(irr.SortOp)
 def _sort(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, irr.SortOp)
     width = op.width.value.data
     scalars = _flag(ctx, op.descending is not None)
 
     def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
-        return ctx.emit("TSORT", _dt(op.src), srcs, scalars, (width, None, None), None, rtypes,
-                        op).results  # fmt: skip
+        return ctx.emit(_mnemonic(op), _dt(op.src), srcs, scalars, (width, None, None),
+                        None, rtypes, op).results  # fmt: skip
 
     piecewise(ctx, op, op.src, build)
 
 
-@rule(irr.MrgSortOp)
 def _mrgsort(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, irr.MrgSortOp)
     _whole_simple(ctx, op, _dt(op.lhs), _flag(ctx, op.descending is not None), dims="none")
 
 
-@rule(irr.CiOp)
 def _ci(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, irr.CiOp)
     dt = _dt(op.result)
@@ -358,7 +332,6 @@ def _ci(ctx: LegalizeCtx, op: Operation) -> None:
     _whole_simple(ctx, op, dt, scalars)
 
 
-@rule(irr.TriOp)
 def _tri(ctx: LegalizeCtx, op: Operation) -> None:
     """TTRI per row piece: a piece starting at row ``r0`` uses diagonal ``d + r0``."""
     assert isinstance(op, irr.TriOp)
@@ -373,7 +346,6 @@ def _tri(ctx: LegalizeCtx, op: Operation) -> None:
     _simple(ctx, op, dtype=_dt(op.result), driver=op.result, scalars=scalars)
 
 
-@rule(tq.QuantOp, tq.DequantOp)
 def _quant(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, tq.QuantBase)
     src, res = op.src, op.result
@@ -406,7 +378,6 @@ def _gm_scalars(ctx: LegalizeCtx, op: AccessOp, cut: Cut) -> list[SSAValue]:
     return out
 
 
-@rule(LoadOp)
 def _load(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, LoadOp)
     _simple(
@@ -418,12 +389,50 @@ def _load(ctx: LegalizeCtx, op: Operation) -> None:
     )
 
 
-@rule(StoreOp)
 def _store(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, StoreOp)
 
     def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
-        ctx.emit("TSTORE", _dt(op.value), srcs, _gm_scalars(ctx, op, cut), source=op)
+        ctx.emit(_mnemonic(op), _dt(op.value), srcs, _gm_scalars(ctx, op, cut), source=op)
         return ()
 
     piecewise(ctx, op, op.value, build)
+
+
+#: the rule of every :class:`LegalizeRule`; a ``tile`` op's rule is the one its operation
+#: table row names (:func:`rule_of`)
+RULES: Mapping[LegalizeRule, Rule] = MappingProxyType(
+    {
+        LegalizeRule.ELEMENTWISE: _elementwise,
+        LegalizeRule.TILE_SCALAR: _tile_scalar,
+        LegalizeRule.COMPARE: _compare,
+        LegalizeRule.CVT: _cvt,
+        LegalizeRule.FULL: _full,
+        LegalizeRule.REDUCE: _reduce,
+        LegalizeRule.EXPAND: _expand,
+        LegalizeRule.EXPAND_COPY: _expand_copy,
+        LegalizeRule.EXPDIF: _expdif,
+        LegalizeRule.LAYOUT: _layout,
+        LegalizeRule.CONCAT: _concat,
+        LegalizeRule.EXTRACT: _extract,
+        LegalizeRule.INSERT: _insert,
+        LegalizeRule.FILLPAD: _fillpad,
+        LegalizeRule.HISTOGRAM: _histogram,
+        LegalizeRule.SORT: _sort,
+        LegalizeRule.MRGSORT: _mrgsort,
+        LegalizeRule.CI: _ci,
+        LegalizeRule.TRI: _tri,
+        LegalizeRule.QUANT: _quant,
+        LegalizeRule.LOAD: _load,
+        LegalizeRule.STORE: _store,
+    }
+)
+
+
+def rule_of(op: Operation) -> Rule | None:
+    """The legalize rule of a direct ``tile`` op, read from its operation-table row (None
+    for any other op)."""
+    if not isinstance(op, TileOp) or op.MNEMONIC is None:
+        return None
+    kind = optable_row(op.MNEMONIC).legalize
+    return None if kind is None else RULES[kind]

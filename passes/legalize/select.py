@@ -18,6 +18,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ptoc.backend.target import LIMITS, MachineConfig
+from ptoc.dialects.compound_ops.view import ViewOp
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TileType
@@ -26,7 +27,8 @@ from ..diagnostics import CompileError, fail
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
 from ..stages import Stage, expect_stage
 from .ctx import LegalizeCtx
-from .rules import RULES, must_stay_whole
+from .rules import must_stay_whole, rule_of
+from .view import legalize_view
 
 
 def _kernel_pes(f: func.FuncOp) -> int:
@@ -67,7 +69,7 @@ def legalize_func(
         if isinstance(op, func.ReturnOp):
             new.add_op(func.ReturnOp())
             break
-        handler = RULES.get(type(op))
+        handler = legalize_view if isinstance(op, ViewOp) else rule_of(op)
         if handler is None:
             if isinstance(op, CompoundTileOp):
                 raise fail(op, "compound op: run lower-compound before legalize")

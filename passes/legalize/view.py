@@ -6,8 +6,8 @@ columns x element bytes); the result is loaded from ``offset + i * stride``. Bot
 bundles address the scratch tensor through ``pto.addr``, so the scheduler keeps every
 access of the scratch area in program order (a store never passes an earlier load).
 
-Registered with ``legalize``'s rule table when this module is imported, which the
-``ptoc.passes.legalize`` package does, so the rule is there whenever the pass is.
+The pass dispatches to it by op class (``select``): ``tile.view`` is a lowering artefact,
+not a catalog operation, so it has no operation-table row.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from xdsl.ir import Operation, SSAValue
 from ptoc.dialects.compound_ops.view import ViewOp, element_bytes
 from ptoc.dialects.dtypes import data_type
 from ptoc.dialects.tile_base import tile_type
+from ptoc.dialects.tile_memory import LoadOp, StoreOp
 from ptoc.dialects.tile_types import TensorType
 
 from .ctx import LegalizeCtx, Piece, std_dims
-from .rules import RULES
 
 
 def _scalars(
@@ -50,7 +50,7 @@ def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:
         st = tile_type(src)
         src_row = st.valid[1] * element_bytes(st)
         for p in ctx.pieces[src]:
-            ctx.emit("TSTORE", data_type(st.dtype), [p.value],
+            ctx.emit(StoreOp.MNEMONIC, data_type(st.dtype), [p.value],
                      _scalars(ctx, op.scratch, base + p.row0 * src_row, p.rows, src_row),
                      source=op)  # fmt: skip
         base += op.tile_bytes(src)
@@ -60,13 +60,10 @@ def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:
     pieces = []
     for r0, n, pt in layout:
         desc = ctx.descriptor(pt)
-        new = ctx.emit("TLOAD", data_type(rt.dtype), [],
+        new = ctx.emit(LoadOp.MNEMONIC, data_type(rt.dtype), [],
                        _scalars(ctx, op.scratch, offset + r0 * stride, n, stride),
                        std_dims(desc), None, [desc], op)  # fmt: skip
         v = new.results[0]
         v.name_hint = op.result.name_hint
         pieces.append(Piece(v, r0, n, 0 if whole else pt.extent[0]))
     ctx.pieces[op.result] = pieces
-
-
-RULES[ViewOp] = legalize_view

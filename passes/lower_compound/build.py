@@ -10,29 +10,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from ptoc.backend.isa import row as optable_row
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects import tile_quant as tq
 from ptoc.dialects import tile_reduce as red
 from ptoc.dialects.compound_ops.view import ViewOp, element_bytes
 from ptoc.dialects.modes import CMode, RMode, RModeAttr
-from ptoc.dialects.tile_base import Number, tile_type
+from ptoc.dialects.tile_base import Number, TileOp, tile_type
 from ptoc.dialects.tile_types import TileType
 
 from ..diagnostics import CompileError, fail
 
-_BINARY = {c.MNEMONIC: c for c in ew.BINARY_OPS}
-_SCALAR = {c.MNEMONIC: c for c in ew.SCALAR_OPS}
-_UNARY = {c.MNEMONIC: c for c in ew.UNARY_OPS}
-_REDUCE = {c.MNEMONIC: c for c in red.REDUCE_OPS}
-_EXPAND = {c.MNEMONIC: c for c in red.EXPAND_BINARY_OPS}
-_PART = {c.MNEMONIC: c for c in irr.PART_OPS}
+
+def by_arith(ops: Sequence[type[_OpT]], kind: str) -> type[_OpT]:
+    """The op class of ``ops`` whose operation-table row has arithmetic ``kind``
+    (``by_arith(ew.BINARY_OPS, "add")`` is ``ew.AddOp``)."""
+    for c in ops:
+        if c.MNEMONIC is not None and optable_row(c.MNEMONIC).arith == kind:
+            return c
+    raise KeyError(kind)
+
 
 Shape = tuple[int, int]
+_OpT = TypeVar("_OpT", bound=TileOp)
 
 
 def ttype(v: SSAValue) -> TileType:
@@ -117,14 +123,14 @@ class Emit:
 
     # ------------------------------------------------------------------ elementwise
 
-    def binary(self, mnemonic: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.v(_BINARY[mnemonic](a, b))
+    def binary(self, op: type[ew.BinaryOp], a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.v(op(a, b))
 
-    def scalar(self, mnemonic: str, a: SSAValue, s: Number) -> SSAValue:
-        return self.v(_SCALAR[mnemonic](a, s))
+    def scalar(self, op: type[ew.ScalarOp], a: SSAValue, s: Number) -> SSAValue:
+        return self.v(op(a, s))
 
-    def unary(self, mnemonic: str, a: SSAValue) -> SSAValue:
-        return self.v(_UNARY[mnemonic](a))
+    def unary(self, op: type[ew.UnaryOp], a: SSAValue) -> SSAValue:
+        return self.v(op(a))
 
     def cvt(
         self, a: SSAValue, dtype: str, rmode: RMode | None = None, sat: bool = False
@@ -151,12 +157,12 @@ class Emit:
 
     # ------------------------------------------------------------------ reduce / expand
 
-    def reduce(self, mnemonic: str, a: SSAValue) -> SSAValue:
-        return self.v(_REDUCE[mnemonic](a))
+    def reduce(self, op: type[red.ReduceOp], a: SSAValue) -> SSAValue:
+        return self.v(op(a))
 
-    def expand(self, mnemonic: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        """``TROWEXPAND<op>`` / ``TCOLEXPAND<op>`` by mnemonic."""
-        return self.v(_EXPAND[mnemonic](a, b))
+    def expand(self, op: type[red.ExpandBinaryOp], a: SSAValue, b: SSAValue) -> SSAValue:
+        """``TROWEXPAND<op>`` / ``TCOLEXPAND<op>`` of ``a`` against the broadcast ``b``."""
+        return self.v(op(a, b))
 
     def rowexpand(self, col: SSAValue, shp: Shape) -> SSAValue:
         """``dst[r, c] = col[r, 0]`` (TROWEXPAND)."""
@@ -205,7 +211,7 @@ class Emit:
         return self.v(irr.MrgSortOp(a, b, descending))
 
     def part(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.v(_PART[f"TPART{kind.upper()}"](a, b))
+        return self.v(by_arith(irr.PART_OPS, kind)(a, b))
 
     # ------------------------------------------------------------------ quantization
 

@@ -31,7 +31,9 @@ from collections.abc import Sequence
 from xdsl.ir import SSAValue
 
 from ptoc.backend.isa.semantics.indexed import GATHER_VALUE_DTYPES
+from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_irregular as irr
+from ptoc.dialects import tile_reduce as red
 from ptoc.dialects.compound_ops.gather import (
     GatherBlocksOp,
     GatherFlatOp,
@@ -156,7 +158,7 @@ def identity(e: Emit, n: int, dtype: str) -> SSAValue:
         lower = e.v(irr.TriOp(0, TileType(dtype, (n, n))))
         if n == 1:
             return lower
-        return e.binary("TSUB", lower, e.v(irr.TriOp(-1, TileType(dtype, (n, n)))))
+        return e.binary(ew.SubOp, lower, e.v(irr.TriOp(-1, TileType(dtype, (n, n)))))
 
     return e.cached(("identity", n, dtype), make)
 
@@ -178,16 +180,16 @@ def chunked_gather(
         return e.gather(rows_of[0], e.rowexpand(idx, (n, lanes)))
     count = len(rows_of)
     d = dt(rows_of[0])
-    chunk_of = e.scalar("TSHRS", idx, _log2(per))
+    chunk_of = e.scalar(ew.ShrsOp, idx, _log2(per))
     onehot = e.gather(identity(e, count, d), e.rowexpand(chunk_of, (n, count)))
     acc: SSAValue | None = None
     for c, src in enumerate(rows_of):
-        local = e.scalar("TMAXS", e.scalar("TADDS", idx, -c * per) if c else idx, 0)
+        local = e.scalar(ew.MaxsOp, e.scalar(ew.AddsOp, idx, -c * per) if c else idx, 0)
         if c < count - 1:
-            local = e.scalar("TMINS", local, per - 1)
+            local = e.scalar(ew.MinsOp, local, per - 1)
         g = e.gather(src, e.rowexpand(local, (n, lanes)))
-        part = e.expand("TROWEXPANDMUL", g, e.extract(onehot, (0, c), (n, 1)))
-        acc = part if acc is None else e.binary("TADD", acc, part)
+        part = e.expand(red.RowExpandMulOp, g, e.extract(onehot, (0, c), (n, 1)))
+        acc = part if acc is None else e.binary(ew.AddOp, acc, part)
     assert acc is not None
     return acc
 
@@ -222,9 +224,9 @@ def _pattern_index(e: Emit, k: int, period: int, off: int, rows: int) -> SSAValu
     """U32 (k, rows): ``r * period + off`` in row r (TCI, TSHLS, TADDS, TTRANS, TROWEXPAND)."""
 
     def make() -> SSAValue:
-        idx = e.iota(k, off) if period == 1 else e.scalar("TSHLS", e.iota(k), _log2(period))
+        idx = e.iota(k, off) if period == 1 else e.scalar(ew.ShlsOp, e.iota(k), _log2(period))
         if period > 1 and off:
-            idx = e.scalar("TADDS", idx, off)
+            idx = e.scalar(ew.AddsOp, idx, off)
         return e.rowexpand(e.trans(idx), (k, rows))
 
     return e.cached(("pattern", k, period, off, rows), make)
@@ -273,7 +275,7 @@ def lower_gather_blocks(e: Emit, op: GatherBlocksOp) -> Sequence[SSAValue]:
     sources, per_chunk, _ = source_chunks(e, t, lanes=8)
     o = to_column(e, as_row_index(e, offsets))  # (R' * NB, 1) S32 byte offsets
     # rotate right by 5: the block index, or (unaligned) a row far out of range
-    q = e.binary("TOR", e.scalar("TSHRS", o, 5), e.scalar("TSHLS", o, 27))
+    q = e.binary(ew.OrOp, e.scalar(ew.ShrsOp, o, 5), e.scalar(ew.ShlsOp, o, 27))
     chunks = gather_rows(e, sources, per_chunk, q, 8)
     return [e.view(chunks, dt(op.outs[0]), shape(op.outs[0]))]
 
@@ -298,15 +300,15 @@ def _last_writers(e: Emit, off: SSAValue, k0: int, m: int) -> SSAValue:
     """S32 (m, 1): for each destination, 1 + the source index (``k0`` + position in
     ``off``, a (1, n) S32 row of offsets in source order) of its last writer, 0 if none."""
     n = shape(off)[1]
-    keys = e.binary("TADD", e.scalar("TMULS", off, n), e.iota(n, 0, "S32"))
+    keys = e.binary(ew.AddOp, e.scalar(ew.MulsOp, off, n), e.iota(n, 0, "S32"))
     ks = e.cvt(_sort_keys(e, e.cvt(keys, "FP32")), "S32")
-    dest = e.scalar("TDIVS", ks, n)
-    k = e.scalar("TREMS", ks, n)
+    dest = e.scalar(ew.DivsOp, ks, n)
+    k = e.scalar(ew.RemsOp, ks, n)
     if n > 1:
         nxt = e.concat(e.extract(dest, (0, 1), (1, n - 1)), e.full(-1, "S32", (1, 1)))
         win = e.cmp(CMode.NE, dest, nxt)  # the last key of its destination
         dest = e.sel(win, dest, e.iota(n, m, "S32"))  # losers: distinct rows past m
-    writer = e.scalar("TADDS", k, k0 + 1)
+    writer = e.scalar(ew.AddsOp, k, k0 + 1)
     col = e.scatter(e.trans(writer), e.trans(dest), m + n)
     return e.extract(col, (0, 0), (m, 1))
 
@@ -322,13 +324,13 @@ def lower_scatter_flat(e: Emit, op: ScatterFlatOp) -> Sequence[SSAValue]:
     # every offset must address the destination: a TGATHER from an m-row tile faults if
     # not; its (zero) result is added to the offsets so that it is not dead code
     probe = e.gather(e.full(0, "S32", (m, 1)), e.trans(off_row))
-    off_row = e.binary("TADD", off_row, e.trans(probe))
+    off_row = e.binary(ew.AddOp, off_row, e.trans(probe))
     per = max(64, (EXACT_FP32 // max(m, 1)) // 64 * 64)  # keys < 2**24 per source chunk
     writers: SSAValue | None = None
     for k0 in range(0, n, per):
         part = off_row if n <= per else e.extract(off_row, (0, k0), (1, min(per, n - k0)))
         w = _last_writers(e, part, k0, m)
-        writers = w if writers is None else e.binary("TMAX", writers, w)
+        writers = w if writers is None else e.binary(ew.MaxOp, writers, w)
     assert writers is not None
     # one gather source: the fill (into's elements, or a single zero), then t's elements
     u = uint_of_width(width(t))
@@ -337,8 +339,8 @@ def lower_scatter_flat(e: Emit, op: ScatterFlatOp) -> Sequence[SSAValue]:
         idx = writers
     else:  # d if unwritten, else m + k: d + min(w, 1) * (m - 1 + w - d)
         d = e.trans(e.iota(m, 0, "S32"))
-        step = e.binary("TSUB", e.scalar("TADDS", writers, m - 1), d)
-        idx = e.binary("TADD", d, e.binary("TMUL", step, e.scalar("TMINS", writers, 1)))
+        step = e.binary(ew.SubOp, e.scalar(ew.AddsOp, writers, m - 1), d)
+        idx = e.binary(ew.AddOp, d, e.binary(ew.MulOp, step, e.scalar(ew.MinsOp, writers, 1)))
     sources, chunk, narrow = source_chunks(e, [fill, t])
     chunks = gather_rows(e, sources, chunk, idx, 1)
     if narrow is not None:

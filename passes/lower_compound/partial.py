@@ -24,27 +24,29 @@ from xdsl.ir import SSAValue
 
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa import op as catalog_op
+from ptoc.dialects import tile_elementwise as ew
+from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects.compound_ops.gather import TransposeOp
 from ptoc.dialects.compound_ops.partial import PartialOp
 from ptoc.dialects.tile_base import Number
 
-from .build import Emit, dt, shape
+from .build import Emit, by_arith, dt, shape
 
 _WIDE = {"S8": "S16", "U8": "U16"}
 
 
 def _part_legal(kind: str, dtype: str) -> bool:
-    return DataType[dtype] in catalog_op(f"TPART{kind.upper()}").dtypes
+    return DataType[dtype] in catalog_op(by_arith(irr.PART_OPS, kind).MNEMONIC).dtypes
 
 
 def _combine(e: Emit, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
     """The typed op of two equal-shape tiles (TADD/TMUL/TMAX/TMIN; 8-bit TMUL widened)."""
     d = dt(a)
-    mnemonic = f"T{kind.upper()}"
-    if DataType[d] in catalog_op(mnemonic).dtypes:
-        return e.binary(mnemonic, a, b)
+    op = by_arith(ew.BINARY_OPS, kind)
+    if DataType[d] in catalog_op(op.MNEMONIC).dtypes:
+        return e.binary(op, a, b)
     wide = _WIDE[d]  # only 8-bit TMUL lacks a selector
-    prod = e.binary(mnemonic, e.cvt(a, wide), e.cvt(b, wide))
+    prod = e.binary(op, e.cvt(a, wide), e.cvt(b, wide))
     return e.cvt(prod, d, sat=False)
 
 

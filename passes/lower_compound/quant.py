@@ -27,6 +27,8 @@ from xdsl.ir import SSAValue
 
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa.semantics import quant
+from ptoc.dialects import tile_elementwise as ew
+from ptoc.dialects import tile_reduce as red
 from ptoc.dialects.compound_ops.quant import (
     AffineRowsOp,
     DequantizeMxOp,
@@ -59,7 +61,13 @@ def _offset(e: Emit, op: AffineRowsOp) -> SSAValue | float | None:
     return None if t is None else e.norm(t)
 
 
-def _apply(e: Emit, x: SSAValue, p: SSAValue | float, tile_op: str, scalar_op: str) -> SSAValue:
+def _apply(
+    e: Emit,
+    x: SSAValue,
+    p: SSAValue | float,
+    tile_op: type[red.ExpandBinaryOp],
+    scalar_op: type[ew.ScalarOp],
+) -> SSAValue:
     if isinstance(p, SSAValue):
         return e.expand(tile_op, x, p)
     return e.scalar(scalar_op, x, p)
@@ -75,9 +83,9 @@ def lower_quantize_rows(e: Emit, op: QuantizeRowsOp) -> Sequence[SSAValue]:
     scale, offset = _scale(e, op), _offset(e, op)
     # Never TQUANT's own multiplier: TQUANT rounds the exact x*m once (D10), the
     # interface rounds fl32(x*m) first.
-    y = _apply(e, x, scale, "TROWEXPANDMUL", "TMULS")
+    y = _apply(e, x, scale, red.RowExpandMulOp, ew.MulsOp)
     if offset is not None:
-        y = _apply(e, y, offset, "TROWEXPANDADD", "TADDS")
+        y = _apply(e, y, offset, red.RowExpandAddOp, ew.AddsOp)
     return [e.quant(y, out_dt)]
 
 
@@ -103,8 +111,8 @@ def lower_dequantize_rows(e: Emit, op: DequantizeRowsOp) -> Sequence[SSAValue]:
             return [e.dequant(q, scale, zp or None)]
     y = e.cvt(q, "FP32")
     if offset is not None:
-        y = _apply(e, y, offset, "TROWEXPANDSUB", "TSUBS")
-    return [_apply(e, y, scale, "TROWEXPANDMUL", "TMULS")]
+        y = _apply(e, y, offset, red.RowExpandSubOp, ew.SubsOp)
+    return [_apply(e, y, scale, red.RowExpandMulOp, ew.MulsOp)]
 
 
 def _groups(e: Emit, t: SSAValue) -> list[SSAValue]:
@@ -168,20 +176,20 @@ def _mx_block(e: Emit, x: SSAValue) -> list[SSAValue]:
     """
     rows, cols = shape(x)
     x = e.cvt(x, "FP32")  # FP16/BF16 widen exactly (a signalling NaN raises NV)
-    mag = e.scalar("TANDS", e.view(x, "U32", (rows, cols)), 0x7FFFFFFF)
-    m = e.concat_all([e.reduce("TROWMAX", g) for g in _groups(e, mag)])  # (R, G) bits
-    biased = e.scalar("TSHRS", m, 23)  # E (255 for inf and NaN groups)
-    scale = e.scalar("TSUBS", e.scalar("TMAXS", biased, 8), 8)  # max(E - 8, 0)
+    mag = e.scalar(ew.AndsOp, e.view(x, "U32", (rows, cols)), 0x7FFFFFFF)
+    m = e.concat_all([e.reduce(red.RowMaxOp, g) for g in _groups(e, mag)])  # (R, G) bits
+    biased = e.scalar(ew.ShrsOp, m, 23)  # E (255 for inf and NaN groups)
+    scale = e.scalar(ew.SubsOp, e.scalar(ew.MaxsOp, biased, 8), 8)  # max(E - 8, 0)
     g = shape(m)[1]
     ok = e.cmps(CMode.LE, m, _INF_BITS)  # the group holds no NaN
     scale = e.sels(ok, scale, _E8M0_NAN)
     amax = e.sels(ok, e.view(m, "FP32", (rows, g)), float("nan"))
     scales = e.view(e.cvt(scale, "U8"), "E8M0", (rows, g))
     # 2**(scale - 127) (0xFF: NaN) and its reciprocal 2**(127 - scale): both exact
-    scaling = e.unary("TRECIP", e.cvt(scales, "FP32"))
+    scaling = e.unary(ew.RecipOp, e.cvt(scales, "FP32"))
     cols_s = _columns(e, scaling)
     parts = [
-        e.expand("TROWEXPANDMUL", gx, c) for gx, c in zip(_groups(e, x), cols_s, strict=True)
+        e.expand(red.RowExpandMulOp, gx, c) for gx, c in zip(_groups(e, x), cols_s, strict=True)
     ]
     elements = e.cvt(e.concat_all(parts), "E4M3", RMode.RNE, sat=True)
     return [elements, scales, amax, scaling]
@@ -197,7 +205,7 @@ def _dmx_block(e: Emit, el: SSAValue, sc: SSAValue) -> SSAValue:
     x = e.cvt(el, "FP32")
     s = e.cvt(sc, "FP32")  # 2**(e - 127); 0xFF is NaN
     parts = [
-        e.expand("TROWEXPANDMUL", g, c)
+        e.expand(red.RowExpandMulOp, g, c)
         for g, c in zip(_groups(e, x), _columns(e, s), strict=True)
     ]
     return e.concat_all(parts)

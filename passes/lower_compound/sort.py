@@ -25,6 +25,8 @@ from collections.abc import Sequence
 
 from xdsl.ir import SSAValue
 
+from ptoc.dialects import tile_elementwise as ew
+from ptoc.dialects import tile_reduce as red
 from ptoc.dialects.compound_ops.sorting import (
     MergeBlocksOp,
     MergeSortedOp,
@@ -53,8 +55,8 @@ def lower_sort32(e: Emit, op: Sort32Op) -> Sequence[SSAValue]:
     rows, cols = shape(t)
     values, offs = e.sort(t, GROUP, descending=True)
     if cols > GROUP:  # + group base (c & ~31)
-        base = e.scalar("TANDS", e.iota(cols), U32_MAX & ~(GROUP - 1))
-        offs = e.binary("TADD", offs, e.colexpand(base, (rows, cols)))
+        base = e.scalar(ew.AndsOp, e.iota(cols), U32_MAX & ~(GROUP - 1))
+        offs = e.binary(ew.AddOp, offs, e.colexpand(base, (rows, cols)))
     if op.payload is None:
         return [values, offs]
     p = e.norm(op.payload)
@@ -92,7 +94,7 @@ SORT_MERGE_MAX = 64
 def _nan_vector(e: Emit, v: SSAValue) -> tuple[SSAValue, SSAValue]:
     """U32 (1, n): 1 where ``v`` is a NaN, and (1, 1): how many (TCMP, TSELS, TROWSUM)."""
     nan = e.pred01(e.cmp(CMode.NE, v, v))
-    return nan, e.reduce("TROWSUM", nan)
+    return nan, e.reduce(red.RowSumOp, nan)
 
 
 def _indicator(e: Emit, a: SSAValue, bq: SSAValue, descending: bool) -> SSAValue:
@@ -113,7 +115,7 @@ def _indicator(e: Emit, a: SSAValue, bq: SSAValue, descending: bool) -> SSAValue
 
 
 def _add(e: Emit, acc: SSAValue | None, x: SSAValue) -> SSAValue:
-    return x if acc is None else e.binary("TADD", acc, x)
+    return x if acc is None else e.binary(ew.AddOp, acc, x)
 
 
 def matrix_positions(
@@ -137,8 +139,8 @@ def matrix_positions(
             for q0 in range(0, sizes[j], width):
                 w = min(width, sizes[j] - q0)
                 m = _indicator(e, lists[i], e.extract(lists[j], (0, q0), (1, w)), descending)
-                col_acc[i] = _add(e, col_acc[i], e.reduce("TROWSUM", m))
-                cols.append(e.reduce("TCOLSUM", m))
+                col_acc[i] = _add(e, col_acc[i], e.reduce(red.RowSumOp, m))
+                cols.append(e.reduce(red.ColSumOp, m))
             row_acc[j] = _add(e, row_acc[j], e.concat_all(cols))
     nans = [_nan_vector(e, v) for v in lists]
     out = []
@@ -154,19 +156,19 @@ def matrix_positions(
         factor = low
         if high is not None:
             n_high = sum(sizes[i + 1 :])
-            minus_high = e.scalar("TMULS", high, U32_MAX)  # -high (U32 wraps)
-            factor = e.scalar("TADDS", minus_high if low is None else e.binary(
-                "TADD", low, minus_high), n_high)  # fmt: skip
+            minus_high = e.scalar(ew.MulsOp, high, U32_MAX)  # -high (U32 wraps)
+            factor = e.scalar(ew.AddsOp, minus_high if low is None else e.binary(
+                ew.AddOp, low, minus_high), n_high)  # fmt: skip
         pos = e.iota(sizes[i], start + sum(sizes[:i]))
         if factor is not None:
-            pos = e.binary("TADD", pos, e.expand("TROWEXPANDMUL", nans[i][0], factor))
+            pos = e.binary(ew.AddOp, pos, e.expand(red.RowExpandMulOp, nans[i][0], factor))
         if low is not None:
-            pos = e.expand("TROWEXPANDSUB", pos, e.rowexpand(low, (1, 1)))
+            pos = e.expand(red.RowExpandSubOp, pos, e.rowexpand(low, (1, 1)))
         ca, ra = col_acc[i], row_acc[i]
         if ca is not None:
-            pos = e.binary("TADD", pos, e.trans(ca))
+            pos = e.binary(ew.AddOp, pos, e.trans(ca))
         if ra is not None:
-            pos = e.binary("TSUB", pos, ra)
+            pos = e.binary(ew.SubOp, pos, ra)
         out.append(pos)
     return out
 
@@ -219,7 +221,7 @@ class MergeOrder:
             return permute_rows(e, payload, self.perm)
         where = e.concat_all(self.positions())
         if self.start:
-            where = e.scalar("TADDS", where, -self.start & U32_MAX)
+            where = e.scalar(ew.AddsOp, where, -self.start & U32_MAX)
         return e.trans(e.scatter(e.trans(payload), e.trans(where), self.total))
 
 
@@ -248,10 +250,10 @@ def lower_merge_sorted(e: Emit, op: MergeSortedOp) -> Sequence[SSAValue]:
         lasts = [e.extract(p, (0, n - 1), (1, 1)) for p, n in zip(pos, sizes, strict=True)]
         first = lasts[0]
         for x in lasts[1:]:
-            first = e.binary("TMIN", first, x)
-        stop = e.scalar("TADDS", first, 1)
+            first = e.binary(ew.MinOp, first, x)
+        stop = e.scalar(ew.AddsOp, first, 1)
         if op.k_top is not None:
-            stop = e.scalar("TMINS", stop, op.k_top)
+            stop = e.scalar(ew.MinsOp, stop, op.k_top)
     if length < total:
         values = e.extract(values, (0, 0), (1, length))
         if payload is not None:
@@ -263,12 +265,12 @@ def lower_merge_sorted(e: Emit, op: MergeSortedOp) -> Sequence[SSAValue]:
             payload = e.sels(keep, payload, 0)
     if stop is not None:
         counts = [
-            e.reduce("TROWSUM", e.pred01(e.cmp(CMode.LT, p, e.rowexpand(stop, (1, n)))))
+            e.reduce(red.RowSumOp, e.pred01(e.cmp(CMode.LT, p, e.rowexpand(stop, (1, n)))))
             for p, n in zip(order.positions(), sizes, strict=True)
         ]
     elif length < total:
         counts = [
-            e.reduce("TROWSUM", e.pred01(e.cmps(CMode.LT, p, length)))
+            e.reduce(red.RowSumOp, e.pred01(e.cmps(CMode.LT, p, length)))
             for p in order.positions()
         ]
     elif len(set(sizes)) == 1:

@@ -6,11 +6,13 @@ operators on tiles broadcast like numpy (see :mod:`ptoc.lang.arith`). The compou
 interfaces (``quantize_rows``, ``merge_sorted``, ``gather_pattern``, ...) follow the
 reference semantics of ``docs/compound.md``.
 
-This module is the public namespace: the functions are defined in the submodules under
-names that shadow no Python builtin (``abs_``) and get their user-facing names here.
+This module is the public namespace: the functions are defined in the submodules; those
+that record exactly one operation (``pt.exp``, ``pt.row_max``, ..., and ``pt.abs``, which
+no submodule defines under a builtin's name) are derived from the operation table by
+:mod:`ptoc.lang.derived` and bound here.
 """
 
-from .arith import add, broadcast_to, div, maximum, minimum, mul, rem, shl, shr, sub
+from .arith import broadcast_to
 from .compound import (
     MX,
     Records,
@@ -28,41 +30,19 @@ from .compound import (
     sort32,
     unpack_records,
 )
+from .derived import DERIVED
 from .elementwise import (
-    abs_,
-    bitwise_not,
     cast,
-    exp,
     fma,
     full,
     iota,
-    log,
-    neg,
-    recip,
-    relu,
-    rsqrt,
-    sqrt,
     tri,
     where,
 )
 from .layout import concat, extract, fillpad, insert, transpose
 from .memory import PEIndex, load, pe, store
 from .quant import dequantize, quantize
-from .reduce import (
-    col_argmax,
-    col_argmin,
-    col_max,
-    col_min,
-    col_prod,
-    col_sum,
-    exp_diff,
-    row_argmax,
-    row_argmin,
-    row_max,
-    row_min,
-    row_prod,
-    row_sum,
-)
+from .reduce import exp_diff
 from .select import (
     gather,
     histogram,
@@ -75,27 +55,17 @@ from .select import (
     sort,
 )
 
+#: the hand-written functions and classes, then the derived ones (:data:`.derived.DERIVED`)
 __all__ = [
     "MX",
     "PEIndex",
     "Records",
-    "abs",
-    "add",
-    "bitwise_not",
     "broadcast_to",
     "cast",
-    "col_argmax",
-    "col_argmin",
-    "col_max",
-    "col_min",
-    "col_prod",
-    "col_sum",
     "concat",
     "dequantize",
     "dequantize_mx",
     "dequantize_rows",
-    "div",
-    "exp",
     "exp_diff",
     "extract",
     "fillpad",
@@ -109,14 +79,9 @@ __all__ = [
     "insert",
     "iota",
     "load",
-    "log",
-    "maximum",
     "merge",
     "merge_blocks",
     "merge_sorted",
-    "minimum",
-    "mul",
-    "neg",
     "pack_records",
     "partial_add",
     "partial_max",
@@ -126,31 +91,17 @@ __all__ = [
     "quantize",
     "quantize_mx",
     "quantize_rows",
-    "recip",
-    "relu",
-    "rem",
-    "row_argmax",
-    "row_argmin",
-    "row_max",
-    "row_min",
-    "row_prod",
-    "row_sum",
-    "rsqrt",
     "scatter",
     "scatter_flat",
-    "shl",
-    "shr",
     "sort",
     "sort32",
-    "sqrt",
     "store",
-    "sub",
     "transpose",
     "tri",
     "unpack_records",
     "where",
 ]
 
-#: ``pt.abs``: the user-facing name of :func:`ptoc.lang.elementwise.abs_`
-abs = abs_  # the public namespace (per-file A001 exemption in pyproject.toml)
-del abs_
+#: the one-operation functions, derived from the operation table
+globals().update(DERIVED)
+__all__ += sorted(DERIVED)

@@ -85,10 +85,10 @@ def broadcast_to(t: Tile, shape: tuple[int, int], fn: str = "pt.broadcast_to") -
     if broadcast_shape(fn, t.shape, shape) != tuple(shape):
         fail(f"{fn}: a {t.shape} tile cannot be broadcast to {tuple(shape)}")
     if c != cols:  # a column (or a single element) spreads along its rows
-        check_type(fn, "TROWEXPAND", t.dtype)
+        check_type(fn, red.RowExpandOp.MNEMONIC, t.dtype)
         t = emit_tile(fn, red.RowExpandOp(t.value, TileType(t.type.dtype, (r, cols))))
     if r != rows:
-        check_type(fn, "TCOLEXPAND", t.dtype)
+        check_type(fn, red.ColExpandOp.MNEMONIC, t.dtype)
         t = emit_tile(fn, red.ColExpandOp(t.value, TileType(t.type.dtype, (rows, cols))))
     return t
 
@@ -153,60 +153,12 @@ def compare(mode: str, a: Any, b: Any, fn: str | None = None) -> Tile:
     cmode = CMode(mode)
     ta = as_tile(a, fn, "the left operand")
     if is_scalar(b):
-        check_type(fn, "TCMPS", ta.dtype)
+        check_type(fn, ew.CmpsOp.MNEMONIC, ta.dtype)
         s = scalar_for(fn, ta.dtype, b)
         return emit_tile(fn, ew.CmpsOp(cmode, ta.value, s))
     tb = as_tile(b, fn, "the right operand")
     same_type(fn, ta, tb)
     shape = broadcast_shape(fn, ta.shape, tb.shape)
     ta, tb = broadcast_to(ta, shape, fn), broadcast_to(tb, shape, fn)
-    check_type(fn, "TCMP", ta.dtype)
+    check_type(fn, ew.CmpOp.MNEMONIC, ta.dtype)
     return emit_tile(fn, ew.CmpOp(cmode, ta.value, tb.value))
-
-
-def maximum(a: Tile | float, b: Tile | float) -> Tile:
-    """Elementwise maximum (TMAX; TROWEXPANDMAX/TCOLEXPANDMAX/TMAXS when broadcasting).
-
-    One NaN selects the number, two NaNs give the canonical NaN, max(+0, -0) = +0.
-    """
-    return binary("MAX", a, b, "pt.maximum")
-
-
-def minimum(a: Tile | float, b: Tile | float) -> Tile:
-    """Elementwise minimum (TMIN and its broadcast forms); min(+0, -0) = -0."""
-    return binary("MIN", a, b, "pt.minimum")
-
-
-def add(a: Tile | float, b: Tile | float) -> Tile:
-    """``a + b`` (TADD; integers wrap)."""
-    return binary("ADD", a, b, "pt.add")
-
-
-def sub(a: Tile | float, b: Tile | float) -> Tile:
-    """``a - b`` (TSUB)."""
-    return binary("SUB", a, b, "pt.sub")
-
-
-def mul(a: Tile | float, b: Tile | float) -> Tile:
-    """``a * b`` (TMUL)."""
-    return binary("MUL", a, b, "pt.mul")
-
-
-def div(a: Tile | float, b: Tile | float) -> Tile:
-    """``a / b`` (TDIV; an integer zero divisor is a machine fault)."""
-    return binary("DIV", a, b, "pt.div")
-
-
-def rem(a: Tile | float, b: Tile | float) -> Tile:
-    """``a % b`` (TREM)."""
-    return binary("REM", a, b, "pt.rem")
-
-
-def shl(a: Tile | int, b: Tile | int) -> Tile:
-    """``a << b`` (TSHL: shifts by the low log2(width) bits of ``b``)."""
-    return binary("SHL", a, b, "pt.shl")
-
-
-def shr(a: Tile | int, b: Tile | int) -> Tile:
-    """``a >> b`` (TSHR: arithmetic on signed types)."""
-    return binary("SHR", a, b, "pt.shr")

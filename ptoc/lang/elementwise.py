@@ -1,4 +1,6 @@
-"""Elementwise functions: unary math, FMA, conversion, selection and tile creation."""
+"""Elementwise functions: FMA, conversion, selection and tile creation (the unary math
+functions, one operation each, are derived from the operation table in
+:mod:`ptoc.lang.derived`)."""
 
 from __future__ import annotations
 
@@ -27,59 +29,6 @@ from ._core import (
 )
 from .arith import broadcast_shape, broadcast_to
 
-_UNARY = {c.MNEMONIC: c for c in ew.UNARY_OPS}
-
-
-def _unary(fn: str, mnemonic: str, t: Tile) -> Tile:
-    t = as_tile(t, fn)
-    check_type(fn, mnemonic, t.dtype)
-    return emit_tile(fn, _UNARY[mnemonic](t.value))
-
-
-def exp(t: Tile) -> Tile:
-    """``e ** t`` elementwise (TEXP; computed in FP64 and rounded once)."""
-    return _unary("pt.exp", "TEXP", t)
-
-
-def log(t: Tile) -> Tile:
-    """Natural logarithm (TLOG)."""
-    return _unary("pt.log", "TLOG", t)
-
-
-def sqrt(t: Tile) -> Tile:
-    """Square root, correctly rounded (TSQRT)."""
-    return _unary("pt.sqrt", "TSQRT", t)
-
-
-def rsqrt(t: Tile) -> Tile:
-    """``1 / sqrt(t)`` (TRSQRT)."""
-    return _unary("pt.rsqrt", "TRSQRT", t)
-
-
-def recip(t: Tile) -> Tile:
-    """``1 / t`` (TRECIP)."""
-    return _unary("pt.recip", "TRECIP", t)
-
-
-def relu(t: Tile) -> Tile:
-    """``max(t, 0)``; negative numbers and -0 give +0 (TRELU)."""
-    return _unary("pt.relu", "TRELU", t)
-
-
-def abs_(t: Tile) -> Tile:
-    """``|t|`` (TABS; floats clear the sign bit)."""
-    return _unary("pt.abs", "TABS", t)
-
-
-def neg(t: Tile) -> Tile:
-    """``-t`` (TNEG; integers wrap, floats flip the sign bit)."""
-    return _unary("pt.neg", "TNEG", t)
-
-
-def bitwise_not(t: Tile) -> Tile:
-    """``~t`` on integer tiles (TNOT)."""
-    return _unary("'~'", "TNOT", t)
-
 
 def fma(a: Tile, b: Tile, c: Tile) -> Tile:
     """``a * b + c`` with a single rounding (TFMA); broadcasts like the operators."""
@@ -89,7 +38,7 @@ def fma(a: Tile, b: Tile, c: Tile) -> Tile:
     same_type(fn, ta, tc)
     shape = broadcast_shape(fn, broadcast_shape(fn, ta.shape, tb.shape), tc.shape)
     ta, tb, tc = (broadcast_to(x, shape, fn) for x in (ta, tb, tc))
-    check_type(fn, "TFMA", ta.dtype)
+    check_type(fn, ew.FmaOp.MNEMONIC, ta.dtype)
     return emit_tile(fn, ew.FmaOp(ta.value, tb.value, tc.value))
 
 
@@ -110,10 +59,10 @@ def cast(t: Tile, dtype: Any, rounding: str = "rne", saturate: bool | None = Non
     to = as_dtype(dtype, fn)
     if to == t.dtype:
         return t
-    check_type(fn, "TCVT", t.dtype, "sources")
-    check_type(fn, "TCVT", to, "results")
+    check_type(fn, ew.CvtOp.MNEMONIC, t.dtype, "sources")
+    check_type(fn, ew.CvtOp.MNEMONIC, to, "results")
     assert t.dtype.datatype is not None and to.datatype is not None  # check_type: not pred
-    legal = op("TCVT").sources_for(to.datatype)
+    legal = op(ew.CvtOp.MNEMONIC).sources_for(to.datatype)
     if legal is not None and t.dtype.datatype not in legal:
         via = "fp32" if DTYPES["fp32"].datatype in legal else type_list(legal).split(",")[0]
         fail(
@@ -148,7 +97,7 @@ def where(pred: Tile, a: Tile | float, b: Tile | float, dtype: Any = None) -> Ti
     if is_scalar(a):
         a = full(p.shape, scalar_for(fn, like_dtype, a), like_dtype)
     ta = broadcast_to(as_tile(a, fn, "a"), p.shape, fn)
-    check_type(fn, "TSEL", ta.dtype)
+    check_type(fn, ew.SelOp.MNEMONIC, ta.dtype)
     if is_scalar(b):
         s = scalar_for(fn, ta.dtype, b)
         return emit_tile(fn, ew.SelsOp(p.value, ta.value, s))
@@ -162,7 +111,7 @@ def full(shape: Any, value: float, dtype: Any) -> Tile:
     fn = "pt.full"
     rows, cols = as_shape(shape, fn)
     d = as_dtype(dtype, fn)
-    check_type(fn, "TEXPANDS", d)
+    check_type(fn, ew.FullOp.MNEMONIC, d)
     v = scalar_for(fn, d, value, "the value")
     return emit_tile(fn, ew.FullOp(v, TileType(d.catalog_name, (rows, cols))))
 
@@ -173,7 +122,7 @@ def iota(n: int, start: int = 0, descending: bool = False, dtype: Any = "s32") -
     fn = "pt.iota"
     _, cols = as_shape(n, fn, "n")
     d = as_dtype(dtype, fn)
-    check_type(fn, "TCI", d)
+    check_type(fn, irr.CiOp.MNEMONIC, d)
     s = int(as_number(start, fn, "start"))
     return emit_tile(
         fn, irr.CiOp(s, TileType(d.catalog_name, (1, cols)), builtins.bool(descending))
@@ -186,7 +135,7 @@ def tri(shape: Any, diagonal: int = 0, upper: bool = False, dtype: Any = "fp32")
     fn = "pt.tri"
     rows, cols = as_shape(shape, fn)
     d: DType = as_dtype(dtype, fn)
-    check_type(fn, "TTRI", d)
+    check_type(fn, irr.TriOp.MNEMONIC, d)
     k = int(as_number(diagonal, fn, "diagonal"))
     return emit_tile(
         fn, irr.TriOp(k, TileType(d.catalog_name, (rows, cols)), builtins.bool(upper))

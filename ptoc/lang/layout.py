@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ptoc.dialects import tile_fill as fill
 from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects.tile_types import TileType
 
@@ -21,7 +22,7 @@ def transpose(t: Tile, scratch: Any = None, dtype: Any = None) -> Tile:
 
         return compound.transpose(t, scratch, dtype)
     t = as_tile(t, fn)
-    check_type(fn, "TTRANS", t.dtype)
+    check_type(fn, irr.TransOp.MNEMONIC, t.dtype)
     return emit_tile(fn, irr.TransOp(t.value))
 
 
@@ -32,7 +33,7 @@ def concat(a: Tile, b: Tile) -> Tile:
     same_type(fn, ta, tb)
     if ta.shape[0] != tb.shape[0]:
         fail(f"shape mismatch in {fn}: {ta.shape} and {tb.shape} have different row counts")
-    check_type(fn, "TCONCAT", ta.dtype)
+    check_type(fn, irr.ConcatOp.MNEMONIC, ta.dtype)
     return emit_tile(fn, irr.ConcatOp(ta.value, tb.value))
 
 
@@ -49,7 +50,7 @@ def extract(t: Tile, row: int, col: int, shape: Any) -> Tile:
             f"{fn}: the window rows {row}..{row + rows - 1}, cols {col}..{col + cols - 1} is "
             f"outside the {t.shape} tile"
         )
-    check_type(fn, "TEXTRACT", t.dtype)
+    check_type(fn, irr.ExtractOp.MNEMONIC, t.dtype)
     return emit_tile(
         fn, irr.ExtractOp(t.value, (row, col), TileType(t.type.dtype, (rows, cols)))
     )
@@ -104,7 +105,7 @@ def insert(old: Tile, src: Tile, row: int = 0, col: int = 0) -> Tile:
             fail(f"{fn}: {what} is a nonnegative integer, not {v!r}")
     if row + ts.shape[0] > to.shape[0] or col + ts.shape[1] > to.shape[1]:
         fail(f"{fn}: a {ts.shape} tile at [{row}, {col}] does not fit in the {to.shape} tile")
-    check_type(fn, "TINSERT", to.dtype)
+    check_type(fn, fill.InsertOp.MNEMONIC, to.dtype)
     return emit_tile(fn, InsertOp(to.value, ts.value, (row, col)))
 
 
@@ -120,6 +121,6 @@ def fillpad(t: Tile, shape: Any, value: float) -> Tile:
     rows, cols = as_shape(shape, fn)
     if rows < t.shape[0] or cols < t.shape[1]:
         fail(f"{fn}: the shape {(rows, cols)} must contain the {t.shape} tile")
-    check_type(fn, "TFILLPAD", t.dtype)
+    check_type(fn, fill.FillPadOp.MNEMONIC, t.dtype)
     v = scalar_for(fn, t.dtype, value, "the fill value")
     return emit_tile(fn, FillPadOp(t.value, v, TileType(t.type.dtype, (rows, cols))))

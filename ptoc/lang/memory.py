@@ -143,7 +143,7 @@ def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -
     if not isinstance(step, int) or isinstance(step, bool) or step < 1:
         fail(f"{fn}: step is a positive integer, not {step!r}")
     _check_bounds(fn, x, r0, c0, (nr, nc), step)
-    check_type(fn, "TLOAD", x.dtype, "tensors")
+    check_type(fn, LoadOp.MNEMONIC, x.dtype, "tensors")
     state.use(state.loaded, x.name)
     tt = TileType(x.dtype.catalog_name, (nr, nc))
     pe_offsets = (r0.scale, c0.scale)
@@ -181,7 +181,7 @@ def store(
     r0 = _store_start(fn, "rows", rows, "row", row, v.shape[0])
     c0 = _store_start(fn, "cols", cols, "col", col, v.shape[1])
     _check_bounds(fn, x, r0, c0, v.shape, step)
-    check_type(fn, "TSTORE", x.dtype, "tensors")
+    check_type(fn, StoreOp.MNEMONIC, x.dtype, "tensors")
     state.use(state.stored, x.name)
     emit(fn, StoreOp(v.value, x.value, (r0.offset, c0.offset), step, (r0.scale, c0.scale)))
 

@@ -43,9 +43,9 @@ def quantize(
     0 (TQUANT)."""
     fn = "pt.quantize"
     t = as_tile(t, fn)
-    check_type(fn, "TQUANT", t.dtype)
+    check_type(fn, tq.QuantOp.MNEMONIC, t.dtype)
     d = as_dtype(dtype, fn)
-    legal = op("TQUANT").type_rules.get("dst", frozenset())
+    legal = op(tq.QuantOp.MNEMONIC).type_rules.get("dst", frozenset())
     if d.datatype not in legal:
         fail(f"{fn} produces {type_list(legal)}, not {d.name}")
     m, zp = _params(fn, multiplier, zero_point)
@@ -57,6 +57,6 @@ def dequantize(q: Tile, multiplier: float = 1.0, zero_point: int = 0) -> Tile:
     """s8/u8 -> fp32: ``fl32((q - zero_point) * multiplier)`` (TDEQUANT)."""
     fn = "pt.dequantize"
     q = as_tile(q, fn)
-    check_type(fn, "TDEQUANT", q.dtype)
+    check_type(fn, tq.DequantOp.MNEMONIC, q.dtype)
     m, zp = _params(fn, multiplier, zero_point)
     return emit_tile(fn, tq.DequantOp(q.value, "FP32", m, zp))

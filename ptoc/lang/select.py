@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptoc.backend.isa import op
+from ptoc.dialects import tile_fill as fill
 from ptoc.dialects import tile_irregular as irr
 
 from ..dtypes import dtype_of, type_list
@@ -21,7 +22,7 @@ def sort(t: Tile, width: int = 32, descending: bool = False) -> tuple[Tile, Tile
     returns ``(values, indices)``, the indices (u32) being original column offsets (TSORT)."""
     fn = "pt.sort"
     t = as_tile(t, fn)
-    check_type(fn, "TSORT", t.dtype)
+    check_type(fn, irr.SortOp.MNEMONIC, t.dtype)
     if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width <= 64:
         fail(f"{fn}: width is 1..64 columns, not {width!r}")
     o = emit(fn, irr.SortOp(t.value, width, bool(descending)))
@@ -38,7 +39,7 @@ def merge(a: Tile, b: Tile, descending: bool = False) -> Tile:
             f"{fn} merges single-row tiles, not {ta.shape} and {tb.shape}",
             "merge rows one at a time (t[r]), or use pt.merge_sorted for 2-4 lists",
         )
-    check_type(fn, "TMRGSORT", ta.dtype)
+    check_type(fn, irr.MrgSortOp.MNEMONIC, ta.dtype)
     return emit_tile(fn, irr.MrgSortOp(ta.value, tb.value, bool(descending)))
 
 
@@ -56,8 +57,8 @@ def gather(values: Tile, rows: Tile) -> Tile:
     column of row indices is broadcast across the columns (an embedding lookup)."""
     fn = "pt.gather"
     v, idx = as_tile(values, fn, "values"), as_tile(rows, fn, "rows")
-    check_type(fn, "TGATHER", v.dtype, "values")
-    _index(fn, "TGATHER", idx)
+    check_type(fn, irr.GatherOp.MNEMONIC, v.dtype, "values")
+    _index(fn, irr.GatherOp.MNEMONIC, idx)
     if idx.shape[1] == 1 and v.shape[1] > 1:
         idx = broadcast_to(idx, (idx.shape[0], v.shape[1]), fn)
     if idx.shape[1] > v.shape[1]:
@@ -70,7 +71,7 @@ def scatter(values: Tile, rows: Tile, out_rows: int) -> Tile:
     duplicate targets are a machine fault (TSCATTER)."""
     fn = "pt.scatter"
     v, idx = as_tile(values, fn, "values"), as_tile(rows, fn, "rows")
-    check_type(fn, "TSCATTER", v.dtype, "values")
+    check_type(fn, irr.ScatterOp.MNEMONIC, v.dtype, "values")
     if idx.shape[1] == 1 and v.shape[1] > 1:
         idx = broadcast_to(idx, v.shape, fn)
     if idx.shape != v.shape:
@@ -125,8 +126,8 @@ def histogram(t: Tile, byte_filter: Tile, byte: int) -> Tile:
 
     fn = "pt.histogram"
     src, f = as_tile(t, fn, "t"), as_tile(byte_filter, fn, "filter")
-    check_type(fn, "THISTOGRAM", src.dtype)
-    legal = op("THISTOGRAM").type_rules.get("filter")
+    check_type(fn, fill.HistogramOp.MNEMONIC, src.dtype)
+    legal = op(fill.HistogramOp.MNEMONIC).type_rules.get("filter")
     if legal and f.dtype.datatype not in legal:
         fail(f"{fn}: the filter is {type_list(legal)}, not {f.dtype.name}")
     if not isinstance(byte, int) or isinstance(byte, bool):

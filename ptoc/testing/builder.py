@@ -148,9 +148,9 @@ class KernelBuilder(CompoundBuilder):
             return self._one(_SCALAR[f"T{kind}S"](a, b))
         ta, tb = tile_type(a), tile_type(b)
         if ta.valid != tb.valid and tb.valid == (ta.valid[0], 1):
-            return self._one(_EXPAND[f"TROWEXPAND{kind}"](a, b))
+            return self._one(_EXPAND[red.RowExpandOp.MNEMONIC + kind](a, b))
         if ta.valid != tb.valid and tb.valid == (1, ta.valid[1]):
-            return self._one(_EXPAND[f"TCOLEXPAND{kind}"](a, b))
+            return self._one(_EXPAND[red.ColExpandOp.MNEMONIC + kind](a, b))
         return self._one(_BINARY[f"T{kind}"](a, b))
 
     def binary(self, mnemonic: str, a: SSAValue, b: SSAValue | Number) -> SSAValue:

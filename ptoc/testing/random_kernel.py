@@ -23,6 +23,8 @@ from xdsl.ir import SSAValue
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.semantics.core import round_float
+from ptoc.dialects import tile_elementwise as tew
+from ptoc.dialects import tile_reduce as tred
 from ptoc.dialects.dtypes import carrier, is_pred
 from ptoc.dialects.tile_base import tile_type
 from ptoc.dialects.tile_types import TileType
@@ -30,11 +32,38 @@ from ptoc.dialects.tile_types import TileType
 from .builder import KernelBuilder
 from .random_shapes import FLOATS, INTS, ShapeSteps, estimate_bytes, legal
 
-BINARY = ("TADD", "TSUB", "TMUL", "TMAX", "TMIN", "TAND", "TOR", "TXOR")
-UNARY_FLOAT = ("TEXP", "TABS", "TNEG", "TSQRT", "TRELU", "TRECIP")
-SCALAR = ("TADDS", "TSUBS", "TMULS", "TMAXS", "TMINS")
-REDUCE = ("TROWSUM", "TROWMAX", "TROWMIN")
-EXPAND = ("TROWEXPANDADD", "TROWEXPANDSUB", "TROWEXPANDMUL", "TROWEXPANDMAX")
+BINARY = (
+    tew.AddOp.MNEMONIC,
+    tew.SubOp.MNEMONIC,
+    tew.MulOp.MNEMONIC,
+    tew.MaxOp.MNEMONIC,
+    tew.MinOp.MNEMONIC,
+    tew.AndOp.MNEMONIC,
+    tew.OrOp.MNEMONIC,
+    tew.XorOp.MNEMONIC,
+)
+UNARY_FLOAT = (
+    tew.ExpOp.MNEMONIC,
+    tew.AbsOp.MNEMONIC,
+    tew.NegOp.MNEMONIC,
+    tew.SqrtOp.MNEMONIC,
+    tew.ReluOp.MNEMONIC,
+    tew.RecipOp.MNEMONIC,
+)
+SCALAR = (
+    tew.AddsOp.MNEMONIC,
+    tew.SubsOp.MNEMONIC,
+    tew.MulsOp.MNEMONIC,
+    tew.MaxsOp.MNEMONIC,
+    tew.MinsOp.MNEMONIC,
+)
+REDUCE = (tred.RowSumOp.MNEMONIC, tred.RowMaxOp.MNEMONIC, tred.RowMinOp.MNEMONIC)
+EXPAND = (
+    tred.RowExpandAddOp.MNEMONIC,
+    tred.RowExpandSubOp.MNEMONIC,
+    tred.RowExpandMulOp.MNEMONIC,
+    tred.RowExpandMaxOp.MNEMONIC,
+)
 
 
 @dataclass(frozen=True)
@@ -224,13 +253,20 @@ class _Gen:
             )
         if r < 0.62 and dt in FLOATS:
             return kb.unary(rng.choice(UNARY_FLOAT), a)
-        if r < 0.78 and legal("TROWMAX", dt) and dt in self.dtypes and t.valid[1] > 1:
+        if (
+            r < 0.78
+            and legal(tred.RowMaxOp.MNEMONIC, dt)
+            and dt in self.dtypes
+            and t.valid[1] > 1
+        ):
             red = kb.reduce(rng.choice(REDUCE), a)
             m = rng.choice([m for m in EXPAND if legal(m, dt)])
             return kb.binary("T" + m[10:], a, red)
         if (r < 0.9 and len(self.dtypes) > 1) or dt not in self.dtypes:
             return kb.cvt(a, rng.choice([d for d in self.dtypes if d != dt]), sat=True)
-        return kb.binary("TADD" if legal("TADD", dt) else "TOR", a, a)
+        return kb.binary(
+            tew.AddOp.MNEMONIC if legal(tew.AddOp.MNEMONIC, dt) else tew.OrOp.MNEMONIC, a, a
+        )
 
 
 def _grows(dt: str, shape: tuple[int, int], extent: tuple[int, int]) -> bool:

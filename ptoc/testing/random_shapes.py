@@ -28,6 +28,9 @@ from ptoc.backend.isa.semantics.indexed import (
     GATHER_VALUE_DTYPES,
     SCATTER_INDEX_DTYPES,
 )
+from ptoc.dialects import tile_elementwise as tew
+from ptoc.dialects import tile_irregular as tirr
+from ptoc.dialects import tile_reduce as tred
 from ptoc.dialects.dtypes import element_bits
 from ptoc.dialects.modes import CMode, RMode
 from ptoc.dialects.tile_base import tile_type
@@ -206,7 +209,7 @@ class ShapeSteps:
             index = self.kb.iota(n, start, desc, dt)
         # every index below the value rows: keep the low bits (also clears a sign)
         mask = (1 << (vr.bit_length() - 1)) - 1
-        return self.kb.gather(a, self.kb.binary("TAND", index, mask))
+        return self.kb.gather(a, self.kb.binary(tew.AndOp.MNEMONIC, index, mask))
 
     def scatter(self, a: SSAValue) -> SSAValue | None:
         """``a`` (w x n) scattered by per-column permutations of 0..w-1: the transposed
@@ -278,7 +281,7 @@ class ShapeSteps:
         r = self.rng.random()
         if r < 0.25:
             return self.kb.expand(red, _shape(a), row=row)
-        if r < 0.4 and dt in FLOATS and legal("TROWEXPANDEXPDIF", dt):
+        if r < 0.4 and dt in FLOATS and legal(tred.RowExpandExpdifOp.MNEMONIC, dt):
             return self.kb.expdif(a, red)
         kinds = ["ADD", "SUB", "MUL", "MAX", "MIN"] + (["DIV"] if dt in FLOATS else [])
         return self.kb.binary("T" + self.rng.choice(kinds), a, red)
@@ -312,10 +315,14 @@ class ShapeSteps:
     def generate(self) -> SSAValue | None:
         """TCI (one row) or TTRI of a kernel DataType where legal, else of S32."""
         if self.rng.random() < 0.5:
-            dt = self.rng.choice([d for d in self.dtypes if legal("TCI", d)] or ["S32"])
+            dt = self.rng.choice(
+                [d for d in self.dtypes if legal(tirr.CiOp.MNEMONIC, d)] or ["S32"]
+            )
             n, start = self.rng.randint(1, self.box[1]), self.rng.randint(-70000, 70000)
             return self.kb.iota(n, start, self.rng.random() < 0.5, dt)
-        dt = self.rng.choice([d for d in self.dtypes if legal("TTRI", d)] or ["S32"])
+        dt = self.rng.choice(
+            [d for d in self.dtypes if legal(tirr.TriOp.MNEMONIC, d)] or ["S32"]
+        )
         shape = (self.rng.randint(1, self.box[0]), self.rng.randint(1, self.box[1]))
         diagonal = self.rng.randint(-shape[0], shape[1])
         return self.kb.tri(shape, diagonal, self.rng.random() < 0.5, dt)
