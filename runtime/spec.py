@@ -17,6 +17,7 @@ from typing import Any
 
 from ptoc.backend.isa import DTYPE_NONE, TABLE, DataType, OpDef, OpRow, info, legality
 from ptoc.backend.isa.fields import LAYOUT_NAMES, PAD_NULL, Hand
+from ptoc.backend.program import DATR_FIELDS
 
 from .bundle import BundlePlan
 from .faults import BundleControlFault, TileLegalityFault, unsupported
