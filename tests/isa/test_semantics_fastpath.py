@@ -19,7 +19,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import Executor, row, rows
@@ -34,6 +34,11 @@ UNARY = ["sqrt", "recip", "exp", "log", "rsqrt", "relu"]
 LAYOUT = {D.FP64: (64, 11, 52), D.FP32: (32, 8, 23), D.FP16: (16, 5, 10), D.BF16: (16, 8, 7)}
 UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 NV, DZ, OF, UF, NX = 1, 2, 4, 8, 16
+
+#: each fast path is checked against the generic engine for every (op, DataType) pair, so
+#: the pairs multiply the examples: a third of the profile's per-test budget per pair
+#: keeps the default run short (the thorough profile still draws hundreds per pair)
+PER_PAIR = settings(max_examples=max(20, settings.default.max_examples // 3))
 
 
 def test_every_accelerated_type_is_tested_here() -> None:
@@ -139,6 +144,7 @@ def both(fn: Callable[[], tuple[np.ndarray, ...]]) -> None:
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", BINARY)
+@PER_PAIR
 @given(data=st.data())
 def test_binary_matches_engine(op: str, dt: D, data: st.DataObject) -> None:
     a, b = data.draw(tiles(dt))
@@ -154,6 +160,7 @@ def frozen(a: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", BINARY)
+@PER_PAIR
 @given(data=st.data())
 def test_binary_on_published_operands(op: str, dt: D, data: st.DataObject) -> None:
     """Read-only operands are scanned for NaN/Inf once and remembered: the second call
@@ -191,6 +198,7 @@ def test_finiteness_is_remembered_only_for_immutable_arrays() -> None:
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", UNARY)
+@PER_PAIR
 @given(data=st.data())
 def test_unary_matches_engine(op: str, dt: D, data: st.DataObject) -> None:
     (a,) = data.draw(tiles(dt, 1))
@@ -199,6 +207,7 @@ def test_unary_matches_engine(op: str, dt: D, data: st.DataObject) -> None:
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", BINARY)
+@PER_PAIR
 @given(data=st.data())
 def test_binary_broadcast_shapes(op: str, dt: D, data: st.DataObject) -> None:
     """Tile-scalar (P, 1, 1), row/column broadcast (P, R, 1)/(P, 1, C) and 2-D fold steps."""
@@ -431,6 +440,7 @@ def test_arg_reductions_match_engine(op: str, dt: D) -> None:
 
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@PER_PAIR
 @given(data=st.data())
 def test_reductions_property(dt: D, data: st.DataObject) -> None:
     (x,) = data.draw(tiles(dt, 1))
@@ -453,6 +463,7 @@ def test_long_sum_folds_sequentially() -> None:
 
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@PER_PAIR
 @given(data=st.data())
 def test_expansions_and_tile_scalar_match_engine(dt: D, data: st.DataObject) -> None:
     a, b = data.draw(tiles(dt))
@@ -474,6 +485,7 @@ def test_expansions_and_tile_scalar_match_engine(dt: D, data: st.DataObject) -> 
 
 
 @pytest.mark.parametrize(("src", "dst"), sorted(expand.EXPDIF_PAIRS, key=str))
+@PER_PAIR
 @given(data=st.data())
 def test_expdif_matches_engine(src: D, dst: D, data: st.DataObject) -> None:
     a, b = data.draw(tiles(src))
