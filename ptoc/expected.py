@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import Deviation, Error, InputError, ToleranceError
 from .kernel import Kernel
-from .pyerror import exception_text, traceback_location
+from .pyerror import exception_text, raised_at
 
 #: how many deviating elements a ToleranceError lists
 SHOWN = 8
@@ -47,11 +47,9 @@ def expected_outputs(
     except (Error, KeyboardInterrupt):
         raise
     except Exception as e:
-        loc, _ = traceback_location(e.__traceback__)
-        at = f"{loc}: " if loc else ""
         raise InputError(
-            f"{at}the expected function {name} raised {exception_text(e)}; it is called "
-            f"with the input arrays by tensor name: {name}({', '.join(arrays)})"
+            f"{raised_at(e)}the expected function {name} raised {exception_text(e)}; it is "
+            f"called with the input arrays by tensor name: {name}({', '.join(arrays)})"
         ) from None
     if isinstance(result, Mapping):
         named = dict(result)

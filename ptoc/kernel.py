@@ -123,7 +123,7 @@ class Kernel:
 
     def _generated(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """The registered generator's arrays; its Python errors become one InputError."""
-        from .pyerror import exception_text, traceback_location
+        from .pyerror import exception_text, raised_at
 
         assert self._inputs is not None
         try:
@@ -132,10 +132,8 @@ class Kernel:
         except (Error, KeyboardInterrupt):
             raise
         except Exception as e:
-            loc, _ = traceback_location(e.__traceback__)
-            at = f"{loc}: " if loc else ""
             raise InputError(
-                f"{at}the input generator of {self.name} raised {exception_text(e)}"
+                f"{raised_at(e)}the input generator of {self.name} raised {exception_text(e)}"
             ) from None
 
 

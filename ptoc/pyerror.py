@@ -30,6 +30,13 @@ def exception_text(e: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
+def raised_at(e: BaseException) -> str:
+    """``file:line: `` of where user code raised ``e`` (empty when no user frame is in
+    its traceback): the prefix of a one-line error about a user callback."""
+    loc, _ = traceback_location(e.__traceback__)
+    return f"{loc}: " if loc else ""
+
+
 def traceback_location(tb: TracebackType | None) -> tuple[SourceLoc | None, bool]:
     """The innermost traceback entry outside ptoc, and whether the exception was raised
     inside ptoc itself (below that entry)."""
