@@ -76,8 +76,10 @@ class Ctx:
         self.spec = spec
         self.name = spec.name
         self.dims = spec.dims
-        mask = self.mask = plan.mask
         npes = state.config.pes
+        # a bundle without bindings (TPREFETCH) has implicit participation: every PE
+        mask = plan.mask if plan.bindings or plan.shared else (1 << npes) - 1
+        self.mask = mask
         pes, self.P, self.pidx, self.pkey = geometry(mask, npes)
         self.pes = pes
         if pes[-1] >= npes:
@@ -338,8 +340,8 @@ def resolve_dims(state: MachineState, plan: BundlePlan, name: str) -> tuple[int 
     const = plan.const_dims
     if const is not None:
         return const
-    pes = list(MASK_PES[plan.mask])
     npes = state.config.pes
+    pes = list(MASK_PES[plan.mask]) if plan.bindings or plan.shared else list(range(npes))
     if pes and pes[-1] >= npes:  # checked before any GPR of that PE is read
         raise TileLegalityFault(
             f"mask={mask_text(plan.mask)} selects PE{pes[-1]}, but this machine has "
@@ -373,9 +375,10 @@ def _preparer(executor: Executor) -> Preparer:
 def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | None:
     """Commit-time checks that depend only on the plan (and LB values); None: no-op."""
     plan.raise_fault()
-    if plan.noop:
-        return None
     op = plan.op
+    binding_free = op is not None and TABLE[op.mnemonic].binding.binding_free
+    if plan.noop and not binding_free:
+        return None
     assert op is not None
     name = op.mnemonic
     executor = TABLE[name].executor
@@ -387,7 +390,12 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
             raise unsupported("B.CATR trap/DR control", name)
     if plan.hint is not None and any(k == "B/E" for k, _ in plan.hint.fields):
         raise unsupported("B.HINT TRACE (it opens a new block)", name)
-    if not plan.bindings and not plan.shared:
+    if binding_free:
+        if plan.bindings or plan.shared or plan.zero_seen:
+            raise TileLegalityFault(
+                f"{name} binds no tile: a B.IOT or B.IOS in its bundle is illegal", name
+            )
+    elif not plan.bindings and not plan.shared:
         raise TileLegalityFault(f"{name} needs a B.IOT binding stream", name)
     if plan.bindings and not any(b.last for b in plan.bindings):
         raise BundleControlFault("the B.IOT binding stream is never closed by `last`", name)

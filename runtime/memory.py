@@ -65,8 +65,15 @@ def footprint(
     op: str,
     write: bool,
     pes: tuple[int, ...],
+    stride_elements: bool = False,
 ) -> Footprint:
-    """Addresses of every valid element on every participating PE, fully probed."""
+    """Addresses of every valid element on every participating PE, fully probed.
+
+    ``stride`` is a row stride in bytes (``TileMemoryStridedByteAddress``: TLOAD,
+    TSTORE) or, with ``stride_elements``, in elements (``TileMemoryStridedIndex`` then
+    ``TileMemoryIndexedAddress``: TPREFETCH), where a packed 4-bit element's byte and
+    nibble follow its linear index ``row * stride + col``.
+    """
     u = np.uint64
     four = info(dt).bits == 4
     eb = element_bytes(dt)
@@ -74,9 +81,14 @@ def footprint(
     c = np.arange(cols, dtype=u).reshape(1, 1, cols)
     b = np.asarray(base, u).reshape(-1, 1, 1)
     s = np.asarray(stride, u).reshape(-1, 1, 1)
-    with np.errstate(over="ignore"):
-        col_off = (c >> u(1)) if four else c * u(eb)
-        addr = b + r * s + col_off  # uint64 arithmetic wraps modulo 2**64
+    with np.errstate(over="ignore"):  # uint64 arithmetic wraps modulo 2**64
+        if stride_elements:
+            index = r * s + c
+            addr = b + ((index >> u(1)) if four else index * u(eb))
+            odd = index & u(1)
+        else:
+            addr = b + r * s + ((c >> u(1)) if four else c * u(eb))
+            odd = c & u(1)
     misaligned = (addr % u(eb)) != 0 if eb > 1 else None
     # addr + eb > size, written without overflowing near 2**64
     oob = addr > u(gm_size - eb) if gm_size >= eb else np.ones(addr.shape, bool)
@@ -98,7 +110,7 @@ def footprint(
             f"0x{gm_size:x}-byte global memory (machine parameter gm_size)",
             op,
         )
-    high = np.broadcast_to((c & u(1)).astype(bool), addr.shape) if four else None
+    high = np.broadcast_to(odd.astype(bool), addr.shape) if four else None
     return Footprint(addr, eb, high)
 
 

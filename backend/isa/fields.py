@@ -58,6 +58,9 @@ PEMODE_TO_MASK: tuple[int, ...] = (
 )
 MASK_TO_PEMODE: dict[int, int] = {m: i for i, m in enumerate(PEMODE_TO_MASK)}
 PE_COUNT = 4
+#: ``PTO_MODEL_TILE_ELEMENTS``: the most elements one tile (or one TPREFETCH footprint
+#: per PE) holds
+MODEL_TILE_ELEMENTS = 32768
 
 
 def mask_pes(mask: int) -> tuple[int, ...]:

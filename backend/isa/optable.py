@@ -16,18 +16,15 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from . import catalog
-from .optable_rows import FREE, SINGLE, SPECS, Spec
+from .optable_rows import FREE, SINGLE, SPECS, Executor, LegalizeRule, Spec, TileFamily
 from .optable_types import (
     Access,
     Axis,
     BindingShape,
-    Executor,
     IorKind,
     IorOperand,
-    LegalizeRule,
     OperandKind,
     OpRow,
-    TileFamily,
     TileOperand,
 )
 from .schema import IorSlot, OpDef

@@ -8,6 +8,7 @@ against the catalog when it builds the rows.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -17,10 +18,7 @@ from . import catalog
 from .optable_types import (
     Access,
     Axis,
-    Executor,
-    LegalizeRule,
     OperandKind,
-    TileFamily,
     TileOperand,
 )
 from .semantics import elementwise as _ew
@@ -33,6 +31,111 @@ from .semantics import quant as _sq
 from .semantics import reduce as _sr
 from .semantics import scalar as _ss
 from .semantics import sorting as _so
+
+# ------------------------------------------------- implementation keys
+# Each floor keys its registry by one of these (``runtime.ops.PREPARERS``,
+# ``dialects.tile``'s family base classes, ``passes.legalize.rules.RULES``); they live
+# beside the rows so that an operation of a new shape names its keys where it is added.
+
+
+class Executor(enum.StrEnum):
+    """Which executor preparer (``runtime/ops``) runs the operation."""
+
+    BINARY = "binary"
+    UNARY = "unary"
+    FMA = "fma"
+    CMP = "cmp"
+    SEL = "sel"
+    CVT = "cvt"
+    TILE_SCALAR = "tile_scalar"
+    CMPS = "cmps"
+    SELS = "sels"
+    EXPANDS = "expands"
+    REDUCTION = "reduction"
+    EXPANSION = "expansion"
+    CONCAT = "concat"
+    EXTRACT = "extract"
+    INSERT = "insert"
+    IMG2COL = "img2col"
+    FILLPAD = "fillpad"
+    GENERATION = "generation"
+    HISTOGRAM = "histogram"
+    QUANTIZE = "quantize"
+    SORT = "sort"
+    MRGSORT = "mrgsort"
+    TRANS = "trans"
+    GATHER = "gather"
+    SCATTER = "scatter"
+    PART = "part"
+    LOAD = "load"
+    STORE = "store"
+    MOV = "mov"
+
+
+class TileFamily(enum.StrEnum):
+    """Which ``tile`` dialect op family models the operation.
+
+    The value is the name of the family's base class in ``dialects/tile_*.py`` (the class
+    that derives from ``TileOp`` directly), so the dialect can be checked against it.
+    """
+
+    BINARY = "BinaryOp"
+    UNARY = "UnaryOp"
+    SCALAR = "ScalarOp"
+    FMA = "FmaOp"
+    CVT = "CvtOp"
+    CMP = "CmpOp"
+    CMPS = "CmpsOp"
+    SEL = "SelOp"
+    SELS = "SelsOp"
+    FULL = "FullOp"
+    REDUCE = "ReduceOp"
+    EXPAND_BINARY = "ExpandBinaryOp"
+    EXPAND_COPY = "ExpandCopyOp"
+    EXPDIF = "ExpdifOp"
+    INSERT = "InsertOp"
+    FILLPAD = "FillPadOp"
+    HISTOGRAM = "HistogramOp"
+    TRANS = "TransOp"
+    CONCAT = "ConcatOp"
+    EXTRACT = "ExtractOp"
+    SORT = "SortOp"
+    MRGSORT = "MrgSortOp"
+    GATHER = "GatherOp"
+    SCATTER = "ScatterOp"
+    PART = "PartOp"
+    CI = "CiOp"
+    TRI = "TriOp"
+    QUANT = "QuantBase"
+    ACCESS = "AccessOp"
+
+
+class LegalizeRule(enum.StrEnum):
+    """Which legalize rule lowers the operation (the value names the rule function)."""
+
+    ELEMENTWISE = "elementwise"
+    TILE_SCALAR = "tile_scalar"
+    COMPARE = "compare"
+    CVT = "cvt"
+    FULL = "full"
+    REDUCE = "reduce"
+    EXPAND = "expand"
+    EXPAND_COPY = "expand_copy"
+    EXPDIF = "expdif"
+    LAYOUT = "layout"
+    CONCAT = "concat"
+    EXTRACT = "extract"
+    INSERT = "insert"
+    FILLPAD = "fillpad"
+    HISTOGRAM = "histogram"
+    SORT = "sort"
+    MRGSORT = "mrgsort"
+    CI = "ci"
+    TRI = "tri"
+    QUANT = "quant"
+    LOAD = "load"
+    STORE = "store"
+
 
 E, F, L = Executor, TileFamily, LegalizeRule
 _V, _P, _I, _M = OperandKind.VALUE, OperandKind.PREDICATE, OperandKind.INDEX, OperandKind.MASK

@@ -13,9 +13,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .schema import OpDef
+
+if TYPE_CHECKING:  # the implementation keys live with the rows that use them
+    from .optable_rows import Executor, LegalizeRule, TileFamily
 
 
 class Access(enum.StrEnum):
@@ -85,105 +88,6 @@ class Axis(enum.StrEnum):
     COL = "col"
 
 
-class Executor(enum.StrEnum):
-    """Which executor preparer (``runtime/ops``) runs the operation."""
-
-    BINARY = "binary"
-    UNARY = "unary"
-    FMA = "fma"
-    CMP = "cmp"
-    SEL = "sel"
-    CVT = "cvt"
-    TILE_SCALAR = "tile_scalar"
-    CMPS = "cmps"
-    SELS = "sels"
-    EXPANDS = "expands"
-    REDUCTION = "reduction"
-    EXPANSION = "expansion"
-    CONCAT = "concat"
-    EXTRACT = "extract"
-    INSERT = "insert"
-    IMG2COL = "img2col"
-    FILLPAD = "fillpad"
-    GENERATION = "generation"
-    HISTOGRAM = "histogram"
-    QUANTIZE = "quantize"
-    SORT = "sort"
-    MRGSORT = "mrgsort"
-    TRANS = "trans"
-    GATHER = "gather"
-    SCATTER = "scatter"
-    PART = "part"
-    LOAD = "load"
-    STORE = "store"
-    MOV = "mov"
-
-
-class TileFamily(enum.StrEnum):
-    """Which ``tile`` dialect op family models the operation.
-
-    The value is the name of the family's base class in ``dialects/tile_*.py`` (the class
-    that derives from ``TileOp`` directly), so the dialect can be checked against it.
-    """
-
-    BINARY = "BinaryOp"
-    UNARY = "UnaryOp"
-    SCALAR = "ScalarOp"
-    FMA = "FmaOp"
-    CVT = "CvtOp"
-    CMP = "CmpOp"
-    CMPS = "CmpsOp"
-    SEL = "SelOp"
-    SELS = "SelsOp"
-    FULL = "FullOp"
-    REDUCE = "ReduceOp"
-    EXPAND_BINARY = "ExpandBinaryOp"
-    EXPAND_COPY = "ExpandCopyOp"
-    EXPDIF = "ExpdifOp"
-    INSERT = "InsertOp"
-    FILLPAD = "FillPadOp"
-    HISTOGRAM = "HistogramOp"
-    TRANS = "TransOp"
-    CONCAT = "ConcatOp"
-    EXTRACT = "ExtractOp"
-    SORT = "SortOp"
-    MRGSORT = "MrgSortOp"
-    GATHER = "GatherOp"
-    SCATTER = "ScatterOp"
-    PART = "PartOp"
-    CI = "CiOp"
-    TRI = "TriOp"
-    QUANT = "QuantBase"
-    ACCESS = "AccessOp"
-
-
-class LegalizeRule(enum.StrEnum):
-    """Which legalize rule lowers the operation (the value names the rule function)."""
-
-    ELEMENTWISE = "elementwise"
-    TILE_SCALAR = "tile_scalar"
-    COMPARE = "compare"
-    CVT = "cvt"
-    FULL = "full"
-    REDUCE = "reduce"
-    EXPAND = "expand"
-    EXPAND_COPY = "expand_copy"
-    EXPDIF = "expdif"
-    LAYOUT = "layout"
-    CONCAT = "concat"
-    EXTRACT = "extract"
-    INSERT = "insert"
-    FILLPAD = "fillpad"
-    HISTOGRAM = "histogram"
-    SORT = "sort"
-    MRGSORT = "mrgsort"
-    CI = "ci"
-    TRI = "tri"
-    QUANT = "quant"
-    LOAD = "load"
-    STORE = "store"
-
-
 @dataclass(frozen=True)
 class TileOperand:
     """One tile source or destination: a short role name, its access and its content."""
@@ -224,6 +128,12 @@ class BindingShape:
     iots: tuple[tuple[int, bool], ...] | None
     ior_slots: int
     shared: bool
+
+    @property
+    def binding_free(self) -> bool:
+        """The operation binds no tile at all (TPREFETCH: implicit participation of every
+        PE, and any B.IOT or B.IOS is illegal)."""
+        return self.sources == 0 and self.destinations == 0 and not self.shared
 
 
 @dataclass(frozen=True)

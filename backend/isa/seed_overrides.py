@@ -91,6 +91,13 @@ DIMS: dict[str, tuple[tuple[int, str, bool, str | None], ...]] = {
     "TMRGSORT": (),
     "THISTOGRAM": (),
     "GMOV": (),
+    # the block line spells "LB0/ValidCol"; its defaults sentence makes every LB optional
+    # ("omitted LB0 and LB1 each select one, and omitted LB2 selects resolved ValidCol")
+    "TPREFETCH": (
+        (0, "ValidCol", False, "1"),
+        (1, "ValidRow", False, "1"),
+        (2, "Col", False, "ValidCol"),
+    ),
 }
 for _m in (
     "TMATMUL",

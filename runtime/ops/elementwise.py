@@ -9,16 +9,27 @@ the destination's; B.IOR and B.IOS are illegal; PadValue is the only B.DATR fiel
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 import numpy as np
 
-from ptoc.backend.isa import DataType, legality
+from ptoc.backend.isa import DataType, Executor, legality
 from ptoc.backend.isa.semantics.core import SemanticError
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
-from ..engine import Ctx, Fused, Runner, build_tile, geometry, make_dests, or_status, region
+from ..engine import (
+    Ctx,
+    Fused,
+    Preparer,
+    Runner,
+    build_tile,
+    geometry,
+    make_dests,
+    or_status,
+    region,
+)
 from ..faults import MachineFault
 from ..spec import Spec
 from ..state import MachineState
@@ -268,3 +279,16 @@ def tcvt(spec: Spec) -> Runner:
 
 
 __all__ = ["check_predicate"]
+
+
+#: the preparers of this family, by the executor kind the operation table names
+PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
+    {
+        Executor.BINARY: binary,
+        Executor.UNARY: unary,
+        Executor.FMA: tfma,
+        Executor.CMP: tcmp,
+        Executor.SEL: tsel,
+        Executor.CVT: tcvt,
+    }
+)

@@ -11,16 +11,19 @@ destination starts as defined zero.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import numpy as np
 
-from ptoc.backend.isa import DTYPE_NONE, DataType, IorKind, legality
+from ptoc.backend.isa import DTYPE_NONE, DataType, Executor, IorKind, legality
 from ptoc.backend.isa.semantics import generate as sg
 from ptoc.backend.isa.semantics import indexed as si
 from ptoc.backend.isa.semantics import partial as sp
 from ptoc.backend.isa.semantics import quant as sq
 from ptoc.backend.isa.semantics import sorting as ss
 
-from ..engine import Ctx, Runner
+from ..engine import Ctx, Preparer, Runner
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
 from ..tiles import Tile
@@ -317,3 +320,19 @@ def timg2col(spec: Spec) -> Runner:
 
 
 __all__ = ["same_rows"]
+
+
+#: the preparers of this family, by the executor kind the operation table names
+PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
+    {
+        Executor.IMG2COL: timg2col,
+        Executor.GENERATION: generation,
+        Executor.HISTOGRAM: thistogram,
+        Executor.QUANTIZE: quantize,
+        Executor.SORT: tsort,
+        Executor.MRGSORT: tmrgsort,
+        Executor.GATHER: tgather,
+        Executor.SCATTER: tscatter,
+        Executor.PART: tpart,
+    }
+)

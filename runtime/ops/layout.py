@@ -12,10 +12,13 @@ ZN, NZ); B.DATR.Layout selects the destination layout, which must suit its shape
 
 from __future__ import annotations
 
-from ptoc.backend.isa import info
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ptoc.backend.isa import Executor, info
 from ptoc.backend.isa.semantics import layout as sl
 
-from ..engine import Ctx, Runner, Slot
+from ..engine import Ctx, Preparer, Runner, Slot
 from ..spec import Shape, Spec
 from ..tiles import Tile, layout_shape_legal
 
@@ -188,3 +191,15 @@ def tfillpad(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     return run
+
+
+#: the preparers of this family, by the executor kind the operation table names
+PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
+    {
+        Executor.CONCAT: tconcat,
+        Executor.EXTRACT: textract,
+        Executor.INSERT: tinsert,
+        Executor.FILLPAD: tfillpad,
+        Executor.TRANS: ttrans,
+    }
+)

@@ -14,9 +14,12 @@ forms; TLOAD padding is Null.
 
 from __future__ import annotations
 
-from ptoc.backend.isa import DTYPE_NONE, DataType
+from collections.abc import Mapping
+from types import MappingProxyType
 
-from ..engine import Ctx, Runner
+from ptoc.backend.isa import DTYPE_NONE, DataType, Executor
+
+from ..engine import Ctx, Preparer, Runner
 from ..memory import dense_stride, footprint, gather, scatter_plan
 from ..spec import Shape, Spec
 from .layout import check_dest_layout, generic_shape, require_optional_dims
@@ -131,3 +134,13 @@ def _tmov_predicate(ctx: Ctx, spec: Spec, dt: DataType | None, layout: object) -
 
 
 __all__ = ["DataType", "Shape"]
+
+
+#: the preparers of this family, by the executor kind the operation table names
+PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
+    {
+        Executor.LOAD: tload,
+        Executor.STORE: tstore,
+        Executor.MOV: tmov,
+    }
+)

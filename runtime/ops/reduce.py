@@ -13,10 +13,13 @@
 
 from __future__ import annotations
 
-from ptoc.backend.isa import Axis, DataType, OperandKind
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ptoc.backend.isa import Axis, DataType, Executor, OperandKind
 from ptoc.backend.isa.semantics import expand as sx
 
-from ..engine import Ctx, Runner, make_dests
+from ..engine import Ctx, Preparer, Runner, make_dests
 from ..spec import Shape, Spec
 from .common import RM, require_encodings, same_rows
 
@@ -92,3 +95,12 @@ def expansion(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     return run
+
+
+#: the preparers of this family, by the executor kind the operation table names
+PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
+    {
+        Executor.REDUCTION: reduction,
+        Executor.EXPANSION: expansion,
+    }
+)

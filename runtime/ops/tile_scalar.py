@@ -8,12 +8,15 @@ valid encoding of the DataType (``tile-scalar-schema.asl``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import numpy as np
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, Executor
 from ptoc.backend.isa.semantics import core
 
-from ..engine import Ctx, Runner, make_dests
+from ..engine import Ctx, Preparer, Runner, make_dests
 from ..spec import Spec
 from .common import RM, invalid_encoding, require_encodings, same_rows
 from .elementwise import check_predicate
@@ -112,3 +115,14 @@ def texpands(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     return run
+
+
+#: the preparers of this family, by the executor kind the operation table names
+PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
+    {
+        Executor.TILE_SCALAR: tile_scalar_binary,
+        Executor.CMPS: tcmps,
+        Executor.SELS: tsels,
+        Executor.EXPANDS: texpands,
+    }
+)
