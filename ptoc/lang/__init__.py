@@ -12,95 +12,32 @@ no submodule defines under a builtin's name) are derived from the operation tabl
 :mod:`ptoc.lang.derived` and bound here.
 """
 
-from .arith import broadcast_to
-from .compound import (
-    MX,
-    Records,
-    dequantize_mx,
-    dequantize_rows,
-    gather_blocks,
-    gather_flat,
-    gather_pattern,
-    merge_blocks,
-    merge_sorted,
-    pack_records,
-    quantize_mx,
-    quantize_rows,
-    scatter_flat,
-    sort32,
-    unpack_records,
-)
+# Each submodule's ``__all__`` lists the functions it defines for kernels; the namespace is
+# their union, so a new hand-written function is exported where it is written.
+from . import arith, compound, elementwise, layout, memory, quant, reduce, select
+from .arith import *  # noqa: F403
+from .compound import *  # noqa: F403
 from .derived import DERIVED
-from .elementwise import (
-    cast,
-    fma,
-    full,
-    iota,
-    tri,
-    where,
-)
-from .layout import concat, extract, fillpad, insert, transpose
-from .memory import PEIndex, load, pe, store
-from .quant import dequantize, quantize
-from .reduce import exp_diff
-from .select import (
-    gather,
-    histogram,
-    merge,
-    partial_add,
-    partial_max,
-    partial_min,
-    partial_mul,
-    scatter,
-    sort,
-)
+from .elementwise import *  # noqa: F403
+from .layout import *  # noqa: F403
+from .memory import *  # noqa: F403
+from .quant import *  # noqa: F403
+from .reduce import *  # noqa: F403
+from .select import *  # noqa: F403
 
 #: the hand-written functions and classes, then the derived ones (:data:`.derived.DERIVED`)
-__all__ = [
-    "MX",
-    "PEIndex",
-    "Records",
-    "broadcast_to",
-    "cast",
-    "concat",
-    "dequantize",
-    "dequantize_mx",
-    "dequantize_rows",
-    "exp_diff",
-    "extract",
-    "fillpad",
-    "fma",
-    "full",
-    "gather",
-    "gather_blocks",
-    "gather_flat",
-    "gather_pattern",
-    "histogram",
-    "insert",
-    "iota",
-    "load",
-    "merge",
-    "merge_blocks",
-    "merge_sorted",
-    "pack_records",
-    "partial_add",
-    "partial_max",
-    "partial_min",
-    "partial_mul",
-    "pe",
-    "quantize",
-    "quantize_mx",
-    "quantize_rows",
-    "scatter",
-    "scatter_flat",
-    "sort",
-    "sort32",
-    "store",
-    "transpose",
-    "tri",
-    "unpack_records",
-    "where",
-]
+__all__ = sorted(
+    [
+        *arith.__all__,
+        *compound.__all__,
+        *elementwise.__all__,
+        *layout.__all__,
+        *memory.__all__,
+        *quant.__all__,
+        *reduce.__all__,
+        *select.__all__,
+    ]
+)
 
 #: the one-operation functions, derived from the operation table
 globals().update(DERIVED)

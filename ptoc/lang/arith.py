@@ -162,3 +162,9 @@ def compare(mode: str, a: Any, b: Any, fn: str | None = None) -> Tile:
     ta, tb = broadcast_to(ta, shape, fn), broadcast_to(tb, shape, fn)
     check_type(fn, ew.CmpOp.MNEMONIC, ta.dtype)
     return emit_tile(fn, ew.CmpOp(cmode, ta.value, tb.value))
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "broadcast_to",
+]

@@ -274,3 +274,23 @@ def partial(kind: str, a: Tile | None, b: Tile | None, shape: Any, pad: Any) -> 
     result = TileType(tiles[0].type.dtype, dims)
     (out,) = compound(fn, lambda: co.PartialOp(kind, ta, tb, result, p))
     return out
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "MX",
+    "Records",
+    "dequantize_mx",
+    "dequantize_rows",
+    "gather_blocks",
+    "gather_flat",
+    "gather_pattern",
+    "merge_blocks",
+    "merge_sorted",
+    "pack_records",
+    "quantize_mx",
+    "quantize_rows",
+    "scatter_flat",
+    "sort32",
+    "unpack_records",
+]

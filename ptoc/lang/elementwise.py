@@ -140,3 +140,14 @@ def tri(shape: Any, diagonal: int = 0, upper: bool = False, dtype: Any = "fp32")
     return emit_tile(
         fn, irr.TriOp(k, TileType(d.catalog_name, (rows, cols)), builtins.bool(upper))
     )
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "cast",
+    "fma",
+    "full",
+    "iota",
+    "tri",
+    "where",
+]

@@ -124,3 +124,13 @@ def fillpad(t: Tile, shape: Any, value: float) -> Tile:
     check_type(fn, fill.FillPadOp.MNEMONIC, t.dtype)
     v = scalar_for(fn, t.dtype, value, "the fill value")
     return emit_tile(fn, FillPadOp(t.value, v, TileType(t.type.dtype, (rows, cols))))
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "concat",
+    "extract",
+    "fillpad",
+    "insert",
+    "transpose",
+]

@@ -210,3 +210,12 @@ def _store_start(fn: str, axis: str, window: Any, old: str, start: Any, extent: 
 
 def _text(x: Any) -> str:
     return repr(tuple(x)) if isinstance(x, list) else repr(x)
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "PEIndex",
+    "load",
+    "pe",
+    "store",
+]

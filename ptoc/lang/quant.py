@@ -60,3 +60,10 @@ def dequantize(q: Tile, multiplier: float = 1.0, zero_point: int = 0) -> Tile:
     check_type(fn, tq.DequantOp.MNEMONIC, q.dtype)
     m, zp = _params(fn, multiplier, zero_point)
     return emit_tile(fn, tq.DequantOp(q.value, "FP32", m, zp))
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "dequantize",
+    "quantize",
+]

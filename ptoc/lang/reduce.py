@@ -46,3 +46,9 @@ def exp_diff(t: Tile, b: Tile, dtype: Any = None) -> Tile:
             f"{tt.dtype.name} gives {type_list(legal)}"
         )
     return emit_tile(fn, cls(tt.value, tb.value, None if to == tt.dtype else to.catalog_name))
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "exp_diff",
+]

@@ -133,3 +133,17 @@ def histogram(t: Tile, byte_filter: Tile, byte: int) -> Tile:
     if not isinstance(byte, int) or isinstance(byte, bool):
         fail(f"{fn}: byte is an integer, not {byte!r}")
     return emit_tile(fn, HistogramOp(src.value, f.value, byte))
+
+
+#: what ``ptoc.lang`` exports from this module
+__all__ = [
+    "gather",
+    "histogram",
+    "merge",
+    "partial_add",
+    "partial_max",
+    "partial_min",
+    "partial_mul",
+    "scatter",
+    "sort",
+]
