@@ -89,17 +89,18 @@ def initial_tensors(
 def live_ops(kernel: func.FuncOp) -> list[Operation]:
     """The kernel's ops in program order without its dead code.
 
-    A store is live, and so is every op that a live op reads a result of; every other op
-    is dead: nothing it computes reaches an output. The compiler drops exactly these ops
-    (``ptoc.passes.allocate.schedule.live_ops``) and the reference does not evaluate them, so a
-    dead op's data-dependent rule (a TDIV by an integer zero, a TMRGSORT of unsorted
+    An op that produces no value (a store: its effect is outside the tiles) is live, and
+    so is every op that a live op reads a result of; every other op is dead: nothing it
+    computes reaches an output. The compiler drops exactly these ops
+    (``ptoc.passes.allocate.schedule.live_ops``) and the reference does not evaluate them,
+    so a dead op's data-dependent rule (a TDIV by an integer zero, a TMRGSORT of unsorted
     data) faults neither the machine nor the reference (docs/pipeline.md, "Dead code").
     """
     body = [op for op in kernel.body.block.ops if not isinstance(op, func.ReturnOp)]
     needed: set[SSAValue] = set()
     keep: list[Operation] = []
     for op in reversed(body):
-        if isinstance(op, StoreOp) or any(r in needed for r in op.results):
+        if not op.results or any(r in needed for r in op.results):
             keep.append(op)
             needed.update(op.operands)
     return keep[::-1]

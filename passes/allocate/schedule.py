@@ -85,7 +85,8 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
 def live_ops(df: Dataflow) -> list[bool]:
     """Bundles whose results (transitively) reach an output; the rest is dead code.
 
-    The roots are the stores to the kernel's tensors. Liveness follows dataflow, not the
+    The roots are the bundles without destinations (the stores to the kernel's tensors,
+    and any bundle whose effect is outside the tile queues). Liveness follows dataflow, not the
     memory-order edges (a load that merely precedes a store is not needed by it), except
     through the GM scratch area of the compound lowerings: a live load of the scratch
     tensor needs every earlier store to it. So an op is live exactly when the ``tile`` op
@@ -97,7 +98,7 @@ def live_ops(df: Dataflow) -> list[bool]:
     for i in range(len(df.ops) - 1, -1, -1):
         op, tensor = df.ops[i], _tensor_key(df.ops[i])
         scratch = _is_scratch(tensor)
-        if _access(op) is Executor.STORE:
+        if not op.dsts:
             keep[i] = keep[i] or not scratch or tensor in read_later
         if not keep[i]:
             continue  # every reader of this bundle's results comes later: already decided
