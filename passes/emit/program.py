@@ -26,6 +26,7 @@ from xdsl.utils.target import Target
 from ptoc.backend.asm import format_program
 from ptoc.backend.encoding import tile_start
 from ptoc.backend.isa import DTYPE_NONE
+from ptoc.backend.isa import row as optable_row
 from ptoc.backend.isa.fields import GPR_BY_NAME, Hand
 from ptoc.backend.program import (
     Command,
@@ -103,7 +104,10 @@ def _dims(op: PtoOp) -> list[Command]:
 
 def _iots(op: PtoOp, refs: list[TileRef], hands: list[Hand], sizes: list[int]) -> list[Command]:
     """B.IOT records: sources two per record, the (first) destination on the last source
-    record, a second destination on its own record; the last record carries ``last``."""
+    record, a second destination on its own record; the last record carries ``last``.
+    An operation that binds no tile (TPREFETCH) has none."""
+    if optable_row(op.MNEMONIC).binding.binding_free:
+        return []
     mask = op.mask.value.data
     recs: list[list] = [list(refs[i : i + 2]) for i in range(0, len(refs), 2)] or [[]]
     out: list[Iot] = []
