@@ -24,7 +24,7 @@ from types import EllipsisType
 import numpy as np
 
 from ptoc.backend.isa import TABLE, DataType, Executor
-from ptoc.backend.isa.fields import PAD_NULL, mask_text
+from ptoc.backend.isa.fields import PAD_NULL, first_pes_mask, mask_text
 from ptoc.backend.isa.semantics.core import BundleControlSemanticError, SemanticError
 
 from .alloc import Dests, Slot, fresh, make_dests
@@ -78,7 +78,7 @@ class Ctx:
         self.dims = spec.dims
         npes = state.config.pes
         # a bundle without bindings (TPREFETCH) has implicit participation: every PE
-        mask = plan.mask if plan.bindings or plan.shared else (1 << npes) - 1
+        mask = plan.mask if plan.bindings or plan.shared else first_pes_mask(npes)
         self.mask = mask
         pes, self.P, self.pidx, self.pkey = geometry(mask, npes)
         self.pes = pes

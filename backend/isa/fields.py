@@ -68,6 +68,11 @@ def mask_pes(mask: int) -> tuple[int, ...]:
     return tuple(pe for pe in range(PE_COUNT) if mask >> (PE_COUNT - 1 - pe) & 1)
 
 
+def first_pes_mask(n: int) -> int:
+    """The PE_MASK selecting PE0..PE(n-1)."""
+    return sum(1 << (PE_COUNT - 1 - pe) for pe in range(n))
+
+
 def mask_text(mask: int) -> str:
     return format(mask, "04b")
 
