@@ -202,6 +202,56 @@ class StoreOp(AccessOp):
         return ()
 
 
+@irdl_op_definition
+class PrefetchOp(AccessOp):
+    """``tile.prefetch %x[r, c] window [R, C] [step s] [pe [pr, pc]] : Tensor``: prefetch
+    the GM window a ``tile.load`` of an R x C tile would read (TPREFETCH). It produces
+    nothing and changes nothing a kernel can observe (cache placement is not
+    architectural), so its reference does nothing; it is kept, not dead code."""
+
+    MNEMONIC: ClassVar[str | None] = sole_row(
+        TileFamily.ACCESS, legalize=LegalizeRule.PREFETCH
+    ).mnemonic
+    name = op_name(MNEMONIC)
+    source = operand_def(TensorType)
+    extent = prop_def(DenseArrayBase.constr(i64))
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$source `` $offsets `window` $extent (`step` $step^)? (`pe` $pe^)? attr-dict `:` "
+        "type($source)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue,
+        offsets: Sequence[int],
+        window: Sequence[int],
+        step: int = 1,
+        pe: Sequence[int] | None = None,
+    ) -> None:
+        props = _access_props(offsets, step, pe)
+        props["extent"] = DenseArrayBase.from_list(i64, list(window))
+        super().__init__(operands=[source], properties=props)
+
+    @property
+    def tile(self) -> TileType:
+        """The tile a ``tile.load`` of the window would produce."""
+        rows, cols = (int(v) for v in self.extent.get_values())
+        tt = self.source.type
+        assert isinstance(tt, TensorType)
+        return TileType(tt.dtype, (rows, cols))
+
+    def verify_(self) -> None:
+        window = self.extent.get_values()
+        if len(window) != 2 or min(window) < 1:
+            raise VerifyException(f"{self.name} window is [rows, cols], both positive")
+        self.check_dtype(self.tile.dtype)
+        self.verify_access()
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        return ()
+
+
 def _access_props(
     offsets: Sequence[int], step: int, pe: Sequence[int] | None
 ) -> dict[str, DenseArrayBase | IntegerAttr | None]:
@@ -212,4 +262,4 @@ def _access_props(
     }
 
 
-MEMORY_OPS: tuple[type[TileOp], ...] = (LoadOp, StoreOp)
+MEMORY_OPS: tuple[type[TileOp], ...] = (LoadOp, StoreOp, PrefetchOp)

@@ -70,6 +70,7 @@ class Executor(enum.StrEnum):
     LOAD = "load"
     STORE = "store"
     MOV = "mov"
+    PREFETCH = "prefetch"
 
 
 class TileFamily(enum.StrEnum):
@@ -135,6 +136,7 @@ class LegalizeRule(enum.StrEnum):
     QUANT = "quant"
     LOAD = "load"
     STORE = "store"
+    PREFETCH = "prefetch"
 
 
 E, F, L = Executor, TileFamily, LegalizeRule
@@ -298,10 +300,10 @@ for _k in _sp.PART_OPS:
 _add("TLOAD", (E.LOAD, F.ACCESS, L.LOAD), lang="load")
 _add("TSTORE", (E.STORE, F.ACCESS, L.STORE), _r("src"), dst=(), lang="store")
 _add("TMOV", (E.MOV, None, None), _r("src"))
+_add("TPREFETCH", (E.PREFETCH, F.ACCESS, L.PREFETCH), dst=(), lang="prefetch")
 
 # ------------------------------------------------ not modelled by the executor
 _NONE: Group = (None, None, None)
-_add("TPREFETCH", _NONE, dst=())
 _add("MGATHER", _NONE, _r("indices", _I))
 _add("MSCATTER", _NONE, _r("values"), _r("indices", _I), dst=())
 _add("MGATHER_MASK", _NONE, _r("indices", _I), _r("mask", _M))

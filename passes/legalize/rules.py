@@ -14,6 +14,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ptoc.backend.isa import DataType, LegalizeRule
 from ptoc.backend.isa import row as optable_row
+from ptoc.backend.isa.fields import MODEL_TILE_ELEMENTS
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects import tile_fill as fill
 from ptoc.dialects import tile_irregular as irr
@@ -23,11 +24,11 @@ from ptoc.dialects.dtypes import data_type
 from ptoc.dialects.modes import rmode_code
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
 from ptoc.dialects.tile_base import TileOp
-from ptoc.dialects.tile_memory import AccessOp, LoadOp, StoreOp
+from ptoc.dialects.tile_memory import AccessOp, LoadOp, PrefetchOp, StoreOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
 from ..diagnostics import fail
-from ..geometry import pto_type
+from ..geometry import pow2_ceil, pto_type
 from .ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
 from .pieces import Cut, piecewise, whole
 
@@ -399,6 +400,30 @@ def _store(ctx: LegalizeCtx, op: Operation) -> None:
     piecewise(ctx, op, op.value, build)
 
 
+def _prefetch(ctx: LegalizeCtx, op: Operation) -> None:
+    """TPREFETCH blocks of at most ``MODEL_TILE_ELEMENTS`` elements of the window per PE:
+    B.DIM ValidCol, ValidRow and Col (the power of two above ValidCol), B.IOR RegSrc0 the
+    block's GM address and RegSrc1 the row stride in elements (omitted for one row)."""
+    assert isinstance(op, PrefetchOp)
+    tt = op.tensor.type
+    assert isinstance(tt, TensorType)
+    eb = tt.row_stride_bytes // tt.stride
+    rows, cols = op.tile.valid
+    (r0, c0), (pr, pc) = op.origin, op.pe_offsets
+    pe_step = pr * tt.row_stride_bytes + pc * eb
+    for c in range(0, cols, MODEL_TILE_ELEMENTS):
+        nc = min(MODEL_TILE_ELEMENTS, cols - c)
+        per = MODEL_TILE_ELEMENTS // nc
+        for r in range(0, rows, per):
+            nr = min(per, rows - r)
+            offset = (r0 + r * op.row_step) * tt.row_stride_bytes + (c0 + c) * eb
+            scalars = [ctx.addr(op.tensor, offset, pe_step)]
+            if nr > 1:
+                scalars.append(ctx.const(tt.stride * op.row_step))
+            dims = (nc, nr, pow2_ceil(nc))
+            ctx.emit(_mnemonic(op), op.tile.dtype, [], scalars, dims, source=op)
+
+
 #: the rule of every :class:`LegalizeRule`; a ``tile`` op's rule is the one its operation
 #: table row names (:func:`rule_of`)
 RULES: Mapping[LegalizeRule, Rule] = MappingProxyType(
@@ -425,6 +450,7 @@ RULES: Mapping[LegalizeRule, Rule] = MappingProxyType(
         LegalizeRule.QUANT: _quant,
         LegalizeRule.LOAD: _load,
         LegalizeRule.STORE: _store,
+        LegalizeRule.PREFETCH: _prefetch,
     }
 )
 

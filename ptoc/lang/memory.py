@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ptoc.dialects.tile_memory import LoadOp, StoreOp
+from ptoc.dialects.tile_memory import LoadOp, PrefetchOp, StoreOp
 from ptoc.dialects.tile_types import TileType
 
 from ..tile import TensorParam, Tile
@@ -150,6 +150,22 @@ def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -
     return emit_tile(fn, LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets))
 
 
+def prefetch(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> None:
+    """Prefetch the window of tensor ``t`` that :func:`load` with the same arguments
+    would read (TPREFETCH). Nothing a kernel can observe changes (cache placement is not
+    architectural); the window must lie inside the tensor like a load's."""
+    fn = "pt.prefetch"
+    x = _tensor(t, fn)
+    r0, nr = _window(fn, rows, x.shape[0], "rows")
+    c0, nc = _window(fn, cols, x.shape[1], "cols")
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        fail(f"{fn}: step is a positive integer, not {step!r}")
+    _check_bounds(fn, x, r0, c0, (nr, nc), step)
+    check_type(fn, PrefetchOp.MNEMONIC, x.dtype, "tensors")
+    op = PrefetchOp(x.value, (r0.offset, c0.offset), (nr, nc), step, (r0.scale, c0.scale))
+    emit(fn, op)
+
+
 def store(
     t: TensorParam,
     tile: Tile,
@@ -217,5 +233,6 @@ __all__ = [
     "PEIndex",
     "load",
     "pe",
+    "prefetch",
     "store",
 ]

@@ -1,6 +1,6 @@
-"""Memory and movement (TLSU): TLOAD, TSTORE, TMOV.
+"""Memory and movement (TLSU): TLOAD, TSTORE, TMOV, TPREFETCH.
 
-Sources: ``asl/block/execution/BSTART.{TLOAD,TSTORE,TMOV}.asl`` contracts and
+Sources: ``asl/block/execution/BSTART.{TLOAD,TSTORE,TMOV,TPREFETCH}.asl`` contracts and
 ``asl/tile/model/memory/load-store.asl``. B.IOR RegSrc0 is the per-PE GM base and
 RegSrc1 the per-PE byte row stride; omitting B.IOR supplies base 0 and the dense stride
 ceil(Col * bits / 8), while an explicit ``zero`` selector reads a real 0. Only valid
@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from ptoc.backend.isa import DTYPE_NONE, DataType, Executor
+from ptoc.backend.isa.fields import MODEL_TILE_ELEMENTS
 
 from ..engine import Ctx, Preparer, Runner
 from ..memory import dense_stride, footprint, gather, scatter_plan
@@ -115,6 +116,38 @@ def tmov(spec: Spec) -> Runner:
     return run
 
 
+def tprefetch(spec: Spec) -> Runner:
+    """``ExecuteBundleTPREFETCHOperation``: probe the TLOAD-equivalent footprint of every
+    PE (base RegSrc0, row stride RegSrc1 in *elements*; omitted B.IOR: base 0 and stride
+    Col) and change nothing else. Cache placement is not architectural, so a successful
+    prefetch has no effect a program can observe; a footprint outside the memory is the
+    same fault TLOAD raises, before any PE's request."""
+    _tlsu_schema(spec)
+    dt = spec.dtype()
+    require_optional_dims(spec)
+    vc = spec.dims[0] if spec.dims[0] is not None else 1
+    vr = spec.dims[1] if spec.dims[1] is not None else 1
+    col = spec.dims[2] if spec.dims[2] is not None else vc
+    if col & (col - 1) or vc > col:  # BundleTPREFETCHDimensionsLegal
+        raise spec.illegal(
+            f"{spec.name} Col (LB2) must be a power of two at least ValidCol (LB0); "
+            f"got Col {col}, ValidCol {vc}"
+        )
+    if vr * vc > MODEL_TILE_ELEMENTS:
+        raise spec.illegal(
+            f"{spec.name} of {vr}x{vc} elements exceeds the {MODEL_TILE_ELEMENTS}-element "
+            "footprint of one tile"
+        )
+
+    def run(ctx: Ctx) -> None:
+        base = ctx.gpr_slot(0)
+        stride = ctx.gpr_slot(1, col)
+        footprint(dt, base, stride, vr, vc, ctx.state.config.gm_size, ctx.name, False,
+                  ctx.pes, stride_elements=True)  # fmt: skip
+
+    return run
+
+
 def _tmov_predicate(ctx: Ctx, spec: Spec, dt: DataType | None, layout: object) -> None:
     """TMOV of a predicate tile: ``TileShapeAndTypeMatch`` asks for the same storage kind
     and DataType, and a predicate has none, so only ``BSTART.TMOV DTYPE_NONE`` moves one;
@@ -142,5 +175,6 @@ PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
         Executor.LOAD: tload,
         Executor.STORE: tstore,
         Executor.MOV: tmov,
+        Executor.PREFETCH: tprefetch,
     }
 )
