@@ -123,12 +123,12 @@ class GatherBlocksOp(CompoundOp):
     name = "tile.gather_blocks"
     INTERFACE: ClassVar[str] = "gather_blocks"
 
-    def __init__(self, t: SSAValue, offsets: SSAValue) -> None:
+    def __init__(self, t: SSAValue, byte_offsets: SSAValue) -> None:
         tt = tile_type(t)
-        r, nb = tile_type(offsets).valid
+        r, nb = tile_type(byte_offsets).valid
         per = max(1, 32 // np.dtype(carrier_of(tt)).itemsize)
         super().__init__(
-            operands=[[t, offsets]], result_types=[[TileType(tt.dtype, (r, nb * per))]]
+            operands=[[t, byte_offsets]], result_types=[[TileType(tt.dtype, (r, nb * per))]]
         )
 
     def verify_roles(self) -> None:

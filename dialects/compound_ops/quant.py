@@ -227,8 +227,9 @@ class QuantizeMxOp(CompoundOp):
 
 @irdl_op_definition
 class DequantizeMxOp(CompoundOp):
-    """``%y = tile.dequantize_mx %e, %s``: ``fl32(e4m3 * 2**(s - 127))`` per 32-column
-    group, the inverse of ``tile.quantize_mx`` (E4M3 or U8 elements, E8M0 or U8 scales)."""
+    """``%y = tile.dequantize_mx %elements, %scales``: ``fl32(elements * 2**(scales -
+    127))`` -> fp32 per 32-column group, the inverse of ``quantize_mx`` (E4M3 or U8
+    elements, E8M0 or U8 scales)."""
 
     name = "tile.dequantize_mx"
     INTERFACE: ClassVar[str] = "dequantize_mx"

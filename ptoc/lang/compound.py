@@ -5,10 +5,15 @@ meaning is the reference semantics of :mod:`ptoc.dialects.compound_ref`
 (``docs/compound.md``); ``ptoc.reference`` evaluates them and the ``lower-compound``
 stage rewrites them into direct ops for the machine. Static rules (shapes, types,
 patterns, block sizes) are checked while tracing, at the caller's line.
+
+A compound op whose constructor takes only tiles needs no function here: ``pt.<INTERFACE>``
+is derived from its op class (:func:`derive`), with the op's docstring. The functions
+written here add what a constructor does not say: records, numbers, names, defaults.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -109,14 +114,6 @@ def quantize_mx(t: Tile, fmt: str = "mxfp8") -> MX:
     return MX(e, s, amax, scaling)
 
 
-def dequantize_mx(elements: Tile, scales: Tile) -> Tile:
-    """``fl32(e4m3 * 2**(scale - 127))`` -> fp32, the inverse of :func:`quantize_mx`."""
-    fn = "pt.dequantize_mx"
-    e, s = _tiles(fn, [elements, scales])
-    (y,) = compound(fn, lambda: co.DequantizeMxOp(e.value, s.value))
-    return y
-
-
 def sort32(t: Tile, payload: Tile | None = None) -> Records:
     """pto-isa TSORT32: each 32-column group of each row sorted descending (stable, NaN
     last), carrying ``payload`` (u32, default: the column index)."""
@@ -211,22 +208,6 @@ def gather_pattern(t: Tile, pattern: str | int, dtype: Any = None) -> Tile:
     return out
 
 
-def gather_flat(t: Tile, offsets: Tile) -> Tile:
-    """``out[i, j] = t.flat[offsets[i, j]]`` (row-major flat offsets; pto-isa TGATHER)."""
-    fn = "pt.gather_flat"
-    x, o = _tiles(fn, [t, offsets])
-    (out,) = compound(fn, lambda: co.GatherFlatOp(x.value, o.value))
-    return out
-
-
-def gather_blocks(t: Tile, byte_offsets: Tile) -> Tile:
-    """32-byte blocks of ``t``'s storage at the given byte offsets (pto-isa TGATHERB)."""
-    fn = "pt.gather_blocks"
-    x, o = _tiles(fn, [t, byte_offsets])
-    (out,) = compound(fn, lambda: co.GatherBlocksOp(x.value, o.value))
-    return out
-
-
 def scatter_flat(t: Tile, offsets: Tile, shape: Any, into: Tile | None = None) -> Tile:
     """``out.flat[offsets[r, c]] = t[r, c]`` into a ``shape`` tile (last writer wins;
     unwritten elements are +0, or ``into``'s)."""
@@ -276,14 +257,57 @@ def partial(kind: str, a: Tile | None, b: Tile | None, shape: Any, pad: Any) -> 
     return out
 
 
+# ------------------------------------------------------------------ derived functions
+
+_IR_SPELLING = re.compile(r"^``[^`]*``:\s*")
+
+
+def derive(cls: type[co.CompoundOp]) -> Callable[..., Tile | tuple[Tile, ...]]:
+    """``pt.<cls.INTERFACE>(tile, ...)``: one tile argument per constructor parameter (a
+    parameter defaulting to None is an optional tile), the op's results as a tile or a
+    tuple of tiles, the op's docstring without its IR spelling."""
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    fn = f"pt.{cls.INTERFACE}"
+    sig = inspect.Signature(
+        [p.replace(annotation="Tile" if p.default is None or p.default is p.empty else
+                   p.annotation) for p in params],
+        return_annotation="Tile",
+    )  # fmt: skip
+
+    def function(*args: Any, **kwargs: Any) -> Tile | tuple[Tile, ...]:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = [bound.arguments[p.name] for p in params]
+        tiles = iter(_tiles(fn, [a for a in given if a is not None]))
+        values = [None if a is None else next(tiles).value for a in given]
+        out = compound(fn, lambda: cls(*values))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    function.__name__ = function.__qualname__ = cls.INTERFACE
+    function.__module__ = __name__
+    function.__doc__ = _IR_SPELLING.sub("", inspect.cleandoc(cls.__doc__ or ""), count=1)
+    function.__signature__ = sig  # type: ignore[attr-defined]
+    return function
+
+
+def _derivable(cls: type[co.CompoundOp]) -> bool:
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    tiles = all(p.annotation in ("SSAValue", "SSAValue | None") for p in params)
+    return tiles and cls.INTERFACE not in globals()
+
+
+#: ``pt.<INTERFACE>`` of every compound op that has no hand-written function
+DERIVED: dict[str, Callable[..., Any]] = {
+    c.INTERFACE: derive(c) for c in co.COMPOUND_OPS if _derivable(c)
+}
+globals().update(DERIVED)
+
+
 #: what ``ptoc.lang`` exports from this module
 __all__ = [
     "MX",
     "Records",
-    "dequantize_mx",
     "dequantize_rows",
-    "gather_blocks",
-    "gather_flat",
     "gather_pattern",
     "merge_blocks",
     "merge_sorted",
@@ -293,4 +317,5 @@ __all__ = [
     "scatter_flat",
     "sort32",
     "unpack_records",
+    *DERIVED,
 ]
