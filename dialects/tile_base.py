@@ -123,6 +123,17 @@ def _scalar_bits_uncached(dtype: DataType, value: Number) -> int:
 # --------------------------------------------------------------------------- base op
 
 
+class RuleError(VerifyException):
+    """A ``tile`` op breaks one of its static rules: the op's IR name and the rule as data
+    (its message spells them ``tile.concat: rule`` for readers of the IR; the tracer
+    reports ``pt.concat: rule`` at the kernel line)."""
+
+    def __init__(self, op: str, rule: str) -> None:
+        super().__init__(f"{op}: {rule}")
+        self.op = op
+        self.rule = rule
+
+
 @dataclass
 class RefEnv:
     """State of one reference evaluation: PE count and the GM tensors by SSA value."""

@@ -31,6 +31,7 @@ from .modes import CMode, CModeAttr
 from .tile_base import (
     Number,
     RefEnv,
+    RuleError,
     ScalarAttr,
     TileOp,
     format_number,
@@ -118,7 +119,7 @@ class CmpsOp(TileOp):
         try:
             _ = self.bits
         except ValueError as e:
-            raise VerifyException(f"{self.name}: {e}") from None
+            raise RuleError(self.name, str(e)) from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return (
@@ -214,7 +215,7 @@ class SelsOp(TileOp):
         try:
             _ = self.bits
         except ValueError as e:
-            raise VerifyException(f"{self.name}: {e}") from None
+            raise RuleError(self.name, str(e)) from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return (self.semantics(_dt(self.result), args[0], args[1], env.gpr(self.bits))[0],)
@@ -270,7 +271,7 @@ class FullOp(TileOp):
         try:
             _ = self.bits
         except ValueError as e:
-            raise VerifyException(f"{self.name}: {e}") from None
+            raise RuleError(self.name, str(e)) from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         shape = (env.pes, *tile_type(self.result).valid)

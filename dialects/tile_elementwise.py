@@ -36,6 +36,7 @@ from .modes import RModeAttr, rmode_code
 from .tile_base import (
     Number,
     RefEnv,
+    RuleError,
     ScalarAttr,
     TileOp,
     derive_ops,
@@ -212,7 +213,7 @@ class ScalarOp(TileOp):
         try:
             bits = self.bits
         except ValueError as e:
-            raise VerifyException(f"{self.name}: {e}") from None
+            raise RuleError(self.name, str(e)) from None
         if (
             optable_row(self.MNEMONIC).arith in ("div", "rem")
             and bits == 0
@@ -323,7 +324,7 @@ class CvtOp(TileOp):
         o = catalog_op(self.MNEMONIC)
         rule = legality.source_dtype_for(o, data_type(s.dtype), data_type(r.dtype))
         if rule is not None:
-            raise VerifyException(f"{self.name}: {rule}")
+            raise RuleError(self.name, rule)
         _same_shape(self, s, r)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:

@@ -35,6 +35,7 @@ from .dtypes import data_type
 from .tile_base import (
     Number,
     RefEnv,
+    RuleError,
     ScalarAttr,
     TileOp,
     format_number,
@@ -84,7 +85,7 @@ class InsertOp(TileOp):
             raise VerifyException("tile.insert takes two offsets and keeps the DataType")
         rule = layout.tinsert_shape_legal(o.valid, s.valid, *self.offset)
         if rule is not None:
-            raise VerifyException(f"tile.insert: {rule}")
+            raise RuleError(self.name, rule)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         dt = data_type(tile_type(self.old).dtype)
@@ -127,7 +128,7 @@ class FillPadOp(TileOp):
         try:
             _ = self.bits
         except ValueError as e:
-            raise VerifyException(f"{self.name}: {e}") from None
+            raise RuleError(self.name, str(e)) from None
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
@@ -197,7 +198,7 @@ class HistogramOp(TileOp):
             data_type(s.dtype), s.valid, f.valid, self.byte.value.data
         )
         if rule is not None:
-            raise VerifyException(f"tile.histogram: {rule}")
+            raise RuleError(self.name, rule)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         dt = data_type(tile_type(self.src).dtype)

@@ -30,7 +30,16 @@ from ptoc.backend.isa import row as optable_row
 from ptoc.backend.isa.semantics import generate, indexed, layout
 
 from .dtypes import data_type
-from .tile_base import RefEnv, TileOp, derive_ops, export, op_name, sole_row, tile_type
+from .tile_base import (
+    RefEnv,
+    RuleError,
+    TileOp,
+    derive_ops,
+    export,
+    op_name,
+    sole_row,
+    tile_type,
+)
 from .tile_types import TileType
 
 _PURE = traits_def(Pure())
@@ -93,7 +102,7 @@ class ConcatOp(TileOp):
             raise VerifyException("tile.concat operands and result share one DataType")
         rule = layout.tconcat_shapes_legal(a.valid, b.valid, r.valid)
         if rule is not None:
-            raise VerifyException(f"tile.concat: {rule}")
+            raise RuleError(self.name, rule)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         return (self.semantics(_dt(self.lhs), args[0], args[1])[0],)
@@ -131,7 +140,7 @@ class ExtractOp(TileOp):
             raise VerifyException("tile.extract takes two offsets and keeps the DataType")
         rule = layout.textract_shape_legal(s.valid, r.valid, *self.offset)
         if rule is not None:
-            raise VerifyException(f"tile.extract: {rule}")
+            raise RuleError(self.name, rule)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         r = tile_type(self.result)
@@ -245,7 +254,7 @@ class GatherOp(TileOp):
         v, i, r = tile_type(self.values), tile_type(self.index), tile_type(self.result)
         rule = indexed.tgather_types_legal(data_type(v.dtype), data_type(i.dtype))
         if rule is not None:
-            raise VerifyException(f"tile.gather: {rule}")
+            raise RuleError(self.name, rule)
         if r != TileType(v.dtype, i.extent, i.valid) or i.valid[1] > v.valid[1]:
             raise VerifyException("tile.gather result takes the index shape within the values")
 
@@ -277,7 +286,7 @@ class ScatterOp(TileOp):
         v, i, r = tile_type(self.values), tile_type(self.index), tile_type(self.result)
         rule = indexed.tscatter_types_legal(data_type(v.dtype), data_type(i.dtype))
         if rule is not None:
-            raise VerifyException(f"tile.scatter: {rule}")
+            raise RuleError(self.name, rule)
         if i.valid != v.valid or r.dtype != v.dtype or r.valid[1] != v.valid[1]:
             raise VerifyException("tile.scatter index matches the values; result keeps columns")
 
@@ -314,7 +323,7 @@ class PartOp(TileOp):
 
         rule = tpart_shapes_legal(a.valid, b.valid, r.valid)
         if rule is not None:
-            raise VerifyException(f"{self.name}: {rule}")
+            raise RuleError(self.name, rule)
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None

@@ -29,6 +29,7 @@ from .modes import RMode, RModeAttr, rmode_code
 from .tile_base import (
     Number,
     RefEnv,
+    RuleError,
     ScalarAttr,
     TileOp,
     format_number,
@@ -113,7 +114,7 @@ class QuantBase(TileOp):
             np.array([self.zero_point_raw], np.uint64),
         )
         if rule is not None:
-            raise VerifyException(f"{self.name}: {rule}")
+            raise RuleError(self.name, rule)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -9,7 +9,6 @@ NaN payloads and the sign of zero count.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -137,8 +136,7 @@ def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
         except (SemanticError, CompoundError) as e:
             loc = source_of(op, traced)
             name = _op_name(op)
-            rule = re.sub(r"^tile\.(\w+): ", r"pt.\1: ", e.rule)
-            rule = rule if name in rule else f"{name}: {rule}"
+            rule = e.rule if name in e.rule else f"{name}: {e.rule}"
             hint = "the machine raises Fault_TileLegality at this operation on these inputs"
             raise ReferenceFault(rule, loc, hint) from None
         values.update(zip(op.results, results))

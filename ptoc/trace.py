@@ -16,6 +16,8 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
+from ptoc.dialects.tile_base import RuleError
+
 from .errors import KernelError
 from .source import SourceLoc, user_location
 
@@ -37,8 +39,11 @@ class TraceState:
     #: (file, line, 1-based col) of every op -> the full span (for carets after cloning)
     locations: dict[tuple[str, int, int], SourceLoc] = field(default_factory=dict)
 
-    def emit(self, op: Operation, loc: SourceLoc | None = None) -> Operation:
-        """Append ``op`` at the kernel author's current line and verify it there."""
+    def emit(
+        self, op: Operation, loc: SourceLoc | None = None, fn: str | None = None
+    ) -> Operation:
+        """Append ``op`` at the kernel author's current line and verify it there; a broken
+        rule of the op is reported as ``fn``'s (the ``ptoc.lang`` function called)."""
         loc = loc or user_location(2)
         if loc is not None:
             op.location = FileLineColLoc(
@@ -51,7 +56,8 @@ class TraceState:
         except VerifyException as e:
             op.detach()
             op.erase(safe_erase=False)
-            raise KernelError(_rule_text(e), loc) from None
+            text = f"{fn}: {e.rule}" if fn and isinstance(e, RuleError) else _rule_text(e)
+            raise KernelError(text, loc) from None
         return op
 
     def use(self, names: list[str], name: str) -> None:

@@ -33,7 +33,7 @@ from ptoc.backend.isa import DataType, info
 from ptoc.dialects.compound_ref import CompoundError
 
 from ..dtypes import data_type, is_pred
-from ..tile_base import CompoundTileOp, RefEnv, tile_type
+from ..tile_base import CompoundTileOp, RefEnv, RuleError, tile_type
 from ..tile_types import TileType
 
 Arrays = tuple[np.ndarray, ...]
@@ -89,7 +89,7 @@ class CompoundOp(CompoundTileOp):
             try:
                 outs.append(self.ref([a[pe] for a in args]))
             except CompoundError as e:
-                raise CompoundError(f"{self.name}: {e.rule}") from None
+                raise CompoundError(e.rule, op=self.name) from None
         return tuple(np.stack([o[k] for o in outs]) for k in range(len(self.outs)))
 
     def zero_inputs(self) -> list[np.ndarray]:
@@ -101,7 +101,7 @@ class CompoundOp(CompoundTileOp):
         try:
             outs = self.ref(self.zero_inputs())
         except CompoundError as e:
-            raise VerifyException(f"{self.name}: {e.rule}") from None
+            raise RuleError(self.name, e.rule) from None
         return [result_type(a) for a in outs]
 
     def verify_(self) -> None:

@@ -21,7 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 from ptoc.dialects import compound_ref as cr
 from ptoc.dialects.compound_ref.gather import PATTERN_CODES, PATTERNS
 
-from ..tile_base import tile_type
+from ..tile_base import RuleError, tile_type
 from ..tile_types import TileType
 from ._common import Arrays, CompoundOp, carrier_of, keyword_operand, print_keyword_operands
 
@@ -137,9 +137,7 @@ class GatherBlocksOp(CompoundOp):
         t = tile_type(self.inputs[0])
         nbytes = t.valid[0] * t.valid[1] * np.dtype(carrier_of(t)).itemsize
         if nbytes < 32:
-            raise VerifyException(
-                f"tile.gather_blocks: the {nbytes}-byte source holds no 32-byte block"
-            )
+            raise RuleError(self.name, f"the {nbytes}-byte source holds no 32-byte block")
 
     def ref(self, args: Sequence[np.ndarray]) -> Arrays:
         return (cr.gather_blocks(args[0], args[1]),)

@@ -19,13 +19,15 @@ from ptoc.backend.isa.datatypes import DataType, dtype_by_name, info
 class CompoundError(Error, ValueError):
     """A compound interface was called with arguments its reference semantics rejects.
 
-    ``rule`` is one sentence naming the broken rule (the same text as the message).
+    ``rule`` is one sentence naming the broken rule; ``op`` the IR name of the op whose
+    reference raised it, when one did (the message is then ``op: rule``).
     """
 
-    def __init__(self, rule: str) -> None:
-        super().__init__(rule)
+    def __init__(self, rule: str, op: str | None = None) -> None:
+        super().__init__(rule if op is None else f"{op}: {rule}")
         #: one sentence naming the broken rule
         self.rule = rule
+        self.op = op
 
 
 class Records(NamedTuple):

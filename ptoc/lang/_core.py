@@ -40,7 +40,7 @@ def fail(message: str, hint: str | None = None) -> NoReturn:
 
 def emit(fn: str, operation: Operation) -> Operation:
     """Append ``operation`` to the kernel being traced (``fn`` names the caller)."""
-    return current(fn).emit(operation)
+    return current(fn).emit(operation, fn=fn)
 
 
 def emit_tile(fn: str, operation: Operation, index: int = 0) -> Tile:

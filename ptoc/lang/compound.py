@@ -22,9 +22,9 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
 from ptoc.dialects import compound_ops as co
+from ptoc.dialects.tile_base import RuleError
 
 from ..dtypes import DTYPES
-from ..errors import KernelError
 from ..tile import Tile
 from ._core import as_dtype, as_number, as_shape, as_tile, emit, fail, is_scalar
 
@@ -46,9 +46,6 @@ class MX(NamedTuple):
     scaling: Tile
 
 
-_OP_NAME = re.compile(r"^tile\.\w+: ")
-
-
 def _tiles(fn: str, args: list[Any]) -> list[Tile]:
     tiles = [as_tile(a, fn, f"argument {i + 1}") for i, a in enumerate(args)]
     for t in tiles:
@@ -62,11 +59,10 @@ def compound(fn: str, build: Callable[[], Operation]) -> list[Tile]:
     broken static rule, which becomes a diagnostic at the caller's line."""
     try:
         op = emit(fn, build())
-    except VerifyException as e:  # raised while building the op
-        fail(_OP_NAME.sub(f"{fn}: ", str(e).splitlines()[0], count=1))
-    except KernelError as e:  # raised by the verifier, already at the caller's line
-        msg = _OP_NAME.sub(f"{fn}: ", e.message, count=1)
-        raise KernelError(msg, e.loc, e.hint) from None
+    except RuleError as e:  # raised while building the op
+        fail(f"{fn}: {e.rule}")
+    except VerifyException as e:
+        fail(f"{fn}: {str(e).splitlines()[0]}")
     return [Tile(r) for r in op.results]
 
 

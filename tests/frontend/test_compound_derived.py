@@ -30,7 +30,7 @@ def test_derived_functions_are_exactly_the_tile_only_ops_without_a_hand_written_
     assert set(compound.DERIVED) == {"gather_flat", "gather_blocks", "dequantize_mx"}
     for name, fn in compound.DERIVED.items():
         assert getattr(pt, name) is fn and name in pt.__all__
-        cls = next(c for c in co.COMPOUND_OPS if c.INTERFACE == name)
+        cls = next(c for c in co.COMPOUND_OPS if name == c.INTERFACE)
         ctor = list(inspect.signature(cls.__init__).parameters)[1:]
         assert list(inspect.signature(fn).parameters) == ctor
         assert fn.__doc__ and not fn.__doc__.startswith("``%")
@@ -78,3 +78,21 @@ def test_a_broken_static_rule_names_the_function(tmp_path: Path) -> None:
 def test_a_wrong_call_is_a_python_type_error() -> None:
     with pytest.raises(TypeError, match="missing a required argument: 'offsets'"):
         pt.gather_flat(None)
+
+
+def test_a_rule_of_the_op_is_data_reported_as_the_dsl_functions(tmp_path: Path) -> None:
+    """The verifier raises ``RuleError(op, rule)``; the tracer words it for the function
+    called, the IR keeps the op's name (nothing is rewritten from message text)."""
+    call = "pt.gather_blocks(t[0:1, 0:4], pt.full((1, 1), 0, ptoc.u32))"
+    _, kernels = write_kernels(tmp_path, KERNEL.format(call=call))
+    with pytest.raises(ptoc.KernelError) as e:
+        kernels["k"].trace()
+    assert e.value.message == "pt.gather_blocks: the 16-byte source holds no 32-byte block"
+    from ptoc.dialects.tile_base import RuleError
+
+    err = RuleError("tile.gather_blocks", "the 16-byte source holds no 32-byte block")
+    assert (err.op, err.rule) == (
+        "tile.gather_blocks",
+        "the 16-byte source holds no 32-byte block",
+    )
+    assert str(err) == "tile.gather_blocks: the 16-byte source holds no 32-byte block"

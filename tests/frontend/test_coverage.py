@@ -17,6 +17,7 @@ I = ptoc.Tensor[ptoc.s32, 8, 64]
 
 @ptoc.kernel
 def floats(x: F, y: F, out: F):
+    pt.prefetch(x)
     a, b = pt.load(x), pt.load(y)
     col, row = pt.row_max(a), pt.col_sum(a)
     for op in (pt.add, pt.sub, pt.mul, pt.div, pt.maximum, pt.minimum):
