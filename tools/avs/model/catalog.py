@@ -17,6 +17,7 @@ from typing import Any
 
 from ptoc.backend.isa import DataType, Family, catalog, op, op_by_selector
 from ptoc.backend.isa.schema import OpDef
+from ptoc.backend.program import DATR_BY_ATTR, DATR_BY_NAME
 
 from ..outcome import Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Opaque
@@ -108,20 +109,17 @@ def datr_pad_union(m: PtocModel, index: Any) -> Enum:
     return Enum(PAD_UNIONS[operation(index).pad_union])
 
 
-_DATR_FIELD = {
-    "TileDATRField_CMode": "CMode",
-    "TileDATRField_PadValueOrByteId": "PadValueOrByteId",
-    "TileDATRField_Sat": "Sat",
-    "TileDATRField_Canonicalize": "Canonicalize",
-    "TileDATRField_DataType": "DataType",
-    "TileDATRField_RMode": "RMode",
-    "TileDATRField_Layout": "Layout",
-}
+def _datr_field(asl_enum: str) -> str:
+    """The B.DATR field an ASL ``TileDATRField_<Name>`` names (ptoc's ``DATR_BY_NAME``)."""
+    name = asl_enum.removeprefix("TileDATRField_")
+    if name not in DATR_BY_NAME:
+        raise KeyError(f"ASL B.DATR field {asl_enum} is not a field of B.DATR")
+    return name
 
 
 @binding("TileOperationDATRFieldApplicable")
 def datr_field_applicable(m: PtocModel, index: Any, fieldname: Enum) -> bool:
-    return _DATR_FIELD[fieldname.name] in operation(index).datr_fields
+    return _datr_field(fieldname.name) in operation(index).datr_fields
 
 
 @binding("TileOperationDATRFieldsLegal")
@@ -137,14 +135,12 @@ def datr_fields_legal(
     layout: Bits,
 ) -> bool:
     allowed = operation(index).datr_fields
+    # the ASL passes the fields in its own order; ptoc names each by DATR_BY_ATTR
+    values = {"cmode": cmode, "pad": pad, "sat": sat, "canonicalize": canon, "dtype": dtype,
+              "rmode": rmode, "layout": layout}  # fmt: skip
     present = {
-        "CMode": cmode.value != 0,
-        "PadValueOrByteId": pad.value != 0,
-        "Sat": bool(sat),
-        "Canonicalize": bool(canon),
-        "DataType": dtype.value != 0,
-        "RMode": rmode.value != 0,
-        "Layout": layout.value != 0,
+        DATR_BY_ATTR[attr].name: bool(v) if isinstance(v, bool) else v.value != 0
+        for attr, v in values.items()
     }
     return all(f in allowed for f, nonzero in present.items() if nonzero)
 
