@@ -56,7 +56,7 @@ UNTRANSLATED_GROUPS: dict[str, str] = {
     "CUBE engine": "ptoc has no CUBE engine yet (TMATMUL/TGEMV families, CUBE tile layouts "
     "and locations, B.FPATR post-processing)",
     "indexed GM transfers": "ptoc's executor does not model MGATHER/MSCATTER (and their "
-    "MASK/CAS forms), GMOV or TPREFETCH",
+    "MASK/CAS forms) or GMOV",
     "Shared tiles": "ptoc's executor does not model Shared tiles (B.IOS, S0..S255)",
     "memory events": "ptoc's executor records no memory-access events (the ASL's ordering "
     "and visibility traces)",
