@@ -248,7 +248,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         for bd, reg in gp.abi.items()
     )
     f.attributes[SCRATCH_ATTR] = IntegerAttr(scratch_step, i64)
-    f.attributes[MACHINE_ATTR] = StringAttr(f"hands={hands},depth={depth},capacity={capacity}")
+    f.attributes[MACHINE_ATTR] = StringAttr(target.text())  # the emitter validates for it
     for op, regs in zip(final, gp.regs, strict=True):
         if regs:
             op.gprs = _strs(regs)

@@ -39,6 +39,7 @@ from ptoc.backend.program import (
     Stop,
     TileRef,
 )
+from ptoc.backend.target import ConfigError, MachineConfig
 from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import AddrOp, ConstOp, MaterializeOp, ProgramOp, PtoOp, ScratchAddrOp
 from ptoc.dialects.reference import tensor_args
@@ -245,6 +246,18 @@ def program_header(em: Emitted, machine: str | None = None) -> list[str]:
     return out
 
 
+def allocated_machine(f: func.FuncOp) -> MachineConfig | None:
+    """The machine an allocated kernel was allocated for (its ``pto.machine``), None
+    when the attribute is absent (hand-written IR that names no machine)."""
+    attr = f.attributes.get(MACHINE_ATTR)
+    if not isinstance(attr, StringAttr):
+        return None
+    try:
+        return MachineConfig.parse(attr.data)
+    except ConfigError as e:
+        raise CompileError(f"@{f.sym_name.data} has a malformed {MACHINE_ATTR}: {e}") from None
+
+
 @dataclass(frozen=True)
 class EmitPass(ModulePass):
     """Replace every allocated kernel with a ``pto.program`` op holding its bundle text:
@@ -257,11 +270,21 @@ class EmitPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from ..pipeline import Options, run_pass
+        from ..validate import ValidationError, validate
 
         for c in run_pass("emit", op, None, Options(validate=False)):
             f, em = c.kernel, c.emitted
             assert em is not None
             attr = f.attributes.get(MACHINE_ATTR)
+            machine = allocated_machine(f)
+            if machine is not None:  # the machine ptoc-allocate allocated for
+                try:
+                    validate(em, machine)
+                except ValidationError as e:
+                    raise CompileError(
+                        f"@{em.kernel}: the program does not validate on the machine it was "
+                        f"allocated for ({machine.text()}): {e}"
+                    ) from None
             header = program_header(em, attr.data if isinstance(attr, StringAttr) else None)
             lines = header + format_program(em.program).splitlines()
             prog = ProgramOp(em.kernel, lines)

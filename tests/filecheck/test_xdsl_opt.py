@@ -63,7 +63,7 @@ def test_the_emitted_text_runs_with_ptoc_run(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     header = prog.read_text().splitlines()[:3]
     assert header == [
-        "# @k, allocated for hands=4,depth=16,capacity=262144",
+        "# @k, allocated for hands=4,depth=16,capacity=262144,pes=4,gm_size=67108864",
         "# a0 = base of tensor x + 1024 bytes per PE",
         "# a1 = base of tensor o + 1024 bytes per PE",
     ]
@@ -85,3 +85,28 @@ def test_the_emitted_text_runs_with_ptoc_run(tmp_path: Path) -> None:
     kb.store(ot, kb.rowexpandsub(kb.exp(t), kb.rowmax(t)), pe=(4, 0))
     want = run_reference(kb.finish(), {"x": x})["o"]
     assert got.tobytes() == want.tobytes()
+
+
+def test_ptoc_emit_validates_for_the_machine_the_kernel_was_allocated_for(
+    tmp_path: Path,
+) -> None:
+    """``ptoc-emit`` replays the program through the allocation validator on the machine
+    named by ``pto.machine``, as ``ptoc.compile`` does: an allocation that does not fit
+    the machine it claims is refused, not printed."""
+    src, allocated = tmp_path / "k.mlir", tmp_path / "allocated.mlir"
+    src.write_text(KERNEL)
+    r = _run("xdsl-opt", str(src), "-p", "ptoc-legalize,ptoc-allocate", "-o", str(allocated))
+    assert r.returncode == 0, r.stderr
+    text = allocated.read_text()
+    assert 'pto.machine = "hands=4,depth=16,capacity=262144,pes=4,gm_size=67108864"' in text
+    ok = _run("xdsl-opt", str(allocated), "-p", "ptoc-emit")
+    assert ok.returncode == 0, ok.stderr
+    allocated.write_text(text.replace("capacity=262144", "capacity=1024"))
+    r = _run("xdsl-opt", str(allocated), "-p", "ptoc-emit")
+    assert r.returncode == 2
+    assert r.stderr.startswith("xdsl-opt: error: ") and r.stderr.count("\n") == 1, r.stderr
+    assert "capacity" in r.stderr
+    allocated.write_text(text.replace("depth=16", "depth=99"))
+    r = _run("xdsl-opt", str(allocated), "-p", "ptoc-emit")
+    assert r.returncode == 2
+    assert "malformed pto.machine" in r.stderr and "depth=99" in r.stderr, r.stderr

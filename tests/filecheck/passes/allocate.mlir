@@ -16,7 +16,7 @@ func.func @reuse(%x: !tile.tensor<FP32, 8x64>, %o: !tile.tensor<FP32, 8x64>) {
 }
 
 // The ABI: tensor bases in a0, a1 (no PE step); the stride 256 goes to s0 up front.
-// CHECK:      func.func @reuse({{.*}}) attributes {pto.abi = [["a0", 0 : i64, 0 : i64], ["a1", 1 : i64, 0 : i64]], pto.scratch = 0 : i64, pto.machine = "hands=4,depth=16,capacity=262144"}
+// CHECK:      func.func @reuse({{.*}}) attributes {pto.abi = [["a0", 0 : i64, 0 : i64], ["a1", 1 : i64, 0 : i64]], pto.scratch = 0 : i64, pto.machine = "hands=4,depth=16,capacity=262144,pes=4,gm_size=67108864"}
 // CHECK:      pto.materialize %[[S:.*]] gpr "s0"
 // CHECK-NEXT: %a = pto.tload FP32 gpr(%{{.*}}, %[[S]]) {{.*}} hands ["T"] gprs ["a0", "s0"]
 // CHECK-NEXT: %b = pto.texp FP32 %a {{.*}} refs ["T#1"] hands ["T"]

@@ -30,7 +30,7 @@ func.func @consts(%x: !tile.tensor<S64, 2x16>, %o: !tile.tensor<S64, 2x16>, %y: 
 // The program text starts with a comment header: the machine it was allocated for and
 // the ABI registers (what `ptoc run` needs to be given).
 // CHECK:      pto.program "emit" [
-// CHECK-NEXT:   "# @emit, allocated for hands=4,depth=16,capacity=262144",
+// CHECK-NEXT:   "# @emit, allocated for hands=4,depth=16,capacity=262144,pes=4,gm_size=67108864",
 // CHECK-NEXT:   "# a0 = base of tensor x + 8192 bytes per PE",
 // CHECK-NEXT:   "# a1 = base of tensor o + 8192 bytes per PE",
 // CHECK-NEXT:   "# a2 = base of tensor i + 8192 bytes per PE",
@@ -71,7 +71,7 @@ func.func @consts(%x: !tile.tensor<S64, 2x16>, %o: !tile.tensor<S64, 2x16>, %y: 
 
 // Constants: c.movi (5 bits), lui + addi (32 bits), and the 64-bit build-up.
 // CHECK:      pto.program "consts" [
-// CHECK-NEXT:   "# @consts, allocated for hands=4,depth=16,capacity=262144",
+// CHECK-NEXT:   "# @consts, allocated for hands=4,depth=16,capacity=262144,pes=4,gm_size=67108864",
 // CHECK-NEXT:   "# a0 = base of tensor x",
 // CHECK-NEXT:   "# a1 = base of tensor o",
 // CHECK-NEXT:   "# a2 = base of tensor y",
