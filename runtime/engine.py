@@ -24,6 +24,7 @@ from types import EllipsisType
 import numpy as np
 
 from ptoc.backend.isa import TABLE, DataType, Executor
+from ptoc.backend.isa.elements import ElementType
 from ptoc.backend.isa.fields import PAD_NULL, first_pes_mask, mask_text
 from ptoc.backend.isa.semantics.core import BundleControlSemanticError, SemanticError
 
@@ -135,7 +136,7 @@ class Ctx:
             kind = "a predicate" if predicate else "a numeric"
             raise self.illegal(f"{self.ref(i)} must be {kind} tile, not {t.shape_text}")
         if dtype is not ... and t.dtype != dtype:
-            want = "PRED" if dtype is None else DataType(dtype).name
+            want = ElementType(dtype).name
             raise self.illegal(
                 f"{self.ref(i)} has DataType {t.type_name}, {self.name} needs {want}"
             )
