@@ -117,6 +117,7 @@ class Executor(enum.StrEnum):
     LOAD = "load"
     STORE = "store"
     MOV = "mov"
+    MATMUL = "matmul"
 
 
 class TileFamily(enum.StrEnum):

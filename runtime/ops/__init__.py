@@ -16,6 +16,7 @@ from types import MappingProxyType
 from ptoc.backend.isa import Executor
 
 from ..engine import Preparer
+from . import cube
 from . import elementwise as ew
 from . import irregular as irr
 from . import layout as lay
@@ -57,6 +58,7 @@ PREPARERS: Mapping[Executor, Preparer] = MappingProxyType(
         E.LOAD: mem.tload,
         E.STORE: mem.tstore,
         E.MOV: mem.tmov,
+        E.MATMUL: cube.matmul,
     }
 )
 
