@@ -94,7 +94,9 @@ class CubeGeometry:
         return self.bytes != 0 and self.elements != 0
 
 
-def geometry(layout: CubeLayout, dt: DataType, valid_rows: int, valid_cols: int) -> CubeGeometry:
+def geometry(
+    layout: CubeLayout, dt: DataType, valid_rows: int, valid_cols: int
+) -> CubeGeometry:
     """Storage rows/columns, repeats, cells, elements and bytes of a CUBE valid shape."""
     cr, cc = cell_shape(layout, dt)
     none = CubeGeometry(0, 0, 0, 0, 0, 0, 0)

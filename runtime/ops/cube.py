@@ -134,7 +134,9 @@ def transport(spec: Spec) -> Runner:
             f"{lname} {spec.name} needs a CUBE-supported BSTART DataType"
         )
     layout = (LOAD_CODES if load else STORE_CODES)[code]
-    return _cube_load(spec, dt, layout, vr, vc) if load else _cube_store(spec, dt, layout, vr, vc)
+    return (
+        _cube_load(spec, dt, layout, vr, vc) if load else _cube_store(spec, dt, layout, vr, vc)
+    )
 
 
 def _cube_load(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) -> Runner:
@@ -164,10 +166,7 @@ def _cube_store(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) 
         if rule is None and (t.layout, t.dtype, t.valid_rows, t.valid_cols) != (
             want, dt, vr, vc,
         ):  # fmt: skip
-            rule = (
-                f"is {t.shape_text}; this store converts {dt.name} {vr}x{vc} "
-                f"{want.value}"
-            )
+            rule = f"is {t.shape_text}; this store converts {dt.name} {vr}x{vc} {want.value}"
         if rule is not None:
             raise ctx.illegal(f"the CUBE store source {ctx.ref(0)} {rule}")
         ctx.source(0, dt, layout=want)  # definedness
@@ -229,7 +228,9 @@ def matmul(spec: Spec) -> Runner:
     mx = p.fn.mx
     if not sm.pair_legal(p.a_type, p.b_type, mx):
         rule = "TileMXOperandPairLegal" if mx else "TileOrdinaryMatrixInputTypesSameClass"
-        legal = ", ".join(sorted(t.name for t in (sm.MX_INPUT_TYPES if mx else sm.MATRIX_INPUT_TYPES)))
+        legal = ", ".join(
+            sorted(t.name for t in (sm.MX_INPUT_TYPES if mx else sm.MATRIX_INPUT_TYPES))
+        )
         raise spec.illegal(
             f"AType {p.a_type.name} x BType {p.b_type.name} is not a legal {spec.name} pair "
             f"({rule}; types {legal}"
@@ -409,8 +410,10 @@ def _run(ctx: Ctx, p: _Plan) -> None:
         if name in pos:
             t = _row_major(ctx, pos[name], name, DataType.U64, 1, n)
             w = ctx.values(t)
-            ok = sf.quant_param_legal(f.pre_quant_mode, w) if legal == "quant" else (
-                sf.relu_param_legal(w)
+            ok = (
+                sf.quant_param_legal(f.pre_quant_mode, w)
+                if legal == "quant"
+                else (sf.relu_param_legal(w))
             )
             if not bool(np.all(ok)):
                 raise ctx.illegal(
@@ -440,9 +443,17 @@ def _run(ctx: Ctx, p: _Plan) -> None:
         )
     a = _cube_source(ctx, a_i, "left operand A", p.a_type, m, k, a_t.layout)
     blocks = sm.scale_blocks(k)
-    sa = _row_major(ctx, pos["A scale"], "A scale", DataType.E8M0, m, blocks) if p.a_scale else None
+    sa = (
+        _row_major(ctx, pos["A scale"], "A scale", DataType.E8M0, m, blocks)
+        if p.a_scale
+        else None
+    )
     b = _cube_source(ctx, pos["B"], "right operand B", p.b_type, k, n, Layout.CUBE_N8)
-    sb = _row_major(ctx, pos["B scale"], "B scale", DataType.E8M0, blocks, n) if p.b_scale else None
+    sb = (
+        _row_major(ctx, pos["B scale"], "B scale", DataType.E8M0, blocks, n)
+        if p.b_scale
+        else None
+    )
     bias = _row_major(ctx, pos["bias"], "bias", p.acc_type, 1, n) if fn.bias else None
     # 9. C's encoded selector differs from D's zero-extended hand code
     d_hand, d_size = ctx.plan.destinations[0]

@@ -154,9 +154,9 @@ CASES: list[tuple[type[MachineFault], str]] = [
     (TileLegalityFault, block("TIMG2COL", "S32", dim_lines(4), iot("T#1", dst="U", size=1))),
     (UnsupportedOperation, block("TPREFETCH", "S32", dim_lines(4), "B.IOR a0", iot("T#1"))),
     (
-        UnsupportedOperation,
+        BundleControlFault,
         "BSTART.TMATMUL FP16\nB.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n",
-    ),
+    ),  # no B.FPATR
     (
         UnsupportedOperation,
         block("TLOAD", "S32", dim_lines(4), "B.IOR a0, a1", "B.IOS mask=1111, ->S3<1>"),
