@@ -263,11 +263,9 @@ def matmul(spec: Spec) -> Runner:
             "B.FPATR TransA/TransB transpose a Shared primary only; this bundle's "
             "primaries are Local (BundleMatrixSharedSchemasLegal)"
         )
-    try:
-        sf.check_accumulator(f, p.acc_type)
-    except SemanticError as e:
-        raise spec.illegal(e.rule) from None
-    p.out_type = sf.output_type(f, p.acc_type)
+    p.out_type = (
+        sf.output_type(f, p.acc_type) if f.pre_quant_mode in sf.PRE_QUANT else p.acc_type
+    )
 
     def run(ctx: Ctx) -> None:
         _run(ctx, p)
@@ -344,7 +342,8 @@ def _datr(spec: Spec, p: _Plan) -> None:
 
 
 def _scalar_words(ctx: Ctx, p: _Plan) -> dict[str, np.ndarray]:
-    """The B.IOR words per participating PE, checked (``BundleOperationGPRBindingValuesLegal``)."""
+    """The B.IOR words per participating PE, checked
+    (``BundleOperationGPRBindingValuesLegal``)."""
     out: dict[str, np.ndarray] = {}
     for slot, what in enumerate(p.scalars):
         w = ctx.gpr_slot(slot)
@@ -402,7 +401,11 @@ def _run(ctx: Ctx, p: _Plan) -> None:
     m, n, k = p.m, p.n, p.k
     pos = p.pos
     words = _scalar_words(ctx, p)
-    # 7. auxiliary sources
+    # 7. the accumulator class the PreQuantMode converts, then the auxiliary sources
+    try:
+        sf.check_accumulator(f, p.acc_type)
+    except SemanticError as e:
+        raise ctx.illegal(e.rule) from None
     vec: dict[str, Tile] = {}
     if "RowMaxIn" in pos:
         vec["RowMaxIn"] = _row_major(ctx, pos["RowMaxIn"], "RowMaxIn", p.acc_type, m, 1)
@@ -457,9 +460,10 @@ def _run(ctx: Ctx, p: _Plan) -> None:
     bias = _row_major(ctx, pos["bias"], "bias", p.acc_type, 1, n) if fn.bias else None
     # 9. C's encoded selector differs from D's zero-extended hand code
     d_hand, d_size = ctx.plan.destinations[0]
-    if c is not None and ctx.plan.sources[pos["C"]].code == int(d_hand):
+    c_code = ctx.plan.sources[pos["C"]].code if c is not None else -1
+    if c_code == int(d_hand):
         raise ctx.illegal(
-            f"the accumulator selector {ctx.ref(pos['C'])} (code {ctx.plan.sources[pos['C']].code}) "
+            f"the accumulator selector {ctx.ref(pos['C'])} (code {c_code}) "
             f"equals D's DstTile hand code {int(d_hand)} "
             "(BundleMatrixAccumulatorDestinationIndicesDistinct)"
         )
