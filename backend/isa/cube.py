@@ -153,21 +153,31 @@ def shape_rule(
     return None
 
 
+def cell_element_index(layout: CubeLayout, dt: DataType, inner_row: int, inner_col: int) -> int:
+    """``TileCubeCellElementIndex``: the element of ``[inner_row, inner_col]`` inside one
+    cell: column-major for CUBE_N8, row-major for the M layouts, where 4-bit CUBE_M16
+    swaps inner columns 4..7 with 8..11."""
+    cr, cc = cell_shape(layout, dt)
+    if layout is CubeLayout.N8:
+        return inner_col * cr + inner_row
+    col = inner_col
+    if layout is CubeLayout.M16 and info(dt).bits == 4 and 4 <= col < 12:
+        col = col + 4 if col < 8 else col - 4
+    return inner_row * cc + col
+
+
 def payload_index(
     layout: CubeLayout, dt: DataType, valid_rows: int, valid_cols: int, row: int, col: int
 ) -> int:
     """``TileCubePayloadIndex``: the storage element of logical ``[row, col]``."""
     cr, cc = cell_shape(layout, dt)
     g = geometry(layout, dt, valid_rows, valid_cols)
-    if layout is CubeLayout.N8:
+    if layout is CubeLayout.N8:  # cells K-major within each 8-column strip
         cell = (col // cc) * g.k_repeat + row // cr
-        local = (col % cc) * cr + row % cr  # column-major inside the cell
+        local = cell_element_index(layout, dt, row % cr, col % cc)
     else:
         cell = col // cc
-        inner = col % cc
-        if layout is CubeLayout.M16 and info(dt).bits == 4 and 4 <= inner < 12:
-            inner = inner + 4 if inner < 8 else inner - 4  # ``TileCubeCellElementIndex``
-        local = row * cc + inner
+        local = cell_element_index(layout, dt, row, col % cc)
     return cell * cr * cc + local
 
 
@@ -234,6 +244,7 @@ __all__ = [
     "CubeGeometry",
     "CubeLayout",
     "MatrixFunction",
+    "cell_element_index",
     "cell_shape",
     "fpatr_of",
     "geometry",

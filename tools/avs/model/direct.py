@@ -32,6 +32,7 @@ from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, Tile, size_code_bytes
 
 from ..outcome import AssertionFailed, Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Record
+from . import cube
 from .catalog import OPS, asl_name, decode_tile_operation
 from .core import BINDINGS, UNBOUND, PtocModel, RunResult, binding
 from .harness import pad_word
@@ -106,6 +107,8 @@ class Recipe:
     #: B.IOR source values (placed in the adapter's scalar GPRs), or None for no B.IOR
     scalars: list[int] | None = None
     datr: dict[str, int] = field(default_factory=dict)
+    #: an all-zero B.FPATR (matrix bundles)
+    fpatr: bool = False
 
 
 def std_dims(t: TileInfo) -> tuple[int, int, int]:
@@ -116,7 +119,7 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
     """How the call's operands become a ptoc bundle (see the module docstring)."""
     name = o.mnemonic
     if o.family is Family.CUBE:
-        raise Untranslated(name, group=CUBE)
+        return _matrix_recipe(m, o, ops)
     srcs = [ops.slot(f) for f, _ in o.operands if f.startswith("source")]
     dsts = [ops.slot(f) for f, _ in o.operands if f.startswith("destination")]
     tiles = [m.tile(s) for s in srcs]
@@ -221,6 +224,22 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
     return r
 
 
+def _matrix_recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
+    """A matrix bundle (``model.cube``): sources two per B.IOT, D on the last."""
+    srcs, dst, dims, a_t, b_t = cube.matrix_sources(m, o.mnemonic, ops.values)
+    for s in srcs:
+        if not m.tile(s).allocated:
+            raise AssertionFailed(m.line, f"source tile {s} is allocated",
+                                  f"{o.mnemonic}: the test passed an unallocated source")  # fmt: skip
+    cube.floating_direct(a_t, b_t)
+    r = Recipe(dtype=int(a_t), bindings=[], dims=dims, fpatr=True)
+    if b_t != a_t:
+        r.datr["dtype"] = int(b_t)
+    groups = [srcs[i : i + 2] for i in range(0, len(srcs), 2)]
+    r.bindings = [(g, dst if i == len(groups) - 1 else None) for i, g in enumerate(groups)]
+    return r
+
+
 def _dtype_code(t: TileInfo) -> int:
     if t.predicate:
         return DTYPE_NONE
@@ -255,6 +274,8 @@ def build(m: PtocModel, o: OpDef, r: Recipe, mask: int) -> list[Command]:
     out: list[Command] = []
     if r.datr:
         out.append(Datr(**r.datr))
+    if r.fpatr:
+        out.append(cube.zero_fpatr())
     for lb, v in enumerate(r.dims):
         if v is not None:
             out.append(Dim(lb=lb, reg=0, imm=v & 0xFFFF))
@@ -569,11 +590,15 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
         m.set_fault("Fault_IllegalInstruction")
         return (Enum("TileExecution_Rejected"), Bits(64, 0))
     o = catalog.OPS[index]
-    if o.family is Family.CUBE:
-        raise Untranslated(o.mnemonic, group=CUBE)
+    f = operands.fields
+    if o.family is Family.CUBE and o.function & 2 and _int(f["destination0"]) == _int(
+        f["source0"]
+    ):
+        # the direct-call rule (``TileOperandsLegal_*``): C and D are distinct TileIndexes
+        m.set_fault("Fault_TileLegality")
+        return (Enum("TileExecution_Rejected"), Bits(64, 0))
     if TABLE[o.mnemonic].executor is None:
         raise Untranslated(o.mnemonic, group=UNSUPPORTED_GROUP)
-    f = operands.fields
     values = {name: f[name] for name, _ in o.operands if name in f}
     result = run_direct(m, o.mnemonic, Operands(values), dry=False)
     if result.fault is not None:
