@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ptoc.backend.isa import DataType, Family, catalog, form
-from ptoc.backend.isa import op as op_def
 from ptoc.backend.isa import cube as isa_cube
+from ptoc.backend.isa import op as op_def
 from ptoc.backend.isa.cube import CubeLayout, MatrixFunction
 from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
@@ -45,7 +45,7 @@ def cube_layout(e: Any) -> CubeLayout | None:
 def _dt(e: Any) -> DataType | None:
     try:
         return data_type(e)
-    except Exception:  # noqa: BLE001  (a non-member is simply unsupported)
+    except Exception:
         return None
 
 
@@ -123,7 +123,9 @@ def _capacity_legal(cap: int) -> bool:
 
 
 @binding("TileCubeDescriptorShapeLegal")
-def descriptor_shape_legal(m: PtocModel, cap: Any, vr: Any, vc: Any, dt: Enum, layout: Enum) -> bool:
+def descriptor_shape_legal(
+    m: PtocModel, cap: Any, vr: Any, vc: Any, dt: Enum, layout: Enum
+) -> bool:
     lay, d = cube_layout(layout), _dt(dt)
     if lay is None or d is None or not _capacity_legal(_int(cap)):
         return False
@@ -247,7 +249,9 @@ def accumulator_type(m: PtocModel, a: Enum, b: Enum) -> Enum:
     if not sm.pair_legal(da, db):
         # the ASL function is total over its inputs: FP32 for floats, else by A's class
         cls = sm.type_class(da)
-        return dtype_enum({"float": DataType.FP32, "signed": DataType.S32}.get(cls, DataType.U32))
+        return dtype_enum(
+            {"float": DataType.FP32, "signed": DataType.S32}.get(cls, DataType.U32)
+        )
     return dtype_enum(sm.accumulator_type(da, db))
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from ptoc.backend.encoding import tile_start
 from ptoc.backend.isa import DTYPE_NONE, TABLE, DataType, Family, OpDef, catalog, op
+from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.fields import CMODE_BY_NAME, PAD_NAMES, RMODE_BY_NAME, Hand
 from ptoc.backend.program import Command, Datr, Dim, Ior, Iot, TileRef
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, Tile, size_code_bytes
@@ -109,6 +110,9 @@ class Recipe:
     datr: dict[str, int] = field(default_factory=dict)
     #: an all-zero B.FPATR (matrix bundles)
     fpatr: bool = False
+    #: destination hands the bundle must not use (an ACC bundle's C selector code:
+    #: ``BundleMatrixAccumulatorDestinationIndicesDistinct``)
+    avoid_hands: frozenset[int] = frozenset()
 
 
 def std_dims(t: TileInfo) -> tuple[int, int, int]:
@@ -207,6 +211,16 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
             r.datr["layout"] = lay
     if name in ("TLOAD", "TSTORE"):
         r.scalars = [_int(ops.get("address")), _int(ops.get("scalar0"))]
+        cube_tile = dst if name == "TLOAD" else tiles[0]
+        lay = None if cube_tile is None else cube.cube_layout(cube_tile.layout)
+        if lay is not None:  # the CUBE transport conversion of that layout
+            assert cube_tile is not None
+            codes = isa_cube.LOAD_CODES if name == "TLOAD" else isa_cube.STORE_CODES
+            r.datr["layout"] = next(c for c, v in codes.items() if v is lay)
+            r.datr["dtype"] = DTYPE_NONE
+            r.dims = (cube_tile.valid_columns, cube_tile.valid_rows, None)
+            if name == "TLOAD" and m.data_attributes_present:  # PadValue pads the storage
+                r.datr["pad"] = _int(m.data_attributes.fields["pad_value"])
     elif name in ("TQUANT", "TDEQUANT"):
         r.scalars = [_int(ops.get("scalar0")), _int(ops.get("scalar1"))]
     elif name in ("TEXTRACT", "TINSERT", "TIMG2COL"):
@@ -233,6 +247,8 @@ def _matrix_recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
                                   f"{o.mnemonic}: the test passed an unallocated source")  # fmt: skip
     cube.floating_direct(a_t, b_t)
     r = Recipe(dtype=int(a_t), bindings=[], dims=dims, fpatr=True)
+    if o.function & isa_cube.ACC:
+        r.avoid_hands = frozenset({srcs[0]})
     if b_t != a_t:
         r.datr["dtype"] = int(b_t)
     groups = [srcs[i : i + 2] for i in range(0, len(srcs), 2)]
@@ -288,17 +304,19 @@ def build(m: PtocModel, o: OpDef, r: Recipe, mask: int) -> list[Command]:
         hand = None
         size = 0
         if dst is not None:
-            hand = Hand(_free_hand(m, hands_used))
+            hand = Hand(_free_hand(m, hands_used, r.avoid_hands))
             hands_used[int(hand)] = hands_used.get(int(hand), 0) + 1
             size = size_code(m, m.tile(dst))
         out.append(Iot(refs, mask, k == len(r.bindings) - 1, hand, size))
     return out
 
 
-def _free_hand(m: PtocModel, used: dict[int, int]) -> int:
+def _free_hand(m: PtocModel, used: dict[int, int], avoid: frozenset[int] = frozenset()) -> int:
     """A hand whose queue has room for one more entry (no eviction of a placed tile)."""
     best, room = 0, -1
     for h in range(4):
+        if h in avoid:
+            continue
         top = max(
             (s % 16 + 1 for s in range(h * 16, h * 16 + 16) if m.tiles[s].allocated), default=0
         )
@@ -591,8 +609,10 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
         return (Enum("TileExecution_Rejected"), Bits(64, 0))
     o = catalog.OPS[index]
     f = operands.fields
-    if o.family is Family.CUBE and o.function & 2 and _int(f["destination0"]) == _int(
-        f["source0"]
+    if (
+        o.family is Family.CUBE
+        and o.function & 2
+        and _int(f["destination0"]) == _int(f["source0"])
     ):
         # the direct-call rule (``TileOperandsLegal_*``): C and D are distinct TileIndexes
         m.set_fault("Fault_TileLegality")

@@ -235,7 +235,10 @@ class TileInfo:
         return lay
 
     def packed(self) -> bool:
-        """``TileUsesPackedCarrierRepresentation``."""
+        """``TileUsesPackedCarrierRepresentation`` (a CUBE tile keeps one word per
+        storage element, 4-bit types included)."""
+        if self.ptoc_layout.cube is not None:
+            return False
         return is_four_bit(self.dtype) or self.rows * self.columns > MODEL_ELEMENTS
 
     def linear(self, row: Any, col: Any) -> Any:
@@ -473,6 +476,10 @@ def from_ptoc(tile: Tile, pe: int, into: TileInfo | None = None) -> TileInfo:
         flat = lin.ravel()
         ok = defined.ravel()
         t._payload[flat[ok]] = raw.ravel()[ok]
+        if tile.layout.cube is not None:
+            # a CUBE load pads Null storage with an undefined zero word (``TileWithPadding``
+            # with ``TilePadValueForDataType(TilePad_Null)``)
+            t._payload[flat[~ok]] = 0
         t._defined[flat] = ok
     t.recount_defined()
     return t
