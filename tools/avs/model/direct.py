@@ -243,8 +243,8 @@ def _matrix_recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
     srcs, dst, dims, a_t, b_t = cube.matrix_sources(m, o.mnemonic, ops.values)
     for s in srcs:
         if not m.tile(s).allocated:
-            raise AssertionFailed(m.line, f"source tile {s} is allocated",
-                                  f"{o.mnemonic}: the test passed an unallocated source")  # fmt: skip
+            why = f"{o.mnemonic}: the test passed an unallocated source"
+            raise AssertionFailed(m.line, f"source tile {s} is allocated", why)
     cube.floating_direct(a_t, b_t)
     r = Recipe(dtype=int(a_t), bindings=[], dims=dims, fpatr=True)
     if o.function & isa_cube.ACC:
