@@ -435,9 +435,10 @@ def is_modelled(f: CommandForm) -> bool:
 
 
 def command_of(f: CommandForm, values: dict[str, int]) -> Command:
-    """The command that form ``f`` with field ``values`` denotes (omitted fields are 0):
-    the decoder's own constructor, so text and words build commands the same way."""
-    return _MAKERS[f.form_id]({fd.name: values.get(fd.name, 0) for fd in f.fields})
+    """The command that form ``f`` with field ``values`` denotes (an omitted field is its
+    only legal value when the catalog fixes it, as B.FPATR's Func and opcode fields, else
+    0): the decoder's own constructor, so text and words build commands the same way."""
+    return _MAKERS[f.form_id]({fd.name: values.get(fd.name, fd.omitted) for fd in f.fields})
 
 
 class Undecodable(Exception):

@@ -553,7 +553,11 @@ class Syntax:
     def show(self, values: dict[str, int]) -> str | None:
         """The text of ``values`` in this syntax; None when it cannot spell them (a
         nonzero field it has no operand for, or a kind that declines)."""
-        if any(values.get(fd.name, 0) for fd in self.form.fields if fd.name not in self.fields):
+        if any(
+            values.get(fd.name, 0) != fd.omitted
+            for fd in self.form.fields
+            if fd.name not in self.fields
+        ):
             return None
         if self.style == "keyed":
             return f"{self.word} " + ", ".join(
@@ -733,8 +737,15 @@ SPELLINGS: dict[str, Spelling] = {
 }
 
 
+#: B.FPATR prints its catalog template (nine numbers, the fixed Func/Opc fields left out)
+#: and also accepts Name=value operands
+_POSITIONAL_OR_KEYED = Spelling(accept=("{word} keyed",))
+
+
 def _spelling(f: CommandForm) -> Spelling | None:
-    if f.mnemonic in ("B.CATR", "B.HINT", "B.FPATR"):  # prose templates: Name=value
+    if f.mnemonic == "B.FPATR":
+        return _POSITIONAL_OR_KEYED
+    if f.mnemonic in ("B.CATR", "B.HINT"):  # prose templates: Name=value
         return _KEYED
     return SPELLINGS.get(f.asm)
 

@@ -24,6 +24,7 @@ from types import EllipsisType
 import numpy as np
 
 from ptoc.backend.isa import TABLE, DataType, Executor
+from ptoc.backend.isa.cube import TRANSPORT_CODES as CUBE_TRANSPORT_CODES
 from ptoc.backend.isa.elements import ElementType
 from ptoc.backend.isa.fields import PAD_NULL, first_pes_mask, mask_text
 from ptoc.backend.isa.semantics.core import BundleControlSemanticError, SemanticError
@@ -40,7 +41,7 @@ from .faults import (
 from .memory import GMWrite
 from .spec import Shape, Spec, elem_bits
 from .state import MASK_PES, MachineState, PushPlan
-from .tiles import Layout, Tile, size_code_bytes
+from .tiles import CUBE_LAYOUTS, Layout, Tile, size_code_bytes
 
 Runner = Callable[["Ctx"], None]
 Preparer = Callable[[Spec], Runner]
@@ -103,6 +104,13 @@ class Ctx:
                 tile = queues[hand][index - 1]
             else:
                 tile = state.lookup(ref)  # raises the fault that names the rule
+            if tile.layout in CUBE_LAYOUTS and not spec.reads_cube:
+                raise TileLegalityFault(
+                    f"{ref} is a {tile.layout.value} tile; a CUBE tile is not generically "
+                    "indexable (TileGenericIndexingPermitted), so only the matrix "
+                    "operations and the CUBE store conversion read it",
+                    self.name,
+                )
             if tile.mask & mask != mask:
                 raise TileLegalityFault(
                     f"{ref} was allocated with mask={mask_text(tile.mask)}, which does not "
@@ -373,6 +381,13 @@ def _preparer(executor: Executor) -> Preparer:
     return PREPARERS[executor]
 
 
+def _transport() -> Preparer:
+    """The CUBE transport path a B.DATR Layout 21..26 selects (``ops.cube``)."""
+    from .ops.cube import transport
+
+    return transport
+
+
 def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | None:
     """Commit-time checks that depend only on the plan (and LB values); None: no-op."""
     plan.raise_fault()
@@ -401,6 +416,8 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
     if plan.bindings and not any(b.last for b in plan.bindings):
         raise BundleControlFault("the B.IOT binding stream is never closed by `last`", name)
     handler = _preparer(executor)
+    if plan.datr is not None and plan.datr.layout in CUBE_TRANSPORT_CODES:
+        handler = _transport()  # any operation: ``ExecuteBundleCubeTransportOperation``
     dims = resolve_dims(state, plan, name)
     cached = plan.cache.get(dims)
     if cached is None:

@@ -45,6 +45,9 @@ class Spec:
         self.dims = dims
         self.datr = plan.datr
         self.dtype_code = plan.start.dtype
+        #: set by the preparers that may read a CUBE tile (the CUBE store conversion and
+        #: the matrix operations); every other operation rejects one
+        self.reads_cube = False
 
     @property
     def semantics(self) -> Callable[..., Any]:

@@ -25,6 +25,7 @@ from functools import cache
 import numpy as np
 
 from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa.cube import TRANSPORT_CODES, CubeLayout
 from ptoc.backend.isa.datatypes import bits_dtype
 from ptoc.backend.isa.elements import ElementType
 from ptoc.backend.isa.fields import PAD_NULL, mask_pes
@@ -33,14 +34,31 @@ from ptoc.backend.isa.semantics.floatfmt import CANONICAL_NAN
 
 
 class Layout(enum.Enum):
-    """Architectural tile layouts with generic indexing (CUBE layouts are unsupported)."""
+    """Architectural tile layouts: the four with generic indexing and the three CUBE cell
+    layouts (``backend/isa/cube.py``). A CUBE tile lives in the Matrix location, every
+    other tile in Any, so the layout also says the location."""
 
     ROW_MAJOR = "RowMajor"
     COL_MAJOR = "ColumnMajor"
     ZN = "ZN"
     NZ = "NZ"
+    CUBE_M16 = "CUBE_M16"
+    CUBE_M32 = "CUBE_M32"
+    CUBE_N8 = "CUBE_N8"
+
+    @property
+    def cube(self) -> CubeLayout | None:
+        """The CUBE layout this is, or None for a generic layout."""
+        return _CUBE_OF.get(self)
+
+    @classmethod
+    def of_cube(cls, layout: CubeLayout) -> Layout:
+        return cls(layout.value)
 
 
+_CUBE_OF: dict[Layout, CubeLayout] = {Layout(c.value): c for c in CubeLayout}
+#: the CUBE layouts (not generically indexable: ``TileGenericIndexingPermitted``)
+CUBE_LAYOUTS = frozenset(_CUBE_OF)
 _RM, _CM, _ZN, _NZ = Layout.ROW_MAJOR, Layout.COL_MAJOR, Layout.ZN, Layout.NZ
 #: B.DATR.Layout code -> (source layout, destination layout), from
 #: ``TileDataLayoutSourceLayout`` / ``TileDataLayoutDestinationLayout``
@@ -51,8 +69,8 @@ LAYOUT_TRANSFORMS: dict[int, tuple[Layout, Layout]] = {
     17: (_ZN, _RM), 18: (_ZN, _CM), 20: (_ZN, _NZ),
     27: (_NZ, _RM), 28: (_NZ, _CM), 30: (_NZ, _ZN),
 }  # fmt: skip
-#: ND2M32, ND2M16, ND2N8, M322ND, M162ND, N82ND: CUBE cell layouts
-CUBE_LAYOUT_CODES = frozenset({21, 22, 23, 24, 25, 26})
+#: ND2M32, ND2M16, ND2N8, M322ND, M162ND, N82ND: the CUBE transport conversions
+CUBE_LAYOUT_CODES = TRANSPORT_CODES
 
 #: the fixed byte of the integer poison pattern
 POISON_BYTE = 0xA5

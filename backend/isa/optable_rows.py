@@ -26,6 +26,7 @@ from .semantics import expand as _sx
 from .semantics import generate as _sg
 from .semantics import indexed as _si
 from .semantics import layout as _sl
+from .semantics import matmul as _mm
 from .semantics import partial as _sp
 from .semantics import quant as _sq
 from .semantics import reduce as _sr
@@ -71,6 +72,7 @@ class Executor(enum.StrEnum):
     STORE = "store"
     MOV = "mov"
     PREFETCH = "prefetch"
+    MATMUL = "matmul"
 
 
 class TileFamily(enum.StrEnum):
@@ -320,6 +322,11 @@ def _cube_operand(role: str) -> TileOperand:
     return _rw(name) if name == "accumulator" else _r(name)
 
 
+# ------------------------------------------------ the CUBE matrix engine
+# One preparer runs all twelve: the CUBE Function bits (bias, accumulator, MX, GEMV) and
+# B.FPATR decide the source stream (scales per side, auxiliary sources), so the grouping
+# into B.IOTs is free and the counts are checked against the bundle's own B.FPATR.
 for _o in catalog.OPS:
     if _o.family.value == "CUBE":
-        _add(_o.mnemonic, _NONE, *(_cube_operand(s) for s in _o.sources))
+        _add(_o.mnemonic, (E.MATMUL, None, None), *(_cube_operand(s) for s in _o.sources),
+             semantics=_mm.matmul, iots=FREE)  # fmt: skip

@@ -66,6 +66,13 @@ class FieldDef:
     #: a single excluded value (``not-equal`` constraint)
     excluded: int | None = None
 
+    @property
+    def omitted(self) -> int:
+        """The value an omitted operand has: the only legal one when the catalog fixes
+        the field (B.FPATR's Func and opcode fields), else 0."""
+        a = self.allowed
+        return next(iter(a)) if a is not None and len(a) == 1 else 0
+
     def legal(self, value: int) -> bool:
         if self.allowed is not None and value not in self.allowed:
             return False

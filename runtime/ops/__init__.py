@@ -17,10 +17,10 @@ from types import MappingProxyType
 from ptoc.backend.isa import Executor
 
 from ..engine import Preparer
-from . import elementwise, irregular, layout, memory, reduce, tile_scalar
+from . import cube, elementwise, irregular, layout, memory, reduce, tile_scalar
 
 #: the family modules, each with its ``PREPARERS``
-FAMILIES = (elementwise, tile_scalar, reduce, layout, irregular, memory)
+FAMILIES = (elementwise, tile_scalar, reduce, layout, irregular, memory, cube)
 
 
 def _union() -> Mapping[Executor, Preparer]:

@@ -7,9 +7,9 @@ ceil(Col * bits / 8), while an explicit ``zero`` selector reads a real 0. Only v
 elements move. B.DATR.Layout selects the tile-side layout: for TLOAD the destination
 layout of the transform (``ND2DN`` loads a column-major tile), for TSTORE and TMOV the
 source must be in the transform's source layout. The GM side is addressed by logical
-(row, col) exactly as the ASL does for every generic layout. CUBE cell layouts (codes
-21..26) and Shared tiles are not modelled. PadValue must be zero outside the CUBE
-forms; TLOAD padding is Null.
+(row, col) exactly as the ASL does for every generic layout. The CUBE transport
+conversions (B.DATR Layout 21..26) are ``ops/cube.py``; Shared tiles are not modelled.
+PadValue must be zero outside the CUBE forms; TLOAD padding is Null.
 """
 
 from __future__ import annotations

@@ -48,16 +48,18 @@ def test_every_form_round_trips_text_words_text(form, data) -> None:  # type: ig
     if legal:  # the text reads back through this form's own syntax, field for field
         got_form, got = forms.parse_fields(*text.partition(" ")[::2])
         assert got_form is form
-        assert {fd.name: got.get(fd.name, 0) for fd in form.fields} == values
+        assert {fd.name: got.get(fd.name, fd.omitted) for fd in form.fields} == values
 
 
 @pytest.mark.parametrize("form", ALL_FORMS, ids=lambda f: f.form_id)
 def test_printed_syntaxes_spell_every_field(form) -> None:  # type: ignore[no-untyped-def]
     """No field of a form is dropped by the printer: its printed syntaxes together spell
-    all of them (one that leaves a field out prints only when that field is zero)."""
+    all of them (one that leaves a field out prints only when that field is zero), except
+    the fields the catalog fixes to one value (B.FPATR's Func and opcode fields)."""
     syntaxes = [s for s in forms.syntaxes_of(form) if s.prints]
     assert syntaxes
-    assert frozenset().union(*(s.fields for s in syntaxes)) == {fd.name for fd in form.fields}
+    free = {fd.name for fd in form.fields if fd.allowed is None or len(fd.allowed) > 1}
+    assert frozenset().union(*(s.fields for s in syntaxes)) >= free
 
 
 def test_every_spelling_row_names_a_catalog_template() -> None:
@@ -102,3 +104,21 @@ def test_datr_datatype_code_31_is_dtype_none() -> None:
 def test_named_operands_in_either_order(line: str, other: str) -> None:
     assert asm.parse_command(line) == asm.parse_command(other)
     assert asm.format_command(asm.parse_command(line)) == other
+
+
+def test_fpatr_prints_its_catalog_template_and_accepts_keyed_operands() -> None:
+    """B.FPATR is written as the catalog template's nine numbers (PreQuantMode ..
+    TransB); the fixed Func/opcode fields are implied, and Name=value reads the same."""
+    (c,) = asm.parse("B.FPATR 3, 2, 1, 1, 1, 0, 1, 0, 1").commands
+    f = dict(c.fields)  # type: ignore[attr-defined]
+    assert (f["PreQuantMode"], f["ReluMode"], f["GroupNCode"], f["TransB"], f["Func"]) == (
+        3, 2, 1, 1, 2,
+    )  # fmt: skip
+    assert asm.format_command(c) == "B.FPATR 3, 2, 1, 1, 1, 0, 1, 0, 1"
+    (k,) = asm.parse(
+        "B.FPATR PreQuantMode=3, ReluMode=2, GroupNCode=1, RowMaxEn=1, GroupMaxEn=1, "
+        "MaxAbsEn=1, TransB=1"
+    ).commands
+    assert k == c
+    word, _ = encoding.encode_command(c)
+    assert encoding.decode_word(word, 32) == c

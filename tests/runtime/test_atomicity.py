@@ -127,10 +127,8 @@ def test_illegal_instruction_and_unsupported_have_no_effect() -> None:
     with pytest.raises(IllegalInstructionFault):
         m.run(bytes(data))
     assert m.snapshot() == before
-    no_effect(
-        "BSTART.TMATMUL FP16\nB.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n",
-        UnsupportedOperation,
-    )
+    no_effect("BSTART.GMOV S32\nB.IOR a0, a1\nB.IOT T#1, mask=1111, last\nBSTOP\n",
+              UnsupportedOperation)  # fmt: skip
 
 
 def test_fault_midway_keeps_earlier_bundles() -> None:

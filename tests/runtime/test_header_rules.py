@@ -14,7 +14,6 @@ from ptoc.runtime import (
     IllegalInstructionFault,
     MachineFault,
     TileLegalityFault,
-    UnsupportedOperation,
 )
 
 from .util import machine, prog
@@ -242,10 +241,12 @@ def test_programmatic_reserved_iot() -> None:
         m.run(bad)
 
 
-def test_cube_is_unsupported() -> None:
+def test_matrix_bundle_without_fpatr_is_bundle_control() -> None:
+    """Exactly one B.FPATR is mandatory in a CUBE matrix bundle (checked at dispatch,
+    after the zero-mask no-op: ``ExecuteBundleTMATMULOperation``)."""
     text = "BSTART.TMATMUL FP16\nB.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n"
-    f = _faults(text, UnsupportedOperation)
-    assert "TMATMUL is not supported by this executor" in str(f)
+    f = _faults(text, BundleControlFault)
+    assert "B.FPATR" in str(f)
 
 
 def test_fault_message_names_bundle_op_rule_and_line() -> None:

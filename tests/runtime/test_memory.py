@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
-from ptoc.runtime import DataPageFault, Layout, TileLegalityFault, UnsupportedOperation
+from ptoc.runtime import DataPageFault, Layout, TileLegalityFault
 
 from .util import GM, machine, prog, same_bits, tload, tstore
 
@@ -204,7 +204,7 @@ def test_fractal_layouts_are_descriptor_state() -> None:
     assert t.layout is Layout.NZ and np.array_equal(t.values[0], a)
     with pytest.raises(TileLegalityFault, match="fractal"):
         m.run(prog(tload(DataType.FP32, 8, 8, layout="ND2NZ", size="256B")))  # 8 rows
-    with pytest.raises(UnsupportedOperation, match="ND2M16"):
+    with pytest.raises(TileLegalityFault, match="DTYPE_NONE"):  # the CUBE transport path
         m.run(prog(tload(DataType.FP32, 8, 8, layout="ND2M16")))
 
 

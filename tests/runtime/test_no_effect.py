@@ -152,10 +152,57 @@ CASES: list[tuple[type[MachineFault], str]] = [
     (BundleControlFault, P.std("B.IOR a0")),
     # ---------------------------------------------------------------- unsupported
     (TileLegalityFault, block("TIMG2COL", "S32", dim_lines(4), iot("T#1", dst="U", size=1))),
-    (UnsupportedOperation, block("TPREFETCH", "S32", dim_lines(4), "B.IOR a0", iot("T#1"))),
     (
         UnsupportedOperation,
+        block("MGATHER", "S32", dim_lines(4), "B.IOR a0", iot("T#1", dst="U", size=1)),
+    ),
+    (TileLegalityFault, block("TPREFETCH", "S32", dim_lines(4), "B.IOR a0", iot("T#1"))),
+    (
+        BundleControlFault,
         "BSTART.TMATMUL FP16\nB.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n",
+    ),  # no B.FPATR
+    # ---------------------------------------------------------------- the CUBE preflight
+    (
+        TileLegalityFault,
+        "BSTART.TMATMUL FP16\nB.FPATR 0, 0, 0, 0, 0, 1, 0, 0, 0\n"
+        "B.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n",
+    ),  # RowMaxInit without RowMaxEn
+    (
+        TileLegalityFault,
+        "BSTART.TMATMUL FP16\nB.FPATR 0, 0, 0, 0, 0, 0, 0, 1, 0\n"
+        "B.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n",
+    ),  # TransA of a Local primary
+    (
+        TileLegalityFault,
+        "BSTART.TGEMV FP16\nB.FPATR 0, 0, 0, 0, 0, 0, 0, 0, 0\n"
+        "B.DIM zero, 2, ->LB0\nB.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n",
+    ),  # M != 1
+    (
+        TileLegalityFault,
+        "BSTART.TMATMUL FP16\nB.FPATR 0, 0, 0, 0, 0, 0, 0, 0, 0\n"
+        "B.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n",
+    ),  # T#1 is not a CUBE tile
+    (
+        TileLegalityFault,
+        block(
+            "TLOAD",
+            "S32",
+            "B.DATR Layout=ND2M16, DataType=DTYPE_NONE",
+            dim_lines(4, 2, 4),
+            "B.IOR a0, a1",
+            iot(dst="U", size=1),
+        ),
+    ),
+    (
+        TileAllocationFault,
+        block(
+            "TLOAD",
+            "S32",
+            "B.DATR Layout=ND2N8, DataType=DTYPE_NONE",
+            dim_lines(64, 64),
+            "B.IOR a0, a1",
+            iot(dst="U", size=1),
+        ),
     ),
     (
         UnsupportedOperation,

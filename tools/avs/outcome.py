@@ -79,6 +79,8 @@ NA_CATEGORIES: dict[str, str] = {
     "transcendental values, which D5's profile replaces",
     "D6 definedness": "the test expects an operation to read an undefined valid source "
     "element, which D6 makes a fault",
+    "D11 matrix numerics": "the test expects the ASL reference profile's raw-carrier "
+    "floating matrix arithmetic, which D11's IEEE matrix profile replaces",
     "no bundle form": "a direct call names a destination DataType that no bundle of the "
     "operation can select (the ASL's bundle path derives another)",
 }

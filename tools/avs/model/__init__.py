@@ -5,7 +5,7 @@ Importing this package registers every binding (:mod:`.harness`, :mod:`.catalog`
 test runs against.
 """
 
-from . import bundle, catalog, direct, elements, harness, internal, schema  # noqa: F401
+from . import bundle, catalog, cube, direct, elements, harness, internal, schema  # noqa: F401
 from .core import BINDINGS, NOT_APPLICABLE, UNBOUND, PtocModel
 
 __all__ = ["BINDINGS", "NOT_APPLICABLE", "UNBOUND", "PtocModel"]

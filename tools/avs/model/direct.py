@@ -26,12 +26,14 @@ from typing import Any
 
 from ptoc.backend.encoding import tile_start
 from ptoc.backend.isa import DTYPE_NONE, TABLE, DataType, Family, OpDef, catalog, op
+from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.fields import CMODE_BY_NAME, PAD_NAMES, RMODE_BY_NAME, Hand
 from ptoc.backend.program import Command, Datr, Dim, Ior, Iot, TileRef
 from ptoc.runtime.tiles import LAYOUT_TRANSFORMS, Tile, size_code_bytes
 
 from ..outcome import AssertionFailed, Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Record
+from . import cube
 from .catalog import OPS, asl_name, decode_tile_operation
 from .core import BINDINGS, UNBOUND, PtocModel, RunResult, binding
 from .harness import pad_word
@@ -106,6 +108,11 @@ class Recipe:
     #: B.IOR source values (placed in the adapter's scalar GPRs), or None for no B.IOR
     scalars: list[int] | None = None
     datr: dict[str, int] = field(default_factory=dict)
+    #: an all-zero B.FPATR (matrix bundles)
+    fpatr: bool = False
+    #: destination hands the bundle must not use (an ACC bundle's C selector code:
+    #: ``BundleMatrixAccumulatorDestinationIndicesDistinct``)
+    avoid_hands: frozenset[int] = frozenset()
 
 
 def std_dims(t: TileInfo) -> tuple[int, int, int]:
@@ -116,7 +123,7 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
     """How the call's operands become a ptoc bundle (see the module docstring)."""
     name = o.mnemonic
     if o.family is Family.CUBE:
-        raise Untranslated(name, group=CUBE)
+        return _matrix_recipe(m, o, ops)
     srcs = [ops.slot(f) for f, _ in o.operands if f.startswith("source")]
     dsts = [ops.slot(f) for f, _ in o.operands if f.startswith("destination")]
     tiles = [m.tile(s) for s in srcs]
@@ -204,6 +211,16 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
             r.datr["layout"] = lay
     if name in ("TLOAD", "TSTORE"):
         r.scalars = [_int(ops.get("address")), _int(ops.get("scalar0"))]
+        cube_tile = dst if name == "TLOAD" else tiles[0]
+        lay = None if cube_tile is None else cube.cube_layout(cube_tile.layout)
+        if lay is not None:  # the CUBE transport conversion of that layout
+            assert cube_tile is not None
+            codes = isa_cube.LOAD_CODES if name == "TLOAD" else isa_cube.STORE_CODES
+            r.datr["layout"] = next(c for c, v in codes.items() if v is lay)
+            r.datr["dtype"] = DTYPE_NONE
+            r.dims = (cube_tile.valid_columns, cube_tile.valid_rows, None)
+            if name == "TLOAD" and m.data_attributes_present:  # PadValue pads the storage
+                r.datr["pad"] = _int(m.data_attributes.fields["pad_value"])
     elif name in ("TQUANT", "TDEQUANT"):
         r.scalars = [_int(ops.get("scalar0")), _int(ops.get("scalar1"))]
     elif name in ("TEXTRACT", "TINSERT", "TIMG2COL"):
@@ -218,6 +235,24 @@ def recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
         assert dst is not None
         r.dtype = _dtype_code(dst)
     r.bindings = [(srcs, dsts[0] if dsts else None)]
+    return r
+
+
+def _matrix_recipe(m: PtocModel, o: OpDef, ops: Operands) -> Recipe:
+    """A matrix bundle (``model.cube``): sources two per B.IOT, D on the last."""
+    srcs, dst, dims, a_t, b_t = cube.matrix_sources(m, o.mnemonic, ops.values)
+    for s in srcs:
+        if not m.tile(s).allocated:
+            why = f"{o.mnemonic}: the test passed an unallocated source"
+            raise AssertionFailed(m.line, f"source tile {s} is allocated", why)
+    cube.floating_direct(a_t, b_t)
+    r = Recipe(dtype=int(a_t), bindings=[], dims=dims, fpatr=True)
+    if o.function & isa_cube.ACC:
+        r.avoid_hands = frozenset({srcs[0]})
+    if b_t != a_t:
+        r.datr["dtype"] = int(b_t)
+    groups = [srcs[i : i + 2] for i in range(0, len(srcs), 2)]
+    r.bindings = [(g, dst if i == len(groups) - 1 else None) for i, g in enumerate(groups)]
     return r
 
 
@@ -255,6 +290,8 @@ def build(m: PtocModel, o: OpDef, r: Recipe, mask: int) -> list[Command]:
     out: list[Command] = []
     if r.datr:
         out.append(Datr(**r.datr))
+    if r.fpatr:
+        out.append(cube.zero_fpatr())
     for lb, v in enumerate(r.dims):
         if v is not None:
             out.append(Dim(lb=lb, reg=0, imm=v & 0xFFFF))
@@ -267,17 +304,19 @@ def build(m: PtocModel, o: OpDef, r: Recipe, mask: int) -> list[Command]:
         hand = None
         size = 0
         if dst is not None:
-            hand = Hand(_free_hand(m, hands_used))
+            hand = Hand(_free_hand(m, hands_used, r.avoid_hands))
             hands_used[int(hand)] = hands_used.get(int(hand), 0) + 1
             size = size_code(m, m.tile(dst))
         out.append(Iot(refs, mask, k == len(r.bindings) - 1, hand, size))
     return out
 
 
-def _free_hand(m: PtocModel, used: dict[int, int]) -> int:
+def _free_hand(m: PtocModel, used: dict[int, int], avoid: frozenset[int] = frozenset()) -> int:
     """A hand whose queue has room for one more entry (no eviction of a placed tile)."""
     best, room = 0, -1
     for h in range(4):
+        if h in avoid:
+            continue
         top = max(
             (s % 16 + 1 for s in range(h * 16, h * 16 + 16) if m.tiles[s].allocated), default=0
         )
@@ -569,11 +608,17 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
         m.set_fault("Fault_IllegalInstruction")
         return (Enum("TileExecution_Rejected"), Bits(64, 0))
     o = catalog.OPS[index]
-    if o.family is Family.CUBE:
-        raise Untranslated(o.mnemonic, group=CUBE)
+    f = operands.fields
+    if (
+        o.family is Family.CUBE
+        and o.function & 2
+        and _int(f["destination0"]) == _int(f["source0"])
+    ):
+        # the direct-call rule (``TileOperandsLegal_*``): C and D are distinct TileIndexes
+        m.set_fault("Fault_TileLegality")
+        return (Enum("TileExecution_Rejected"), Bits(64, 0))
     if TABLE[o.mnemonic].executor is None:
         raise Untranslated(o.mnemonic, group=UNSUPPORTED_GROUP)
-    f = operands.fields
     values = {name: f[name] for name, _ in o.operands if name in f}
     result = run_direct(m, o.mnemonic, Operands(values), dry=False)
     if result.fault is not None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.semantics.core import from_bits, to_bits
 from ptoc.runtime.tiles import Layout, Tile
 
@@ -33,6 +34,9 @@ LAYOUTS: dict[str, Layout] = {
     "ColumnMajor": Layout.COL_MAJOR,
     "ZN": Layout.ZN,
     "NZ": Layout.NZ,
+    "CUBE_M16": Layout.CUBE_M16,
+    "CUBE_M32": Layout.CUBE_M32,
+    "CUBE_N8": Layout.CUBE_N8,
 }
 LAYOUT_NAMES = {v: k for k, v in LAYOUTS.items()}
 
@@ -231,13 +235,25 @@ class TileInfo:
         return lay
 
     def packed(self) -> bool:
-        """``TileUsesPackedCarrierRepresentation``."""
+        """``TileUsesPackedCarrierRepresentation`` (a CUBE tile keeps one word per
+        storage element, 4-bit types included)."""
+        if self.ptoc_layout.cube is not None:
+            return False
         return is_four_bit(self.dtype) or self.rows * self.columns > MODEL_ELEMENTS
 
     def linear(self, row: Any, col: Any) -> Any:
         """``TileLinearIndex`` / ``TilePackedLinearIndex`` (numpy-vectorised)."""
         lay = self.ptoc_layout
         rows, cols = self.rows, self.columns
+        cube = lay.cube
+        if cube is not None:  # ``TileCubePayloadIndex``
+            index = np.vectorize(
+                lambda r, c: isa_cube.payload_index(
+                    cube, self.dtype, self.valid_rows, self.valid_columns, int(r), int(c)
+                )
+            )
+            out = index(row, col)
+            return int(out) if np.ndim(out) == 0 else out
         if lay is Layout.ROW_MAJOR:
             return row * cols + col
         if lay is Layout.COL_MAJOR:
@@ -344,8 +360,12 @@ def to_ptoc(t: TileInfo, mask: int, pes: int, serial: int, capacity: int | None 
     with the record's payload and definedness; ``capacity`` overrides the byte size
     (0 for a placeholder that must not count against capacity)."""
     cap = t.capacity_bytes if capacity is None else capacity
-    if t.location.name == "TileLocation_Matrix":
-        raise Untranslated("TileLocation_Matrix", group="CUBE engine")
+    if (t.location.name == "TileLocation_Matrix") != (t.ptoc_layout.cube is not None):
+        raise Untranslated(
+            f"{t.location.name} with layout {t.layout.name}",
+            "ptoc keeps CUBE tiles in the Matrix location and every other tile in Any",
+            group="CUBE engine",
+        )
     pe_rows = [pe for pe in range(pes) if mask >> (3 - pe) & 1]
     if t.predicate:
         rows, cols = t.rows, t.columns
@@ -417,6 +437,12 @@ def from_ptoc(tile: Tile, pe: int, into: TileInfo | None = None) -> TileInfo:
     t.location = Enum("TileLocation_Any")
     t.layout = Enum(f"TileLayout_{LAYOUT_NAMES[tile.layout]}")
     t.cube_k_repeat = t.cube_n_repeat = t.cube_cell_count = t.cube_storage_bytes = 0
+    cube = tile.layout.cube
+    if cube is not None and tile.dtype is not None:
+        t.location = Enum("TileLocation_Matrix")
+        g = isa_cube.geometry(cube, tile.dtype, tile.valid_rows, tile.valid_cols)
+        t.cube_k_repeat, t.cube_n_repeat = g.k_repeat, g.n_repeat
+        t.cube_cell_count, t.cube_storage_bytes = g.cells, g.bytes
     defined = tile.definedness()[pe]
     if tile.dtype is None:
         t.storage_kind = Enum("TileStorage_Predicate")
@@ -450,6 +476,10 @@ def from_ptoc(tile: Tile, pe: int, into: TileInfo | None = None) -> TileInfo:
         flat = lin.ravel()
         ok = defined.ravel()
         t._payload[flat[ok]] = raw.ravel()[ok]
+        if tile.layout.cube is not None:
+            # a CUBE load pads Null storage with an undefined zero word (``TileWithPadding``
+            # with ``TilePadValueForDataType(TilePad_Null)``)
+            t._payload[flat[~ok]] = 0
         t._defined[flat] = ok
     t.recount_defined()
     return t

@@ -1,0 +1,562 @@
+"""The CUBE engine: the transport conversions (TLOAD/TSTORE with B.DATR Layout 21..26)
+and the twelve matrix operations (TMATMUL, TGEMV and their ACC, BIAS and MX forms).
+
+A CUBE tile is kept as its logical array plus its descriptor: the layout
+(:class:`~ptoc.runtime.tiles.Layout` ``CUBE_*``), the storage shape (``rows`` x
+``cols`` = ``TileCubeStorageRows`` x ``TileCubeStorageColumns``) and the capacity; the
+cell order is :func:`ptoc.backend.isa.cube.payload_index`, which no architectural
+access observes (every ASL access goes through logical coordinates,
+``TileStorageIndex``).
+
+Transport (``asl/block/model/dispatch/tlsu-layout-conversion.asl``,
+``ExecuteBundleCubeTransportOperation``): load codes only with TLOAD, store codes only
+with TSTORE; LB0 = valid columns and LB1 = valid rows present, LB2 absent; B.DATR
+DataType NONE and CMode/RMode/Sat/Canonicalize zero (PadValue pads the storage outside
+the valid region; Null leaves it undefined); one B.IOT with ``last``; no B.IOS; the
+BSTART DataType CUBE-supported. GM is read and written row-major with the B.IOR row
+stride exactly as an ordinary TLOAD/TSTORE. There is no TMOV conversion (a TMOV with
+Layout 21..26 is rejected here, and a TMOV of a CUBE tile by the source rule of
+:class:`~ptoc.runtime.engine.Ctx`).
+
+Matrix operations (``ExecuteBundleTMATMULOperation`` in
+``asl/block/model/dispatch/cube-tmatmul.asl``), checked in the ASL's order: B.FPATR
+present (else Fault_BundleControl); the AType/BType pair; B.FPATR fields, the binding
+counts B.FPATR implies, the B.IOR schema and parameter words; B.DATR Layout, PadValue,
+CMode, Canonicalize zero and the RMode/Sat the PreQuantMode admits
+(``BundleFPATRDATRFieldsLegal``); M, N, K nonzero; TGEMV M = 1; TransA/TransB only for
+a Shared primary; the auxiliary sources (RowMaxIn, quant and PReLU vectors and their
+words); the mathematical sources (C, A, A scale, B, B scale, bias in stream order); C's
+selector distinct from D's hand; then the destination group (Fault_TileAllocation). The
+result is :func:`ptoc.backend.isa.semantics.matmul.matmul` once per participating PE
+(DECISIONS D11), published with RowMaxOut and GroupMaxOut as one group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import numpy as np
+
+from ptoc.backend.isa import DTYPE_NONE, DataType, Executor, info
+from ptoc.backend.isa import cube as isa_cube
+from ptoc.backend.isa.cube import LOAD_CODES, STORE_CODES, CubeLayout, MatrixFunction
+from ptoc.backend.isa.fields import LAYOUT_NAMES
+from ptoc.backend.isa.semantics import fpatr as sf
+from ptoc.backend.isa.semantics import matmul as sm
+from ptoc.backend.isa.semantics.core import SemanticError
+
+from ..alloc import Dests, Slot
+from ..engine import Ctx, Preparer, Runner
+from ..faults import BundleControlFault, TileAllocationFault, unsupported
+from ..memory import dense_stride, footprint, gather, scatter_plan
+from ..spec import Spec
+from ..tiles import Layout, Tile, derived_rows, size_code_bytes
+
+RM = Layout.ROW_MAJOR
+_MAX_AUX_ELEMENTS = isa_cube.MAX_ELEMENTS
+
+
+# ---------------------------------------------------------------- shared pieces
+
+
+def cube_slot(
+    ctx: Ctx, k: int, layout: CubeLayout, dt: DataType, valid_rows: int, valid_cols: int
+) -> Slot | str:
+    """The descriptor of CUBE destination ``k`` at its SizeCode, or why none exists
+    (``TileCubeDescriptorShapeLegal``)."""
+    hand, size = ctx.plan.destinations[k]
+    cap = size_code_bytes(size)
+    rule = isa_cube.shape_rule(cap, layout, dt, valid_rows, valid_cols)
+    if rule is not None:
+        return rule
+    g = isa_cube.geometry(layout, dt, valid_rows, valid_cols)
+    return Slot(k, int(hand), dt, g.rows, g.cols, valid_rows, valid_cols,
+                Layout.of_cube(layout), ctx.mask, cap, info(dt).carrier)  # fmt: skip
+
+
+def cube_descriptor_rule(t: Tile) -> str | None:
+    """``TileCubeDescriptorLegal`` for a published tile: a numeric CUBE tile whose storage
+    shape is the one its valid shape derives and fits its capacity."""
+    layout = t.layout.cube
+    if layout is None or t.dtype is None:
+        return "is not a CUBE tile"
+    rule = isa_cube.shape_rule(t.capacity, layout, t.dtype, t.valid_rows, t.valid_cols)
+    if rule is not None:
+        return f"has an illegal CUBE descriptor: {rule}"
+    g = isa_cube.geometry(layout, t.dtype, t.valid_rows, t.valid_cols)
+    if (t.rows, t.cols) != (g.rows, g.cols):
+        return (
+            f"has a {t.rows}x{t.cols} storage, not the {g.rows}x{g.cols} its valid shape "
+            "derives (TileCubeDescriptorLegal)"
+        )
+    return None
+
+
+# ---------------------------------------------------------------- transport
+
+
+def transport(spec: Spec) -> Runner:
+    """Any bundle whose B.DATR Layout is a CUBE conversion code (21..26)."""
+    assert spec.datr is not None
+    code = spec.datr.layout
+    lname = LAYOUT_NAMES.get(code, str(code))
+    load = spec.name == "TLOAD" and code in LOAD_CODES
+    store = spec.name == "TSTORE" and code in STORE_CODES
+    if not (load or store):
+        which = "TLOAD" if code in LOAD_CODES else "TSTORE"
+        raise spec.illegal(
+            f"B.DATR.Layout={lname} is a CUBE {'load' if which == 'TLOAD' else 'store'} "
+            f"conversion: only {which} takes it, not {spec.name} "
+            "(BundleCubeTransportDataAttributesLegal)"
+        )
+    vc, vr, lb2 = spec.dims
+    if vc is None or vr is None or lb2 is not None or vc == 0 or vr == 0:
+        raise spec.illegal(
+            f"a CUBE {lname} {spec.name} needs LB0 = valid columns and LB1 = valid rows "
+            "(both nonzero) and no LB2 (BundleCubeTransportDimensionsLegal)"
+        )
+    d = spec.datr
+    if d.dtype != DTYPE_NONE or d.cmode or d.rmode or d.sat or d.canonicalize:
+        raise spec.illegal(
+            f"a CUBE {lname} {spec.name} takes B.DATR DataType DTYPE_NONE and zero CMode, "
+            "RMode, Sat and Canonicalize (BundleCubeTransportDataAttributesLegal)"
+        )
+    if spec.plan.shared:
+        raise spec.illegal(f"a CUBE {lname} {spec.name} takes no B.IOS")
+    spec.require_bindings()
+    if len(spec.plan.bindings) != 1:
+        raise spec.illegal(f"a CUBE {lname} {spec.name} takes exactly one B.IOT")
+    spec.require_ior_slots()
+    code_dt = spec.dtype_code
+    dt = None if code_dt == DTYPE_NONE else DataType(code_dt)
+    if dt is None or not isa_cube.supported(dt):
+        name = "DTYPE_NONE" if dt is None else dt.name
+        raise spec.illegal(
+            f"{name} cannot live in a CUBE tile (TileCubeDataTypeSupported): a CUBE "
+            f"{lname} {spec.name} needs a CUBE-supported BSTART DataType"
+        )
+    layout = (LOAD_CODES if load else STORE_CODES)[code]
+    return (
+        _cube_load(spec, dt, layout, vr, vc) if load else _cube_store(spec, dt, layout, vr, vc)
+    )
+
+
+def _cube_load(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) -> Runner:
+    pad = spec.datr.pad if spec.datr is not None else 0
+
+    def run(ctx: Ctx) -> None:
+        slot = cube_slot(ctx, 0, layout, dt, vr, vc)
+        if isinstance(slot, str):
+            raise TileAllocationFault(slot, ctx.name)
+        ctx.reserve(Dests((slot,), ((slot.hand, slot.mask, slot.capacity),)))
+        base = ctx.gpr_slot(0)
+        stride = ctx.gpr_slot(1, dense_stride(vc, dt))
+        fp = footprint(dt, base, stride, vr, vc, ctx.state.config.gm_size, ctx.name,
+                       False, ctx.pes)  # fmt: skip
+        ctx.publish(slot, gather(ctx.state.gm, fp, dt), pad)
+
+    return run
+
+
+def _cube_store(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) -> Runner:
+    spec.reads_cube = True
+    want = Layout.of_cube(layout)
+
+    def run(ctx: Ctx) -> None:
+        t = ctx.sources[0]
+        rule = cube_descriptor_rule(t)
+        if rule is None and (t.layout, t.dtype, t.valid_rows, t.valid_cols) != (
+            want, dt, vr, vc,
+        ):  # fmt: skip
+            rule = f"is {t.shape_text}; this store converts {dt.name} {vr}x{vc} {want.value}"
+        if rule is not None:
+            raise ctx.illegal(f"the CUBE store source {ctx.ref(0)} {rule}")
+        ctx.source(0, dt, layout=want)  # definedness
+        base = ctx.gpr_slot(0)
+        stride = ctx.gpr_slot(1, dense_stride(vc, dt))
+        fp = footprint(dt, base, stride, vr, vc, ctx.state.config.gm_size, ctx.name,
+                       True, ctx.pes)  # fmt: skip
+        vals = t.payload[ctx.pidx, :vr, :vc]
+        ctx.gm_writes.extend(scatter_plan(ctx.state.gm, fp, vals, stride))
+
+    return run
+
+
+# ---------------------------------------------------------------- matrix operations
+
+
+class _Plan:
+    """What the static preflight of one matrix bundle decided."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.fn = MatrixFunction(spec.op.function)
+        self.a_type = DataType(spec.dtype_code)
+        self.b_type = self.a_type
+        self.m = self.n = self.k = 1
+        self.f = sf.Fpatr()
+        self.acc_type = DataType.FP32
+        self.out_type = DataType.FP32
+        self.a_scale = self.b_scale = False
+        #: stream position of each role (None: absent)
+        self.pos: dict[str, int] = {}
+        self.scalars: tuple[str, ...] = ()
+
+
+def _fpatr(spec: Spec) -> sf.Fpatr:
+    g = spec.plan.fpatr
+    if g is None:
+        raise BundleControlFault(
+            f"{spec.name} needs exactly one B.FPATR (an all-zero one selects no "
+            "post-processing)",
+            spec.name,
+        )
+    return isa_cube.fpatr_of(dict(g.fields))
+
+
+def matmul(spec: Spec) -> Runner:
+    """Every matrix operation: static preflight, then the runner (module docstring)."""
+    spec.reads_cube = True
+    p = _Plan(spec)
+    p.f = f = _fpatr(spec)
+    # 4. types (BType is B.DATR.DataType when B.DATR is present)
+    if spec.datr is not None:
+        if spec.datr.dtype == DTYPE_NONE:
+            raise spec.illegal(
+                f"{spec.name}: a present B.DATR names BType in its DataType field; "
+                "DTYPE_NONE names none (restate AType to keep it)"
+            )
+        p.b_type = DataType(spec.datr.dtype)
+    mx = p.fn.mx
+    if not sm.pair_legal(p.a_type, p.b_type, mx):
+        rule = "TileMXOperandPairLegal" if mx else "TileOrdinaryMatrixInputTypesSameClass"
+        legal = ", ".join(
+            sorted(t.name for t in (sm.MX_INPUT_TYPES if mx else sm.MATRIX_INPUT_TYPES))
+        )
+        raise spec.illegal(
+            f"AType {p.a_type.name} x BType {p.b_type.name} is not a legal {spec.name} pair "
+            f"({rule}; types {legal}"
+            + ("" if mx else ", both floating, both signed or both unsigned")
+            + ")"
+        )
+    p.acc_type = sm.accumulator_type(p.a_type, p.b_type, mx)
+    if not sf.fields_legal(f):
+        raise spec.illegal(
+            "B.FPATR fields are inconsistent (BundleFPATRFieldsLegal: RowMaxInit needs "
+            "RowMaxEn, GroupMaxEn exactly when GroupNCode is nonzero, MaxAbsEn needs a "
+            "reduction)"
+        )
+    if spec.plan.shared:
+        if not spec.op.ios_legal:
+            raise spec.illegal(f"{spec.name} is Local-only: it takes no B.IOS")
+        raise unsupported("Shared matrix operands (B.IOS)", spec.name)
+    _stream(spec, p)
+    _ior_schema(spec, p)
+    _datr(spec, p)
+    # dimensions: an absent LB is 1, an encoded zero is illegal
+    m, n, k = (1 if v is None else v for v in spec.dims)
+    if 0 in (m, n, k):
+        raise spec.illegal(f"{spec.name} needs nonzero M (LB0), N (LB1) and K (LB2)")
+    p.m, p.n, p.k = m, n, k
+    if p.fn.gemv and m != 1:
+        raise spec.illegal(f"{spec.name} computes one row: M (LB0) must be 1, not {m}")
+    if f.trans_a or f.trans_b:
+        raise spec.illegal(
+            "B.FPATR TransA/TransB transpose a Shared primary only; this bundle's "
+            "primaries are Local (BundleMatrixSharedSchemasLegal)"
+        )
+    p.out_type = (
+        sf.output_type(f, p.acc_type) if f.pre_quant_mode in sf.PRE_QUANT else p.acc_type
+    )
+
+    def run(ctx: Ctx) -> None:
+        _run(ctx, p)
+
+    return run
+
+
+def _stream(spec: Spec, p: _Plan) -> None:
+    """Source stream positions and the counts B.FPATR implies
+    (``BundleMatrixDynamicBindingsComplete``)."""
+    fn, f = p.fn, p.f
+    p.a_scale = sm.needs_scale(p.a_type, fn.mx)
+    p.b_scale = sm.needs_scale(p.b_type, fn.mx)
+    roles: list[str] = []
+    if fn.acc:
+        roles.append("C")
+    roles.append("A")
+    if p.a_scale:
+        roles.append("A scale")
+    roles.append("B")
+    if p.b_scale:
+        roles.append("B scale")
+    if fn.bias:
+        roles.append("bias")
+    roles.extend(sf.vector_sources(f))
+    p.pos = {r: i for i, r in enumerate(roles)}
+    dsts = 1 + f.row_max + f.group_max
+    got_s, got_d = len(spec.plan.sources), len(spec.plan.destinations)
+    if (got_s, got_d) != (len(roles), dsts):
+        outs = ["D"] + ["RowMaxOut"] * f.row_max + ["GroupMaxOut"] * f.group_max
+        raise spec.illegal(
+            f"{spec.name} with this B.FPATR binds {len(roles)} Local sources "
+            f"({', '.join(roles)}) and {dsts} destination(s) ({', '.join(outs)}); the "
+            f"bundle binds {got_s} and {got_d}"
+        )
+
+
+def _ior_schema(spec: Spec, p: _Plan) -> None:
+    """B.IOR carries the scalar post-processing words, quant first, in RegSrc0, RegSrc1."""
+    p.scalars = sf.scalar_parameters(p.f)
+    ior = spec.plan.ior
+    need = len(p.scalars)
+    if ior is None:
+        if need:
+            raise spec.illegal(
+                f"B.FPATR selects scalar parameter(s) {', '.join(p.scalars)}: B.IOR must "
+                f"bind them in RegSrc0..{need - 1}"
+            )
+        return
+    extra = [i for i, r in enumerate(ior.sources) if i >= need and r]
+    if extra or ior.dst:
+        raise spec.illegal(
+            f"{spec.name} reads {need} B.IOR word(s) ({', '.join(p.scalars) or 'none'}); "
+            "the other RegSrc slots and RegDst must be zero "
+            "(BundleOperationScalarBindingSchemaLegal)"
+        )
+
+
+def _datr(spec: Spec, p: _Plan) -> None:
+    d = spec.datr
+    if d is None:
+        return
+    if d.layout or d.pad or d.cmode or d.canonicalize:
+        raise spec.illegal(
+            f"{spec.name} takes only BType, RMode and Sat in B.DATR: Layout, PadValue, "
+            "CMode and Canonicalize must be zero (BundleTMATMULDataAttributesLegal)"
+        )
+    if not sf.datr_legal(p.f, d.rmode, bool(d.sat)):
+        raise spec.illegal(
+            f"B.FPATR PreQuantMode {p.f.pre_quant_mode} admits no B.DATR RMode {d.rmode} / "
+            f"Sat {d.sat} (BundleFPATRDATRFieldsLegal: mode 0 and the shift modes need "
+            "RMode 0 and Sat 0, the fixed-rounding modes RMode 0)"
+        )
+
+
+def _scalar_words(ctx: Ctx, p: _Plan) -> dict[str, np.ndarray]:
+    """The B.IOR words per participating PE, checked
+    (``BundleOperationGPRBindingValuesLegal``)."""
+    out: dict[str, np.ndarray] = {}
+    for slot, what in enumerate(p.scalars):
+        w = ctx.gpr_slot(slot)
+        ok = (
+            sf.quant_param_legal(p.f.pre_quant_mode, w)
+            if what == "quant"
+            else sf.relu_param_legal(w)
+        )
+        if not bool(np.all(ok)):
+            bad = int(w[~ok][0])
+            rule = (
+                "BundleFPATRQuantParameterWordLegal" if what == "quant"
+                else "BundleFPATRReluParameterWordLegal"
+            )  # fmt: skip
+            raise ctx.illegal(
+                f"the B.IOR RegSrc{slot} {what} parameter word 0x{bad:x} is not legal for "
+                f"this B.FPATR ({rule})"
+            )
+        out[what] = w
+    return out
+
+
+def _row_major(ctx: Ctx, i: int, role: str, dt: DataType, rows: int, cols: int) -> Tile:
+    """An auxiliary or supplementary RowMajor source of the given valid shape and type."""
+    t = ctx.sources[i]
+    if t.dtype is None or t.layout is not RM:
+        raise ctx.illegal(
+            f"the {role} {ctx.ref(i)} must be a RowMajor {dt.name} tile, not {t.shape_text}"
+        )
+    if t.dtype != dt or (t.valid_rows, t.valid_cols) != (rows, cols):
+        raise ctx.illegal(
+            f"the {role} {ctx.ref(i)} must be {dt.name} {rows}x{cols}, not {t.shape_text}"
+        )
+    return ctx.source(i, dt, layout=RM)
+
+
+def _cube_source(
+    ctx: Ctx, i: int, role: str, dt: DataType, rows: int, cols: int, layout: Layout | None
+) -> Tile:
+    """A CUBE primary or accumulator (``TileMatrixLocalPrimaryInfoLegal``)."""
+    t = ctx.sources[i]
+    rule = cube_descriptor_rule(t)
+    if rule is not None:
+        raise ctx.illegal(f"the {role} {ctx.ref(i)} {rule}")
+    want = f"{dt.name} {rows}x{cols}" + (f" {layout.value}" if layout else "")
+    if (t.dtype, t.valid_rows, t.valid_cols) != (dt, rows, cols) or (
+        layout is not None and t.layout is not layout
+    ):
+        raise ctx.illegal(f"the {role} {ctx.ref(i)} must be {want}, not {t.shape_text}")
+    return ctx.source(i, dt, layout=t.layout)
+
+
+def _run(ctx: Ctx, p: _Plan) -> None:
+    f, fn = p.f, p.fn
+    m, n, k = p.m, p.n, p.k
+    pos = p.pos
+    words = _scalar_words(ctx, p)
+    # 7. the accumulator class the PreQuantMode converts, then the auxiliary sources
+    try:
+        sf.check_accumulator(f, p.acc_type)
+    except SemanticError as e:
+        raise ctx.illegal(e.rule) from None
+    vec: dict[str, Tile] = {}
+    if "RowMaxIn" in pos:
+        vec["RowMaxIn"] = _row_major(ctx, pos["RowMaxIn"], "RowMaxIn", p.acc_type, m, 1)
+    for name, legal in (("QuantVector", "quant"), ("ReluVector", "relu")):
+        if name in pos:
+            t = _row_major(ctx, pos[name], name, DataType.U64, 1, n)
+            w = ctx.values(t)
+            ok = (
+                sf.quant_param_legal(f.pre_quant_mode, w)
+                if legal == "quant"
+                else (sf.relu_param_legal(w))
+            )
+            if not bool(np.all(ok)):
+                raise ctx.illegal(
+                    f"the {name} {ctx.ref(pos[name])} holds a word that is not a legal "
+                    f"{legal} parameter (TileMatrixVector"
+                    f"{'Quant' if legal == 'quant' else 'Relu'}ContentsLegal)"
+                )
+            vec[name] = t
+    # 8. mathematical sources, in stream order
+    a_i = pos["A"]
+    a_layout = ctx.sources[a_i].layout
+    c = None
+    if fn.acc:
+        c = _cube_source(ctx, pos["C"], "accumulator C", p.acc_type, m, n,
+                         a_layout if a_layout.cube is not CubeLayout.N8 else None)  # fmt: skip
+    a_t = ctx.sources[a_i]
+    if a_t.layout.cube not in (CubeLayout.M16, CubeLayout.M32):
+        raise ctx.illegal(
+            f"the left operand A {ctx.ref(a_i)} must be a CUBE_M16 or CUBE_M32 tile, not "
+            f"{a_t.shape_text} (TileMatrixLocalMOperandSchemaLegal)"
+        )
+    limit = isa_cube.M_LIMIT[a_t.layout.value]
+    if m > limit:
+        raise ctx.illegal(
+            f"M = {m} exceeds the {limit} rows a {a_t.layout.value} primary holds "
+            "(TileMatrixMLayoutLegal)"
+        )
+    a = _cube_source(ctx, a_i, "left operand A", p.a_type, m, k, a_t.layout)
+    blocks = sm.scale_blocks(k)
+    sa = (
+        _row_major(ctx, pos["A scale"], "A scale", DataType.E8M0, m, blocks)
+        if p.a_scale
+        else None
+    )
+    b = _cube_source(ctx, pos["B"], "right operand B", p.b_type, k, n, Layout.CUBE_N8)
+    sb = (
+        _row_major(ctx, pos["B scale"], "B scale", DataType.E8M0, blocks, n)
+        if p.b_scale
+        else None
+    )
+    bias = _row_major(ctx, pos["bias"], "bias", p.acc_type, 1, n) if fn.bias else None
+    # 9. C's encoded selector differs from D's zero-extended hand code
+    d_hand, d_size = ctx.plan.destinations[0]
+    c_code = ctx.plan.sources[pos["C"]].code if c is not None else -1
+    if c_code == int(d_hand):
+        raise ctx.illegal(
+            f"the accumulator selector {ctx.ref(pos['C'])} (code {c_code}) "
+            f"equals D's DstTile hand code {int(d_hand)} "
+            "(BundleMatrixAccumulatorDestinationIndicesDistinct)"
+        )
+    if c is not None and f.pre_quant_mode == 0 and c.capacity != size_code_bytes(d_size):
+        raise ctx.illegal(
+            f"the accumulator C {ctx.ref(pos['C'])} has a {c.capacity}-byte TSize, D's is "
+            f"{size_code_bytes(d_size)} (TileMatrixLocalCubeAccumulatorSchemaLegal: equal "
+            "unless B.FPATR converts the output)"
+        )
+    # 11. the destination group
+    layout = a_t.layout.cube
+    assert layout is not None
+    d_slot = cube_slot(ctx, 0, layout, p.out_type, m, n)
+    if isinstance(d_slot, str):
+        raise TileAllocationFault(f"D: {d_slot}", ctx.name)
+    slots = [d_slot]
+    aux_cols = []
+    if f.row_max:
+        aux_cols.append(("RowMaxOut", 1))
+    if f.group_max:
+        aux_cols.append(("GroupMaxOut", sf.group_columns(n, f)))
+    for j, (name, cols) in enumerate(aux_cols, start=1):
+        hand, size = ctx.plan.destinations[j]
+        cap = size_code_bytes(size)
+        rows = derived_rows(cap, cols, info(p.acc_type).bits)
+        if rows == 0 or rows < m or rows * cols > _MAX_AUX_ELEMENTS:
+            raise TileAllocationFault(
+                f"{name}: a {cap}-byte TSize holds no {p.acc_type.name} {m}x{cols} RowMajor "
+                "tile (TileDescriptorShapeLegal)",
+                ctx.name,
+            )
+        slots.append(Slot(j, int(hand), p.acc_type, rows, cols, m, cols, RM, ctx.mask, cap,
+                          info(p.acc_type).carrier))  # fmt: skip
+    ctx.reserve(Dests(tuple(slots), tuple((s.hand, s.mask, s.capacity) for s in slots)))
+    # 12. compute per participating PE, publish the group at once
+    av, bv = ctx.values(a), ctx.values(b)
+    cv = None if c is None else ctx.values(c)
+    sav = None if sa is None else ctx.values(sa)
+    sbv = None if sb is None else ctx.values(sb)
+    biasv = None if bias is None else ctx.values(bias)
+    rmi = None if "RowMaxIn" not in vec else ctx.values(vec["RowMaxIn"])
+    qv = None if "QuantVector" not in vec else ctx.values(vec["QuantVector"])
+    rv = None if "ReluVector" not in vec else ctx.values(vec["ReluVector"])
+    rmode = ctx.spec.rmode
+    sat = ctx.spec.sat
+    ds, rms, gms, status = [], [], [], np.zeros(ctx.P, np.uint8)
+    for q in range(ctx.P):
+        quant: int | np.ndarray | None = None
+        if "quant" in words:
+            quant = int(words["quant"][q])
+        elif qv is not None:
+            quant = qv[q]
+        relu: int | np.ndarray | None = None
+        if "relu" in words:
+            relu = int(words["relu"][q])
+        elif rv is not None:
+            relu = rv[q]
+        r = sm.matmul(
+            av[q], p.a_type, bv[q], p.b_type,
+            acc=None if cv is None else cv[q],
+            bias=None if biasv is None else biasv[q],
+            a_scale=None if sav is None else sav[q],
+            b_scale=None if sbv is None else sbv[q],
+            mx=fn.mx, rmode=rmode, sat=sat, fpatr=f, quant=quant, relu_param=relu,
+            row_max_in=None if rmi is None else rmi[q],
+        )  # fmt: skip
+        ds.append(r.d)
+        rms.append(r.row_max)
+        gms.append(r.group_max)
+        status[q] = r.status
+    ctx.publish(d_slot, _stack(ds, d_slot))
+    j = 1
+    if f.row_max:
+        ctx.publish(slots[j], _stack(rms, slots[j]))
+        j += 1
+    if f.group_max:
+        ctx.publish(slots[j], _stack(gms, slots[j]))
+    ctx.add_status(status)
+
+
+def _stack(parts: list[np.ndarray | None], slot: Slot) -> np.ndarray:
+    arr = np.stack([np.asarray(x) for x in parts])
+    if arr.dtype != slot.carrier:
+        arr = arr.astype(slot.carrier)
+    return arr
+
+
+__all__ = ["cube_descriptor_rule", "cube_slot", "matmul", "transport"]
+
+
+#: the preparers of this family, by the executor kind the operation table names (the
+#: CUBE transport conversions are TLOAD/TSTORE bundles routed here by their B.DATR Layout)
+PREPARERS: Mapping[Executor, Preparer] = MappingProxyType({Executor.MATMUL: matmul})
