@@ -19,7 +19,7 @@ from ptoc.backend.program import TileStart
 
 from ..program import Program
 from ..source import SourceLoc
-from .timeline import Timeline, lower_bound, operand_bound, replay
+from .timeline import Timeline, lower_bound, replay
 
 #: a stage's IR is printed whole up to this many ops in the kernel body; beyond, the
 #: first this many (printing is the slow part of a report of a large kernel)
@@ -56,9 +56,8 @@ class ReportData:
     stages: list[StageIR] = field(default_factory=list)
     graph: Any = None
     order: list[Any] = field(default_factory=list)
-    #: the liveness lower bound of the peak without spills, and the largest op's tiles
+    #: the liveness lower bound of the peak (without spills)
     bound: int = 0
-    operands: int = 0
     title: str = ""
     #: kernel source lines by file (for showing the kernel next to its bundles)
     notes: list[str] = field(default_factory=list)
@@ -155,7 +154,6 @@ def build(
         d["step"] = step
         d["source"] = program.sources.get(tl.commands[step])
     data.bound = lower_bound(data.graph, data.order)
-    data.operands = operand_bound(data.graph, data.order)
     return data
 
 

@@ -37,8 +37,7 @@ pre{margin:0;font:12px/1.3 ui-monospace,monospace;white-space:pre}
 #timeline .peak{stroke:#c0392b}#timeline .bound{stroke:#27ae60;stroke-dasharray:4 2}
 #timeline text{font-size:10px}#timeline .axis{text-anchor:end;fill:#666}
 #timeline .label{fill:#333}#timeline .cap-t{fill:#666}#timeline .peak-t{fill:#c0392b}
-#timeline .bound-t{fill:#27ae60}#timeline .operands{stroke:#16a085;stroke-dasharray:1 3}
-#timeline .operands-t{fill:#16a085}#cursor{fill:#f1c40f;opacity:.45}
+#timeline .bound-t{fill:#27ae60}#cursor{fill:#f1c40f;opacity:.45}
 #graph .edges path{fill:none;stroke:#999}#graph text{font-size:10px;text-anchor:middle}
 #graph g.op{cursor:pointer}#graph g.op.sel rect{stroke:#d35400;stroke-width:3}
 #graph g.op rect{stroke:#555}
@@ -204,7 +203,7 @@ def render(data: ReportData, mismatches: list[Mismatch] | None = None) -> str:
     """The HTML text of the report (``mismatches``: the verify failure to show)."""
     prog = data.program
     tl = data.timeline
-    tl_svg, cols = timeline_mod.svg(tl, data.bound, data.operands)
+    tl_svg, cols = timeline_mod.svg(tl, data.bound)
     st = prog.stats()
     machine = prog.machine.text() if prog.machine is not None else "default machine"
     binned = (
@@ -223,8 +222,8 @@ def render(data: ReportData, mismatches: list[Mismatch] | None = None) -> str:
         f"<h1>ptoc report: {title}</h1>",
         f'<div class="stats">{escape(st.summary())} ({sum(st.by_op.values())} kernel, '
         f"inserted {escape(over)}); peak {tl.peak} B/PE against the live set "
-        f"{data.bound} B/PE (the lower bound from liveness without spills) and the largest "
-        f"op's tiles {data.operands} B/PE; {escape(machine)}</div>",
+        f"{data.bound} B/PE (the lower bound from liveness, without spills); "
+        f"{escape(machine)}</div>",
         '<div id="errors"></div>',
     ]
     if mismatches:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ptoc.backend.isa.fields import mask_pes, size_bytes
+from ptoc.backend.isa.fields import Hand, mask_pes, size_bytes
 from ptoc.backend.program import Program, ScalarStart, TileStart
 from ptoc.runtime.bundle import build_plan
 
@@ -113,7 +113,8 @@ def lower_bound(graph: Any, order: Sequence[Hashable]) -> int:
     tile, tile -> op that the op reads it (other edges, such as memory order between ops,
     are ignored). When op ``i`` commits, its results and every tile produced before ``i``
     and read after ``i`` occupy Local storage at once, whatever the allocation; the bound
-    is the maximum of that sum over the ops.
+    is the maximum of that sum over the ops: no allocation of this schedule that keeps
+    every tile in Local storage (no spills) has a lower peak.
     """
     position = {n: i for i, n in enumerate(order)}
     born: dict[Hashable, int] = {}
@@ -137,18 +138,6 @@ def lower_bound(graph: Any, order: Sequence[Hashable]) -> int:
         delta[max(dies[t], b + 1)] -= nbytes
     live = np.cumsum(delta)[: len(order)]
     return int(live.max(initial=0))
-
-
-def operand_bound(graph: Any, order: Sequence[Hashable]) -> int:
-    """The most bytes per PE one op's tiles need at once (the distinct tiles it reads and
-    the tiles it produces): the least any peak can be, even with spilling (a spilled
-    tile lives in global memory, so the live set of :func:`lower_bound` may exceed the
-    peak of a program that spills)."""
-    most = 0
-    for n in order:
-        tiles = {*graph.predecessors(n), *graph.successors(n)}
-        most = max(most, sum(int(graph.nodes[t].get("bytes", 0)) for t in tiles))
-    return most
 
 
 @dataclass(frozen=True)
@@ -198,17 +187,15 @@ KIND_COLOURS = {
 LEFT, PE_H, HAND_H, MARK_H, GAP = 92, 150, 26, 14, 10
 
 
-def svg(
-    tl: Timeline, bound: int, operands: int = 0, width: int = MAX_COLUMNS
-) -> tuple[str, Bins]:
+def svg(tl: Timeline, bound: int, width: int = MAX_COLUMNS) -> tuple[str, Bins]:
     """The timeline drawing and its columns: Local bytes per PE (one line each) against
-    the capacity, the peak, the liveness lower bound ``bound`` and the largest op's
-    ``operands``; the entries of every hand; a mark per overhead block. Columns past
-    ``width`` are binned, showing each bin's max."""
+    the capacity, the peak and the liveness lower bound ``bound``; the entries of every
+    hand; a mark per overhead block. Columns past ``width`` are binned, showing each
+    bin's max."""
     b = bins(tl.steps, width)
     cw = min(24.0, width / max(b.columns, 1))
     plot_w = cw * b.columns
-    top_value = max(tl.peak, bound, operands, 1)
+    top_value = max(tl.peak, bound, 1)
     scale_max = top_value * 1.15
     if tl.capacity <= scale_max * 1.5:
         scale_max = max(scale_max, tl.capacity * 1.05)
@@ -245,7 +232,6 @@ def svg(
     hline(tl.capacity, "cap", f"capacity {tl.capacity} B")
     hline(tl.peak, "peak", f"peak {tl.peak} B", right=True, under=True)
     hline(bound, "bound", f"live set {bound} B (liveness lower bound without spills)")
-    hline(operands, "operands", f"largest op {operands} B", right=True)
     if tl.steps:
         used = b.max(tl.used)
         for pe in range(used.shape[1]):
@@ -259,7 +245,7 @@ def svg(
             out.append(
                 f'<rect class="frame" x="{LEFT}" y="{y0}" width="{plot_w:.1f}" '
                 f'height="{HAND_H}"/><text class="label" x="4" y="{y0 + 16}">'
-                f"hand {'TUVW'[h]} /{tl.depth}</text>"
+                f"hand {Hand(h).name} /{tl.depth}</text>"
             )
             d = [
                 f"M{LEFT + c * cw:.2f} {y0 + HAND_H}v{-HAND_H * n / tl.depth:.2f}h{cw:.2f}"
