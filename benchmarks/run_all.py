@@ -21,6 +21,7 @@ MODULES = [
     "bench_compiler",
     "bench_compound",
     "bench_matmul",
+    "bench_report",
 ]
 
 
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             "bench_workflow": {"repeat": 1},
             "bench_compiler": {"kernels": 6},
             "bench_matmul": {"shapes": [(64, 64, 64)]},
+            "bench_report": {"blocks": 20},
         }
         rows += mod.rows(**(quick.get(name, {}) if args.quick else {}))
     print(render(rows))

@@ -9,13 +9,14 @@ as a graph of op and tile nodes.
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass, field
 from typing import Any
 
 from ptoc.backend.isa import OPS
 from ptoc.backend.isa import row as optable_row
-from ptoc.backend.program import TileStart
+from ptoc.backend.program import Block, TileStart
 
 from ..program import Program
 from ..source import SourceLoc
@@ -53,6 +54,8 @@ class ReportData:
 
     program: Program
     timeline: Timeline
+    #: the program's blocks (``Program.blocks()``), one per timeline step and more
+    blocks: list[Block]
     stages: list[StageIR] = field(default_factory=list)
     graph: Any = None
     order: list[Any] = field(default_factory=list)
@@ -134,8 +137,9 @@ def build(
 
     config = program.machine or MachineConfig()
     kinds = {i: getattr(intent, "kind", "op") for i, intent in program.intents.items()}
-    tl = replay(program.program, config.hands, config.depth, config.capacity, config.pes, kinds)
-    data = ReportData(program, tl, title=title or (program.name or "program"))
+    blocks = program.program.blocks()
+    tl = replay(blocks, config.hands, config.depth, config.capacity, config.pes, kinds)
+    data = ReportData(program, tl, blocks, title=title or (program.name or "program"))
     if collector is None:
         return data
     data.stages = list(collector.stages)
@@ -159,9 +163,12 @@ def build(
 
 def source_text(loc: SourceLoc | None) -> str:
     """``file:line: code`` of a kernel line ('' for an inserted bundle)."""
-    if loc is None:
-        return ""
+    return "" if loc is None else _line(loc.file, loc.line)
+
+
+@functools.cache
+def _line(file: str, line: int) -> str:
     import linecache
     from pathlib import Path
 
-    return f"{Path(loc.file).name}:{loc.line}: {linecache.getline(loc.file, loc.line).strip()}"
+    return f"{Path(file).name}:{line}: {linecache.getline(file, line).strip()}"

@@ -120,7 +120,8 @@ def layout(g: Any) -> Layout:
 def summarise(g: Any) -> tuple[Any, str]:
     """A graph of at most :data:`MAX_NODES` nodes standing for ``g``, and what was done.
 
-    Op nodes of the result keep ``steps`` (the timeline steps they stand for)."""
+    Op nodes of the result have ``steps`` (the timeline steps they stand for; set on the
+    op nodes of ``g`` too)."""
     for _, d in g.nodes(data=True):
         if d.get("kind") == "op":
             d.setdefault("steps", [d["step"]] if "step" in d else [])
@@ -149,7 +150,7 @@ def _by_line(g: Any, ops: list[Hashable]) -> tuple[Any, str]:
         key = ("line", loc.file, loc.line) if loc is not None else ("op", d["mnemonic"])
         group[n] = key
         if key not in h:
-            label = f"{Path(loc.file).name}:{loc.line}" if loc is not None else d["mnemonic"]
+            label = f"line {loc.line}" if loc is not None else d["mnemonic"]
             h.add_node(
                 key,
                 kind="op",
@@ -216,6 +217,8 @@ def svg(g: Any, lay: Layout) -> str:
         fill = ENGINE_COLOURS.get(d.get("engine", ""), "#eeeeee")
         count = f" x{d['count']}" if d.get("count", 1) > 1 else ""
         tip = f"{d['mnemonic']} ({d.get('engine', '')} {d.get('executor', '')})"
+        if d.get("count", 1) > 1 and d.get("source") is not None:
+            tip = f"{d['count']} ops of {Path(d['source'].file).name}:{d['source'].line}"
         out.append(
             f'<g class="op" id="n{ident[n]}" data-steps="{steps}"><rect x="{x - w / 2:.1f}" '
             f'y="{y - h / 2:.1f}" width="{w}" height="{h}" rx="4" fill="{fill}"/>'

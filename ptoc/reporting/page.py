@@ -125,7 +125,7 @@ def _block_text(block: Block) -> str:
 def _bundles(data: ReportData) -> str:
     prog = data.program
     tl = data.timeline
-    blocks = {b.index: b for b in prog.program.blocks()}
+    blocks = {b.index: b for b in data.blocks}
     out = ['<div id="bundles">']
     for step, (kind, cmd) in enumerate(zip(tl.kinds, tl.commands, strict=True)):
         src = source_text(prog.sources.get(cmd)) if kind == "op" else ""
@@ -193,7 +193,7 @@ def _stages(data: ReportData) -> str:
 def _graph(data: ReportData) -> str:
     if data.graph is None or data.graph.number_of_nodes() == 0:
         return '<p class="note">no dataflow graph: not compiled from a kernel</p>'
-    g, note = graph_mod.summarise(data.graph.copy())
+    g, note = graph_mod.summarise(data.graph)
     lay = graph_mod.layout(g)
     note_html = f'<p class="note">{escape(note)}</p>' if note else ""
     return f"{note_html}{graph_mod.svg(g, lay)}"

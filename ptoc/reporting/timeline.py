@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ptoc.backend.isa.fields import Hand, mask_pes, size_bytes
-from ptoc.backend.program import Program, ScalarStart, TileStart
+from ptoc.backend.program import Block, ScalarStart, TileStart
 from ptoc.runtime.bundle import build_plan
 
 #: the most timeline columns drawn; longer programs are binned (max per bin)
@@ -52,15 +52,15 @@ class Timeline:
 
 
 def replay(
-    program: Program,
+    blocks: Sequence[Block],
     hands: int,
     depth: int,
     capacity: int,
     pes: int,
     kinds: dict[int, str],
 ) -> Timeline:
-    """Occupancy after every block of ``program`` on a machine of ``hands`` x ``depth``
-    queues and ``pes`` PEs of ``capacity`` bytes; ``kinds`` maps a tile bundle's first
+    """Occupancy after every block (``Program.blocks()``) on a machine of ``hands`` x
+    ``depth`` queues and ``pes`` PEs of ``capacity`` bytes; ``kinds`` maps a tile bundle's first
     command to its kind (missing: ``op``)."""
     queues: list[list[tuple[int, int]]] = [[] for _ in range(hands)]  # (mask, bytes)
     used = [0] * pes
@@ -68,7 +68,7 @@ def replay(
     commands: list[int] = []
     entries: list[list[int]] = []
     usage: list[list[int]] = []
-    for block in program.blocks():
+    for block in blocks:
         start = block.start
         if isinstance(start, TileStart):
             plan = build_plan(start, block.commands)

@@ -98,7 +98,9 @@ def test_replay_agrees_with_the_machine_trace(spec: str, machine) -> None:
     prog = ptoc.compile(k, machine)
     config = prog.machine
     kinds = {i: it.kind for i, it in prog.intents.items()}
-    tl = replay(prog.program, config.hands, config.depth, config.capacity, config.pes, kinds)
+    tl = replay(
+        prog.program.blocks(), config.hands, config.depth, config.capacity, config.pes, kinds
+    )
     out = ptoc.run(prog, trace=True, **k.random_inputs(0))
     records = [r for r in out.trace.records if r.kind == "tile"]
     tile_steps = [s for s, kind in enumerate(tl.kinds) if kind != "scalar"]
