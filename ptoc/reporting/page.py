@@ -112,6 +112,9 @@ window.onerror = function (msg, src, line, col) {
     select(+b.id.slice(1), false);
     if (currentNode) currentNode.scrollIntoView({block: 'nearest', inline: 'nearest'});
   });
+  // a link to a block: REPORT.html#s12 selects block 12 when the page opens
+  var m = /^#s(\d+)$/.exec(window.location.hash);
+  if (m) select(+m[1], true);
   document.body.setAttribute('data-ready', '1');
 })();
 """

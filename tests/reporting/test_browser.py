@@ -57,12 +57,14 @@ def chromium() -> str:
     return CHROMIUM
 
 
-def open_page(chromium: str, html: Path, tmp: Path) -> tuple[str, str, Path]:
+def open_page(
+    chromium: str, html: Path, tmp: Path, fragment: str = ""
+) -> tuple[str, str, Path]:
     """(DOM after the scripts ran, browser log, screenshot) of one page, one start."""
     shot = tmp / "shot.png"
     r = subprocess.run(
         [chromium, *FLAGS, f"--user-data-dir={tmp / 'profile'}", f"--screenshot={shot}",
-         "--dump-dom", html.resolve().as_uri()],
+         "--dump-dom", html.resolve().as_uri() + fragment],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
@@ -131,6 +133,24 @@ def test_report_renders_in_a_browser(chromium: str, rendered, file: str, name: s
     assert len(colours) > 20 and float(pixels.std()) > 10.0
 
 
+def test_selecting_a_block_marks_it_in_both_pictures(chromium: str, tmp_path: Path) -> None:
+    """The page's selection (what a click on a bundle, a column or a node does), through
+    a link to block 3 of softmax: the bundle, its graph node and its timeline column are
+    marked."""
+    k = kernels_in(import_file(str(EXAMPLES / "softmax.py")))["softmax"]
+    html = ptoc.report(k, tmp_path / "softmax.html")
+    dom, log, _ = open_page(chromium, html, tmp_path, "#s3")
+    assert not console_messages(log)
+    assert re.search(r'<div class="b k-op sel" id="s3">', dom)
+    assert len(re.findall(r'class="b [^"]*sel"', dom)) == 1
+    assert re.search(r'<g class="op sel" id="n\d+" data-steps="3">', dom)
+    cursor = re.search(r'<rect id="cursor" x="([\d.]+)"[^>]*visibility="visible"', dom)
+    timeline = _svg(dom, "timeline")
+    left = float(re.search(r'data-left="([\d.]+)"', timeline).group(1))
+    cw = float(re.search(r'data-cw="([\d.]+)"', timeline).group(1))
+    assert cursor and float(cursor.group(1)) == pytest.approx(left + 3 * cw)
+
+
 def test_the_checks_catch_errors_and_fetches(chromium: str, tmp_path: Path) -> None:
     """Control: a page with a failing script and an image from the network, under the
     report's policy, shows both in the DOM and the log the tests read."""
@@ -171,3 +191,14 @@ def test_blank_screenshots_are_detected(tmp_path: Path) -> None:
     pixels = decode(png)
     assert pixels.shape == (h, w, 3) and len({tuple(p) for p in pixels.reshape(-1, 3)}) == 1
     assert float(np.asarray(pixels).std()) == 0.0
+
+
+def test_ci_installs_the_browser_and_requires_it() -> None:
+    """``.ci/run`` installs Chromium when it is missing (as root or through sudo) and sets
+    PTOC_REQUIRE_BROWSER, so that these tests fail on CI instead of skipping."""
+    ci = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text()
+    assert "if [ ! -x /usr/bin/chromium ]; then" in ci
+    assert re.search(r"apt-get install -y( -qq)? chromium", ci)
+    assert 'if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi' in ci
+    assert "export PTOC_REQUIRE_BROWSER=1" in ci
+    assert ci.index("PTOC_REQUIRE_BROWSER=1") < ci.index("python -m pytest")
