@@ -22,7 +22,7 @@ CSS = """
 body{font:13px/1.35 system-ui,sans-serif;margin:12px;color:#222}
 h1{font-size:18px;margin:4px 0}h2{font-size:15px;margin:14px 0 6px}
 .stats{color:#444;margin-bottom:6px}.note{color:#666;font-style:italic}
-.box{border:1px solid #ccc;overflow:auto}
+.box{border:1px solid #ccc;overflow:auto;position:relative}
 .cols{display:flex;gap:10px;align-items:flex-start}
 .cols>div{flex:1 1 50%;min-width:0}
 #gbox,#bbox{height:70vh}
@@ -59,6 +59,8 @@ window.onerror = function (msg, src, line, col) {
 (function () {
   var D = JSON.parse(document.getElementById('report-data').textContent);
   var tl = document.getElementById('timeline');
+  var bbox = document.getElementById('bbox'), gbox = document.getElementById('gbox');
+  var graph = document.getElementById('graph');
   var cursor = document.getElementById('cursor');
   var nodeOf = {};
   var current = null, currentNode = null;
@@ -77,7 +79,8 @@ window.onerror = function (msg, src, line, col) {
     current = b; currentNode = nodeOf[step] || null;
     if (b) {
       b.classList.add('sel');
-      if (scroll) b.scrollIntoView({block: 'center'});
+      // scroll the bundle list only, not the page
+      if (scroll) bbox.scrollTop = b.offsetTop - bbox.clientHeight / 2;
     }
     if (currentNode) currentNode.classList.add('sel');
     if (tl && cursor && D.starts.length) {
@@ -110,7 +113,11 @@ window.onerror = function (msg, src, line, col) {
     var b = ev.target.closest('.b');
     if (!b) return;
     select(+b.id.slice(1), false);
-    if (currentNode) currentNode.scrollIntoView({block: 'nearest', inline: 'nearest'});
+    if (currentNode && graph) {  // bring the node into the graph's box
+      var r = currentNode.getBBox();
+      gbox.scrollTop = graph.offsetTop + r.y - gbox.clientHeight / 2;
+      gbox.scrollLeft = r.x - gbox.clientWidth / 2;
+    }
   });
   // a link to a block: REPORT.html#s12 selects block 12 when the page opens
   var m = /^#s(\d+)$/.exec(window.location.hash);
