@@ -247,13 +247,13 @@ def svg(tl: Timeline, bound: int, width: int = MAX_COLUMNS) -> tuple[str, Bins]:
                 f'height="{HAND_H}"/><text class="label" x="4" y="{y0 + 16}">'
                 f"hand {Hand(h).name} /{tl.depth}</text>"
             )
-            d = [
+            bars = "".join(
                 f"M{LEFT + c * cw:.2f} {y0 + HAND_H}v{-HAND_H * n / tl.depth:.2f}h{cw:.2f}"
                 f"v{HAND_H * n / tl.depth:.2f}z"
                 for c, n in enumerate(entries[:, h])
                 if n
-            ]
-            out.append(f'<path class="hand" d="{"".join(d)}"/>')
+            )
+            out.append(f'<path class="hand" d="{bars}"/>')
         out.append(f'<text class="label" x="4" y="{marks_y + 11}">overhead</text>')
         for kind in OVERHEAD_KINDS:
             flags = b.any(k == kind for k in tl.kinds)
