@@ -22,6 +22,7 @@ MODULES = [
     "bench_compound",
     "bench_matmul",
     "bench_cube",
+    "bench_report",
 ]
 
 
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
             "bench_compiler": {"kernels": 6},
             "bench_matmul": {"shapes": [(64, 64, 64)]},
             "bench_cube": {"shapes": [(16, 64, 64)]},
+            "bench_report": {"blocks": 20},
         }
         rows += mod.rows(**(quick.get(name, {}) if args.quick else {}))
     print(render(rows))

@@ -11,6 +11,7 @@
 
     prog = ptoc.compile(softmax)        # -> ptoc.Program: .asm(), .encode(), .stats()
     ptoc.verify(softmax, x=x)           # machine == reference, bit for bit
+    ptoc.report(softmax, "s.html")      # one HTML page: timeline, graph, bundles, stages
 
 The compiler and the executor are imported on first use, so ``import ptoc`` and the
 assembler commands stay fast.
@@ -79,6 +80,7 @@ _LAZY = {
     "run": "ptoc.execute",
     "reference": "ptoc.execute",
     "verify": "ptoc.execute",
+    "report": "ptoc.reporting",
     "Outputs": "ptoc.execute",
     "lang": "ptoc.lang",
 }
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
     from .errors import CompileError
     from .execute import Outputs, reference, run, verify
     from .program import Program, Stats
+    from .reporting import report
 
 
 def __getattr__(name: str) -> Any:
@@ -109,6 +112,7 @@ __all__ = [
     "MachineFault", "OutputError", "Outputs", "Program", "ReferenceFault", "Stats", "Tensor",
     "TensorSpec", "TileAllocationFault", "TileLegalityFault", "ToleranceError", "VerifyError",
     "bf16", "compile", "e1m2x2", "e2m1x2", "e2m3", "e3m2", "e4m3", "e5m2", "e8m0", "fp16",
-    "fp32", "fp64", "hf32", "hif4x2", "hif8", "kernel", "lang", "pred", "reference", "run",
-    "s4x2", "s8", "s16", "s32", "s64", "tf32", "u4x2", "u8", "u16", "u32", "u64", "verify",
+    "fp32", "fp64", "hf32", "hif4x2", "hif8", "kernel", "lang", "pred", "reference", "report",
+    "run", "s4x2", "s8", "s16", "s32", "s64", "tf32", "u4x2", "u8", "u16", "u32", "u64",
+    "verify",
 ]  # fmt: skip

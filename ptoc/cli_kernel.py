@@ -3,9 +3,10 @@
     ptoc compile FILE.py::KERNEL [--emit tile|lower-compound|legalize|pto|asm|bin|stats]
                  [-o OUT] [--print-ir-after-all] [--dump-dir DIR] [--machine SPEC]
     ptoc verify  FILE.py::KERNEL [--seed N] [--runs N] [--inputs FILE.npz] [--machine SPEC]
-                 [--expected [FILE.py::]FN [--rtol R] [--atol A]]
+                 [--expected [FILE.py::]FN [--rtol R] [--atol A]] [--report REPORT.html]
     ptoc run     FILE.py::KERNEL [--seed N | --inputs FILE.npz] [--save OUT.npz] [--trace]
     ptoc bench   [FILE.py[::KERNEL] ...] [--repeat N] [--machine SPEC]
+    ptoc report  FILE.py::KERNEL [-o REPORT.html] [--machine SPEC]
 
 Exit status: 0 success, 1 verification mismatch (or outputs outside the tolerance of
 ``--expected``), 2 bad input (including kernel and compile errors), 3 machine fault,
@@ -23,7 +24,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from .errors import Error
+from .errors import Error, VerifyError
 
 EXIT_OK, EXIT_MISMATCH = 0, 1
 
@@ -90,6 +91,7 @@ class Progress:
         if self.drawn:
             self.out.write("\n")
             self.out.flush()
+            self.drawn = False
 
 
 def _machine(text: str | None) -> Any:
@@ -193,10 +195,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(f"ptoc verify: --runs must be at least 1, not {args.runs}")
     if args.inputs and (args.runs != 1 or args.seed != 0):
         raise UsageError("ptoc verify: --inputs and --seed/--runs exclude each other")
+    if args.report:
+        check_output(args.report, "--report")
     k = _load(args.kernel)
     expected = _expected(args.expected, k) if args.expected else None
     given = _npz_inputs(args.inputs, k) if args.inputs else {}
-    prog = compile_kernel(k, _machine(args.machine))
+    collector = None
+    if args.report:
+        from .reporting import compile_observed
+
+        prog, collector = compile_observed(k, _machine(args.machine))
+    else:
+        prog = compile_kernel(k, _machine(args.machine))
     runs = 1 if given else args.runs
     big = sum(p.spec.shape[0] * p.spec.shape[1] for p in k.params) >= 1 << 16
     show = (
@@ -217,8 +227,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
             progress=bar.update,
             context=f"inputs {args.inputs}" if given else None,
         )
+    except VerifyError as e:  # the report marks the differing elements
+        bar.close()
+        if args.report:
+            _write_report(args.report, prog, collector, e)
+        raise
     finally:
         bar.close()
+    if args.report:
+        _write_report(args.report, prog, collector, None)
     which = (
         f"inputs {args.inputs}"
         if given
@@ -237,6 +254,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(f"{k.name}: bit-exact in {which}{close}; {prog.stats().summary()} on "
           f"{prog.machine.text()}")  # fmt: skip
     return EXIT_OK
+
+
+def _write_report(path: str, prog: Any, collector: Any, error: Any) -> None:
+    """``--report``: the report of the verified program, with a mismatch's elements."""
+    from .reporting import from_error, write
+
+    write(path, prog, collector, from_error(error) if error is not None else None, "--report")
+    what = "with the differing elements " if error is not None else ""
+    print(f"wrote the report {what}to {path}", file=sys.stderr)
 
 
 def _expected(spec: str, k: Any) -> Any:
@@ -318,6 +344,22 @@ def cmd_run_kernel(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+# ------------------------------------------------------------------ report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .reporting import compile_observed, write
+
+    k = _load(args.kernel)
+    out = args.output or f"{k.name}.html"
+    check_output(out)
+    prog, collector = compile_observed(k, _machine(args.machine))
+    write(out, prog, collector, option="-o")
+    print(f"{out}: the report of {k.name} ({prog.stats().summary()}); open it in a browser",
+          file=sys.stderr)  # fmt: skip
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------ bench
 
 
@@ -354,7 +396,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    """Add compile, verify and bench to the ``ptoc`` subcommand parser."""
+    """Add compile, verify, report and bench to the ``ptoc`` subcommand parser."""
     c = sub.add_parser("compile", help="compile a Python kernel (FILE.py::KERNEL)")
     c.add_argument("kernel", metavar="FILE.py::KERNEL")
     c.add_argument(
@@ -397,7 +439,23 @@ def add_commands(sub: Any) -> None:
         default=None,
         help="show a progress line on stderr (default: on a terminal for long runs)",
     )
+    v.add_argument(
+        "--report",
+        metavar="REPORT.html",
+        help="write the HTML report of the program (on a mismatch: with the differing "
+        "elements marked)",
+    )
     v.set_defaults(func=cmd_verify)
+
+    rp = sub.add_parser(
+        "report",
+        help="write one self-contained HTML page of a compiled kernel: timeline, dataflow "
+        "graph, bundles with their kernel lines, every stage's IR",
+    )
+    rp.add_argument("kernel", metavar="FILE.py::KERNEL")
+    rp.add_argument("-o", "--output", metavar="REPORT.html", help="default: KERNEL.html")
+    rp.add_argument("--machine", help="machine parameters, e.g. depth=4,capacity=16384")
+    rp.set_defaults(func=cmd_report)
 
     b = sub.add_parser("bench", help="time trace, compile, run and verify of kernels")
     b.add_argument(

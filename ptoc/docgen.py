@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .backend.isa import OpRow
+from .docexamples import ASCENDING, BLOCKS16
 from .dtypes import DTYPES, DType
 from .errors import KernelError
 from .pyerror import plain_signature
@@ -36,6 +37,7 @@ TENSOR_TYPES: tuple[DType, ...] = tuple(
 )
 
 F32 = DTYPES["fp32"]
+F16 = DTYPES["fp16"]
 U32 = DTYPES["u32"]
 U8 = DTYPES["u8"]
 E8M0 = DTYPES["e8m0"]
@@ -57,6 +59,8 @@ class Entry:
     second: str | None = None
     #: a derived function's operation-table row: the page lists the row's DataTypes
     row: OpRow | None = None
+    #: the probe of the runnable example when ``probe`` is None or takes other operands
+    example: Probe | None = None
 
 
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -71,6 +75,37 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 T = 8, 64  # the probe tile shape
+
+#: how the examples draw operands plain random data would make invalid (see docexamples)
+PERMUTED_ROWS = "np.argsort(rng.random({shape}), axis=0)"  # a permutation per column
+PERMUTED_FLAT = "rng.permutation({rows} * {cols}).reshape({shape})"  # distinct offsets
+
+#: hand-written examples of the entries no probe can show (a window, the PE index)
+WRITTEN: dict[str, str] = {
+    "store": """@ptoc.kernel
+def store_example(
+    x: ptoc.Tensor[ptoc.fp32, 8, 64],
+    out: ptoc.Tensor[ptoc.fp32, 16, 64],
+):
+    t = pt.load(x)
+    pt.store(out, t, rows=0)  # rows 0..7
+    pt.store(out, -t, rows=8)  # rows 8..15
+
+
+ptoc.verify(store_example)
+""",
+    "pe": """@ptoc.kernel(pes=2)
+def pe_example(
+    x: ptoc.Tensor[ptoc.fp32, 16, 64],
+    out: ptoc.Tensor[ptoc.fp32, 16, 64],
+):
+    t = pt.load(x, rows=(8 * pt.pe(), 8))  # PE p works on rows 8p .. 8p+7
+    pt.store(out, pt.exp(t), rows=8 * pt.pe())
+
+
+ptoc.verify(pe_example)
+""",
+}
 
 
 def _derived(section: str) -> tuple[Entry, ...]:
@@ -93,7 +128,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("broadcast_to", "arith", lambda pt, m, d: pt.broadcast_to(m(8, 1, d), T)),
     *_derived("elementwise"),
     Entry("fma", "elementwise", lambda pt, m, d: pt.fma(m(*T, d), m(*T, d), m(*T, d))),
-    Entry("cast", "elementwise", None),
+    Entry("cast", "elementwise", None, example=lambda pt, m, d: pt.cast(m(*T, d), F16)),
     Entry(
         "where",
         "elementwise",
@@ -111,18 +146,24 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("fillpad", "layout", lambda pt, m, d: pt.fillpad(m(8, 32, d), (8, 64), 0)),
     Entry("transpose", "layout", lambda pt, m, d: pt.transpose(m(16, 16, d))),
     Entry("sort", "select", lambda pt, m, d: pt.sort(m(8, 32, d))),
-    Entry("merge", "select", lambda pt, m, d: pt.merge(m(1, 32, d), m(1, 32, d))),
+    Entry(
+        "merge",
+        "select",
+        lambda pt, m, d: pt.merge(m.drawn(1, 32, d, ASCENDING), m.drawn(1, 32, d, ASCENDING)),
+    ),
     Entry(
         "gather",
         "select",
-        lambda pt, m, d, i: pt.gather(m(*T, d), m(8, 1, i)),
+        lambda pt, m, d, i: pt.gather(
+            m(*T, d), m.drawn(8, 1, i, "rng.integers(0, 8, {shape})")
+        ),
         "values",
         second="rows",
     ),
     Entry(
         "scatter",
         "select",
-        lambda pt, m, d, i: pt.scatter(m(*T, d), m(8, 64, i), 8),
+        lambda pt, m, d, i: pt.scatter(m(*T, d), m.drawn(8, 64, i, PERMUTED_ROWS), 8),
         "values",
         second="rows",
     ),
@@ -141,7 +182,10 @@ ENTRIES: tuple[Entry, ...] = (
         "the lists",
     ),
     Entry(
-        "merge_blocks", "compound", lambda pt, m, d: pt.merge_blocks(m(1, 64, d), 16), "records"
+        "merge_blocks",
+        "compound",
+        lambda pt, m, d: pt.merge_blocks(m.drawn(1, 64, d, BLOCKS16), 16),
+        "records",
     ),
     Entry(
         "pack_records",
@@ -164,19 +208,23 @@ ENTRIES: tuple[Entry, ...] = (
     Entry(
         "gather_flat",
         "compound",
-        lambda pt, m, d: pt.gather_flat(m(*T, d), m(8, 64, U32)),
+        lambda pt, m, d: pt.gather_flat(
+            m(*T, d), m.drawn(8, 64, U32, "rng.integers(0, 512, {shape})")
+        ),
         "t",
     ),
     Entry(
         "gather_blocks",
         "compound",
-        lambda pt, m, d: pt.gather_blocks(m(*T, d), m(1, 4, U32)),
+        lambda pt, m, d: pt.gather_blocks(
+            m(*T, d), m.drawn(1, 4, U32, "32 * rng.integers(0, 64, {shape})")
+        ),
         "t",
     ),
     Entry(
         "scatter_flat",
         "compound",
-        lambda pt, m, d: pt.scatter_flat(m(*T, d), m(8, 64, U32), (8, 64)),
+        lambda pt, m, d: pt.scatter_flat(m(*T, d), m.drawn(8, 64, U32, PERMUTED_FLAT), (8, 64)),
         "t",
     ),
     Entry(
@@ -255,6 +303,11 @@ class _Make:
         x = TensorParam(f"x{len(self.block.args)}", TensorSpec(d, (rows, cols)), arg)
         return self._recording(lambda: lang.load(x))
 
+    def drawn(self, rows: int, cols: int, d: DType | None, draw: str) -> Any:
+        """A tile whose example tensor is drawn by ``draw`` (plain random data would not
+        be valid input); for the page's types, a tile like any other."""
+        return self(rows, cols, d)
+
     def pred(self, rows: int, cols: int) -> Any:
         """A comparison result (pred tile)."""
         return self._recording(lambda: self(rows, cols, F32) > 0.0)
@@ -272,34 +325,105 @@ class _Make:
         return self._recording(lambda: lang.pack_records(self.sorted(rows, cols, d)))
 
 
-def probe(call: Probe, dtype: DType, loads: bool = False) -> list[str] | None:
-    """The mnemonics ``call`` records on tiles of ``dtype`` (None: a KernelError);
-    ``loads``: including the TLOADs that made its tiles."""
+def _traced(call: Callable[[Any], Any], dtype: DType) -> tuple[Any, Any, set[Any], Any]:
+    """Trace ``call(make)`` in a fresh probe function: (function, return op, set-up ops,
+    what ``call`` returned); KernelError when the tracer refuses it."""
     from xdsl.dialects import func
     from xdsl.ir import Block, Region
 
-    from . import lang
     from .trace import TraceState, tracing
 
     block = Block()
-    func.FuncOp("probe", ([], []), Region(block))
+    f = func.FuncOp("probe", ([], []), Region(block))
     ret = func.ReturnOp()
     block.add_op(ret)
     setup: set[Any] = set()
     make = _Make(block, ret, dtype, setup)
     with tracing(TraceState("probe", 1, block, ret)):
-        try:
-            call(lang, make, dtype)
-        except KernelError:
-            return None
+        value = call(make)
+    return f, ret, setup, value
+
+
+def probe(
+    call: Probe, dtype: DType, loads: bool = False, lower: bool = False
+) -> list[str] | None:
+    """The mnemonics ``call`` records on tiles of ``dtype`` (None: a KernelError);
+    ``loads``: including the TLOADs that made its tiles; ``lower``: the mnemonics of what
+    lower-compound makes of them instead."""
+    from . import lang
+
+    try:
+        f, ret, setup, _ = _traced(lambda make: call(lang, make, dtype), dtype)
+    except KernelError:
+        return None
+    if lower:
+        from ptoc.passes.lower_compound import lower_compound_func
+
+        lower_compound_func(f)
     names: list[str] = []
-    for op in block.ops:
+    for op in f.body.block.ops:
         if op is ret or (op in setup and not (loads and op.name == "tile.load")):
             continue
+        if lower and getattr(op, "MNEMONIC", None) is None:
+            continue  # a view of a tile's storage: no bundle
         name = getattr(op, "MNEMONIC", None) or op.name
         if name not in names:
             names.append(name)
     return names
+
+
+def example(e: Entry, dtype: DType, second: DType | None = None) -> str:
+    """The runnable example of entry ``e`` on tiles of ``dtype`` (and ``second``)."""
+    from .docexamples import Lang, Recorder, kernel_text
+
+    if e.name in WRITTEN:
+        return WRITTEN[e.name]
+    call = e.example or e.probe or _row_probe(e)
+    assert call is not None, e.name
+
+    def run(make: Any) -> Any:
+        rec = Recorder(make)
+        args = (Lang(rec), rec, dtype) + ((second,) if second is not None else ())
+        return rec, call(*args)
+
+    _, _, _, (rec, value) = _traced(run, dtype)
+    return kernel_text(f"{e.name}_example", rec, value)
+
+
+def _row_probe(e: Entry) -> Probe | None:
+    """The probe of a function derived from an operation-table row: its sources are
+    (8, 64) tiles of the probed type."""
+    from .backend.isa import TileFamily
+
+    if e.row is None:
+        return None
+    if e.row.tile is TileFamily.BINARY:
+        return lambda pt, m, d: getattr(pt, e.name)(m(*T, d), m(*T, d))
+    return lambda pt, m, d: getattr(pt, e.name)(m(*T, d))
+
+
+#: the element types examples prefer, in order (then the first the function accepts)
+EXAMPLE_TYPES = ("fp32", "s32", "fp16", "u32")
+
+
+def example_type(types: list[DType]) -> DType:
+    for name in EXAMPLE_TYPES:
+        if DTYPES[name] in types:
+            return DTYPES[name]
+    return types[0]
+
+
+def selector(mnemonic: str) -> str:
+    """``TADD`` with its engine and selector, as the page lists a recorded operation."""
+    from .backend.isa import OPS
+
+    o = OPS.get(mnemonic)
+    if o is None:
+        return f"`{mnemonic}`"
+    if o.mode is None:
+        return f"`{mnemonic}` ({o.bstart})"
+    sel = f"Mode {o.mode} Function {o.function}, selector {o.selector_text}"
+    return f"`{mnemonic}` ({o.bstart} {sel})"
 
 
 def accepted(
@@ -382,6 +506,74 @@ def entries_of(lang: Any) -> tuple[Entry, ...]:
     return (*ENTRIES, *extra)
 
 
+def _facts(e: Entry) -> list[str]:
+    """The bullet lines of entry ``e``: what it records (with the operations' engines and
+    selectors, or the lowering of a compound op) and the types it accepts."""
+    if e.name == "cast":
+        return [
+            f"* records: {selector('TCVT')}",
+            f"* types: {_types(list(TENSOR_TYPES))} to every tensor type, except",
+            "",
+            "```text",
+            *_cast_rows(),
+            "```",
+            "",
+        ]
+    if e.row is not None:
+        types = [d for d in TENSOR_TYPES if d.datatype in e.row.op.dtypes]
+        return [f"* records: {selector(e.row.mnemonic)}",
+                f"* types of {e.varies}: {_types(types)}", ""]  # fmt: skip
+    if e.probe is None:
+        return []
+    types, ops, seconds = accepted(e.probe, e.loads, e.second is not None)
+    if not types:
+        raise SystemExit(f"docgen: the probe of pt.{e.name} accepts no type")
+    out = [f"* records: {', '.join(selector(o) for o in ops)}"]
+    if any(o.startswith("tile.") for o in ops):
+        assert e.second is None
+        lowered = probe(e.probe, example_type(types), lower=True) or []
+        out.append(f"* lowers to: {', '.join(selector(o) for o in lowered)}")
+    out.append(f"* types of {e.varies}: {_types(types)}")
+    if e.second:
+        pairs = "in the pairs the catalog lists"
+        out.append(f"* types of {e.second}: {_types(seconds)} ({pairs})")
+    out.append("")
+    return out
+
+
+def docstring_example(fn: Any) -> str | None:
+    """The kernel a function's docstring gives after a line ``Example::`` (indented, up
+    to the end of the docstring), dedented; None when it gives none."""
+    doc = inspect.getdoc(fn) or ""
+    _, sep, body = doc.partition("Example::\n")
+    if not sep:
+        return None
+    return inspect.cleandoc("\n" + body) + "\n"
+
+
+def example_of(e: Entry) -> str:
+    """The example of ``e`` on its preferred type (and the first second type it pairs
+    with)."""
+    if e.name in WRITTEN:
+        return WRITTEN[e.name]
+    from . import lang
+
+    written = docstring_example(getattr(lang, e.name))
+    if written is not None:
+        return written
+    call = e.probe or _row_probe(e)
+    if e.name == "cast" or call is None:
+        return example(e, F32)
+    types, _, seconds = accepted(call, e.loads, e.second is not None)
+    d = example_type(types)
+    if e.second is None:
+        return example(e, d)
+    for i in sorted(seconds, key=lambda t: t.name not in EXAMPLE_TYPES):
+        if probe(lambda pt, m, dd, i=i: call(pt, m, dd, i), d) is not None:
+            return example(e, d, i)
+    raise SystemExit(f"docgen: pt.{e.name} takes no second type with {d.name}")
+
+
 def generate() -> str:
     """The text of docs/reference.md."""
     from . import lang
@@ -400,38 +592,25 @@ def generate() -> str:
         "an operation's row. `help(pt.NAME)` gives the full docstring. The semantics of the",
         "compound interfaces are in [compound.md](compound.md).",
         "",
+        "Each entry ends with a runnable example: a small kernel generated from the probe",
+        "the page traces, verified bit for bit on the machine model (the docs test runs",
+        "every example of the page). They share these imports:",
+        "",
+        "```python",
+        "import numpy as np",
+        "",
+        "import ptoc",
+        "import ptoc.lang as pt",
+        "```",
+        "",
     ]
     for key, title in SECTIONS:
         out += [f"## {title}", ""]
         for e in (e for e in entries if e.section == key):
             fn = getattr(lang, e.name)
             out += [f"### `pt.{e.name}{plain_signature(fn)}`", "", _summary(fn), ""]
-            if e.name == "cast":
-                out += [
-                    "* records: `TCVT`",
-                    f"* types: {_types(list(TENSOR_TYPES))} to every tensor type, except",
-                    "",
-                    "```text",
-                    *_cast_rows(),
-                    "```",
-                    "",
-                ]
-                continue
-            if e.row is not None:
-                types = [d for d in TENSOR_TYPES if d.datatype in e.row.op.dtypes]
-                out += [f"* records: {_ops([e.row.mnemonic])}", f"* types of {e.varies}: "
-                        f"{_types(types)}", ""]  # fmt: skip
-                continue
-            if e.probe is None:
-                continue
-            types, ops, seconds = accepted(e.probe, e.loads, e.second is not None)
-            if not types:
-                raise SystemExit(f"docgen: the probe of pt.{e.name} accepts no type")
-            out += [f"* records: {_ops(ops)}", f"* types of {e.varies}: {_types(types)}"]
-            if e.second:
-                pairs = "in the pairs the catalog lists"
-                out.append(f"* types of {e.second}: {_types(seconds)} ({pairs})")
-            out.append("")
+            out += _facts(e)
+            out += ["```python", example_of(e).rstrip("\n"), "```", ""]
         if key == "memory":
             out += [
                 "`pt.store` accepts every tensor type its tensor has; `pt.pe()` is the PE "

@@ -31,6 +31,9 @@ from .source import SourceLoc, def_location, param_location
 STAGES: tuple[str, ...] = ("trace", *(s.name for s in PIPELINE))
 ALIASES = {"tile": "trace", "pto": "allocate", "asm": "emit", "bin": "emit"}
 
+#: ``observe(stage, module, compilation)``: called after each stage (``compile_kernel``)
+Observer = Callable[[str, Any, Any], None]
+
 
 def stage_name(name: str) -> str:
     """The canonical stage of ``name`` (a stage or an alias); ValueError if unknown."""
@@ -96,6 +99,7 @@ def compile_kernel(
     *,
     validate: bool = True,
     max_tile_bytes: int | None = None,
+    observe: Observer | None = None,
 ) -> Any:
     """``ptoc.compile``: compile ``kernel`` for ``machine``; a :class:`ptoc.Program`, or
     with ``stop_after``
@@ -103,7 +107,9 @@ def compile_kernel(
     ``allocate``/``pto``; ``emit`` gives the Program).
 
     ``max_tile_bytes``: tiles larger than this per PE are split into row pieces (default:
-    the pipeline's limit for the machine, a quarter of its capacity).
+    the pipeline's limit for the machine, a quarter of its capacity). ``observe(stage,
+    module, compilation)`` is called after every stage (``trace`` first, with no
+    compilation yet), while the module is still that stage's IR (``ptoc.report``).
     """
     if not isinstance(kernel, Kernel):
         raise TypeError(f"ptoc.compile takes a @ptoc.kernel function, not {kernel!r}")
@@ -111,7 +117,7 @@ def compile_kernel(
     last = stage_name(stop_after) if stop_after is not None else "emit"
     dump = _Dumper(sys.stderr if print_ir_after_all else None, dump_dir)
     traced = kernel.trace()
-    return _compile(kernel, traced, config, last, dump, validate, max_tile_bytes)
+    return _compile(kernel, traced, config, last, dump, validate, max_tile_bytes, observe)
 
 
 def _compile(
@@ -122,6 +128,7 @@ def _compile(
     dump: _Dumper,
     validate: bool,
     max_tile_bytes: int | None,
+    observe: Observer | None = None,
 ) -> Any:
     """Run the pipeline (``ptoc.passes.pipeline.run_pipeline``) on a clone of the traced
     module; after each stage, dump it and check what only the front end can say well."""
@@ -129,6 +136,8 @@ def _compile(
 
     module = traced.module.clone()
     dump("trace", lambda: str(module))
+    if observe is not None:
+        observe("trace", module, None)
     if last == "trace":
         return module
 
@@ -138,6 +147,8 @@ def _compile(
             dump(stage, lambda: str(module))
         if stage == "lower-compound" and last != stage:
             _check_lowered(kernel, traced, c, config)
+        if observe is not None:
+            observe(stage, module, c)
 
     options = Options(max_tile_bytes=max_tile_bytes, validate=validate)
     done: list[str] = []
@@ -202,7 +213,7 @@ def _program(kernel: Kernel, traced: Traced, c: Any, config: Any) -> Program:
         alloc=c.stats,
         intents=em.intents,
         sources=dict(zip(sorted(em.intents), sources)),
-        report=c.report,
+        validation=c.report,
     )
     return prog
 

@@ -106,8 +106,12 @@ class VerifyError(Error):
     """The machine's outputs differ from the reference semantics.
 
     ``mismatches`` lists the first differing elements (output, index, both values and
-    bit patterns); ``counts`` maps each differing output to (differing, total) elements.
+    bit patterns); ``counts`` maps each differing output to (differing, total) elements;
+    ``outputs`` maps each differing output to (machine's array, compared array, mask of
+    the differing elements) when the comparison raised it (``ptoc verify --report``).
     """
+
+    outputs: dict[str, tuple[Any, Any, Any]]
 
     def __init__(
         self,
@@ -120,6 +124,7 @@ class VerifyError(Error):
         self.mismatches = tuple(mismatches)
         self.counts = dict(counts)
         self.context = context
+        self.outputs = {}
         super().__init__(self.render())
 
     def render(self) -> str:

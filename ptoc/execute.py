@@ -318,6 +318,7 @@ def compare(
     """Raise VerifyError unless every output has the same shape and raw bits."""
     mismatches: list[Mismatch] = []
     counts: dict[str, tuple[int, int]] = {}
+    outputs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for name, w in want.items():
         g = got[name]
         if g.shape != w.shape or g.dtype.itemsize != w.dtype.itemsize:
@@ -332,12 +333,15 @@ def compare(
         if not len(diff):
             continue
         counts[name] = (len(diff), w.size)
+        outputs[name] = (g, w, gb != wb)
         width = w.dtype.itemsize * 8
         for idx in diff[: max(SHOWN - len(mismatches), 0)]:
             i = tuple(int(k) for k in idx)
             mismatches.append(Mismatch(name, i, g[i], w[i], int(gb[i]), int(wb[i]), width))
     if counts:
-        raise VerifyError(kernel, mismatches, counts, context)
+        e = VerifyError(kernel, mismatches, counts, context)
+        e.outputs = outputs
+        raise e
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

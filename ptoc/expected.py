@@ -115,6 +115,7 @@ def compare_close(
     counts: dict[str, tuple[int, int]] = {}
     worst: dict[str, tuple[float, float]] = {}
     tolerances: dict[str, tuple[float, float]] = {}
+    outputs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for name, w_raw in want.items():
         g_raw = got[name]
         r_default, a_default = default_tolerance(g_raw.dtype)
@@ -139,6 +140,7 @@ def compare_close(
         if not n:
             continue
         counts[name] = (n, w.size)
+        outputs[name] = (g_raw, w_raw, bad)
         order = np.argsort(-excess, axis=None, kind="stable")[:SHOWN]
         for flat in order:
             if not bad.flat[flat]:
@@ -148,7 +150,7 @@ def compare_close(
             deviations.append((float(excess[i]), dev))
     if counts:
         deviations.sort(key=lambda d: -d[0])
-        raise ToleranceError(
+        e = ToleranceError(
             kernel,
             [d for _, d in deviations[:SHOWN]],
             counts,
@@ -156,4 +158,6 @@ def compare_close(
             context,
             expected_name,
         )
+        e.outputs = outputs
+        raise e
     return worst

@@ -83,7 +83,7 @@ class Program:
         alloc: Any = None,
         intents: dict[int, Any] | None = None,
         sources: dict[int, SourceLoc | None] | None = None,
-        report: Any = None,
+        validation: Any = None,
     ) -> None:
         self.program = program
         self.abi = abi
@@ -92,7 +92,8 @@ class Program:
         self.alloc = alloc
         self.intents = intents or {}
         self.sources = sources or {}
-        self.report = report
+        #: what the allocation validator's replay saw (``ptoc.passes.validate.Report``)
+        self.validation = validation
 
     def __repr__(self) -> str:
         name = self.abi.kernel if self.abi is not None else "<no kernel>"
@@ -176,6 +177,13 @@ class Program:
             binary_bytes=len(self.encode()),
             machine=machine,
         )
+
+    def report(self, path: Any) -> Any:
+        """Write the HTML report of this program to ``path`` (``ptoc.report``): timeline,
+        dataflow graph, bundles with their kernel lines and every stage's IR."""
+        from .reporting import report_program
+
+        return report_program(self, path)
 
     def source_of(self, command: int) -> SourceLoc | None:
         """The kernel line of the bundle holding command ``command`` (None if unknown)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_asm, bench_executor, bench_matmul
+from benchmarks import bench_asm, bench_executor, bench_matmul, bench_report
 from benchmarks.common import render
 
 
@@ -28,3 +28,9 @@ def test_matmul_benchmark_runs_on_a_small_shape() -> None:
     rows = bench_matmul.rows(shapes=[(8, 8, 8)])
     assert len(rows) == 6 and all(r.value > 0 and r.baseline > 0 for r in rows)
     assert "matmul FP16 8x8x8" in render(rows)
+
+
+def test_report_benchmark_runs_on_a_small_kernel() -> None:
+    rows = bench_report.rows(blocks=3)
+    assert len(rows) == 2 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert "report write, 21 bundles" in render(rows)

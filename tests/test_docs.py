@@ -69,8 +69,12 @@ def scratch(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if any(b.lang == "python" for b in
-                                  blocks(p))], ids=_id)  # fmt: skip
+#: the reference page's examples run one by one in tests/test_reference_examples.py
+RUN_ELSEWHERE = {ROOT / "docs" / "reference.md"}
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p not in RUN_ELSEWHERE and any(
+                                  b.lang == "python" for b in blocks(p))], ids=_id)  # fmt: skip
 def test_python_blocks_run(page: Path, scratch: Path) -> None:
     namespace: dict[str, object] = {"__name__": "__docs__"}
     for b in blocks(page):

@@ -175,3 +175,28 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
                 heapq.heappush(heap, (current[s], s))
     assert len(order) == len(indeg), "dataflow graph has a cycle"
     return order
+
+
+def value_graph(df: Dataflow) -> nx.DiGraph:
+    """The dataflow graph with its tiles as nodes: op node ``("op", i)`` for bundle ``i``
+    (``kind="op"``, ``mnemonic``), tile node ``("tile", j)`` for the ``j``-th result
+    produced (``kind="tile"``, ``bytes`` per PE, ``label``: its type); edges op -> tile
+    (produces), tile -> op (reads), and op -> op (``memory=True``) for the memory-order
+    edges of ``df.graph`` that no tile already implies. For drawing and liveness."""
+    g = nx.DiGraph()
+    tiles: dict[SSAValue, tuple[str, int]] = {}
+    for i, op in enumerate(df.ops):
+        node = ("op", i)
+        g.add_node(node, kind="op", mnemonic=op.MNEMONIC)
+        for v in df.reads[i]:
+            g.add_edge(tiles[v], node)
+        for v in op.dsts:
+            t = ("tile", len(tiles))
+            tiles[v] = t
+            g.add_node(t, kind="tile", bytes=_bytes(v), label=str(v.type))
+            g.add_edge(node, t)
+    for a, b in df.graph.edges:
+        na, nb = ("op", a), ("op", b)
+        if not any(g.has_edge(t, nb) for t in g.successors(na)):
+            g.add_edge(na, nb, memory=True)
+    return g

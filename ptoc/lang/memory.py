@@ -153,7 +153,23 @@ def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -
 def prefetch(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> None:
     """Prefetch the window of tensor ``t`` that :func:`load` with the same arguments
     would read (TPREFETCH). Nothing a kernel can observe changes (cache placement is not
-    architectural); the window must lie inside the tensor like a load's."""
+    architectural); the window must lie inside the tensor like a load's.
+
+    Example::
+
+        @ptoc.kernel
+        def prefetch_example(
+            x: ptoc.Tensor[ptoc.fp32, 16, 64],
+            out: ptoc.Tensor[ptoc.fp32, 8, 64],
+        ):
+            pt.prefetch(x, rows=(8, 8))  # the rows the second load reads
+            a = pt.load(x, rows=(0, 8))
+            b = pt.load(x, rows=(8, 8))
+            pt.store(out, a + b)
+
+
+        ptoc.verify(prefetch_example)
+    """
     fn = "pt.prefetch"
     x = _tensor(t, fn)
     r0, nr = _window(fn, rows, x.shape[0], "rows")
