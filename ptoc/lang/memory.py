@@ -132,17 +132,26 @@ def _check_bounds(
             )
 
 
+def _read_window(
+    fn: str, x: TensorParam, rows: Any, cols: Any, step: Any
+) -> tuple[PEIndex, int, PEIndex, int]:
+    """The checked window ``rows=``/``cols=``/``step=`` of a load or prefetch of ``x``:
+    (row start, row count, column start, column count)."""
+    r0, nr = _window(fn, rows, x.shape[0], "rows")
+    c0, nc = _window(fn, cols, x.shape[1], "cols")
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        fail(f"{fn}: step is a positive integer, not {step!r}")
+    _check_bounds(fn, x, r0, c0, (nr, nc), step)
+    return r0, nr, c0, nc
+
+
 def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> Tile:
     """A window of tensor ``t`` as a tile (TLOAD): ``rows=(start, n)`` and ``cols=(start,
     n)`` (default: the whole axis); ``step`` takes every step-th row."""
     fn = "pt.load"
     x = _tensor(t, fn)
     state = current(fn)
-    r0, nr = _window(fn, rows, x.shape[0], "rows")
-    c0, nc = _window(fn, cols, x.shape[1], "cols")
-    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
-        fail(f"{fn}: step is a positive integer, not {step!r}")
-    _check_bounds(fn, x, r0, c0, (nr, nc), step)
+    r0, nr, c0, nc = _read_window(fn, x, rows, cols, step)
     check_type(fn, LoadOp.MNEMONIC, x.dtype, "tensors")
     state.use(state.loaded, x.name)
     tt = TileType(x.dtype.catalog_name, (nr, nc))
@@ -172,11 +181,7 @@ def prefetch(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 
     """
     fn = "pt.prefetch"
     x = _tensor(t, fn)
-    r0, nr = _window(fn, rows, x.shape[0], "rows")
-    c0, nc = _window(fn, cols, x.shape[1], "cols")
-    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
-        fail(f"{fn}: step is a positive integer, not {step!r}")
-    _check_bounds(fn, x, r0, c0, (nr, nc), step)
+    r0, nr, c0, nc = _read_window(fn, x, rows, cols, step)
     check_type(fn, PrefetchOp.MNEMONIC, x.dtype, "tensors")
     op = PrefetchOp(x.value, (r0.offset, c0.offset), (nr, nc), step, (r0.scale, c0.scale))
     emit(fn, op)

@@ -17,7 +17,7 @@ from ptoc.runtime import (
     UnsupportedOperation,
 )
 
-from .util import GM, machine, prog, tload, tstore
+from .util import GM, machine, prog, rejected_without_effect, tload, tstore
 
 
 def ready():  # type: ignore[no-untyped-def]
@@ -36,14 +36,7 @@ def ready():  # type: ignore[no-untyped-def]
 
 
 def no_effect(text: str, cls: type[MachineFault], m=None) -> MachineFault:  # type: ignore[no-untyped-def]
-    m = m or ready()
-    before = m.snapshot()
-    with pytest.raises(MachineFault) as info:
-        m.run(prog(text))
-    assert type(info.value) is cls, info.value
-    after = m.snapshot()
-    assert after == before, after.differences(before)
-    return info.value
+    return rejected_without_effect(m or ready(), text, cls)  # type: ignore[return-value]
 
 
 BIN = "BSTART.{eng} {op}, {dt}\n{dims}B.IOT T#1, T#2, mask={mask}, last, ->U<{size}>\nBSTOP\n"

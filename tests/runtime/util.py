@@ -139,3 +139,19 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
         and a.dtype.itemsize == b.dtype.itemsize
         and bool(np.array_equal(bits(a), bits(b)))
     )
+
+
+def rejected_without_effect(m: Machine, text: str, cls: type) -> Exception:
+    """Run ``text`` on ``m``: it must raise exactly ``cls`` and leave the whole machine
+    state as it was (a rejected bundle leaves no trace); returns the fault."""
+    import pytest
+
+    from ptoc.runtime import MachineFault
+
+    before = m.snapshot()
+    with pytest.raises(MachineFault) as info:
+        m.run(prog(text))
+    assert type(info.value) is cls, info.value
+    after = m.snapshot()
+    assert after == before, after.differences(before)
+    return info.value

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ptoc.backend.isa import DataType, Family, catalog, form
 from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa import op as op_def
@@ -29,7 +27,8 @@ from ptoc.backend.program import Generic
 from ..outcome import NotApplicable
 from ..values import Bits, Enum
 from .core import PtocModel, binding
-from .tiles import MODEL_ELEMENTS, TileInfo, data_type, dtype_enum
+from .harness import allocate_numeric
+from .tiles import TileInfo, data_type, dtype_enum
 
 _LAYOUTS = {f"TileLayout_{c.value}": c for c in CubeLayout}
 
@@ -186,18 +185,7 @@ def configure_cube_tile_for_mask(
     if m.capacity_in_use(i) + bin(mask).count("1") * cap > m.tile_capacity:
         return False
     g = _geometry(layout, vr, vc, dt)
-    t = m.tile(i)
-    m.alloc_masks[i] = Bits(4, mask)
-    t.allocated = True
-    t.storage_kind = Enum("TileStorage_Numeric")
-    t.contents_defined = False
-    t._defined = np.zeros(MODEL_ELEMENTS, bool)
-    t._packed_defined = None
-    t.defined_valid_elements = 0
-    t.capacity_bytes = cap
-    t.rows, t.columns = g.rows, g.cols
-    t.valid_rows, t.valid_columns = vr, vc
-    t.data_type = dt
+    t = allocate_numeric(m, i, mask, cap, (g.rows, g.cols), (vr, vc), dt)
     t.layout = layout
     t.location = location
     t.cube_k_repeat, t.cube_n_repeat = g.k_repeat, g.n_repeat

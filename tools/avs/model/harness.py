@@ -88,7 +88,26 @@ def configure(
     i = index.value if isinstance(index, Bits) else index
     if m.capacity_in_use(i) + bin(mask).count("1") * capacity > m.tile_capacity:
         raise fail(m, "ConfigureTile capacity", "the tile does not fit the core capacity")
-    m.alloc_masks[i] = Bits(4, mask)
+    allocate_numeric(m, i, mask, capacity, (drows, columns), (valid_rows, valid_columns), dtype)
+    t.layout = layout
+    t.location = location
+    t.cube_k_repeat = t.cube_n_repeat = t.cube_cell_count = t.cube_storage_bytes = 0
+    t.ptoc_layout  # noqa: B018  (a CUBE layout is untranslated)
+
+
+def allocate_numeric(
+    m: PtocModel,
+    index: int,
+    mask: int,
+    capacity: int,
+    shape: tuple[int, int],
+    valid: tuple[int, int],
+    dtype: Enum,
+) -> Any:
+    """Allocate model tile ``index`` on ``mask`` as a numeric tile of ``shape`` (Rows, Col)
+    with ``valid`` rows and columns, nothing defined yet; returns the tile."""
+    t = m.tile(index)
+    m.alloc_masks[index] = Bits(4, mask)
     t.allocated = True
     t.storage_kind = Enum("TileStorage_Numeric")
     t.contents_defined = False
@@ -96,15 +115,10 @@ def configure(
     t._packed_defined = None
     t.defined_valid_elements = 0
     t.capacity_bytes = capacity
-    t.rows = drows
-    t.columns = columns
-    t.valid_rows = valid_rows
-    t.valid_columns = valid_columns
+    t.rows, t.columns = shape
+    t.valid_rows, t.valid_columns = valid
     t.data_type = dtype
-    t.layout = layout
-    t.location = location
-    t.cube_k_repeat = t.cube_n_repeat = t.cube_cell_count = t.cube_storage_bytes = 0
-    t.ptoc_layout  # noqa: B018  (a CUBE layout is untranslated)
+    return t
 
 
 @binding("ConfigureTile", harness=True)
