@@ -123,6 +123,9 @@ KERNEL_LEVEL = {
     ("allocate/tiles.py", "_fail"): "only when no bundle is being planned",
     ("stages.py", "_stage_error"): "the pipeline stage of a whole kernel or module",
     ("emit/program.py", "emit"): "the ptoc-asm target: a module that holds no single program",
+    ("emit/program.py", "allocated_machine"): "the kernel's pto.machine attribute",
+    ("emit/program.py", "apply"): "the whole program fails validation (the validator names "
+    "the command)",
 }
 
 
