@@ -71,6 +71,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("layout", "Shapes and layout"),
     ("select", "Sorting, gather/scatter, partial and histogram operations"),
     ("quant", "Quantization"),
+    ("matrix", "Matrix products (CUBE engine)"),
     ("compound", "Compound interfaces (docs/compound.md)"),
 )
 
@@ -122,6 +123,8 @@ def _derived(section: str) -> tuple[Entry, ...]:
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("load", "memory", lambda pt, m, d: m(8, 64, d), loads=True),
+    Entry("matmul", "matrix", lambda pt, m, d: pt.matmul(m(40, 64, d), m(64, 24, d))),
+    Entry("gemv", "matrix", lambda pt, m, d: pt.gemv(m(1, 64, d), m(64, 24, d))),
     Entry("store", "memory", None),
     Entry("pe", "memory", None),
     *_derived("arith"),
@@ -517,6 +520,18 @@ def _facts(e: Entry) -> list[str]:
             "```text",
             *_cast_rows(),
             "```",
+            "",
+        ]
+    if e.section == "matrix" and e.probe is not None:
+        form = "TGEMV" if e.name == "gemv" else "TMATMUL"
+        types, _, _ = accepted(e.probe, e.loads, False)
+        return [
+            f"* records: `tile.matmul`, legalized into `{form}` bundles between the CUBE "
+            "conversions of `TLOAD` (ND2M16/ND2M32/ND2N8) and `TSTORE` (M162ND/M322ND); "
+            f"further K chunks chain through {form}_ACC, a bias is {form}_BIAS or one "
+            "TCOLEXPANDADD after the last chunk",
+            f"* types of {e.varies}: {_types(types)} (a and b of one class: floating, signed "
+            "or unsigned)",
             "",
         ]
     if e.row is not None:
