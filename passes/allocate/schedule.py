@@ -117,6 +117,9 @@ def _is_scratch(tensor: SSAValue | None) -> bool:
 
 #: scheduling penalty that sinks predicate producers toward their readers
 PRED_PENALTY = 1 << 40
+#: base priority of the bundles producing CUBE tiles, which then run in program order
+#: (the order legalize emits: each chunk's loads right before the bundle that reads them)
+CUBE_BASE = 1 << 41
 
 
 def _bytes(v: SSAValue) -> int:
@@ -136,6 +139,10 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
 
     def priority(i: int) -> int:
+        if any(r.type.cube is not None for r in df.ops[i].dsts):  # type: ignore[attr-defined]
+            # CUBE tiles cannot be copied or spilled either: produce each when the bundles
+            # before it in program order (its chunk's readers among them) have run
+            return CUBE_BASE + i
         grow = sum(_bytes(r) for r in df.ops[i].dsts)
         if any(is_pred(r.type.dtype) for r in df.ops[i].dsts):  # type: ignore[attr-defined]
             # predicates cannot be copied (TMOV is numeric only): produce them late

@@ -1,0 +1,150 @@
+"""``pt.matmul`` compiled and executed against the D11 reference of the whole shape.
+
+The reference (``tile.matmul``) is one fold over all of K, then the bias, then ReLU
+(``semantics.matmul.matmul``, itself tested against an exact Fraction oracle); the
+compiled kernel splits M into blocks of at most 32 rows, N and K into pieces that fit a
+tile, chains K chunks through TMATMUL_ACC and moves operands through GM. On a small
+machine (4 KiB pieces) the shapes below need several M blocks, N blocks and K chunks.
+Results are compared bit for bit (``ptoc.verify``) and the machine's per-PE status
+with the reference's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ptoc
+import ptoc.lang as pt
+from ptoc.backend.isa import DataType, info, op
+from ptoc.backend.isa.semantics import fpatr as sf
+from ptoc.backend.isa.semantics import matmul as sm
+from ptoc.backend.isa.semantics.core import from_bits
+
+D = DataType
+SMALL = ptoc.MachineConfig(depth=4, capacity=16384)
+
+#: (A, B) DataType pairs: every class, mixed types of one class
+PAIRS = [
+    (D.FP16, D.FP16), (D.BF16, D.FP16), (D.FP32, D.FP32), (D.TF32, D.HF32),
+    (D.E4M3, D.E5M2), (D.HiF8, D.E2M3), (D.S8, D.S8), (D.S16, D.S8), (D.U8, D.U16),
+]  # fmt: skip
+_VALID_BITS = {D.TF32: ~0x1FFF, D.HF32: ~0x0FFF, D.E3M2: 0x3F, D.E2M3: 0x3F}
+
+
+def _raw(rng: np.random.Generator, dt: DataType, shape: tuple[int, int], style: str):
+    """Carrier values of ``dt``: uniform raw bits (every binade, NaN payloads, +-0, Inf,
+    subnormals) or moderate values with some specials mixed in."""
+    bits = info(dt).bits
+    raw = rng.integers(0, 1 << bits, shape, dtype=np.uint64)
+    if style == "moderate":
+        if info(dt).is_float:
+            v = rng.integers(-6, 7, shape).astype(np.float64) / 4
+            raw = _bits_of(dt, v)
+            pick = rng.random(shape) < 0.05
+            raw = np.where(pick, rng.integers(0, 1 << bits, shape, dtype=np.uint64), raw)
+        else:
+            lo = -8 if info(dt).is_signed else 0
+            raw = rng.integers(lo, 8, shape).astype(np.int64).astype(np.uint64)
+            raw &= np.uint64((1 << bits) - 1)
+    mask = _VALID_BITS.get(dt)
+    if mask is not None:
+        raw &= np.uint64(mask & ((1 << bits) - 1))
+    return from_bits(raw, dt)
+
+
+def _bits_of(dt: DataType, v: np.ndarray) -> np.ndarray:
+    from ptoc.backend.isa.semantics.core import round_float, to_bits
+
+    r, _ = round_float(dt, v)
+    return to_bits(r).astype(np.uint64)
+
+
+def _kernel(dts, m, n, k, acc: bool, bias: bool, relu: bool, vector_a: bool):  # type: ignore[no-untyped-def]
+    a_t, b_t = (ptoc.dtypes.dtype_of(d) for d in dts)
+    r_t = ptoc.dtypes.dtype_of(sm.accumulator_type(*dts))
+
+    def body(a, b, c, bias_in, out):  # type: ignore[no-untyped-def]
+        x = pt.load(a)
+        if vector_a and dts[0] in op("TNEG").dtypes:
+            x = pt.neg(pt.neg(x))  # an operand computed by vector ops (the same bits)
+        y = pt.matmul(x, pt.load(b), acc=pt.load(c) if acc else None,
+                      bias=pt.load(bias_in) if bias else None, relu=relu)  # fmt: skip
+        pt.store(out, y)
+
+    body.__annotations__ = {
+        "a": ptoc.Tensor[a_t, m, k],
+        "b": ptoc.Tensor[b_t, k, n],
+        "c": ptoc.Tensor[r_t, m, n],
+        "bias_in": ptoc.Tensor[r_t, 1, n],
+        "out": ptoc.Tensor[r_t, m, n],
+    }
+    return ptoc.kernel(body, name=f"mm_{m}x{n}x{k}")
+
+
+def _check(dts, m, n, k, acc, bias, relu, vector_a, style, seed, machine=SMALL) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    r_dt = sm.accumulator_type(*dts)
+    arrays = {
+        "a": _raw(rng, dts[0], (m, k), style),
+        "b": _raw(rng, dts[1], (k, n), style),
+        "c": _raw(rng, r_dt, (m, n), style),
+        "bias_in": _raw(rng, r_dt, (1, n), style),
+    }
+    kern = _kernel(dts, m, n, k, acc, bias, relu, vector_a)
+    prog = ptoc.compile(kern, machine)
+    out = ptoc.verify(prog, **arrays)  # bit for bit against tile.matmul's reference
+    want = sm.matmul(
+        arrays["a"], dts[0], arrays["b"], dts[1],
+        acc=arrays["c"] if acc else None, bias=arrays["bias_in"] if bias else None,
+        fpatr=sf.Fpatr(relu_mode=1 if relu else 0),
+    )  # fmt: skip
+    got = np.ascontiguousarray(out["out"])
+    assert np.array_equal(got.view(f"u{got.itemsize}"), want.d.view(f"u{got.itemsize}"))
+    assert int(out.status[0]) == want.status, (out.status, want.status)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pair=st.sampled_from(PAIRS),
+    m=st.sampled_from([1, 2, 16, 17, 33, 40]),
+    n=st.sampled_from([1, 7, 8, 9, 33]),
+    k=st.sampled_from([1, 3, 31, 64, 65, 130]),
+    acc=st.booleans(),
+    bias=st.booleans(),
+    relu=st.booleans(),
+    vector_a=st.booleans(),
+    style=st.sampled_from(["raw", "moderate"]),
+    seed=st.integers(0, 2**16),
+)
+def test_compiled_matmul_is_the_d11_reference(pair, m, n, k, acc, bias, relu, vector_a,
+                                              style, seed) -> None:  # fmt: skip
+    _check(pair, m, n, k, acc, bias, relu, vector_a, style, seed)
+
+
+@pytest.mark.parametrize(
+    ("pair", "m", "n", "k", "acc", "bias", "relu"),
+    [
+        ((D.FP16, D.FP16), 40, 33, 130, False, True, True),  # K chunks, late bias + ReLU
+        ((D.FP32, D.FP32), 33, 9, 65, True, True, False),  # acc + late bias
+        ((D.BF16, D.BF16), 17, 8, 64, False, True, True),  # one chunk: TMATMUL_BIAS + ReLU
+        ((D.S8, D.S8), 1, 40, 130, True, False, True),  # TGEMV_ACC chain, S32
+        ((D.U8, D.U8), 2, 1, 1, False, True, False),  # K = 1, N = 1
+    ],
+)
+@pytest.mark.parametrize("style", ["raw", "moderate"])
+def test_forms_and_chains(pair, m, n, k, acc, bias, relu, style) -> None:  # type: ignore[no-untyped-def]
+    _check(pair, m, n, k, acc, bias, relu, False, style, seed=m * 1000 + n * 10 + k)
+
+
+def test_k_chunks_chain_through_acc_and_m_blocks_are_at_most_32_rows() -> None:
+    """40 x 33 x 130 FP16 on 4 KiB pieces: two M blocks (32 + 8 rows: CUBE_M32, then
+    CUBE_M16), two N blocks and three K chunks each: 4 TMATMUL + 8 TMATMUL_ACC."""
+    k = _kernel((D.FP16, D.FP16), 40, 33, 130, False, False, False, False)
+    ops = ptoc.compile(k, SMALL).stats().by_op
+    assert ops["TMATMUL"] == 4 and ops["TMATMUL_ACC"] == 8
+    text = ptoc.compile(k, SMALL).asm()
+    assert "ND2M32" in text and "ND2M16" in text and "ND2N8" in text
+    assert "M322ND" in text and "M162ND" in text
