@@ -11,6 +11,8 @@ with the reference's.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +26,8 @@ from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.backend.isa.semantics.core import from_bits
 
 D = DataType
+#: each example compiles a kernel: few on the ``ci`` profile, many on ``thorough``
+EXAMPLES = 12 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 400
 SMALL = ptoc.MachineConfig(depth=4, capacity=16384)
 
 #: (A, B) DataType pairs: every class, mixed types of one class
@@ -106,7 +110,7 @@ def _check(dts, m, n, k, acc, bias, relu, vector_a, style, seed, machine=SMALL) 
     assert int(out.status[0]) == want.status, (out.status, want.status)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     pair=st.sampled_from(PAIRS),
     m=st.sampled_from([1, 2, 16, 17, 33, 40]),
