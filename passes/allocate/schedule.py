@@ -61,6 +61,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     reads: list[list[SSAValue]] = []
     last_store: dict[SSAValue, int] = {}
     loads_since: dict[SSAValue, list[int]] = {}
+    last_cube: int | None = None
     for i, op in enumerate(ops):
         srcs = list(op.srcs)
         reads.append(srcs)
@@ -68,6 +69,13 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             g.add_edge(producer[v], i)
         for r in op.dsts:
             producer[r] = i
+        if any(r.type.cube is not None for r in op.dsts):  # type: ignore[attr-defined]
+            # CUBE tiles can be neither copied nor spilled: produce them in program order
+            # (legalize emits each chunk's loads right before the bundle reading them), so
+            # no CUBE load runs ahead of the operands its reader waits for
+            if last_cube is not None:
+                g.add_edge(last_cube, i)
+            last_cube = i
         t = _tensor_key(op)
         if t is None:
             continue
