@@ -58,10 +58,13 @@ from .tile_types import TensorType, TileType
 
 
 def legal_pairs_text() -> str:
-    """The legal (A, B) DataType combinations, for diagnostics
-    (``TileOrdinaryMatrixInputTypesSameClass``: both of one class)."""
+    """The legal (A, B) DataType combinations of ``tile.matmul``, for diagnostics
+    (``TileOrdinaryMatrixInputTypesSameClass``: both of one class; the packed 4-bit
+    inputs are not supported by the op)."""
     by: dict[str, list[str]] = {"float": [], "signed": [], "unsigned": []}
     for d in sorted(sm.MATRIX_INPUT_TYPES, key=int):
+        if info(d).bits < 8:
+            continue
         by[sm.type_class(d)].append(d.name)
     acc = {"float": "FP32", "signed": "S32", "unsigned": "U32"}
     return "; ".join(

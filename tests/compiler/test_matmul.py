@@ -152,3 +152,41 @@ def test_k_chunks_chain_through_acc_and_m_blocks_are_at_most_32_rows() -> None:
     text = ptoc.compile(k, SMALL).asm()
     assert "ND2M32" in text and "ND2M16" in text and "ND2N8" in text
     assert "M322ND" in text and "M162ND" in text
+
+
+@pytest.mark.parametrize("hands", [1, 2, 4])
+def test_acc_destination_never_takes_the_hand_coded_by_c(hands: int) -> None:
+    """``BundleMatrixAccumulatorDestinationIndicesDistinct``: C at ``T#k`` forbids D's
+    hand code ``k - 1`` (C = T#1 and D -> T is the common case of a chain). The
+    allocator avoids it on every machine shape; the executor would reject it."""
+    machine = ptoc.MachineConfig(hands=hands, depth=4, capacity=16384)
+    k = _kernel((D.FP16, D.FP16), 16, 8, 1024, False, False, False, False)
+    prog = ptoc.compile(k, machine)
+    assert prog.stats().by_op["TMATMUL_ACC"] >= 3
+    text = prog.asm()
+    for block in text.split("BSTART.TMATMUL.ACC")[1:]:
+        iots = [ln for ln in block.split("BSTOP")[0].splitlines() if ln.startswith("B.IOT")]
+        c_ref = iots[0].split()[1].rstrip(",")  # C is the first source
+        dst = next(ln for ln in iots if "->" in ln).split("->")[1][0]
+        hand, index = c_ref.split("#")
+        assert not (hand == "T" and "TUMN"[int(index) - 1] == dst), iots
+    _check((D.FP16, D.FP16), 16, 8, 1024, False, False, False, False, "moderate", 5, machine)
+
+
+def test_acc_destination_rule_holds_when_the_scores_prefer_the_forbidden_hand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Steer every placement to the hand C's selector codes (the worst case for the
+    rule): the allocator must still place D elsewhere, and the program verifies."""
+    from ptoc.passes.allocate import tiles
+
+    real = tiles.TileAllocator._score
+
+    def score(self, qs, h, v, size, t):  # type: ignore[no-untyped-def]
+        op = self.op
+        forbidden = None if op is None else tiles._accumulator_hand(op, qs)
+        return -1e9 if h == forbidden else real(self, qs, h, v, size, t)
+
+    monkeypatch.setattr(tiles.TileAllocator, "_score", score)
+    machine = ptoc.MachineConfig(depth=4, capacity=16384)
+    _check((D.FP16, D.FP16), 16, 8, 1024, False, False, False, False, "moderate", 6, machine)
