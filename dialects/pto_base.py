@@ -39,11 +39,19 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import TABLE, DataType, Executor, OpDef, OperandKind, legality, op
+from ptoc.backend.isa import (
+    DTYPE_NONE,
+    TABLE,
+    DataType,
+    Executor,
+    OpDef,
+    OperandKind,
+    legality,
+    op,
+)
 from ptoc.backend.isa import cube as isa_cube
-from ptoc.backend.isa.semantics.matmul import MATRIX_INPUT_TYPES, MX_INPUT_TYPES
-from ptoc.backend.isa import DTYPE_NONE
 from ptoc.backend.isa.fields import PEMODE_TO_MASK
+from ptoc.backend.isa.semantics.matmul import MATRIX_INPUT_TYPES, MX_INPUT_TYPES
 
 from .dtypes import DTypeAttr, data_type, is_pred
 from .pto_types import DATR_CATALOG_NAMES, GPR, DatrAttr, PtoTileType

@@ -41,7 +41,11 @@ MAX_SIZE_CODE = 10
 
 
 #: the ``layout`` parameter of a CUBE tile type (0: a generic row-major tile)
-CUBE_LAYOUT_CODES: dict[CubeLayout, int] = {CubeLayout.M16: 1, CubeLayout.M32: 2, CubeLayout.N8: 3}
+CUBE_LAYOUT_CODES: dict[CubeLayout, int] = {
+    CubeLayout.M16: 1,
+    CubeLayout.M32: 2,
+    CubeLayout.N8: 3,
+}
 _CUBE_BY_CODE = {v: k for k, v in CUBE_LAYOUT_CODES.items()}
 _CUBE_BY_NAME = {k.value: k for k in CUBE_LAYOUT_CODES}
 

@@ -45,7 +45,6 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.traits import Pure
-from xdsl.utils.exceptions import VerifyException
 
 from ptoc.backend.isa import DataType, TileFamily, info
 from ptoc.backend.isa.semantics import fpatr as sf
@@ -67,9 +66,7 @@ def legal_pairs_text() -> str:
             continue
         by[sm.type_class(d)].append(d.name)
     acc = {"float": "FP32", "signed": "S32", "unsigned": "U32"}
-    return "; ".join(
-        f"any two of {', '.join(v)} -> {acc[k]}" for k, v in by.items() if v
-    )
+    return "; ".join(f"any two of {', '.join(v)} -> {acc[k]}" for k, v in by.items() if v)
 
 
 def result_dtype(a: DataType, b: DataType) -> DataType:

@@ -4,7 +4,7 @@ block, with the online softmax over key/value chunks (FlashAttention-2's recurre
 Per chunk j of ``BLOCK`` keys: ``S = (Q K_j^T) * scale`` on the CUBE engine (K_j is
 transposed with TTRANS first: the CUBE's TransB applies only to Shared operands), then
 on the vector engine the running row maximum ``m``, ``P = exp(S - m_new)``, the running
-row sum ``l = l * exp(m - m_new) + rowsum(P)``, and the output accumulator is rescaled and
+row sum ``l = l * exp(m - m_new) + rowsum(P)`` (``row_sum``), and the output accumulator is rescaled and
 given to the CUBE as the accumulator of ``P V_j`` (TMATMUL_ACC from it). At the end
 ``O = acc / l``. Q, K, V are FP16; scores, P's sums and O accumulate in FP32; P is
 rounded to FP16 for the PV product.
@@ -24,7 +24,7 @@ QUERIES, KEYS, BLOCK = 32, 128, 32
 def _attention(q, k, v, o, dim: int) -> None:  # type: ignore[no-untyped-def]
     scale = 1.0 / math.sqrt(dim)
     qt = pt.load(q)
-    m = l = acc = None
+    m = row_sum = acc = None
     for j in range(0, KEYS, BLOCK):
         kj = pt.load(k, rows=(j, BLOCK))
         vj = pt.load(v, rows=(j, BLOCK))
@@ -32,14 +32,14 @@ def _attention(q, k, v, o, dim: int) -> None:  # type: ignore[no-untyped-def]
         m_new = pt.row_max(s) if m is None else pt.maximum(m, pt.row_max(s))
         p = pt.exp(s - m_new)
         if m is None:
-            l = pt.row_sum(p)
+            row_sum = pt.row_sum(p)
             acc = pt.matmul(pt.cast(p, ptoc.fp16), vj)
         else:
             alpha = pt.exp(m - m_new)
-            l = l * alpha + pt.row_sum(p)
+            row_sum = row_sum * alpha + pt.row_sum(p)
             acc = pt.matmul(pt.cast(p, ptoc.fp16), vj, acc=acc * alpha)
         m = m_new
-    pt.store(o, acc / l)
+    pt.store(o, acc / row_sum)
 
 
 @ptoc.kernel

@@ -154,8 +154,10 @@ def blocking(
     while nb < n and _fits(lay, acc, mb, min(n, nb * 2), limit):
         nb = min(n, nb * 2)
     kc = 1
-    while kc < k and _fits(lay, at, mb, min(k, kc * 2), limit) and _fits(
-        CubeLayout.N8, bt, min(k, kc * 2), nb, limit
+    while (
+        kc < k
+        and _fits(lay, at, mb, min(k, kc * 2), limit)
+        and _fits(CubeLayout.N8, bt, min(k, kc * 2), nb, limit)
     ):
         kc = min(k, kc * 2)
     return mb, nb, kc
@@ -223,7 +225,13 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
                 rt = PtoTileType.cube_tile(dt.name, (mr, nr), lay, size_code(need))
                 new = ctx.emit(
                     _form(gemv, d is not None, bias_here and d is None),
-                    at, srcs, (), (mr, nr, kr), datr, [rt], op,
+                    at,
+                    srcs,
+                    (),
+                    (mr, nr, kr),
+                    datr,
+                    [rt],
+                    op,
                 )
                 fp = _FPATR_RELU if last and relu and not late_bias else _FPATR_NONE
                 new.properties["fpatr"] = _fpatr_attr(fp)

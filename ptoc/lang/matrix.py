@@ -60,11 +60,12 @@ def matmul(
         fail(f"{fn}: packed 4-bit matrix inputs ({ta.dtype.name}, {tb.dtype.name}) are not "
              "supported")  # fmt: skip
     want = dtype_of(result_dtype(at, bt))
-    if dtype is not None and as_dtype(dtype, fn) != want:
+    asked = None if dtype is None else as_dtype(dtype, fn)
+    if asked is not None and asked != want:
         fail(
             f"{fn}: the result of {ta.dtype.name} x {tb.dtype.name} is {want.name} (the "
-            f"accumulator type), not {as_dtype(dtype, fn).name}",
-            f"convert the result afterwards: pt.cast(pt.matmul(a, b), ptoc.{as_dtype(dtype, fn).name})",
+            f"accumulator type), not {asked.name}",
+            f"convert the result afterwards: pt.cast(pt.matmul(a, b), ptoc.{asked.name})",
         )
     (m, k), (k2, n) = ta.shape, tb.shape
     if k != k2:
