@@ -4,8 +4,8 @@ block, with the online softmax over key/value chunks (FlashAttention-2's recurre
 Per chunk j of ``BLOCK`` keys: ``S = (Q K_j^T) * scale`` on the CUBE engine (K_j is
 transposed with TTRANS first: the CUBE's TransB applies only to Shared operands), then
 on the vector engine the running row maximum ``m``, ``P = exp(S - m_new)``, the running
-row sum ``l = l * exp(m - m_new) + rowsum(P)`` (``row_sum``), and the output accumulator is rescaled and
-given to the CUBE as the accumulator of ``P V_j`` (TMATMUL_ACC from it). At the end
+row sum ``l = l * exp(m - m_new) + rowsum(P)``, and the output accumulator is rescaled
+and given to the CUBE as the accumulator of ``P V_j`` (TMATMUL_ACC from it). At the end
 ``O = acc / l``. Q, K, V are FP16; scores, P's sums and O accumulate in FP32; P is
 rounded to FP16 for the PV product.
 
