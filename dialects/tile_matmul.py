@@ -69,16 +69,32 @@ def legal_pairs_text() -> str:
     return "; ".join(f"any two of {', '.join(v)} -> {acc[k]}" for k, v in by.items() if v)
 
 
-def result_dtype(a: DataType, b: DataType) -> DataType:
+def result_dtype(a: DataType, b: DataType, mx: bool = False) -> DataType:
     """The accumulator (and result) DataType of an A x B pair; RuleError-free callers
     check :func:`pair_rule` first."""
-    return sm.accumulator_type(a, b)
+    return sm.accumulator_type(a, b, mx)
 
 
-def pair_rule(a: DataType, b: DataType) -> str | None:
+def mx_types_text() -> str:
+    """The MX input types of ``tile.matmul`` (``TileMXInputTypeSupported`` without the
+    packed 4-bit ones) and which take a scale."""
+    types = sorted((d for d in sm.MX_INPUT_TYPES if info(d).bits >= 8), key=int)
+    scaled = [d.name for d in types if sm.needs_scale(d)]
+    return (
+        f"any two of {', '.join(d.name for d in types)} -> FP32; {', '.join(scaled)} "
+        "sides take an E8M0 scale per 32 K elements"
+    )
+
+
+def pair_rule(a: DataType, b: DataType, mx: bool = False) -> str | None:
     """Why ``a x b`` is no legal CUBE matrix pair, naming the legal ones (None: legal)."""
-    if sm.pair_legal(a, b):
+    if sm.pair_legal(a, b, mx):
         return None
+    if mx:
+        return (
+            f"{a.name} x {b.name} is not a legal MX matrix pair (TileMXOperandPairLegal: "
+            f"{mx_types_text()})"
+        )
     return (
         f"{a.name} x {b.name} is not a legal CUBE matrix pair "
         f"(TileOrdinaryMatrixInputTypesSameClass: {legal_pairs_text()})"
@@ -95,6 +111,8 @@ class Regions:
     acc: int
     bias: int
     d: int
+    a_scale: int
+    b_scale: int
     nbytes: int
 
 
@@ -104,14 +122,17 @@ def _bytes(t: TileType) -> int:
 
 def scratch_regions(
     a: TileType, b: TileType, acc: TileType | None, bias: TileType | None, d: TileType,
-    direct: Sequence[bool] = (False, False),
+    direct: Sequence[bool] = (False, False, False, False),
+    a_scale: TileType | None = None, b_scale: TileType | None = None,
 ) -> Regions:  # fmt: skip
     """The dense row-major images the lowering stores: A (M x K), B (K x N), the
-    accumulator (M x N), the bias (1 x N) and D (M x N), 64-byte aligned one after the
-    other; ``direct``: A / B are read straight from their tensor (no region)."""
+    accumulator (M x N), the bias (1 x N), D (M x N) and the MX scales, 64-byte aligned
+    one after the other; ``direct``: A / B / A scale / B scale are read straight from
+    their tensor (no region)."""
     out = []
     at = 0
-    for t, skip in ((a, direct[0]), (b, direct[1]), (acc, False), (bias, False), (d, False)):
+    for t, skip in ((a, direct[0]), (b, direct[1]), (acc, False), (bias, False), (d, False),
+                    (a_scale, direct[2]), (b_scale, direct[3])):  # fmt: skip
         if t is None or skip:
             out.append(-1)
             continue
@@ -130,15 +151,20 @@ class MatmulOp(TileOp):
     b = operand_def(TileType)
     acc = opt_operand_def(TileType)
     bias = opt_operand_def(TileType)
+    a_scale = opt_operand_def(TileType)
+    b_scale = opt_operand_def(TileType)
     scratch = opt_operand_def(TensorType)
     relu = opt_prop_def(UnitAttr)
+    mx = opt_prop_def(UnitAttr)
     result = result_def(TileType)
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$a `,` $b (`acc` $acc^)? (`bias` $bias^)? (`relu` $relu^)? (`via` $scratch^)? "
+        "(`mx` $mx^)? $a `,` $b (`acc` $acc^)? (`bias` $bias^)? (`scale_a` $a_scale^)? "
+        "(`scale_b` $b_scale^)? (`relu` $relu^)? (`via` $scratch^)? "
         "attr-dict `:` type($a) `,` type($b) (`,` `acc` type($acc)^)? "
-        "(`,` `bias` type($bias)^)? (`,` `via` type($scratch)^)? `->` type($result)"
+        "(`,` `bias` type($bias)^)? (`,` `scale_a` type($a_scale)^)? "
+        "(`,` `scale_b` type($b_scale)^)? (`,` `via` type($scratch)^)? `->` type($result)"
     )
 
     def __init__(
@@ -150,17 +176,36 @@ class MatmulOp(TileOp):
         relu: bool = False,
         scratch: SSAValue | None = None,
         result_type: TileType | None = None,
+        *,
+        mx: bool = False,
+        a_scale: SSAValue | None = None,
+        b_scale: SSAValue | None = None,
     ) -> None:
         if result_type is None:
             ta, tb = tile_type(a), tile_type(b)
-            dt = result_dtype(data_type(ta.dtype), data_type(tb.dtype))
+            dt = result_dtype(data_type(ta.dtype), data_type(tb.dtype), mx)
             result_type = TileType(dtype_attr(dt.name), (ta.valid[0], tb.valid[1]))
+
+        def opt(v: SSAValue | None) -> list[SSAValue]:
+            return [] if v is None else [v]
+
         super().__init__(
-            operands=[a, b, [] if acc is None else [acc], [] if bias is None else [bias],
-                      [] if scratch is None else [scratch]],
+            operands=[a, b, opt(acc), opt(bias), opt(a_scale), opt(b_scale), opt(scratch)],
             result_types=[result_type],
-            properties={"relu": UnitAttr() if relu else None},
+            properties={"relu": UnitAttr() if relu else None,
+                        "mx": UnitAttr() if mx else None},
         )  # fmt: skip
+
+    def with_scratch(self, scratch: SSAValue) -> MatmulOp:
+        """The same op reading its operands through ``scratch``."""
+        return MatmulOp(self.a, self.b, self.acc, self.bias, self.relu is not None, scratch,
+                        self.result.type, mx=self.is_mx, a_scale=self.a_scale,
+                        b_scale=self.b_scale)  # type: ignore[arg-type]  # fmt: skip
+
+    @property
+    def is_mx(self) -> bool:
+        """An MX product (TMATMUL_MX and its forms): E8M0 block scales along K."""
+        return self.mx is not None
 
     # ---------------------------------------------------------------- facts
 
@@ -181,17 +226,17 @@ class MatmulOp(TileOp):
         (m, k), (_, n) = tile_type(self.a).valid, tile_type(self.b).valid
         return m, n, k
 
-    def direct_operands(self) -> tuple[bool, bool]:
-        """Whether A / B can be read by the CUBE straight from their tensor: the operand
-        is a ``tile.load`` of a tensor the kernel never stores to (so reading it later,
-        at the matmul, reads the same bytes)."""
+    def direct_operands(self) -> tuple[bool, bool, bool, bool]:
+        """Whether A / B / A scale / B scale can be read straight from their tensor: the
+        operand is a ``tile.load`` of a tensor the kernel never stores to (so reading it
+        later, at the matmul, reads the same bytes)."""
         f = self.parent_op()
         while f is not None and not isinstance(f, func.FuncOp):
             f = f.parent_op()
         stored = set() if f is None else {o.dest for o in f.walk() if isinstance(o, StoreOp)}
         return tuple(  # type: ignore[return-value]
-            isinstance(v.owner, LoadOp) and v.owner.tensor not in stored
-            for v in (self.a, self.b)
+            v is not None and isinstance(v.owner, LoadOp) and v.owner.tensor not in stored
+            for v in (self.a, self.b, self.a_scale, self.b_scale)
         )
 
     def scratch_layout(self) -> Regions:
@@ -202,6 +247,8 @@ class MatmulOp(TileOp):
             None if self.acc is None else tile_type(self.acc),
             None if self.bias is None else tile_type(self.bias),
             tile_type(self.result), direct,
+            None if self.a_scale is None else tile_type(self.a_scale),
+            None if self.b_scale is None else tile_type(self.b_scale),
         )  # fmt: skip
 
     # ---------------------------------------------------------------- verifier
@@ -216,10 +263,10 @@ class MatmulOp(TileOp):
             if is_pred(t.dtype):
                 raise self._rule(f"{what} cannot be a predicate tile")
         at, bt = self.a_type, self.b_type
-        rule = pair_rule(at, bt)
+        rule = pair_rule(at, bt, self.is_mx)
         if rule is not None:
             raise self._rule(rule)
-        want = result_dtype(at, bt)
+        want = result_dtype(at, bt, self.is_mx)
         if self.acc_type != want:
             raise self._rule(
                 f"the result of {at.name} x {bt.name} is {want.name} (the accumulator type, "
@@ -241,44 +288,63 @@ class MatmulOp(TileOp):
                 raise self._rule(
                     f"{what} must be a {shape[0]}x{shape[1]} {want.name} tile, not {t}"
                 )
+        self._verify_scales(m, n, k)
         if self.scratch is not None:
             tt = self.scratch.type
             assert isinstance(tt, TensorType)
             if tt.dt.value != "U8":
                 raise self._rule(f"the scratch tensor is U8, not {tt}")
 
+    def _verify_scales(self, m: int, n: int, k: int) -> None:
+        """MX: an E8M0 scale per 32 K elements for each FP8 side
+        (``TileMXInputTypeNeedsScale``): A's M x ceil(K/32), B's ceil(K/32) x N;
+        ordinary products take none."""
+        blocks = sm.scale_blocks(k)
+        for v, dt, what, shape in ((self.a_scale, self.a_type, "a", (m, blocks)),
+                                   (self.b_scale, self.b_type, "b", (blocks, n))):  # fmt: skip
+            need = sm.needs_scale(dt, self.is_mx)
+            if v is None:
+                if need:
+                    raise self._rule(f"an MX {dt.name} {what} needs its E8M0 scales")
+                continue
+            if not need:
+                raise self._rule(
+                    f"{what} ({dt.name}{'' if self.is_mx else ', not MX'}) takes no scales"
+                )
+            t = tile_type(v)
+            self.check_row_major(t)
+            if t.dt.value != "E8M0" or t.valid != shape:
+                raise self._rule(
+                    f"the scales of {what} must be a {shape[0]}x{shape[1]} E8M0 tile "
+                    f"(one per 32 K elements), not {t}"
+                )
+
+    def _args(
+        self, args: Sequence[np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray | None]]:
+        rest = list(args[2:])
+        kw: dict[str, np.ndarray | None] = {}
+        for name in ("acc", "bias", "a_scale", "b_scale"):
+            kw[name] = rest.pop(0) if getattr(self, name) is not None else None
+        return args[0], args[1], kw
+
     # ---------------------------------------------------------------- reference
 
-    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        a, b = args[0], args[1]
-        rest = list(args[2:])
-        acc = rest.pop(0) if self.acc is not None else None
-        bias = rest.pop(0) if self.bias is not None else None
+    def _per_pe(self, args: Sequence[np.ndarray]) -> list[sm.MatmulResult]:
+        a, b, kw = self._args(args)
         f = sf.Fpatr(relu_mode=1 if self.relu is not None else 0)
-        out = []
-        for p in range(a.shape[0]):
-            r = sm.matmul(
-                a[p], self.a_type, b[p], self.b_type,
-                acc=None if acc is None else acc[p],
-                bias=None if bias is None else bias[p], fpatr=f,
-            )  # fmt: skip
-            out.append(r.d)
-        return (np.stack(out),)
+        return [
+            sm.matmul(a[p], self.a_type, b[p], self.b_type, mx=self.is_mx, fpatr=f,
+                      **{k: None if v is None else v[p] for k, v in kw.items()})
+            for p in range(a.shape[0])
+        ]  # fmt: skip
+
+    def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        return (np.stack([r.d for r in self._per_pe(args)]),)
 
     def reference_status(self, args: Sequence[np.ndarray]) -> np.ndarray:
         """The D11 status bits (NV, DZ, OF, UF, NX) of each PE, as the reference sees it."""
-        a, b = args[0], args[1]
-        rest = list(args[2:])
-        acc = rest.pop(0) if self.acc is not None else None
-        bias = rest.pop(0) if self.bias is not None else None
-        f = sf.Fpatr(relu_mode=1 if self.relu is not None else 0)
-        st = [
-            sm.matmul(a[p], self.a_type, b[p], self.b_type,
-                      acc=None if acc is None else acc[p],
-                      bias=None if bias is None else bias[p], fpatr=f).status
-            for p in range(a.shape[0])
-        ]  # fmt: skip
-        return np.array(st, np.int64)
+        return np.array([r.status for r in self._per_pe(args)], np.int64)
 
 
 #: what the dialect registers from this module

@@ -38,6 +38,7 @@ from xdsl.ir import Operation, SSAValue
 from ptoc.backend.isa import DTYPE_NONE, Axis, DataType, Executor, info, rows
 from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.cube import CubeLayout
+from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects.dtypes import data_type
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
@@ -144,10 +145,12 @@ def _fits(layout: CubeLayout, dt: DataType, rows: int, cols: int, limit: int) ->
 
 
 def blocking(
-    m: int, n: int, k: int, at: DataType, bt: DataType, acc: DataType, limit: int
-) -> tuple[int, int, int]:
+    m: int, n: int, k: int, at: DataType, bt: DataType, acc: DataType, limit: int,
+    mx: bool = False,
+) -> tuple[int, int, int]:  # fmt: skip
     """(rows per M block, columns per N block, K chunk): the largest blocks whose CUBE
-    tiles (A mb x kc, B kc x nb, D mb x nb) each fit ``limit`` bytes per PE."""
+    tiles (A mb x kc, B kc x nb, D mb x nb) each fit ``limit`` bytes per PE; MX chunks
+    are whole 32-element scale blocks."""
     mb = 16 if m <= 16 else 32
     lay = CubeLayout.M16 if mb == 16 else CubeLayout.M32
     nb = min(n, 8)
@@ -160,13 +163,15 @@ def blocking(
         and _fits(CubeLayout.N8, bt, min(k, kc * 2), nb, limit)
     ):
         kc = min(k, kc * 2)
+    if mx and kc < k:
+        kc = max(sm.MX_BLOCK, kc // sm.MX_BLOCK * sm.MX_BLOCK)
     return mb, nb, kc
 
 
-def _form(gemv: bool, acc: bool, bias: bool) -> str:
+def _form(gemv: bool, acc: bool, bias: bool, mx: bool = False) -> str:
     """The catalog CUBE operation with these Function bits (``TileMatrixFunction*``)."""
     code = (isa_cube.GEMV if gemv else 0) | (isa_cube.ACC if acc else 0)
-    code |= isa_cube.BIAS if bias else 0
+    code |= (isa_cube.BIAS if bias else 0) | (isa_cube.MX if mx else 0)
     return _FORMS[code]
 
 
@@ -181,15 +186,22 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
         raise fail(op, "tile.matmul needs its scratch tensor: run lower-compound first")
     m, n, k = op.mnk
     at, bt, dt = op.a_type, op.b_type, op.acc_type
-    mb, nb, kc = blocking(m, n, k, at, bt, dt, ctx.max_bytes)
+    mb, nb, kc = blocking(m, n, k, at, bt, dt, ctx.max_bytes, op.is_mx)
     chunks = list(range(0, k, kc))
     late_bias = op.bias is not None and (len(chunks) > 1 or op.acc is not None)
     relu = op.relu is not None
-    da, db = op.direct_operands()
-    ga, gb = _direct(op.a, da), _direct(op.b, db)
     reg = op.scratch_layout()
-    ga = ga or _scratch_image(ctx, op, op.a, reg.a)
-    gb = gb or _scratch_image(ctx, op, op.b, reg.b)
+    direct = op.direct_operands()
+    images: list[Gm | None] = []
+    operands = (op.a, op.b, op.a_scale, op.b_scale)
+    regions = (reg.a, reg.b, reg.a_scale, reg.b_scale)
+    for v, d_ok, region in zip(operands, direct, regions, strict=True):
+        if v is None:
+            images.append(None)
+        else:
+            images.append(_direct(v, d_ok) or _scratch_image(ctx, op, v, region))
+    ga, gb, gsa, gsb = images
+    assert ga is not None and gb is not None
     gc = None if op.acc is None else _scratch_image(ctx, op, op.acc, reg.acc)
     gbias = None if op.bias is None else _scratch_image(ctx, op, op.bias, reg.bias)
     assert op.scratch is not None
@@ -209,30 +221,26 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
             for i, k0 in enumerate(chunks):
                 kr = min(kc, k - k0)
                 last = i == len(chunks) - 1
-                a_t = _cube_load(ctx, op, ga, at, lay, m0, k0, mr, kr)
-                b_t = _cube_load(ctx, op, gb, bt, CubeLayout.N8, k0, n0, kr, nr)
-                srcs = [a_t, b_t]
-                bias_here = gbias is not None and not late_bias
-                if d is not None:
-                    srcs = [d, a_t, b_t]
-                elif bias_here:
+                srcs = [] if d is None else [d]
+                srcs.append(_cube_load(ctx, op, ga, at, lay, m0, k0, mr, kr))
+                if gsa is not None:  # A's scales of the chunk: rows m0.., blocks k0 / 32..
+                    srcs.append(_scale_load(ctx, op, gsa, m0, k0 // sm.MX_BLOCK, mr,
+                                            sm.scale_blocks(kr)))  # fmt: skip
+                srcs.append(_cube_load(ctx, op, gb, bt, CubeLayout.N8, k0, n0, kr, nr))
+                if gsb is not None:
+                    srcs.append(_scale_load(ctx, op, gsb, k0 // sm.MX_BLOCK, n0,
+                                            sm.scale_blocks(kr), nr))  # fmt: skip
+                bias_here = gbias is not None and not late_bias and d is None
+                if bias_here:
                     assert gbias is not None and op.bias is not None
                     bias_t = ctx.descriptor(TileType(tile_type(op.bias).dtype, (1, nr)))
-                    bv = ctx.emit(LoadOp.MNEMONIC, dt, [], _gm_scalars(ctx, gbias, 0, n0, 1),
-                                  std_dims(bias_t), None, [bias_t], op).results[0]  # fmt: skip
-                    srcs = [a_t, b_t, bv]
+                    srcs.append(ctx.emit(LoadOp.MNEMONIC, dt, [],
+                                         _gm_scalars(ctx, gbias, 0, n0, 1), std_dims(bias_t),
+                                         None, [bias_t], op).results[0])  # fmt: skip
                 need = isa_cube.geometry(lay, dt, mr, nr).bytes
                 rt = PtoTileType.cube_tile(dt.name, (mr, nr), lay, size_code(need))
-                new = ctx.emit(
-                    _form(gemv, d is not None, bias_here and d is None),
-                    at,
-                    srcs,
-                    (),
-                    (mr, nr, kr),
-                    datr,
-                    [rt],
-                    op,
-                )
+                form = _form(gemv, d is not None, bias_here, op.is_mx)
+                new = ctx.emit(form, at, srcs, (), (mr, nr, kr), datr, [rt], op)
                 fp = _FPATR_RELU if last and relu and not late_bias else _FPATR_NONE
                 new.properties["fpatr"] = _fpatr_attr(fp)
                 d = new.results[0]
@@ -241,6 +249,16 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
                      (nr, mr, None), DatrAttr(layout=_STORE_CODE[lay], dtype=DTYPE_NONE),
                      source=op)  # fmt: skip
     _reload(ctx, op, gd, late_bias, relu and late_bias)
+
+
+def _scale_load(
+    ctx: LegalizeCtx, op: Operation, g: Gm, row: int, col: int, rows: int, cols: int
+) -> SSAValue:
+    """An ordinary row-major TLOAD of an E8M0 scale block (the scales are RowMajor,
+    ``TileMatrixLocalScaleSchemaLegal``)."""
+    desc = ctx.descriptor(TileType("E8M0", (rows, cols)))
+    return ctx.emit(LoadOp.MNEMONIC, DataType.E8M0, [], _gm_scalars(ctx, g, row, col, rows),
+                    std_dims(desc), None, [desc], op).results[0]  # fmt: skip
 
 
 def _fpatr_attr(fields: tuple[int, ...]):  # type: ignore[no-untyped-def]

@@ -97,8 +97,7 @@ def lower_compound_func(f: func.FuncOp, matrix_bytes: int = MATRIX_BYTES) -> Low
 def _attach_scratch(op: MatmulOp, scratch: Scratch) -> None:
     """Give a ``tile.matmul`` the scratch tensor its CUBE transport goes through (its
     operands reach the CUBE layouts and its result leaves them only through GM)."""
-    new = MatmulOp(op.a, op.b, op.acc, op.bias, op.relu is not None,
-                   scratch.get(op.scratch_layout().nbytes), op.result.type)  # fmt: skip
+    new = op.with_scratch(scratch.get(op.scratch_layout().nbytes))
     new.location = op.location
     new.attributes |= op.attributes
     Rewriter.replace_op(op, new)

@@ -6,7 +6,7 @@ from typing import Any
 
 from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.dialects import tile_irregular as irr
-from ptoc.dialects.tile_matmul import MatmulOp, legal_pairs_text, result_dtype
+from ptoc.dialects.tile_matmul import MatmulOp, legal_pairs_text, mx_types_text, result_dtype
 
 from ..dtypes import dtype_of
 from ..tile import Tile
@@ -91,6 +91,67 @@ def matmul(
     )
 
 
+def matmul_mx(
+    a: Tile,
+    a_scales: Tile | None,
+    b: Tile,
+    b_scales: Tile | None,
+    acc: Tile | None = None,
+    bias: Tile | None = None,
+    relu: bool = False,
+) -> Tile:
+    """The MX matrix product (TMATMUL_MX and its forms, D11): like :func:`matmul` with
+    each product ``a[m, k] * b[k, n]`` multiplied by the exact power-of-two E8M0 scales
+    ``a_scales[m, k // 32]`` and ``b_scales[k // 32, n]`` before it enters the fold.
+    ``a`` and ``b`` are FP16, BF16, E4M3 or E5M2 (any two); the FP8 sides take their
+    scales (M x ceil(K/32) and ceil(K/32) x N E8M0 tiles), FP16/BF16 sides none
+    (``None``). The result, ``acc`` and ``bias`` are FP32."""
+    fn = "pt.matmul_mx"
+    ta, tb = _operand(a, fn, "a", False), _operand(b, fn, "b", False)
+    at, bt = ta.dtype.datatype, tb.dtype.datatype
+    assert at is not None and bt is not None
+    if not sm.pair_legal(at, bt, mx=True) or min(ta.dtype.bits, tb.dtype.bits) < 8:
+        fail(f"{fn}: {ta.dtype.name} x {tb.dtype.name} is not a legal MX matrix pair "
+             f"(TileMXOperandPairLegal): {mx_types_text()}")  # fmt: skip
+    (m, k), (k2, n) = ta.shape, tb.shape
+    if k != k2:
+        fail(f"shape mismatch in {fn}: {ta.shape} @ {tb.shape} (a's columns must equal b's "
+             "rows)")  # fmt: skip
+    blocks = sm.scale_blocks(k)
+    scales = {}
+    for x, t, what, shape in (
+        (a_scales, ta, "a", (m, blocks)),
+        (b_scales, tb, "b", (blocks, n)),
+    ):
+        dt = t.dtype.datatype
+        assert dt is not None
+        if not sm.needs_scale(dt):
+            if x is not None:
+                fail(f"{fn}: a {t.dtype.name} {what} takes no scales (pass None)")
+            continue
+        if x is None:
+            fail(f"{fn}: a {t.dtype.name} {what} needs its {shape} E8M0 scales")
+        s = as_tile(x, fn, f"the scales of {what}")
+        if s.dtype.name != "e8m0" or s.shape != shape:
+            fail(
+                f"{fn}: the scales of {what} must be a {shape} e8m0 tile (one per 32 K "
+                f"elements), not a {s.shape} {s.dtype.name} tile"
+            )
+        scales[what] = s.value
+    extra = {}
+    for x, what, shape in ((acc, "acc", (m, n)), (bias, "bias", (1, n))):
+        if x is None:
+            continue
+        t = as_tile(x, fn, what)
+        if t.dtype.name != "fp32" or t.shape != shape:
+            fail(f"{fn}: {what} must be a {shape} fp32 tile, not a {t.shape} {t.dtype.name} "
+                 "tile")  # fmt: skip
+        extra[what] = t.value
+    op = MatmulOp(ta.value, tb.value, extra.get("acc"), extra.get("bias"), bool(relu),
+                  mx=True, a_scale=scales.get("a"), b_scale=scales.get("b"))  # fmt: skip
+    return emit_tile(fn, op)
+
+
 def gemv(
     a: Tile, b: Tile, acc: Tile | None = None, bias: Tile | None = None, dtype: Any = None,
     relu: bool = False,
@@ -105,4 +166,4 @@ def gemv(
 
 
 #: what ``ptoc.lang`` exports from this module
-__all__ = ["gemv", "matmul"]
+__all__ = ["gemv", "matmul", "matmul_mx"]

@@ -190,3 +190,94 @@ def test_acc_destination_rule_holds_when_the_scores_prefer_the_forbidden_hand(
     monkeypatch.setattr(tiles.TileAllocator, "_score", score)
     machine = ptoc.MachineConfig(depth=4, capacity=16384)
     _check((D.FP16, D.FP16), 16, 8, 1024, False, False, False, False, "moderate", 6, machine)
+
+
+# --------------------------------------------------------------------------- MX
+
+MX_PAIRS = [(D.E4M3, D.E4M3), (D.E5M2, D.E4M3), (D.E4M3, D.FP16), (D.BF16, D.E5M2),
+            (D.FP16, D.BF16)]  # fmt: skip
+
+
+def _kernel_mx(dts, m, n, k, acc: bool, bias: bool, relu: bool):  # type: ignore[no-untyped-def]
+    a_t, b_t = (ptoc.dtypes.dtype_of(d) for d in dts)
+    blocks = sm.scale_blocks(k)
+    sa_needed, sb_needed = (sm.needs_scale(d) for d in dts)
+
+    def body(a, sa, b, sb, c, bias_in, out):  # type: ignore[no-untyped-def]
+        y = pt.matmul_mx(
+            pt.load(a), pt.load(sa) if sa_needed else None,
+            pt.load(b), pt.load(sb) if sb_needed else None,
+            acc=pt.load(c) if acc else None, bias=pt.load(bias_in) if bias else None,
+            relu=relu,
+        )  # fmt: skip
+        pt.store(out, y)
+
+    body.__annotations__ = {
+        "a": ptoc.Tensor[a_t, m, k],
+        "sa": ptoc.Tensor[ptoc.e8m0, m, blocks],
+        "b": ptoc.Tensor[b_t, k, n],
+        "sb": ptoc.Tensor[ptoc.e8m0, blocks, n],
+        "c": ptoc.Tensor[ptoc.fp32, m, n],
+        "bias_in": ptoc.Tensor[ptoc.fp32, 1, n],
+        "out": ptoc.Tensor[ptoc.fp32, m, n],
+    }
+    return ptoc.kernel(body, name=f"mx_{m}x{n}x{k}")
+
+
+def _scales(rng: np.random.Generator, shape: tuple[int, int], style: str) -> np.ndarray:
+    """E8M0 scales: every code (2**-127 .. 2**127 and the NaN code 0xFF) or near 1."""
+    if style == "raw":
+        raw = rng.integers(0, 256, shape, dtype=np.uint64)
+    else:
+        raw = rng.integers(120, 135, shape).astype(np.uint64)
+    return from_bits(raw, D.E8M0)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pair=st.sampled_from(MX_PAIRS),
+    m=st.sampled_from([1, 5, 33]),
+    n=st.sampled_from([1, 9, 33]),
+    k=st.sampled_from([1, 31, 32, 33, 130]),
+    acc=st.booleans(),
+    bias=st.booleans(),
+    relu=st.booleans(),
+    style=st.sampled_from(["raw", "moderate"]),
+    seed=st.integers(0, 2**16),
+)
+def test_compiled_mx_matmul_is_the_d11_reference(pair, m, n, k, acc, bias, relu, style,
+                                                 seed) -> None:  # fmt: skip
+    rng = np.random.default_rng(seed)
+    blocks = sm.scale_blocks(k)
+    arrays = {
+        "a": _raw(rng, pair[0], (m, k), style),
+        "sa": _scales(rng, (m, blocks), style),
+        "b": _raw(rng, pair[1], (k, n), style),
+        "sb": _scales(rng, (blocks, n), style),
+        "c": _raw(rng, D.FP32, (m, n), style),
+        "bias_in": _raw(rng, D.FP32, (1, n), style),
+    }
+    prog = ptoc.compile(_kernel_mx(pair, m, n, k, acc, bias, relu), SMALL)
+    out = ptoc.verify(prog, **arrays)
+    want = sm.matmul(
+        arrays["a"], pair[0], arrays["b"], pair[1], mx=True,
+        a_scale=arrays["sa"] if sm.needs_scale(pair[0]) else None,
+        b_scale=arrays["sb"] if sm.needs_scale(pair[1]) else None,
+        acc=arrays["c"] if acc else None, bias=arrays["bias_in"] if bias else None,
+        fpatr=sf.Fpatr(relu_mode=1 if relu else 0),
+    )  # fmt: skip
+    assert np.array_equal(out["out"].view(np.uint32), want.d.view(np.uint32))
+    assert int(out.status[0]) == want.status
+
+
+def test_mx_k_chunks_are_whole_scale_blocks() -> None:
+    """E4M3 x E4M3, K = 130 on 4 KiB pieces: chunks of a multiple of 32 elements, so each
+    bundle's scales are whole blocks of the operand's scale tiles."""
+    prog = ptoc.compile(_kernel_mx((D.E4M3, D.E4M3), 33, 9, 130, False, False, False), SMALL)
+    ops = prog.stats().by_op
+    assert ops["TMATMUL_MX_ACC"] >= 2 and ops["TMATMUL_MX"] == 2
+    ks = []  # K (LB2) of every matrix bundle, in program order
+    for block in prog.asm().split("BSTART.")[1:]:
+        if block.startswith("TMATMUL"):
+            ks += [int(ln.split()[1].rstrip(",")) for ln in block.splitlines() if "->LB2" in ln]
+    assert sorted(set(ks)) == [2, 128]  # 128 + 2 per block
