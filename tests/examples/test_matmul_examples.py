@@ -29,16 +29,18 @@ def f64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
 
 
-SPECS = ["gemm::gemm_fp16", "gemm::gemm_int8", "ffn::ffn", "attention::attention_d64",
+SPECS = ["gemm::gemm_fp16", "gemm::gemm_int8", "gemm_mx::gemm_mxfp8", "ffn::ffn", "attention::attention_d64",
          "attention::attention_d128"]  # fmt: skip
 
 
-#: (spec, machine): every example on the default machine and all but attention_d64 on
-#: the tiny one, where its 16 x 64 accumulator pieces and dead tiles fill the whole 16 KiB
-#: with no room left for a filler that would evict them (an allocator limit at full
-#: capacity, not a CUBE rule: attention_d128's 8-row pieces fit)
+#: (spec, machine): every example on the default machine; on the tiny one all but
+#: attention_d64, whose 16 x 64 accumulator pieces and dead tiles fill the whole 16 KiB with
+#: no room left for a filler that would evict them (an allocator limit at full capacity,
+#: not a CUBE rule: attention_d128's 8-row pieces fit), and gemm_mxfp8, whose
+#: pt.quantize_mx keeps its 32 KiB activation tile whole
+NOT_TINY = ("attention::attention_d64", "gemm_mx::gemm_mxfp8")
 CASES = [pytest.param(s, None, id=f"{s}-default") for s in SPECS] + [
-    pytest.param(s, TINY, id=f"{s}-tiny") for s in SPECS if s != "attention::attention_d64"
+    pytest.param(s, TINY, id=f"{s}-tiny") for s in SPECS if s not in NOT_TINY
 ]
 
 
@@ -95,3 +97,27 @@ def test_attention_is_softmax_attention_within_tolerance(spec: str) -> None:
     p = np.exp(s - s.max(axis=1, keepdims=True))
     want = (p / p.sum(axis=1, keepdims=True)) @ v
     assert np.abs(f64(out) - want).max() <= 4 * U16 * np.abs(v).max() + 1e-5
+
+
+def test_gemm_mxfp8_is_the_product_within_the_quantization_bound() -> None:
+    """MXFP8: the FP32 activations lose at most 2**-4 relatively (E4M3 keeps 3 fraction
+    bits; the block scale puts the block maximum at the top binade), or 2**-9 of the
+    block maximum where an element falls below E4M3's normal range; the weights are
+    exact (E4M3 times powers of two), the fold adds K FP32 roundings."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gemm_mx", EXAMPLES / "gemm_mx.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    k = mod.gemm_mxfp8
+    x = mod.inputs(7)
+    prog = ptoc.compile(k)
+    assert prog.stats().by_op["TMATMUL_MX"] >= 1
+    out = f64(ptoc.verify(prog, **x)["out"])
+    xs = f64(x["x"])
+    w = f64(x["w"]) * np.repeat(f64(x["w_scales"]), 32, axis=0)
+    amax = np.repeat(np.abs(xs).reshape(xs.shape[0], -1, 32).max(axis=2), 32, axis=1)
+    err_x = 2.0**-4 * np.abs(xs) + 2.0**-9 * amax
+    bound = err_x @ np.abs(w) + xs.shape[1] * U32 * (np.abs(xs) @ np.abs(w)) * 1.1
+    assert (np.abs(out - xs @ w) <= bound).all()
