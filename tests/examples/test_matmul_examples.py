@@ -29,8 +29,14 @@ def f64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
 
 
-SPECS = ["gemm::gemm_fp16", "gemm::gemm_int8", "gemm_mx::gemm_mxfp8", "ffn::ffn", "attention::attention_d64",
-         "attention::attention_d128"]  # fmt: skip
+SPECS = [
+    "gemm::gemm_fp16",
+    "gemm::gemm_int8",
+    "gemm_mx::gemm_mxfp8",
+    "ffn::ffn",
+    "attention::attention_d64",
+    "attention::attention_d128",
+]
 
 
 #: (spec, machine): every example on the default machine; on the tiny one all but
