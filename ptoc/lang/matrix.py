@@ -105,7 +105,23 @@ def matmul_mx(
     ``a_scales[m, k // 32]`` and ``b_scales[k // 32, n]`` before it enters the fold.
     ``a`` and ``b`` are FP16, BF16, E4M3 or E5M2 (any two); the FP8 sides take their
     scales (M x ceil(K/32) and ceil(K/32) x N E8M0 tiles), FP16/BF16 sides none
-    (``None``). The result, ``acc`` and ``bias`` are FP32."""
+    (``None``). The result, ``acc`` and ``bias`` are FP32.
+
+    Example::
+
+        @ptoc.kernel
+        def matmul_mx_example(
+            a: ptoc.Tensor[ptoc.e4m3, 8, 64],
+            a_scales: ptoc.Tensor[ptoc.e8m0, 8, 2],
+            b: ptoc.Tensor[ptoc.fp16, 64, 24],
+            out: ptoc.Tensor[ptoc.fp32, 8, 24],
+        ):
+            y = pt.matmul_mx(pt.load(a), pt.load(a_scales), pt.load(b), None)
+            pt.store(out, y)
+
+
+        ptoc.verify(matmul_mx_example)
+    """
     fn = "pt.matmul_mx"
     ta, tb = _operand(a, fn, "a", False), _operand(b, fn, "b", False)
     at, bt = ta.dtype.datatype, tb.dtype.datatype

@@ -105,3 +105,39 @@ def test_integer_products_accumulate_exactly(tmp_path: Path) -> None:
     got = ptoc.verify(k, **x)["out"]
     want = (x["a"].astype(np.uint64) @ x["b"].astype(np.uint64)) % 2**32
     assert np.array_equal(got.astype(np.uint64), want)
+
+
+MX_KERNEL = """\
+@ptoc.kernel
+def k(a: ptoc.Tensor[ptoc.{at}, 8, 64], sa: ptoc.Tensor[ptoc.e8m0, {sar}, {sac}],
+      b: ptoc.Tensor[ptoc.{bt}, 64, 24], out: ptoc.Tensor[ptoc.fp32, 8, 24]):
+    a, sa, b = pt.load(a), pt.load(sa), pt.load(b)
+    pt.store(out, {expr})
+"""
+
+
+def _mx(tmp_path: Path, expr: str, at="e4m3", bt="fp16", sar=8, sac=2) -> ptoc.Kernel:  # type: ignore[no-untyped-def]
+    text = MX_KERNEL.format(expr=expr, at=at, bt=bt, sar=sar, sac=sac)
+    return write_kernels(tmp_path, text)[1]["k"]
+
+
+def test_matmul_mx_records_an_mx_matmul_and_verifies(tmp_path: Path) -> None:
+    k = _mx(tmp_path, "pt.matmul_mx(a, sa, b, None)")
+    assert "TMATMUL_MX" in ptoc.compile(k).stats().by_op
+    ptoc.verify(k, runs=2)
+
+
+@pytest.mark.parametrize(
+    ("expr", "kw", "message"),
+    [
+        ("pt.matmul_mx(a, sa, b, None)", {"at": "s8"}, "s8 x fp16 is not a legal MX"),
+        ("pt.matmul_mx(a, None, b, None)", {}, "a e4m3 a needs its (8, 2) E8M0 scales"),
+        ("pt.matmul_mx(a, sa, b, sa)", {}, "a fp16 b takes no scales"),
+        ("pt.matmul_mx(a, sa, b, None)", {"sac": 3}, "the scales of a must be a (8, 2) e8m0"),
+    ],
+)
+def test_matmul_mx_rules(tmp_path: Path, expr: str, kw: dict, message: str) -> None:
+    with pytest.raises(ptoc.KernelError) as info:
+        _mx(tmp_path, expr, **kw).trace()
+    assert message in info.value.message
+    assert (info.value.line, info.value.col) == (8, 19)
