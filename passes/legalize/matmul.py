@@ -186,7 +186,10 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
         raise fail(op, "tile.matmul needs its scratch tensor: run lower-compound first")
     m, n, k = op.mnk
     at, bt, dt = op.a_type, op.b_type, op.acc_type
-    mb, nb, kc = blocking(m, n, k, at, bt, dt, ctx.max_bytes, op.is_mx)
+    # an ACC bundle holds C, A, B and D at once (four tiles within the split limit fit the
+    # capacity); MX bundles add two scale tiles, so their CUBE tiles get 3/4 of the limit
+    limit = ctx.max_bytes * 3 // 4 if op.is_mx else ctx.max_bytes
+    mb, nb, kc = blocking(m, n, k, at, bt, dt, limit, op.is_mx)
     chunks = list(range(0, k, kc))
     late_bias = op.bias is not None and (len(chunks) > 1 or op.acc is not None)
     relu = op.relu is not None
