@@ -294,3 +294,25 @@ def _check_mx_case(pair, m, n, k, acc=False, bias=False, relu=False) -> None:  #
     test_compiled_mx_matmul_is_the_d11_reference.hypothesis.inner_test(
         pair, m, n, k, acc, bias, relu, "raw", 0
     )
+
+
+def test_matmul_on_several_pes_uses_each_pes_rows_and_scratch() -> None:
+    """Four PEs, each multiplying its own 8 rows of A (a per-PE load window) through its
+    own scratch row, with a vector-computed B shared by all."""
+
+    @ptoc.kernel(pes=4)
+    def per_pe(
+        a: ptoc.Tensor[ptoc.bf16, 32, 72],
+        b: ptoc.Tensor[ptoc.bf16, 72, 20],
+        out: ptoc.Tensor[ptoc.fp32, 32, 20],
+    ):
+        x = pt.load(a, rows=(8 * pt.pe(), 8))
+        y = pt.neg(pt.load(b))
+        pt.store(out, pt.matmul(x, y, relu=True), rows=8 * pt.pe())
+
+    x = per_pe.random_inputs(0)
+    for machine in (None, SMALL):
+        got = ptoc.verify(per_pe, machine, **x)["out"]
+        a, b = x["a"].astype(np.float64), -x["b"].astype(np.float64)
+        want = np.maximum(a @ b, 0)
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
