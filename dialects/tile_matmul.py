@@ -3,9 +3,10 @@ TMATMUL_BIAS, TGEMV and its forms; DECISIONS D11).
 
 ::
 
-    %d = tile.matmul %a, %b [acc %c] [bias %bias] [relu] [via %scratch]
-        : !tile.tile<FP16, 40x96>, !tile.tile<FP16, 96x24>[, Tc][, Tbias]
-        [, !tile.tensor<U8, PxS>] -> !tile.tile<FP32, 40x24>
+    %d = tile.matmul [mx] %a, %b [acc %c] [bias %bias] [scale_a %sa] [scale_b %sb] [relu]
+        [via %scratch] : !tile.tile<FP16, 40x96>, !tile.tile<FP16, 96x24> [acc Tc]
+        [bias Tbias] [scale_a Tsa] [scale_b Tsb] [via !tile.tensor<U8, PxS>]
+        -> !tile.tile<FP32, 40x24>
 
 ``a`` is M x K, ``b`` K x N, the result M x N in the accumulator type of the pair
 (``TileOrdinaryMatrixAccumulatorType``: FP32 for floating inputs, S32 signed, U32
@@ -17,6 +18,12 @@ from the lowering): every element [m, n] starts at ``acc[m, n]`` (or +0) and fol
 k = 0 .. K-1 in increasing order with one rounding per step (``semantics.matmul.fold``),
 then adds the bias with one more rounding, then applies ReLU as B.FPATR ReluMode 1 does.
 By D11 a K-chunked lowering that chains chunks through TMATMUL_ACC gives the same bits.
+
+``mx`` makes it the MX product (TMATMUL_MX and its forms): A and B are FP16, BF16, E4M3 or
+E5M2 (any two), the result FP32, and each FP8 side has its E8M0 scales (``scale_a``
+M x ceil(K/32), ``scale_b`` ceil(K/32) x N): every product is multiplied by the exact
+powers of two of its row's and column's K block before it enters the fold
+(``TileProfileMatrixScaledAccumulate``).
 
 The operands are ordinary row-major tiles (loaded, or results of vector ops); the CUBE
 operand classes (CUBE_M16/M32 for A, C and D, CUBE_N8 for B) are a ``legalize`` concern.
@@ -162,9 +169,9 @@ class MatmulOp(TileOp):
     assembly_format = (
         "(`mx` $mx^)? $a `,` $b (`acc` $acc^)? (`bias` $bias^)? (`scale_a` $a_scale^)? "
         "(`scale_b` $b_scale^)? (`relu` $relu^)? (`via` $scratch^)? "
-        "attr-dict `:` type($a) `,` type($b) (`,` `acc` type($acc)^)? "
-        "(`,` `bias` type($bias)^)? (`,` `scale_a` type($a_scale)^)? "
-        "(`,` `scale_b` type($b_scale)^)? (`,` `via` type($scratch)^)? `->` type($result)"
+        "attr-dict `:` type($a) `,` type($b) (`acc` type($acc)^)? "
+        "(`bias` type($bias)^)? (`scale_a` type($a_scale)^)? "
+        "(`scale_b` type($b_scale)^)? (`via` type($scratch)^)? `->` type($result)"
     )
 
     def __init__(
