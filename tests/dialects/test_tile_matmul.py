@@ -73,7 +73,8 @@ def test_syntax_round_trips(ctx: Context, op: str, args: str) -> None:
          "%a : !tile.tile<FP16, 8x16>, %b : !tile.tile<FP16, 12x24>",
          "inner dimensions differ"),
         ("%r = tile.matmul mx %a, %b : !tile.tile<E4M3, 8x40>, !tile.tile<FP16, 40x24> "
-         "-> !tile.tile<FP32, 8x24>", "%a : !tile.tile<E4M3, 8x40>, %b : !tile.tile<FP16, 40x24>",
+         "-> !tile.tile<FP32, 8x24>",
+         "%a : !tile.tile<E4M3, 8x40>, %b : !tile.tile<FP16, 40x24>",
          "an MX E4M3 a needs its E8M0 scales"),
         ("%r = tile.matmul mx %a, %b scale_a %s : !tile.tile<E4M3, 8x40>, "
          "!tile.tile<FP16, 40x24> scale_a !tile.tile<E8M0, 8x1> -> !tile.tile<FP32, 8x24>",
