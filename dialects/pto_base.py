@@ -8,7 +8,9 @@ A ``pto`` op is one bundle with every descriptor field explicit:
 ``srcs`` are the Local tile sources in binding order, ``gpr (...)`` the B.IOR source
 slots (RegSrc0, RegSrc1, RegSrc2), results the destinations in binding order (their
 SizeCode is in the result type). ``dims`` are LB0..LB2 (-1 = the B.DIM is omitted),
-``datr`` an explicit B.DATR. After ``allocate`` the op also carries where its operands
+``datr`` an explicit B.DATR, ``fpatr`` the nine B.FPATR fields of a CUBE matrix bundle
+(in the catalog's order: PreQuantMode, ReluMode, GroupNCode, RowMaxEn, GroupMaxEn,
+RowMaxInit, MaxAbsEn, TransA, TransB). After ``allocate`` the op also carries where its operands
 live: ``refs`` (``T#2`` ...), ``hands`` (destination hands), ``gprs`` (B.IOR registers)
 and, for inserted copies and spills, a ``role``. The verifier is the catalog row's
 legality: operand roles, DataTypes, dimensions, B.DATR applicability and B.IOR slots.
@@ -37,8 +39,19 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from ptoc.backend.isa import TABLE, DataType, Executor, OpDef, OperandKind, legality, op
+from ptoc.backend.isa import (
+    DTYPE_NONE,
+    TABLE,
+    DataType,
+    Executor,
+    OpDef,
+    OperandKind,
+    legality,
+    op,
+)
+from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.fields import PEMODE_TO_MASK
+from ptoc.backend.isa.semantics.matmul import MATRIX_INPUT_TYPES, MX_INPUT_TYPES
 
 from .dtypes import DTypeAttr, data_type, is_pred
 from .pto_types import DATR_CATALOG_NAMES, GPR, DatrAttr, PtoTileType
@@ -57,6 +70,7 @@ class PtoOp(IRDLOperation):
     scalars = var_operand_def(GPR)
     dims = prop_def(DenseArrayBase.constr(i64))
     datr = opt_prop_def(DatrAttr)
+    fpatr = opt_prop_def(DenseArrayBase.constr(i64))
     mask = prop_def(IntegerAttr[I64])
     refs = opt_prop_def(ArrayAttr[StringAttr])
     hands = opt_prop_def(ArrayAttr[StringAttr])
@@ -67,6 +81,7 @@ class PtoOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$dtype ($srcs^)? (`gpr` `(` $scalars^ `)`)? `dims` $dims (`datr` $datr^)? "
+        "(`fpatr` $fpatr^)? "
         "`mask` $mask "
         "(`refs` $refs^)? (`hands` $hands^)? (`gprs` $gprs^)? (`role` $role^)? attr-dict `:` "
         "functional-type($srcs, $dsts)"
@@ -120,6 +135,17 @@ class PtoOp(IRDLOperation):
             if TABLE[o.mnemonic].executor is Executor.MOV:
                 return  # a predicate copy: BSTART.TMOV DTYPE_NONE
             _check(legality.dtype(o, None))
+        if TABLE[o.mnemonic].executor is Executor.MATMUL:
+            # the CUBE rows carry no BSTART type set: AType is a matrix input type
+            # (``TileOrdinaryMatrixInputTypeSupported`` / ``TileMXInputTypeSupported``)
+            mx = o.mnemonic.startswith(("TMATMUL_MX", "TGEMV_MX"))
+            allowed = MX_INPUT_TYPES if mx else MATRIX_INPUT_TYPES
+            _check(legality.dtype(o, self.data_type, frozenset(allowed)))
+            if self.fpatr is None or len(self.fpatr.get_values()) != 9:
+                raise VerifyException(f"{self.name} needs its nine B.FPATR fields")
+            return
+        if self.fpatr is not None:
+            raise VerifyException(f"{self.name} takes no B.FPATR (CUBE matrix bundles only)")
         _check(legality.dtype(o, self.data_type))
         if o.type_rules.get("dst") and self.dsts:
             dst = self.dsts[0].type
@@ -159,7 +185,28 @@ class PtoOp(IRDLOperation):
     def _verify_datr(self, o: OpDef) -> None:
         fields = None
         if self.datr is not None:
-            fields = {DATR_CATALOG_NAMES[f]: v for f, v in self.datr.values().items()}
+            values = self.datr.values()
+            if values["layout"] in isa_cube.TRANSPORT_CODES:
+                # a CUBE transport conversion (``BundleCubeTransportDataAttributesLegal``):
+                # DataType NONE, only Layout and PadValue otherwise
+                loads = TABLE[o.mnemonic].executor is Executor.LOAD
+                codes = isa_cube.LOAD_CODES if loads else isa_cube.STORE_CODES
+                if TABLE[o.mnemonic].executor not in (Executor.LOAD, Executor.STORE) or (
+                    values["layout"] not in codes
+                ):
+                    raise VerifyException(
+                        f"B.DATR Layout {values['layout']} is a CUBE "
+                        f"{'load' if values['layout'] in isa_cube.LOAD_CODES else 'store'} "
+                        f"conversion, not one of {o.mnemonic}"
+                    )
+                rest = {k: v for k, v in values.items() if k not in ("layout", "pad", "dtype")}
+                if values["dtype"] != DTYPE_NONE or any(rest.values()):
+                    raise VerifyException(
+                        "a CUBE transport B.DATR has DataType NONE and no CMode, RMode, Sat "
+                        "or Canonicalize (BundleCubeTransportDataAttributesLegal)"
+                    )
+                return
+            fields = {DATR_CATALOG_NAMES[f]: v for f, v in values.items()}
         _check(legality.datr_fields(o, fields))
 
     def _verify_ior(self, o: OpDef) -> None:

@@ -4,6 +4,10 @@
 bundle creates it: DataType, valid rectangle, physical Rows x Col and the per-PE
 allocation size (SizeCode). Rows are derived from size, Col and element width
 (REFERENCE 5.1), so the type is only legal when that derivation holds.
+``!pto.tile<FP16, valid 16x64, CUBE_M16, 4KB>`` is a CUBE tile (layout CUBE_M16, CUBE_M32
+or CUBE_N8): its storage is the 128-byte cells the layout and valid shape need
+(``TileCubeRequiredBytes``, :func:`ptoc.backend.isa.cube.geometry`), which must fit the
+SizeCode; it is created only by a CUBE load conversion or a matrix bundle.
 ``!pto.gpr`` is a 64-bit scalar that a bundle reads from a GPR.
 ``#pto.datr<...>`` is an explicit B.DATR: the named fields, all others zero.
 """
@@ -20,6 +24,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from ptoc.backend.isa import DataType
+from ptoc.backend.isa import cube as isa_cube
+from ptoc.backend.isa.cube import CubeLayout
 from ptoc.backend.isa.fields import (
     SIZE_BY_NAME,
     SIZE_NAMES,
@@ -34,6 +40,16 @@ from .dtypes import DType, DTypeAttr, dtype_attr, element_bits
 MAX_SIZE_CODE = 10
 
 
+#: the ``layout`` parameter of a CUBE tile type (0: a generic row-major tile)
+CUBE_LAYOUT_CODES: dict[CubeLayout, int] = {
+    CubeLayout.M16: 1,
+    CubeLayout.M32: 2,
+    CubeLayout.N8: 3,
+}
+_CUBE_BY_CODE = {v: k for k, v in CUBE_LAYOUT_CODES.items()}
+_CUBE_BY_NAME = {k.value: k for k in CUBE_LAYOUT_CODES}
+
+
 def derived_rows(size: int, cols: int, bits: int) -> int:
     """Physical Rows of a tile of SizeCode ``size``: capacity bits / (Col * bits)."""
     return size_bytes(size) * 8 // (cols * bits)
@@ -41,7 +57,8 @@ def derived_rows(size: int, cols: int, bits: int) -> int:
 
 @irdl_attr_definition
 class PtoTileType(ParametrizedAttribute, TypeAttribute):
-    """A Local tile descriptor: DataType, valid shape, physical Col and SizeCode."""
+    """A Local tile descriptor: DataType, valid shape, physical Col and SizeCode, and for
+    a CUBE tile its layout (its Col is then the storage columns of the layout)."""
 
     name = "pto.tile"
 
@@ -50,12 +67,35 @@ class PtoTileType(ParametrizedAttribute, TypeAttribute):
     valid_cols: IntAttr
     cols: IntAttr
     size: IntAttr
+    layout: IntAttr
 
     def __init__(
-        self, dtype: DTypeAttr | DType | str, valid: Sequence[int], cols: int, size: int
+        self,
+        dtype: DTypeAttr | DType | str,
+        valid: Sequence[int],
+        cols: int,
+        size: int,
+        cube: CubeLayout | None = None,
     ) -> None:
         d = dtype if isinstance(dtype, DTypeAttr) else dtype_attr(dtype)
-        super().__init__(d, IntAttr(valid[0]), IntAttr(valid[1]), IntAttr(cols), IntAttr(size))
+        code = 0 if cube is None else CUBE_LAYOUT_CODES[cube]
+        super().__init__(
+            d, IntAttr(valid[0]), IntAttr(valid[1]), IntAttr(cols), IntAttr(size), IntAttr(code)
+        )
+
+    @classmethod
+    def cube_tile(
+        cls, dtype: DTypeAttr | DType | str, valid: Sequence[int], layout: CubeLayout, size: int
+    ) -> PtoTileType:
+        """The CUBE tile type of a valid shape in ``layout`` at SizeCode ``size``."""
+        d = dtype if isinstance(dtype, DTypeAttr) else dtype_attr(dtype)
+        g = isa_cube.geometry(layout, DataType[d.data.value], valid[0], valid[1])
+        return cls(d, valid, g.cols, size, layout)
+
+    @property
+    def cube(self) -> CubeLayout | None:
+        """The CUBE layout of a CUBE tile, None for a generic tile."""
+        return _CUBE_BY_CODE.get(self.layout.data)
 
     @property
     def valid(self) -> tuple[int, int]:
@@ -63,6 +103,10 @@ class PtoTileType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def rows(self) -> int:
+        cube = self.cube
+        if cube is not None:
+            vr, vc = self.valid
+            return isa_cube.geometry(cube, self.data_type, vr, vc).rows
         return derived_rows(self.size.data, self.cols.data, element_bits(self.dtype))
 
     @property
@@ -82,11 +126,21 @@ class PtoTileType(ParametrizedAttribute, TypeAttribute):
             parser.parse_keyword("valid")
             vr, vc = parser.parse_dimension_list()
             parser.parse_punctuation(",")
+            cube = next(
+                (c for n, c in _CUBE_BY_NAME.items() if parser.parse_optional_keyword(n)), None
+            )
+            if cube is not None:
+                parser.parse_punctuation(",")
+                size = _parse_size(parser)
+                dt = DataType[dtype.data.value]
+                cols = isa_cube.geometry(cube, dt, vr, vc).cols
+                return (dtype, IntAttr(vr), IntAttr(vc), IntAttr(cols), IntAttr(size),
+                        IntAttr(CUBE_LAYOUT_CODES[cube]))  # fmt: skip
             parser.parse_keyword("phys")
             rows, cols = parser.parse_dimension_list()
             parser.parse_punctuation(",")
             size = _parse_size(parser)
-        t = (dtype, IntAttr(vr), IntAttr(vc), IntAttr(cols), IntAttr(size))
+        t = (dtype, IntAttr(vr), IntAttr(vc), IntAttr(cols), IntAttr(size), IntAttr(0))
         bits = element_bits(dtype)
         if cols < 1 or cols & (cols - 1):
             parser.raise_error(f"physical Col {cols} is not a power of two")
@@ -100,8 +154,11 @@ class PtoTileType(ParametrizedAttribute, TypeAttribute):
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             vr, vc = self.valid
+            where = f"phys {self.rows}x{self.cols.data}"
+            if self.cube is not None:
+                where = self.cube.value
             printer.print_string(
-                f"{self.dtype.data.value}, valid {vr}x{vc}, phys {self.rows}x{self.cols.data}, "
+                f"{self.dtype.data.value}, valid {vr}x{vc}, {where}, "
                 f"{SIZE_NAMES.get(self.size.data, self.size.data)}"
             )
 
@@ -109,6 +166,15 @@ class PtoTileType(ParametrizedAttribute, TypeAttribute):
         size, cols = self.size.data, self.cols.data
         if not 1 <= size <= MAX_SIZE_CODE:
             raise VerifyException(f"tile SizeCode {size} is outside 1..{MAX_SIZE_CODE}")
+        cube = self.cube
+        if self.layout.data and cube is None:
+            raise VerifyException(f"tile layout code {self.layout.data} is not a CUBE layout")
+        if cube is not None:
+            vr, vc = self.valid
+            rule = isa_cube.shape_rule(size_bytes(size), cube, self.data_type, vr, vc)
+            if rule is not None:
+                raise VerifyException(rule)
+            return
         if cols < 1 or cols & (cols - 1):
             raise VerifyException(f"physical Col {cols} is not a power of two")
         vr, vc = self.valid

@@ -19,6 +19,7 @@ from .tile_base import CompoundTileOp, RefEnv, ScalarAttr, TileOp
 from .tile_elementwise import BINARY_OPS, OTHER_ELEMENTWISE_OPS, SCALAR_OPS, UNARY_OPS
 from .tile_fill import FILL_OPS
 from .tile_irregular import IRREGULAR_OPS
+from .tile_matmul import MATMUL_OPS
 from .tile_memory import MEMORY_OPS, PES_ATTR, LoadOp, StoreOp, kernel_pes
 from .tile_quant import QUANT_OPS
 from .tile_reduce import REDUCE_EXPAND_OPS
@@ -47,6 +48,7 @@ ALL_TILE_OPS: tuple[type[TileOp], ...] = (
     *IRREGULAR_OPS,
     *FILL_OPS,
     *QUANT_OPS,
+    *MATMUL_OPS,
     *MEMORY_OPS,
     *COMPOUND_DIALECT_OPS,
 )

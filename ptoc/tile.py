@@ -220,13 +220,16 @@ class Tile:
 
     __rpow__ = __pow__
 
-    def __matmul__(self, o: Any) -> NoReturn:
-        _refuse(
-            "'@' (matrix multiply) is not supported: ptoc does not model the CUBE engine",
-            "write the product with elementwise ops and reductions",
-        )
+    def __matmul__(self, o: Any) -> Tile:
+        """``a @ b``: the CUBE matrix product (``pt.matmul(a, b)``)."""
+        from .lang.matrix import matmul
 
-    __rmatmul__ = __matmul__
+        return matmul(self, o)
+
+    def __rmatmul__(self, o: Any) -> Tile:
+        from .lang.matrix import matmul
+
+        return matmul(o, self)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *args: Any, **kwargs: Any) -> NoReturn:
         name = getattr(ufunc, "__name__", str(ufunc))

@@ -111,6 +111,7 @@ class TileFamily(enum.StrEnum):
     TRI = "TriOp"
     QUANT = "QuantBase"
     ACCESS = "AccessOp"
+    MATMUL = "MatmulOp"
 
 
 class LegalizeRule(enum.StrEnum):
@@ -139,6 +140,7 @@ class LegalizeRule(enum.StrEnum):
     LOAD = "load"
     STORE = "store"
     PREFETCH = "prefetch"
+    MATMUL = "matmul"
 
 
 E, F, L = Executor, TileFamily, LegalizeRule
@@ -326,7 +328,13 @@ def _cube_operand(role: str) -> TileOperand:
 # One preparer runs all twelve: the CUBE Function bits (bias, accumulator, MX, GEMV) and
 # B.FPATR decide the source stream (scales per side, auxiliary sources), so the grouping
 # into B.IOTs is free and the counts are checked against the bundle's own B.FPATR.
+# ``tile.matmul`` (the TMATMUL row) models the whole ordinary family: legalize picks
+# TMATMUL, TMATMUL_ACC, TMATMUL_BIAS or the TGEMV forms per block and K chunk.
 for _o in catalog.OPS:
     if _o.family.value == "CUBE":
-        _add(_o.mnemonic, (E.MATMUL, None, None), *(_cube_operand(s) for s in _o.sources),
-             semantics=_mm.matmul, iots=FREE)  # fmt: skip
+        _g: Group = (E.MATMUL, None, None)
+        _kw: dict[str, Any] = {}
+        if _o.mnemonic == "TMATMUL":
+            _g, _kw = (E.MATMUL, F.MATMUL, L.MATMUL), {"lang": "matmul"}
+        _add(_o.mnemonic, _g, *(_cube_operand(s) for s in _o.sources),
+             semantics=_mm.matmul, iots=FREE, **_kw)  # fmt: skip

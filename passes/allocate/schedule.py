@@ -61,6 +61,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     reads: list[list[SSAValue]] = []
     last_store: dict[SSAValue, int] = {}
     loads_since: dict[SSAValue, list[int]] = {}
+    last_cube: int | None = None
     for i, op in enumerate(ops):
         srcs = list(op.srcs)
         reads.append(srcs)
@@ -68,6 +69,13 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             g.add_edge(producer[v], i)
         for r in op.dsts:
             producer[r] = i
+        if any(r.type.cube is not None for r in op.dsts):  # type: ignore[attr-defined]
+            # CUBE tiles can be neither copied nor spilled: produce them in program order
+            # (legalize emits each chunk's loads right before the bundle reading them), so
+            # no CUBE load runs ahead of the operands its reader waits for
+            if last_cube is not None:
+                g.add_edge(last_cube, i)
+            last_cube = i
         t = _tensor_key(op)
         if t is None:
             continue
@@ -117,6 +125,9 @@ def _is_scratch(tensor: SSAValue | None) -> bool:
 
 #: scheduling penalty that sinks predicate producers toward their readers
 PRED_PENALTY = 1 << 40
+#: base priority of the bundles producing CUBE tiles, which then run in program order
+#: (the order legalize emits: each chunk's loads right before the bundle that reads them)
+CUBE_BASE = 1 << 41
 
 
 def _bytes(v: SSAValue) -> int:
@@ -136,6 +147,10 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
 
     def priority(i: int) -> int:
+        if any(r.type.cube is not None for r in df.ops[i].dsts):  # type: ignore[attr-defined]
+            # CUBE tiles cannot be copied or spilled either: produce each when the bundles
+            # before it in program order (its chunk's readers among them) have run
+            return CUBE_BASE + i
         grow = sum(_bytes(r) for r in df.ops[i].dsts)
         if any(is_pred(r.type.dtype) for r in df.ops[i].dsts):  # type: ignore[attr-defined]
             # predicates cannot be copied (TMOV is numeric only): produce them late

@@ -26,6 +26,8 @@ from itertools import product
 
 from xdsl.ir import SSAValue
 
+from ptoc.backend.isa import Access, Executor
+from ptoc.backend.isa import row as optable_row
 from ptoc.backend.program import TileRef
 from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import PtoOp
@@ -66,8 +68,17 @@ class BundlePlan:
     hands: list[int] = field(default_factory=list)
 
 
+def _immovable(v: SSAValue) -> bool:
+    """A tile no bundle can copy or spill: a predicate (TMOV and TSTORE take numeric
+    tiles) or a CUBE tile (no TMOV converts a CUBE layout, no vector op reads one, and
+    TSTORE reads it only through its store conversion): it stays where it was pushed
+    until its last reader, which the lowering places right after it."""
+    t = v.type
+    return is_pred(t.dtype) or (isinstance(t, PtoTileType) and t.cube is not None)  # type: ignore[attr-defined]
+
+
 def _is_pred(e: Entry | None) -> bool:
-    return e is not None and e.value is not None and is_pred(e.value.type.dtype)  # type: ignore[attr-defined]
+    return e is not None and e.value is not None and _immovable(e.value)
 
 
 def tile_bytes(v: SSAValue) -> int:
@@ -83,6 +94,20 @@ def spill_bytes(v: SSAValue) -> int:
     from ptoc.dialects.dtypes import element_bits
 
     return t.valid[0] * t.valid[1] * element_bits(t.dtype) // 8
+
+
+def _accumulator_hand(op: PtoOp, qs: Queues) -> int | None:
+    """The hand an ACC matrix bundle's D must not go to: C's encoded 6-bit selector must
+    differ from D's zero-extended DstTile hand code
+    (``BundleMatrixAccumulatorDestinationIndicesDistinct``), so C at ``T#k`` excludes the
+    hand whose code is ``k - 1``."""
+    row = optable_row(op.MNEMONIC)
+    if row.executor is not Executor.MATMUL or not row.sources:
+        return None
+    if row.sources[0].access is not Access.READ_WRITE:
+        return None
+    ref = qs.ref(op.srcs[0])
+    return None if ref is None or ref.code >= qs.hands else ref.code
 
 
 class TileAllocator:
@@ -104,6 +129,8 @@ class TileAllocator:
         #: values that are not resident (reload before the next read)
         self.out: set[SSAValue] = set()
         self.pinned: set[int] = set()
+        #: a hand the destination being placed must not take (see _accumulator_hand)
+        self.exclude: int | None = None
         self.scratch_top = 0
         self._free_slots: dict[int, list[int]] = {}
         self.counts = {"refresh": 0, "spill": 0, "reload": 0, "filler": 0}
@@ -185,7 +212,7 @@ class TileAllocator:
         lens = [len(q) for q in qs.q]
         best, best_s = None, 0.0
         for h in range(qs.hands):
-            if not self._feasible(qs, h, entry.size, t, strict):
+            if h == self.exclude or not self._feasible(qs, h, entry.size, t, strict):
                 continue
             tail = qs.tail(h)
             used = qs.used + entry.size - (tail.size if tail else 0)
@@ -320,7 +347,7 @@ class TileAllocator:
         """Spill instead of refreshing when the value idles long enough to need more than
         two refreshes (a spill costs a store now and a reload at the next read)."""
         v = e.value
-        if v is None or id(e) in self.pinned or is_pred(v.type.dtype):  # type: ignore[attr-defined]
+        if v is None or id(e) in self.pinned or _immovable(v):
             return False
         nu = self.live.next_use(v, t)
         if nu is None:
@@ -371,7 +398,7 @@ class TileAllocator:
         best, best_nu = None, -1
         for _, _, e in self.qs.entries():
             v = e.value
-            if v is None or e.dead or is_pred(v.type.dtype):  # type: ignore[attr-defined]
+            if v is None or e.dead or _immovable(v):
                 continue
             nu = self.live.next_use(v, t + 1 if id(e) in self.pinned else t)
             if nu is not None and nu > best_nu:
@@ -383,8 +410,8 @@ class TileAllocator:
                 if _is_pred(e) and self._live(e, t, False)
             ]
             why = (
-                f"; predicate {value_name(preds[0])} cannot be copied or spilled (TMOV and "
-                "TSTORE take numeric tiles)"
+                f"; {value_name(preds[0])} cannot be copied or spilled (TMOV and TSTORE "
+                "take numeric row-major tiles: predicates and CUBE tiles stay put)"
                 if preds
                 else ""
             )
@@ -450,8 +477,10 @@ class TileAllocator:
         where it evicts less, or where the second then evicts the bundle's own source)."""
         trial = self.qs.copy()
         hands = []
+        self.exclude = _accumulator_hand(op, self.qs)
         for d, size in zip(op.dsts, sizes, strict=True):
             h = self._place(trial, Entry(d, size), t, strict=True, need_flow=need_flow)
+            self.exclude = None
             if h is None:
                 break
             hands.append(h)

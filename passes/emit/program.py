@@ -14,6 +14,7 @@ and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import IO
 
 from xdsl.context import Context
@@ -23,7 +24,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.target import Target
 
-from ptoc.backend.asm import format_program
+from ptoc.backend.asm import format_program, parse
 from ptoc.backend.encoding import tile_start
 from ptoc.backend.isa import DTYPE_NONE
 from ptoc.backend.isa import row as optable_row
@@ -122,6 +123,14 @@ def _iots(op: PtoOp, refs: list[TileRef], hands: list[Hand], sizes: list[int]) -
     return list(out)
 
 
+@cache
+def _fpatr(fields: tuple[int, ...]) -> Command:
+    """The B.FPATR command of nine field values (PreQuantMode .. TransB), built by the
+    assembler from its catalog form so that the fixed fields are the form's own."""
+    (cmd,) = parse("B.FPATR " + ", ".join(str(v) for v in fields) + "\n").commands
+    return cmd
+
+
 def _dtype_code(op: PtoOp) -> int:
     return DTYPE_NONE if is_pred(op.dtype) else int(op.data_type)
 
@@ -188,6 +197,8 @@ class _Emitter:
         self.cmds.append(tile_start(op.MNEMONIC, _dtype_code(op)))
         if op.datr is not None:
             self.cmds.append(Datr(**op.datr.values()))
+        if op.fpatr is not None:
+            self.cmds.append(_fpatr(tuple(int(v) for v in op.fpatr.get_values())))
         self.cmds.extend(_dims(op))
         if op.scalars:
             assert op.gprs is not None

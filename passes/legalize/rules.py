@@ -30,6 +30,7 @@ from ptoc.dialects.tile_types import TensorType, TileType
 from ..diagnostics import fail
 from ..geometry import pow2_ceil, pto_type
 from .ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
+from .matmul import matmul as _matmul
 from .pieces import Cut, piecewise, whole
 
 Rule = Callable[[LegalizeCtx, Operation], None]
@@ -451,6 +452,7 @@ RULES: Mapping[LegalizeRule, Rule] = MappingProxyType(
         LegalizeRule.LOAD: _load,
         LegalizeRule.STORE: _store,
         LegalizeRule.PREFETCH: _prefetch,
+        LegalizeRule.MATMUL: _matmul,
     }
 )
 

@@ -29,6 +29,7 @@ from xdsl.rewriter import Rewriter
 from ptoc.dialects import compound_ops as co
 from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.tile_base import CompoundTileOp
+from ptoc.dialects.tile_matmul import MatmulOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType
 
@@ -64,6 +65,9 @@ def lower_compound_func(f: func.FuncOp, matrix_bytes: int = MATRIX_BYTES) -> Low
     stats = LowerStats()
     scratch = Scratch(lambda: _add_scratch(f))
     for op in list(block.ops):
+        if isinstance(op, MatmulOp) and op.scratch is None:
+            _attach_scratch(op, scratch)
+            continue
         if not isinstance(op, CompoundTileOp):
             continue
         lower = LOWERINGS.get(type(op))
@@ -88,6 +92,15 @@ def lower_compound_func(f: func.FuncOp, matrix_bytes: int = MATRIX_BYTES) -> Low
         stats.scratch_bytes = _size_scratch(f, scratch)
         stats.views = sum(1 for op in block.ops if isinstance(op, co.ViewOp))
     return stats
+
+
+def _attach_scratch(op: MatmulOp, scratch: Scratch) -> None:
+    """Give a ``tile.matmul`` the scratch tensor its CUBE transport goes through (its
+    operands reach the CUBE layouts and its result leaves them only through GM)."""
+    new = op.with_scratch(scratch.get(op.scratch_layout().nbytes))
+    new.location = op.location
+    new.attributes |= op.attributes
+    Rewriter.replace_op(op, new)
 
 
 def _add_scratch(f: func.FuncOp) -> SSAValue:

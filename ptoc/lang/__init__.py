@@ -14,12 +14,13 @@ no submodule defines under a builtin's name) are derived from the operation tabl
 
 # Each submodule's ``__all__`` lists the functions it defines for kernels; the namespace is
 # their union, so a new hand-written function is exported where it is written.
-from . import arith, compound, elementwise, layout, memory, quant, reduce, select
+from . import arith, compound, elementwise, layout, matrix, memory, quant, reduce, select
 from .arith import *  # noqa: F403
 from .compound import *  # noqa: F403
 from .derived import DERIVED
 from .elementwise import *  # noqa: F403
 from .layout import *  # noqa: F403
+from .matrix import *  # noqa: F403
 from .memory import *  # noqa: F403
 from .quant import *  # noqa: F403
 from .reduce import *  # noqa: F403
@@ -32,6 +33,7 @@ __all__ = sorted(
         *compound.__all__,
         *elementwise.__all__,
         *layout.__all__,
+        *matrix.__all__,
         *memory.__all__,
         *quant.__all__,
         *reduce.__all__,

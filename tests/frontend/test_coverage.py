@@ -37,6 +37,7 @@ def floats(x: F, y: F, out: F):
     pt.broadcast_to(col, (8, 64)); pt.broadcast_to(row, (8, 64))
     pt.exp_diff(a, col); pt.exp_diff(a, row)
     pt.transpose(a); pt.concat(a, b); a[0:4, 8:40]
+    a @ pt.transpose(b)
     v, i = pt.sort(a, width=32, descending=True)
     pt.merge(v[0, 0:32], v[1, 0:32], descending=True)
     pt.gather(a, pt.full((8, 1), 3, ptoc.s32))
