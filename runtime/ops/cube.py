@@ -38,7 +38,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ptoc.backend.isa import DTYPE_NONE, DataType, Executor, info
+from ptoc.backend.isa import DTYPE_NONE, TABLE, DataType, Executor, info, rows
 from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.cube import LOAD_CODES, STORE_CODES, CubeLayout, MatrixFunction
 from ptoc.backend.isa.fields import LAYOUT_NAMES
@@ -101,14 +101,15 @@ def transport(spec: Spec) -> Runner:
     assert spec.datr is not None
     code = spec.datr.layout
     lname = LAYOUT_NAMES.get(code, str(code))
-    load = spec.name == "TLOAD" and code in LOAD_CODES
-    store = spec.name == "TSTORE" and code in STORE_CODES
+    kind = TABLE[spec.name].executor
+    load = kind is Executor.LOAD and code in LOAD_CODES
+    store = kind is Executor.STORE and code in STORE_CODES
     if not (load or store):
-        which = "TLOAD" if code in LOAD_CODES else "TSTORE"
+        want = Executor.LOAD if code in LOAD_CODES else Executor.STORE
+        (which,) = (r.mnemonic for r in rows(executor=want))
         raise spec.illegal(
-            f"B.DATR.Layout={lname} is a CUBE {'load' if which == 'TLOAD' else 'store'} "
-            f"conversion: only {which} takes it, not {spec.name} "
-            "(BundleCubeTransportDataAttributesLegal)"
+            f"B.DATR.Layout={lname} is a CUBE {want.value} conversion: only {which} takes "
+            f"it, not {spec.name} (BundleCubeTransportDataAttributesLegal)"
         )
     vc, vr, lb2 = spec.dims
     if vc is None or vr is None or lb2 is not None or vc == 0 or vr == 0:
