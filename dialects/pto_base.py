@@ -138,7 +138,7 @@ class PtoOp(IRDLOperation):
         if TABLE[o.mnemonic].executor is Executor.MATMUL:
             # the CUBE rows carry no BSTART type set: AType is a matrix input type
             # (``TileOrdinaryMatrixInputTypeSupported`` / ``TileMXInputTypeSupported``)
-            mx = o.mnemonic.startswith(("TMATMUL_MX", "TGEMV_MX"))
+            mx = bool(o.selector & isa_cube.MX)
             allowed = MX_INPUT_TYPES if mx else MATRIX_INPUT_TYPES
             _check(legality.dtype(o, self.data_type, frozenset(allowed)))
             if self.fpatr is None or len(self.fpatr.get_values()) != 9:

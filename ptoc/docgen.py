@@ -537,7 +537,9 @@ def _facts(e: Entry) -> list[str]:
             "",
         ]
     if e.section == "matrix" and e.probe is not None:
-        form = {"gemv": "TGEMV", "matmul_mx": "TMATMUL_MX"}.get(e.name, "TMATMUL")
+        from ptoc.passes.legalize.matmul import cube_form
+
+        form = cube_form(e.name == "gemv", False, False, e.name == "matmul_mx")
         types, _, _ = accepted(e.probe, e.loads, False)
         return [
             f"* records: `tile.matmul`, legalized into `{form}` bundles between the CUBE "
