@@ -523,21 +523,6 @@ def entries_of(lang: Any) -> tuple[Entry, ...]:
     return (*ENTRIES, *extra)
 
 
-def _matrix_form(gemv: bool, mx: bool) -> str:
-    """The plain (no accumulator, no bias) matrix operation of a GEMV/MX combination."""
-    from .backend.isa import Executor, rows
-    from .backend.isa.cube import MatrixFunction
-
-    (form,) = (
-        r.mnemonic
-        for r in rows(executor=Executor.MATMUL)
-        if (f := MatrixFunction(r.op.function)).gemv == gemv
-        and f.mx == mx
-        and not (f.acc or f.bias)
-    )
-    return form
-
-
 def _facts(e: Entry) -> list[str]:
     """The bullet lines of entry ``e``: what it records (with the operations' engines and
     selectors, or the lowering of a compound op) and the types it accepts."""
@@ -552,7 +537,9 @@ def _facts(e: Entry) -> list[str]:
             "",
         ]
     if e.section == "matrix" and e.probe is not None:
-        form = _matrix_form(gemv=e.name == "gemv", mx=e.name == "matmul_mx")
+        from ptoc.passes.legalize.matmul import cube_form
+
+        form = cube_form(e.name == "gemv", False, False, e.name == "matmul_mx")
         types, _, _ = accepted(e.probe, e.loads, False)
         return [
             f"* records: `tile.matmul`, legalized into `{form}` bundles between the CUBE "

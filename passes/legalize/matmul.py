@@ -168,7 +168,7 @@ def blocking(
     return mb, nb, kc
 
 
-def _form(gemv: bool, acc: bool, bias: bool, mx: bool = False) -> str:
+def cube_form(gemv: bool, acc: bool, bias: bool, mx: bool = False) -> str:
     """The catalog CUBE operation with these Function bits (``TileMatrixFunction*``)."""
     code = (isa_cube.GEMV if gemv else 0) | (isa_cube.ACC if acc else 0)
     code |= (isa_cube.BIAS if bias else 0) | (isa_cube.MX if mx else 0)
@@ -242,7 +242,7 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
                                          None, [bias_t], op).results[0])  # fmt: skip
                 need = isa_cube.geometry(lay, dt, mr, nr).bytes
                 rt = PtoTileType.cube_tile(dt.name, (mr, nr), lay, size_code(need))
-                form = _form(gemv, d is not None, bias_here, op.is_mx)
+                form = cube_form(gemv, d is not None, bias_here, op.is_mx)
                 new = ctx.emit(form, at, srcs, (), (mr, nr, kr), datr, [rt], op)
                 fp = _FPATR_RELU if last and relu and not late_bias else _FPATR_NONE
                 new.properties["fpatr"] = _fpatr_attr(fp)
