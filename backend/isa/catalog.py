@@ -5,7 +5,7 @@ from the PTO-ISA/pto-spec 0.58.3 catalogs (BSD-3), ``seed_overrides.py`` and
 
 # ruff: noqa: E501
 from .datatypes import DataType as D
-from .schema import CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece, IorSlot, OpDef
+from .schema import AguDef, CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece, IorSlot, OpDef
 
 COMMAND_FORMS: tuple[CommandForm, ...] = (
     CommandForm(
@@ -446,6 +446,37 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         'ADDI adds the zero-extended unsigned 12-bit immediate to the snapshotted XLEN source modulo 2^PTO_XLEN and publishes the result through the selected Reg5 destination.',
     ),
     CommandForm(
+        'addiw_32_08cc89cd2689', 'ADDIW', 'addiw SrcL, uimm, ->{t, u, Rd}', 32, 0x707f, 0x35,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('uimm12', 12, (FieldPiece(20, 0, 12),)),
+        ),
+        'ADDIW adds the zero-extended unsigned 12-bit immediate to SrcL[31:0] modulo 2^32, sign-extends the word result to XLEN, and publishes it through RegDst.',
+    ),
+    CommandForm(
+        'addw_32_a27109fe30fc', 'ADDW', 'addw SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x25,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'ADDW applies the selected right-source transformation before its encoded logical left shift, performs fixed-width word addition, and publishes the low 32-bit result sign-extended to XLEN.',
+    ),
+    CommandForm(
+        'and_32_b6a903a3ec94', 'AND', 'and SrcL, SrcR<{.sw,.uw,.not}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x2005,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'AND applies the selected right-source transformation before its encoded logical left shift, performs bitwise conjunction, and publishes the PTO_XLEN result.',
+    ),
+    CommandForm(
         'andi_32_1d9302e57d30', 'ANDI', 'andi SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x2015,
         (
             FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
@@ -453,6 +484,76 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
             FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
         ),
         'ANDI sign-extends simm12 to PTO_XLEN, ANDs it with the snapshotted XLEN source, and publishes the complete result through RegDst.',
+    ),
+    CommandForm(
+        'andiw_32_9ec1f7343dbd', 'ANDIW', 'andiw SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x2035,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'ANDIW ANDs SrcL[31:0] with the low 32 bits of sign-extended simm12, sign-extends the result to XLEN, and publishes it through RegDst.',
+    ),
+    CommandForm(
+        'andw_32_6907ed7cec90', 'ANDW', 'andw SrcL, SrcR<{.sw,.uw,.not}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x2025,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'ANDW applies the selected right-source transformation before its encoded logical left shift, performs word bitwise conjunction, and publishes the low 32-bit result sign-extended to XLEN.',
+    ),
+    CommandForm(
+        'bcnt_32_e0b06e436a5b', 'BCNT', 'bcnt srcL,  M, N, ->{t, u, Rd}', 32, 0x707f, 0x6067,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('imms', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'BCNT counts set bits in an independently selected wrapping scalar field and publishes the XLEN population count.',
+    ),
+    CommandForm(
+        'bic_32_3a10830a3a93', 'BIC', 'bic SrcL, M, N, ->{t, u, Rd}', 32, 0x707f, 0x2067,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('imms', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'BIC clears every bit in an independently selected wrapping scalar field and publishes the modified XLEN value.',
+    ),
+    CommandForm(
+        'bis_32_bca5d1a80f32', 'BIS', 'bis SrcL, M, N, ->{t, u, Rd}', 32, 0x707f, 0x3067,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('imms', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'BIS sets every bit in an independently selected wrapping scalar field and publishes the modified XLEN value.',
+    ),
+    CommandForm(
+        'bxs_32_b1bb003c1703', 'BXS', 'bxs SrcL, M, N, ->{t, u, Rd}', 32, 0x707f, 0x67,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('imms', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'BXS extracts an independently selected wrapping scalar field, sign-extends it to XLEN, and publishes the result.',
+    ),
+    CommandForm(
+        'bxu_32_e9ea9715ba62', 'BXU', 'bxu SrcL, M, N, ->{t, u, Rd}', 32, 0x707f, 0x1067,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('imms', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'BXU extracts an independently selected wrapping scalar field, zero-extends it to XLEN, and publishes the result.',
     ),
     CommandForm(
         'c_movi_16_2c84faf1bc72', 'C.MOVI', 'c.movi simm, ->{t, u, Rd}', 16, 0x3f, 0x16,
@@ -463,11 +564,421 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         'C.MOVI sign-extends its encoded five-bit immediate to XLEN and publishes it through RegDst.',
     ),
     CommandForm(
+        'c_movr_16_80d2b5f3580b', 'C.MOVR', 'c.movr SrcL, ->{t, u, Rd}', 16, 0x3f, 0x6,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(11, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(6, 0, 5),)),
+        ),
+        'C.MOVR snapshots a Reg5 source and publishes the complete XLEN value unchanged through RegDst.',
+    ),
+    CommandForm(
+        'c_setc_eq_16_03e6b07a3699', 'C.SETC.EQ', 'c.setc.eq srcL, srcR', 16, 0x3f, 0x26,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(6, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(11, 0, 5),)),
+        ),
+        'C.SETC.EQ - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'c_setc_ne_16_e9092e487e98', 'C.SETC.NE', 'c.setc.ne srcL, srcR', 16, 0x3f, 0x36,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(6, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(11, 0, 5),)),
+        ),
+        'C.SETC.NE - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
         'c_setret_16_335651ef6c27', 'C.SETRET', 'c.setret uimm, ->ra', 16, 0xf83f, 0x5016,
         (
             FieldDef('uimm5', 5, (FieldPiece(6, 0, 5),)),
         ),
         'Materialize an unsigned halfword-scaled TPC-relative return address in ra and captured return state.',
+    ),
+    CommandForm(
+        'clz_32_f890415c15b6', 'CLZ', 'clz SrcL,  M, N, ->{t, u, Rd}', 32, 0x707f, 0x5067,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('imms', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'CLZ counts leading zero bits in an independently selected wrapping scalar field and publishes the XLEN count.',
+    ),
+    CommandForm(
+        'cmp_and_32_036813a12ae8', 'CMP.AND', 'cmp.and SrcL, SrcR<.sw, .uw, .not>, ->{t, u, Rd}', 32, 0xf800707f, 0x2045,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.AND - Combine scalar comparison results with the encoded logical operation.',
+    ),
+    CommandForm(
+        'cmp_andi_32_da7a5391738d', 'CMP.ANDI', 'cmp.andi SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x2055,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'CMP.ANDI - Combine scalar comparison results with the encoded logical operation.',
+    ),
+    CommandForm(
+        'cmp_eq_32_6af7c8f41300', 'CMP.EQ', 'cmp.eq SrcL, SrcR<{.sw, .uw}>, ->{t, u, Rd}', 32, 0xf800707f, 0x45,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.EQ - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_eqi_32_252943516dca', 'CMP.EQI', 'cmp.eqi SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x55,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'CMP.EQI - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_ge_32_d88e3a1cfff4', 'CMP.GE', 'cmp.ge SrcL, SrcR<{.sw, .uw}>, ->{t, u, Rd}', 32, 0xf800707f, 0x5045,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.GE - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_gei_32_48bf7ea50737', 'CMP.GEI', 'cmp.gei SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x5055,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'CMP.GEI - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_geu_32_0c002dc415ef', 'CMP.GEU', 'cmp.geu SrcL, SrcR<{.sw, .uw}>, ->{t, u, Rd}', 32, 0xf800707f, 0x7045,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.GEU - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_geui_32_69ec7b908f5d', 'CMP.GEUI', 'cmp.geui SrcL, uimm, ->{t, u, Rd}', 32, 0x707f, 0x7055,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('uimm12', 12, (FieldPiece(20, 0, 12),)),
+        ),
+        'CMP.GEUI - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_lt_32_c0b8cc320f12', 'CMP.LT', 'cmp.lt SrcL, SrcR<{.sw, .uw}>, ->{t, u, Rd}', 32, 0xf800707f, 0x4045,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.LT - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_lti_32_02d3081d120b', 'CMP.LTI', 'cmp.lti SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x4055,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'CMP.LTI - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_ltu_32_4377481baebc', 'CMP.LTU', 'cmp.ltu SrcL, SrcR<{.sw, .uw}>, ->{t, u, Rd}', 32, 0xf800707f, 0x6045,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.LTU - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_ltui_32_8676c7bfd797', 'CMP.LTUI', 'cmp.ltui SrcL, uimm, ->{t, u, Rd}', 32, 0x707f, 0x6055,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('uimm12', 12, (FieldPiece(20, 0, 12),)),
+        ),
+        'CMP.LTUI - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_ne_32_fc47fbb1a0de', 'CMP.NE', 'cmp.ne SrcL, SrcR<{.sw, .uw}>, ->{t, u, Rd}', 32, 0xf800707f, 0x1045,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.NE - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_nei_32_00abf831b572', 'CMP.NEI', 'cmp.nei SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x1055,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'CMP.NEI - Compare scalar operands and write the encoded boolean result.',
+    ),
+    CommandForm(
+        'cmp_or_32_75e1fa54ba94', 'CMP.OR', 'cmp.or SrcL, SrcR<.sw, .uw, .not>, ->{t, u, Rd}', 32, 0xf800707f, 0x3045,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CMP.OR - Combine scalar comparison results with the encoded logical operation.',
+    ),
+    CommandForm(
+        'cmp_ori_32_6d3efbc3d093', 'CMP.ORI', 'cmp.ori SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x3055,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'CMP.ORI - Combine scalar comparison results with the encoded logical operation.',
+    ),
+    CommandForm(
+        'csel_32_ba77cbad3c99', 'CSEL', 'csel SrcP, SrcL, SrcR<.neg>, ->{t, u, Rd}', 32, 0x707f, 0x77,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcP', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'CSEL snapshots three Reg5 sources, selects SrcL for a nonzero predicate or its optionally negated SrcR for zero, and publishes through the common scalar destination map.',
+    ),
+    CommandForm(
+        'ctz_32_1761cbcc2a89', 'CTZ', 'ctz SrcL,  M, N, ->{t, u, Rd}', 32, 0x707f, 0x4067,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('imms', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'CTZ counts trailing zero bits in an independently selected wrapping scalar field and publishes the XLEN count.',
+    ),
+    CommandForm(
+        'div_32_a6efe85f8662', 'DIV', 'div SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x57,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'DIV computes the signed XLEN quotient using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'divu_32_cfbc0d1760e4', 'DIVU', 'divu SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x1057,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'DIVU computes the unsigned XLEN quotient using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'divuw_32_9c9470ef8982', 'DIVUW', 'divuw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x3057,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'DIVUW computes the unsigned low-32-bit quotient using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'divw_32_b6366c50ac8c', 'DIVW', 'divw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x2057,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'DIVW computes the signed low-32-bit quotient using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'lb_32_b718aa88e28f', 'LB', 'lb [SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>], ->{t, u, Rd}', 32, 0x707f, 0x9,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'LB snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'lb_pcr_32_3fa2540b22d0', 'LB.PCR', 'lb.pcr [symbol], ->{t, u, Rd}', 32, 0x707f, 0x39,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm17', 17, (FieldPiece(15, 0, 17),), signed=True),
+        ),
+        'LB.PCR snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'lbi_32_9af2cdbeb38f', 'LBI', 'lbi [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x19,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LBI snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'lbu_32_a9a58ab4ea22', 'LBU', 'lbu [SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>], ->{t, u, Rd}', 32, 0x707f, 0x4009,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'LBU snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'lbu_pcr_32_5b571b0c8dc2', 'LBU.PCR', 'lbu.pcr [symbol], ->{t, u, Rd}', 32, 0x707f, 0x4039,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm17', 17, (FieldPiece(15, 0, 17),), signed=True),
+        ),
+        'LBU.PCR snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'lbui_32_c39b9aa11f02', 'LBUI', 'lbui [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x4019,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LBUI snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'ld_32_7c48838bc4e6', 'LD', 'ld [SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>], ->{t, u, Rd}', 32, 0x707f, 0x3009,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'LD snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'ld_pcr_32_99bc3d2d487b', 'LD.PCR', 'ld.pcr [symbol], ->{t, u, Rd}', 32, 0x707f, 0x3039,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm17', 17, (FieldPiece(15, 0, 17),), signed=True),
+        ),
+        'LD.PCR snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'ldi_32_d82a643f7a2b', 'LDI', 'ldi [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x3019,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LDI snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'ldi_u_32_111bb521a439', 'LDI.U', 'ldi.u [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x3029,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LDI.U snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'lh_32_d0f04d7d7696', 'LH', 'lh [SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>], ->{t, u, Rd}', 32, 0x707f, 0x1009,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'LH snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'lh_pcr_32_aabf46d21e49', 'LH.PCR', 'lh.pcr [symbol], ->{t, u, Rd}', 32, 0x707f, 0x1039,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm17', 17, (FieldPiece(15, 0, 17),), signed=True),
+        ),
+        'LH.PCR snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'lhi_32_46a45ec7074d', 'LHI', 'lhi [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x1019,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LHI snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'lhi_u_32_bb0c81c6e61d', 'LHI.U', 'lhi.u [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x1029,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LHI.U snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'lhu_32_730caf67ecd1', 'LHU', 'lhu [SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>], ->{t, u, Rd}', 32, 0x707f, 0x5009,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'LHU snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'lhu_pcr_32_9f4a1c04f258', 'LHU.PCR', 'lhu.pcr [symbol], ->{t, u, Rd}', 32, 0x707f, 0x5039,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm17', 17, (FieldPiece(15, 0, 17),), signed=True),
+        ),
+        'LHU.PCR snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'lhui_32_6da39bba900b', 'LHUI', 'lhui [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x5019,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LHUI snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'lhui_u_32_748b15cd2ced', 'LHUI.U', 'lhui.u [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x5029,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LHUI.U snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 2-byte value.',
     ),
     CommandForm(
         'lui_32_982113b541d6', 'LUI', 'lui simm, ->{t, u, Rd}', 32, 0x7f, 0x17,
@@ -476,6 +987,136 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
             FieldDef('imm20', 20, (FieldPiece(12, 0, 20),)),
         ),
         'LUI sign-extends its encoded 20-bit immediate to XLEN, shifts it left by 12 bits, and publishes the result through RegDst.',
+    ),
+    CommandForm(
+        'lw_32_3a77ffafcb34', 'LW', 'lw [SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>], ->{t, u, Rd}', 32, 0x707f, 0x2009,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'LW snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'lw_pcr_32_d135a1aa4ffb', 'LW.PCR', 'lw.pcr [symbol], ->{t, u, Rd}', 32, 0x707f, 0x2039,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm17', 17, (FieldPiece(15, 0, 17),), signed=True),
+        ),
+        'LW.PCR snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'lwi_32_7085c98058fa', 'LWI', 'lwi [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x2019,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LWI snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'lwi_u_32_4a7426a70f10', 'LWI.U', 'lwi.u [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x2029,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LWI.U snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'lwu_32_678935925636', 'LWU', 'lwu [SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>], ->{t, u, Rd}', 32, 0x707f, 0x6009,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'LWU snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'lwu_pcr_32_df27ea51c564', 'LWU.PCR', 'lwu.pcr [symbol], ->{t, u, Rd}', 32, 0x707f, 0x6039,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm17', 17, (FieldPiece(15, 0, 17),), signed=True),
+        ),
+        'LWU.PCR snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'lwui_32_b435f946eb71', 'LWUI', 'lwui [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x6019,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LWUI snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'lwui_u_32_1fcbb98df571', 'LWUI.U', 'lwui.u [SrcL, simm], ->{t, u, Rd}', 32, 0x707f, 0x6029,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'LWUI.U snapshots its scalar sources, forms its encoded address, and loads one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'madd_32_6208e8e59303', 'MADD', 'madd SrcL, SrcR, SrcD, ->{t, u, Rd}', 32, 0x600707f, 0x6047,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MADD adds a snapshotted XLEN addend to the low XLEN scalar product modulo 2^PTO_XLEN and publishes the result.',
+    ),
+    CommandForm(
+        'maddw_32_9f922b15e674', 'MADDW', 'maddw SrcL, SrcR, SrcD, ->{t, u, Rd}', 32, 0x600707f, 0x7047,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MADDW adds low 32-bit source values modulo 2^32, sign-extends the accumulated result to XLEN, and publishes it.',
+    ),
+    CommandForm(
+        'max_32_9166468a1db7', 'MAX', 'max SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x405b,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MAX performs a signed full-XLEN comparison and publishes the complete bit pattern of the maximum operand.',
+    ),
+    CommandForm(
+        'maxu_32_b8789571339d', 'MAXU', 'maxu SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x800405b,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MAXU performs an unsigned full-XLEN comparison and publishes the complete bit pattern of the maximum operand.',
+    ),
+    CommandForm(
+        'min_32_25692b799267', 'MIN', 'min SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x505b,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MIN performs a signed full-XLEN comparison and publishes the complete bit pattern of the minimum operand.',
+    ),
+    CommandForm(
+        'minu_32_9bdb71ef7b19', 'MINU', 'minu SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x800505b,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MINU performs an unsigned full-XLEN comparison and publishes the complete bit pattern of the minimum operand.',
     ),
     CommandForm(
         'mul_32_9f2affd8efb8', 'MUL', 'mul SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x47,
@@ -487,6 +1128,44 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         'MUL computes the low XLEN bits of the complete scalar product and publishes the result.',
     ),
     CommandForm(
+        'mulu_32_10b9d1936631', 'MULU', 'mulu SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x1047,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MULU computes the low XLEN bits of the complete unsigned scalar product and publishes the result.',
+    ),
+    CommandForm(
+        'muluw_32_8f52b3d45e53', 'MULUW', 'muluw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x3047,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MULUW multiplies the source low 32-bit values, retains the low 32 product bits, sign-extends them to XLEN, and publishes the result.',
+    ),
+    CommandForm(
+        'mulw_32_b90cb6a30a23', 'MULW', 'mulw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x2047,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'MULW multiplies the source low 32-bit values, retains the low 32 product bits, sign-extends them to XLEN, and publishes the result.',
+    ),
+    CommandForm(
+        'or_32_a7fb80e78831', 'OR', 'or SrcL, SrcR<{.sw,.uw,.not}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x3005,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'OR applies the selected right-source transformation before its encoded logical left shift, performs bitwise inclusive OR, and publishes the PTO_XLEN result.',
+    ),
+    CommandForm(
         'ori_32_413a6cc76e9a', 'ORI', 'ori SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x3015,
         (
             FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
@@ -494,6 +1173,351 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
             FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
         ),
         'ORI sign-extends simm12 to PTO_XLEN, ORs it with the snapshotted XLEN source, and publishes the complete result through RegDst.',
+    ),
+    CommandForm(
+        'oriw_32_91608caf1ba6', 'ORIW', 'oriw SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x3035,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'ORIW ORs SrcL[31:0] with the low 32 bits of sign-extended simm12, sign-extends the result to XLEN, and publishes it through RegDst.',
+    ),
+    CommandForm(
+        'orw_32_84f7ac2ed68f', 'ORW', 'orw SrcL, SrcR<{.sw,.uw,.not}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x3025,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'ORW applies the selected right-source transformation before its encoded logical left shift, performs word bitwise inclusive OR, and publishes the low 32-bit result sign-extended to XLEN.',
+    ),
+    CommandForm(
+        'rem_32_0abbd6a3b865', 'REM', 'rem SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x4057,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'REM computes the signed XLEN remainder using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'remu_32_d7a5d1ebbbf5', 'REMU', 'remu SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x5057,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'REMU computes the unsigned XLEN remainder using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'remuw_32_f10ade2f5ccb', 'REMUW', 'remuw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x7057,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'REMUW computes the unsigned low-32-bit remainder using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'remw_32_22659af46ec0', 'REMW', 'remw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x6057,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'REMW computes the signed low-32-bit remainder using total fixed-width semantics and publishes the XLEN result.',
+    ),
+    CommandForm(
+        'rev_32_58badc109d49', 'REV', 'rev SrcL,  M, N, ->{t, u, Rd}', 32, 0x707f, 0x7067,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('imml', 6, (FieldPiece(20, 0, 6),)),
+            FieldDef('immr', 6, (FieldPiece(26, 0, 6),)),
+        ),
+        'REV reverses the bytes of an independently selected wrapping scalar field, zero-fills high result bits, and returns zero for a non-byte width.',
+    ),
+    CommandForm(
+        'sb_32_43c106ae3749', 'SB', 'sb SrcD, [SrcL, SrcR<{.sw,.uw,.neg}>]', 32, 0x7fff, 0x49,
+        (
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SB snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'sb_pcr_32_7625a9a24c59', 'SB.PCR', 'sb.pcr SrcL, [symbol]', 32, 0x707f, 0x69,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm', 17, (FieldPiece(20, 0, 12), FieldPiece(7, 12, 5),), signed=True),
+        ),
+        'SB.PCR snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'sbi_32_f3c6b796f0d9', 'SBI', 'sbi SrcL, [SrcR, simm]', 32, 0x707f, 0x59,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(25, 0, 7), FieldPiece(7, 7, 5),), signed=True),
+        ),
+        'SBI snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 1-byte value.',
+    ),
+    CommandForm(
+        'sd_32_9dbc40328653', 'SD', 'sd SrcD, [SrcL, SrcR<{.sw,.uw,.neg}><<3]', 32, 0x7fff, 0x3049,
+        (
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SD snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'sd_pcr_32_2340e0085413', 'SD.PCR', 'sd.pcr SrcL, [symbol]', 32, 0x707f, 0x3069,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm', 17, (FieldPiece(20, 0, 12), FieldPiece(7, 12, 5),), signed=True),
+        ),
+        'SD.PCR snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'sd_u_32_1602c58c2031', 'SD.U', 'sd.u SrcD, [SrcL, SrcR<{.sw,.uw,.neg}>]', 32, 0x7fff, 0x7049,
+        (
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SD.U snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'sdi_32_fab563230a66', 'SDI', 'sdi SrcL, [SrcR, simm]', 32, 0x707f, 0x3059,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(25, 0, 7), FieldPiece(7, 7, 5),), signed=True),
+        ),
+        'SDI snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'sdi_u_32_cba5a4a04e7b', 'SDI.U', 'sdi.u SrcL, [SrcR, simm]', 32, 0x707f, 0x7059,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(25, 0, 7), FieldPiece(7, 7, 5),), signed=True),
+        ),
+        'SDI.U snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 8-byte value.',
+    ),
+    CommandForm(
+        'setc_and_32_90b4e93ef9d4', 'SETC.AND', 'setc.and SrcL, SrcR<.sw, .uw, .not>', 32, 0xf8007fff, 0x2065,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.AND - Combine scalar comparison results and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_andi_32_32fe61c0559b', 'SETC.ANDI', 'setc.andi SrcL, simm', 32, 0x707f, 0x2075,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'SETC.ANDI - Combine scalar comparison results and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_eq_32_fb06e1dddc5c', 'SETC.EQ', 'setc.eq SrcL, SrcR<{.sw, .uw}>', 32, 0xf8007fff, 0x65,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.EQ - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_eqi_32_5b2366a4e55d', 'SETC.EQI', 'setc.eqi SrcL, simm', 32, 0x707f, 0x75,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'SETC.EQI - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_ge_32_56a2b539b072', 'SETC.GE', 'setc.ge SrcL, SrcR<{.sw, .uw}>', 32, 0xf8007fff, 0x5065,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.GE - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_gei_32_c3f4fdc4adcc', 'SETC.GEI', 'setc.gei SrcL, simm', 32, 0x707f, 0x5075,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'SETC.GEI - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_geu_32_494f1f79099e', 'SETC.GEU', 'setc.geu SrcL, SrcR<{.sw, .uw}>', 32, 0xf8007fff, 0x7065,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.GEU - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_geui_32_6c34bc4ad314', 'SETC.GEUI', 'setc.geui SrcL, uimm', 32, 0x707f, 0x7075,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('uimm12', 12, (FieldPiece(20, 0, 12),)),
+        ),
+        'SETC.GEUI - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_lt_32_10de99f3ad6a', 'SETC.LT', 'setc.lt SrcL, SrcR<{.sw, .uw}>', 32, 0xf8007fff, 0x4065,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.LT - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_lti_32_89d74d948b74', 'SETC.LTI', 'setc.lti SrcL, simm', 32, 0x707f, 0x4075,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'SETC.LTI - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_ltu_32_4a1ff65ecafb', 'SETC.LTU', 'setc.ltu SrcL, SrcR<{.sw, .uw}>', 32, 0xf8007fff, 0x6065,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.LTU - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_ltui_32_7908d25901c6', 'SETC.LTUI', 'setc.ltui SrcL, uimm', 32, 0x707f, 0x6075,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('uimm12', 12, (FieldPiece(20, 0, 12),)),
+        ),
+        'SETC.LTUI - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_ne_32_77576a5c690c', 'SETC.NE', 'setc.ne SrcL, SrcR<{.sw, .uw}>', 32, 0xf8007fff, 0x1065,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.NE - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_nei_32_fa01e973ab76', 'SETC.NEI', 'setc.nei SrcL, simm', 32, 0x707f, 0x1075,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'SETC.NEI - Compare scalar operands and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_or_32_740134c709d2', 'SETC.OR', 'setc.or SrcL, SrcR<.sw, .uw, .not>', 32, 0xf8007fff, 0x3065,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SETC.OR - Combine scalar comparison results and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setc_ori_32_183dc15fad54', 'SETC.ORI', 'setc.ori SrcL, simm', 32, 0x707f, 0x3075,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'SETC.ORI - Combine scalar comparison results and update the bundle commit condition.',
+    ),
+    CommandForm(
+        'setret_32_72003dcf3b59', 'SETRET', 'setret uimm, ->Ra', 32, 0xfff, 0x507,
+        (
+            FieldDef('imm20', 20, (FieldPiece(12, 0, 20),)),
+        ),
+        'SETRET - Write the architectural return address.',
+    ),
+    CommandForm(
+        'sh_32_bc7d4a7dea28', 'SH', 'sh SrcD, [SrcL, SrcR<{.sw,.uw,.neg}><<1]', 32, 0x7fff, 0x1049,
+        (
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SH snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'sh_pcr_32_14ba505eb3c2', 'SH.PCR', 'sh.pcr SrcL, [symbol]', 32, 0x707f, 0x1069,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm', 17, (FieldPiece(20, 0, 12), FieldPiece(7, 12, 5),), signed=True),
+        ),
+        'SH.PCR snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'sh_u_32_fa87afbf8f24', 'SH.U', 'sh.u SrcD, [SrcL, SrcR<{.sw,.uw,.neg}>]', 32, 0x7fff, 0x5049,
+        (
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SH.U snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'shi_32_21351c202204', 'SHI', 'shi SrcL, [SrcR, simm]', 32, 0x707f, 0x1059,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(25, 0, 7), FieldPiece(7, 7, 5),), signed=True),
+        ),
+        'SHI snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'shi_u_32_caaf3ed72a8f', 'SHI.U', 'shi.u SrcL, [SrcR, simm]', 32, 0x707f, 0x5059,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(25, 0, 7), FieldPiece(7, 7, 5),), signed=True),
+        ),
+        'SHI.U snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 2-byte value.',
+    ),
+    CommandForm(
+        'sll_32_a100b8961e21', 'SLL', 'sll SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x7005,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SLL performs a logical left shift of the PTO_XLEN source by the low six bits of the snapshotted SrcR; the XLEN result is published directly.',
     ),
     CommandForm(
         'slli_32_b43ca2454e3a', 'SLLI', 'slli SrcL, shamt, ->{t, u, Rd}', 32, 0xfc00707f, 0x7015,
@@ -505,6 +1529,33 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         'SLLI logically shifts the snapshotted XLEN source left by the encoded six-bit amount and publishes the XLEN result through RegDst.',
     ),
     CommandForm(
+        'slliw_32_c6bf463b97ae', 'SLLIW', 'slliw SrcL, shamt, ->{t, u, Rd}', 32, 0xfe00707f, 0x7035,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SLLIW logically shifts SrcL[31:0] left by the encoded five-bit amount, sign-extends the word result to XLEN, and publishes it.',
+    ),
+    CommandForm(
+        'sllw_32_a37b63c16b27', 'SLLW', 'sllw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x7025,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SLLW performs a logical left shift of the low 32-bit source by the low five bits of the snapshotted SrcR; the 32-bit result is sign-extended to XLEN.',
+    ),
+    CommandForm(
+        'sra_32_ba03eea6386b', 'SRA', 'sra SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x6005,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SRA performs a arithmetic right shift of the PTO_XLEN source by the low six bits of the snapshotted SrcR; the XLEN result is published directly.',
+    ),
+    CommandForm(
         'srai_32_e471ea84d4fd', 'SRAI', 'srai SrcL, shamt, ->{t, u, Rd}', 32, 0xfc00707f, 0x6015,
         (
             FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
@@ -514,6 +1565,33 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         'SRAI arithmetically shifts the snapshotted XLEN source right by the encoded six-bit amount and publishes the XLEN result through RegDst.',
     ),
     CommandForm(
+        'sraiw_32_db04a6299504', 'SRAIW', 'sraiw SrcL, shamt, ->{t, u, Rd}', 32, 0xfe00707f, 0x6035,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SRAIW arithmetically shifts SrcL[31:0] right by the encoded five-bit amount, sign-extends the word result to XLEN, and publishes it.',
+    ),
+    CommandForm(
+        'sraw_32_5baf37f34241', 'SRAW', 'sraw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x6025,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SRAW performs a arithmetic right shift of the low 32-bit source by the low five bits of the snapshotted SrcR; the 32-bit result is sign-extended to XLEN.',
+    ),
+    CommandForm(
+        'srl_32_5cfca42c59f3', 'SRL', 'srl SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x5005,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SRL performs a logical right shift of the PTO_XLEN source by the low six bits of the snapshotted SrcR; the XLEN result is published directly.',
+    ),
+    CommandForm(
         'srli_32_dd29ca058cfe', 'SRLI', 'srli SrcL, shamt, ->{t, u, Rd}', 32, 0xfc00707f, 0x5015,
         (
             FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
@@ -521,6 +1599,24 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
             FieldDef('shamt', 6, (FieldPiece(20, 0, 6),)),
         ),
         'SRLI logically shifts the snapshotted XLEN source right by the encoded six-bit amount and publishes the XLEN result through RegDst.',
+    ),
+    CommandForm(
+        'srliw_32_ef4aa650f46e', 'SRLIW', 'srliw SrcL, shamt, ->{t, u, Rd}', 32, 0xfe00707f, 0x5035,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('shamt', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SRLIW logically shifts SrcL[31:0] right by the encoded five-bit amount, sign-extends the word result to XLEN, and publishes it.',
+    ),
+    CommandForm(
+        'srlw_32_2c6458b2aadb', 'SRLW', 'srlw SrcL, SrcR, ->{t, u, Rd}', 32, 0xfe00707f, 0x5025,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+        ),
+        'SRLW performs a logical right shift of the low 32-bit source by the low five bits of the snapshotted SrcR; the 32-bit result is sign-extended to XLEN.',
     ),
     CommandForm(
         'sub_32_af383d4a2b42', 'SUB', 'sub SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x1005,
@@ -534,6 +1630,92 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         'SUB applies the selected right-source transformation before its encoded logical left shift, performs fixed-width subtraction, and publishes the PTO_XLEN result.',
     ),
     CommandForm(
+        'subi_32_a0c87f5e7ac4', 'SUBI', 'subi SrcL, uimm, ->{t, u, Rd}', 32, 0x707f, 0x1015,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('uimm12', 12, (FieldPiece(20, 0, 12),)),
+        ),
+        'SUBI subtracts the zero-extended unsigned 12-bit immediate from the snapshotted XLEN source modulo 2^PTO_XLEN and publishes the result through RegDst.',
+    ),
+    CommandForm(
+        'subiw_32_51019ff77d0a', 'SUBIW', 'subiw SrcL, uimm, ->{t, u, Rd}', 32, 0x707f, 0x1035,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('uimm12', 12, (FieldPiece(20, 0, 12),)),
+        ),
+        'SUBIW subtracts the zero-extended unsigned 12-bit immediate from SrcL[31:0] modulo 2^32, sign-extends the word result to XLEN, and publishes it through RegDst.',
+    ),
+    CommandForm(
+        'subw_32_3a8d45653c98', 'SUBW', 'subw SrcL, SrcR<{.sw,.uw,.neg}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x1025,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'SUBW applies the selected right-source transformation before its encoded logical left shift, performs fixed-width word subtraction, and publishes the low 32-bit result sign-extended to XLEN.',
+    ),
+    CommandForm(
+        'sw_32_28ad317b1b41', 'SW', 'sw SrcD, [SrcL, SrcR<{.sw,.uw,.neg}><<2]', 32, 0x7fff, 0x2049,
+        (
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SW snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'sw_pcr_32_436677679523', 'SW.PCR', 'sw.pcr SrcL, [symbol]', 32, 0x707f, 0x2069,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm', 17, (FieldPiece(20, 0, 12), FieldPiece(7, 12, 5),), signed=True),
+        ),
+        'SW.PCR snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'sw_u_32_718a61f75d33', 'SW.U', 'sw.u SrcD, [SrcL, SrcR<{.sw,.uw,.neg}>]', 32, 0x7fff, 0x6049,
+        (
+            FieldDef('SrcD', 5, (FieldPiece(27, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+        ),
+        'SW.U snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'swi_32_147e55489c41', 'SWI', 'swi SrcL, [SrcR, simm]', 32, 0x707f, 0x2059,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(25, 0, 7), FieldPiece(7, 7, 5),), signed=True),
+        ),
+        'SWI snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'swi_u_32_1630e926da1a', 'SWI.U', 'swi.u SrcL, [SrcR, simm]', 32, 0x707f, 0x6059,
+        (
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(25, 0, 7), FieldPiece(7, 7, 5),), signed=True),
+        ),
+        'SWI.U snapshots its scalar sources, forms its encoded address, and stores one aligned little-endian 4-byte value.',
+    ),
+    CommandForm(
+        'xor_32_33510860c585', 'XOR', 'xor SrcL, SrcR<{.sw,.uw,.not}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x4005,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'XOR applies the selected right-source transformation before its encoded logical left shift, performs bitwise exclusive OR, and publishes the PTO_XLEN result.',
+    ),
+    CommandForm(
         'xori_32_5cf7e5be17e7', 'XORI', 'xori SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x4015,
         (
             FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
@@ -542,7 +1724,75 @@ SCALAR_FORMS: tuple[CommandForm, ...] = (
         ),
         'XORI sign-extends simm12 to PTO_XLEN, XORs it with the snapshotted XLEN source, and publishes the complete result through RegDst.',
     ),
+    CommandForm(
+        'xoriw_32_1f8c6f43e2bd', 'XORIW', 'xoriw SrcL, simm, ->{t, u, Rd}', 32, 0x707f, 0x4035,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('simm12', 12, (FieldPiece(20, 0, 12),), signed=True),
+        ),
+        'XORIW XORs SrcL[31:0] with the low 32 bits of sign-extended simm12, sign-extends the result to XLEN, and publishes it through RegDst.',
+    ),
+    CommandForm(
+        'xorw_32_32282566e32d', 'XORW', 'xorw SrcL, SrcR<{.sw,.uw,.not}><<<shamt>, ->{t, u, Rd}', 32, 0x707f, 0x4025,
+        (
+            FieldDef('RegDst', 5, (FieldPiece(7, 0, 5),)),
+            FieldDef('SrcL', 5, (FieldPiece(15, 0, 5),)),
+            FieldDef('SrcR', 5, (FieldPiece(20, 0, 5),)),
+            FieldDef('SrcRType', 2, (FieldPiece(25, 0, 2),)),
+            FieldDef('shamt', 5, (FieldPiece(27, 0, 5),)),
+        ),
+        'XORW applies the selected right-source transformation before its encoded logical left shift, performs word bitwise exclusive OR, and publishes the low 32-bit result sign-extended to XLEN.',
+    ),
 )
+
+#: the catalog's AGU record of every scalar load and store, by mnemonic
+SCALAR_AGU: dict[str, AguDef] = {
+    'LB': AguDef('Load', 'Register', 1, True, 0, 'None'),
+    'LB.PCR': AguDef('Load', 'PCRelative', 1, True, 2, 'None'),
+    'LBI': AguDef('Load', 'Immediate', 1, True, 0, 'None'),
+    'LBU': AguDef('Load', 'Register', 1, False, 0, 'None'),
+    'LBU.PCR': AguDef('Load', 'PCRelative', 1, False, 2, 'None'),
+    'LBUI': AguDef('Load', 'Immediate', 1, False, 0, 'None'),
+    'LD': AguDef('Load', 'Register', 8, False, 0, 'None'),
+    'LD.PCR': AguDef('Load', 'PCRelative', 8, False, 2, 'None'),
+    'LDI': AguDef('Load', 'Immediate', 8, False, 3, 'None'),
+    'LDI.U': AguDef('Load', 'Immediate', 8, False, 0, 'None'),
+    'LH': AguDef('Load', 'Register', 2, True, 0, 'None'),
+    'LH.PCR': AguDef('Load', 'PCRelative', 2, True, 2, 'None'),
+    'LHI': AguDef('Load', 'Immediate', 2, True, 1, 'None'),
+    'LHI.U': AguDef('Load', 'Immediate', 2, True, 0, 'None'),
+    'LHU': AguDef('Load', 'Register', 2, False, 0, 'None'),
+    'LHU.PCR': AguDef('Load', 'PCRelative', 2, False, 2, 'None'),
+    'LHUI': AguDef('Load', 'Immediate', 2, False, 1, 'None'),
+    'LHUI.U': AguDef('Load', 'Immediate', 2, False, 0, 'None'),
+    'LW': AguDef('Load', 'Register', 4, True, 0, 'None'),
+    'LW.PCR': AguDef('Load', 'PCRelative', 4, True, 2, 'None'),
+    'LWI': AguDef('Load', 'Immediate', 4, True, 2, 'None'),
+    'LWI.U': AguDef('Load', 'Immediate', 4, True, 0, 'None'),
+    'LWU': AguDef('Load', 'Register', 4, False, 0, 'None'),
+    'LWU.PCR': AguDef('Load', 'PCRelative', 4, False, 2, 'None'),
+    'LWUI': AguDef('Load', 'Immediate', 4, False, 2, 'None'),
+    'LWUI.U': AguDef('Load', 'Immediate', 4, False, 0, 'None'),
+    'SB': AguDef('Store', 'Register', 1, False, 0, 'None'),
+    'SB.PCR': AguDef('Store', 'PCRelative', 1, False, 2, 'None'),
+    'SBI': AguDef('Store', 'Immediate', 1, False, 0, 'None'),
+    'SD': AguDef('Store', 'Register', 8, False, 3, 'None'),
+    'SD.PCR': AguDef('Store', 'PCRelative', 8, False, 2, 'None'),
+    'SD.U': AguDef('Store', 'Register', 8, False, 0, 'None'),
+    'SDI': AguDef('Store', 'Immediate', 8, False, 3, 'None'),
+    'SDI.U': AguDef('Store', 'Immediate', 8, False, 0, 'None'),
+    'SH': AguDef('Store', 'Register', 2, False, 1, 'None'),
+    'SH.PCR': AguDef('Store', 'PCRelative', 2, False, 2, 'None'),
+    'SH.U': AguDef('Store', 'Register', 2, False, 0, 'None'),
+    'SHI': AguDef('Store', 'Immediate', 2, False, 1, 'None'),
+    'SHI.U': AguDef('Store', 'Immediate', 2, False, 0, 'None'),
+    'SW': AguDef('Store', 'Register', 4, False, 2, 'None'),
+    'SW.PCR': AguDef('Store', 'PCRelative', 4, False, 2, 'None'),
+    'SW.U': AguDef('Store', 'Register', 4, False, 0, 'None'),
+    'SWI': AguDef('Store', 'Immediate', 4, False, 2, 'None'),
+    'SWI.U': AguDef('Store', 'Immediate', 4, False, 0, 'None'),
+}
 
 OPS: tuple[OpDef, ...] = (
     OpDef(

@@ -33,13 +33,39 @@ SPEC_FILES = (
     "instruction-contracts.json",
 )
 
-#: scalar instructions ptoc uses to materialize constants and per-PE addresses, plus
-#: C.SETRET: ptoc never emits or executes it, but it owns the c.movi words whose RegDst
-#: is 10 (c.movi's not-equal constraint), so the decoder must read those words as
-#: C.SETRET and never as c.movi
+#: scalar instructions the executor runs in standard blocks (D12): every 32-bit ALU form,
+#: the BRU compares and condition setters, SETRET, the AGU loads and stores of GPRs
+#: (immediate, register and PC-relative addressing), and the 16-bit forms that name
+#: their destination (C.MOVI, C.MOVR, C.SETRET, C.SETC.EQ/NE). C.SETRET also owns the
+#: c.movi words whose RegDst is 10 (c.movi's not-equal constraint), so the decoder reads
+#: those words as C.SETRET and never as c.movi. Forms that only push the scalar
+#: temporary queues (``->t``), the 48-bit HL forms, jumps inside a block, atomics,
+#: floating point and SYS forms are not listed.
 SCALAR_MNEMONICS = (
-    "ADDI", "LUI", "C.MOVI", "ORI", "ANDI", "XORI", "SLLI", "SRLI", "SRAI",
-    "ADD", "SUB", "MUL", "C.SETRET",
+    # ALU
+    "ADD", "ADDW", "SUB", "SUBW", "AND", "ANDW", "OR", "ORW", "XOR", "XORW",
+    "ADDI", "ADDIW", "SUBI", "SUBIW", "ANDI", "ANDIW", "ORI", "ORIW", "XORI", "XORIW",
+    "SLL", "SLLW", "SRL", "SRLW", "SRA", "SRAW", "SLLI", "SLLIW", "SRLI", "SRLIW",
+    "SRAI", "SRAIW", "MIN", "MINU", "MAX", "MAXU",
+    "MUL", "MULU", "MULW", "MULUW", "MADD", "MADDW",
+    "DIV", "DIVU", "DIVW", "DIVUW", "REM", "REMU", "REMW", "REMUW",
+    "BXS", "BXU", "CLZ", "CTZ", "BCNT", "BIC", "BIS", "REV", "CSEL",
+    "LUI", "C.MOVI", "C.MOVR", "C.SETRET",
+    # BRU
+    "CMP.EQ", "CMP.NE", "CMP.LT", "CMP.GE", "CMP.LTU", "CMP.GEU",
+    "CMP.EQI", "CMP.NEI", "CMP.LTI", "CMP.GEI", "CMP.LTUI", "CMP.GEUI",
+    "CMP.AND", "CMP.OR", "CMP.ANDI", "CMP.ORI",
+    "SETC.EQ", "SETC.NE", "SETC.LT", "SETC.GE", "SETC.LTU", "SETC.GEU",
+    "SETC.EQI", "SETC.NEI", "SETC.LTI", "SETC.GEI", "SETC.LTUI", "SETC.GEUI",
+    "SETC.AND", "SETC.OR", "SETC.ANDI", "SETC.ORI", "C.SETC.EQ", "C.SETC.NE", "SETRET",
+    # AGU
+    "LB", "LBU", "LH", "LHU", "LW", "LWU", "LD",
+    "LBI", "LBUI", "LHI", "LHUI", "LWI", "LWUI", "LDI",
+    "LHI.U", "LHUI.U", "LWI.U", "LWUI.U", "LDI.U",
+    "LB.PCR", "LBU.PCR", "LH.PCR", "LHU.PCR", "LW.PCR", "LWU.PCR", "LD.PCR",
+    "SB", "SH", "SW", "SD", "SH.U", "SW.U", "SD.U",
+    "SBI", "SHI", "SWI", "SDI", "SHI.U", "SWI.U", "SDI.U",
+    "SB.PCR", "SH.PCR", "SW.PCR", "SD.PCR",
 )  # fmt: skip
 #: header and boundary commands ptoc encodes (every form of each)
 COMMAND_MNEMONICS = (
@@ -111,7 +137,17 @@ def forms_source(spec: dict[str, Any]) -> str:
     out += "".join(_form_row(f) for f in sorted(cmds, key=key))
     out += ")\n\nSCALAR_FORMS: tuple[CommandForm, ...] = (\n"
     out += "".join(_form_row(f) for f in sorted(scal, key=key))
-    return out + ")\n"
+    out += ")\n\n#: the catalog's AGU record of every scalar load and store, by mnemonic\n"
+    out += "SCALAR_AGU: dict[str, AguDef] = {\n"
+    for f in sorted(scal, key=key):
+        a = f.get("agu")
+        if a is not None:
+            out += (
+                f"    {f['mnemonic']!r}: AguDef({a['action']!r}, {a['address_kind']!r}, "
+                f"{a['size_bytes']}, {a['signed_load']}, {a['offset_scale']}, "
+                f"{a['update_mode']!r}),\n"
+            )
+    return out + "}\n"
 
 
 # --------------------------------------------------------------------------- ops
@@ -303,7 +339,7 @@ from the PTO-ISA/pto-spec 0.58.3 catalogs (BSD-3), ``seed_overrides.py`` and
 
 # ruff: noqa: E501
 from .datatypes import DataType as D
-from .schema import CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece, IorSlot, OpDef
+from .schema import AguDef, CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece, IorSlot, OpDef
 
 '''
 

@@ -126,6 +126,23 @@ class CommandForm:
 
 
 @dataclass(frozen=True)
+class AguDef:
+    """The catalog's AGU record of a scalar load or store (``scalar-forms.json``)."""
+
+    #: ``Load``, ``Store`` (pairs and prefetches are not listed)
+    action: str
+    #: ``Immediate`` (base + simm), ``Register`` (base + modified SrcR), ``PCRelative``
+    address_kind: str
+    size_bytes: int
+    #: a load sign-extends its value (else zero-extends)
+    signed_load: bool
+    #: the immediate (or a register offset without ``shamt``) is shifted left by this
+    offset_scale: int
+    #: ``None``, ``PreIndex``, ``PostIndex``
+    update_mode: str
+
+
+@dataclass(frozen=True)
 class DimDef:
     """What B.DIM LBn means for an operation."""
 
