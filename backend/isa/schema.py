@@ -42,6 +42,7 @@ class Fault(enum.StrEnum):
     BUNDLE_POST_COMMIT = "Fault_BundlePostCommit"
     DATA_ALIGNMENT = "Fault_DataAlignment"
     DATA_PAGE = "Fault_DataPage"
+    INSTRUCTION_PC = "Fault_InstructionPC"
 
 
 @dataclass(frozen=True)
