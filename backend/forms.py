@@ -151,6 +151,34 @@ class Int(Kind):
         return (v,)
 
 
+class LabelUse(FormError):
+    """A label operand (``BSTART.STD COND, loop``): the assembler resolves ``name`` to the
+    offset once every label is known (:func:`ptoc.backend.asm.parse`)."""
+
+    def __init__(self, name: str, field: str) -> None:
+        super().__init__(f"label {name!r}")
+        self.name = name
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Label(Int):
+    """A branch target: an offset in halfwords or a label name."""
+
+    def accepts(self, token: str) -> bool:
+        return super().accepts(token) or LABEL.fullmatch(token.strip()) is not None
+
+    def read(self, token: str) -> tuple[int, ...]:
+        t = token.strip()
+        if LABEL.fullmatch(t) and not super().accepts(t):
+            raise LabelUse(t, self.field)
+        return super().read(token)
+
+
+#: a label name (``loop``, ``.L3``, ``tail_2``)
+LABEL = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*", re.ASCII)
+
+
 @dataclass(frozen=True)
 class Literal(Kind):
     """A fixed word of the template (``FALL``, ``->LB0``, ``->ra``)."""
@@ -715,7 +743,7 @@ _TOKENS: tuple[tuple[str, Callable[[re.Match[str], CommandForm, str], Slot]], ..
     (r"->\{t, u, Rd\}", lambda m, f, w: Slot(Prefixed("->", Gpr("RegDst")))),
     (r"SrcR<[^>]*>(<<<shamt>|<<[0-9])?", lambda m, f, w: Slot(_shifted(m, f))),
     (r"<(VEC|SFU)? ?op>", lambda m, f, w: Slot(TeplOp(Engine(m[1]) if m[1] else None))),
-    (r"<label>", lambda m, f, w: Slot(Int("simm17", w, noun="branch offset"))),
+    (r"<label>", lambda m, f, w: Slot(Label("simm17", w, noun="branch offset"))),
     (
         r"<hex imm>",
         lambda m, f, w: Slot(Int(_immediate(f), w, wrap=f.field(_immediate(f)).width)),
@@ -1003,6 +1031,8 @@ def _match(
                 values.update(
                     zip(slots[hit].kind.fields, slots[hit].kind.read(tokens[i]), strict=True)
                 )
+            except LabelUse:
+                raise
             except FormError as e:
                 return _Miss(i, str(e), strong=True)
             used.append(slots[hit])
