@@ -885,10 +885,12 @@ SPELLINGS: dict[str, Spelling] = {
             replace=(f"{m} SrcL, imml, {off}, ->{{t, u, Rd}}",)
         )
         for m, src, off in (
-            ("bcnt", "srcL", "imms"), ("clz", "SrcL", "imms"), ("ctz", "SrcL", "imms"),
+            ("bcnt", "srcL", "imms"),
+            ("clz", "SrcL", "imms"),
+            ("ctz", "SrcL", "imms"),
             ("rev", "SrcL", "immr"),
         )
-    },  # fmt: skip
+    },
     **{
         f"{m} SrcL, M, N, ->{{t, u, Rd}}": Spelling(
             replace=(f"{m} SrcL, imml, imms, ->{{t, u, Rd}}",)
@@ -900,10 +902,16 @@ SPELLINGS: dict[str, Spelling] = {
     **{
         f"setc.{c} SrcL, {imm}": Spelling(replace=(f"setc.{c} SrcL, {imm}, [shamt]",))
         for c, imm in (
-            ("eqi", "simm"), ("nei", "simm"), ("lti", "simm"), ("gei", "simm"),
-            ("ltui", "uimm"), ("geui", "uimm"), ("andi", "simm"), ("ori", "simm"),
+            ("eqi", "simm"),
+            ("nei", "simm"),
+            ("lti", "simm"),
+            ("gei", "simm"),
+            ("ltui", "uimm"),
+            ("geui", "uimm"),
+            ("andi", "simm"),
+            ("ori", "simm"),
         )
-    },  # fmt: skip
+    },
     # SETRET writes ra (R10), spelled as every other GPR
     "setret uimm, ->Ra": Spelling(replace=("setret uimm, ->ra",)),
 }

@@ -410,12 +410,13 @@ class BlockGraph:
         """The statically known successors of block ``i`` (RET's are not)."""
         s = self.blocks[i].start
         kind = s.kind if isinstance(s, ScalarStart) else "FALL"
-        out = []
+        out: list[int] = []
         if kind in ("FALL", "COND"):
             out.append(self.fall[i])
-        if kind in ("DIRECT", "COND") and self.target[i] is not None:
-            out.append(self.target[i])
-        return tuple(x for x in dict.fromkeys(out) if x is not None)
+        t = self.target[i]
+        if kind in ("DIRECT", "COND") and t is not None:
+            out.append(t)
+        return tuple(dict.fromkeys(out))
 
 
 def count_text(bundles: int, scalar_blocks: int) -> str:

@@ -49,6 +49,8 @@ class MachineFault(Error):
         self.rule = rule
         self.op = op
         self.bundle = bundle
+        #: in a scalar block: the index of the faulting instruction among its steps
+        self.step: int | None = None
 
     def locate(self, bundle: BundleLocation, op: str) -> MachineFault:
         """Fill in the location (and the operation when the raiser did not know it)."""

@@ -25,7 +25,6 @@ from ptoc.backend.program import (
     END,
     Block,
     BlockGraph,
-    Command,
     Generic,
     Ios,
     Iot,
@@ -345,9 +344,8 @@ class Machine:
                     and payload.fault_at >= 0
                 ):
                     ci = block.index + 1 + payload.fault_at  # the offending header command
-                step = getattr(f, "step", None)
-                if kind == "scalar" and step is not None and step < len(payload.commands):
-                    ci = payload.commands[step]  # the faulting scalar instruction
+                if kind == "scalar" and f.step is not None and f.step < len(payload.commands):
+                    ci = payload.commands[f.step]  # the faulting scalar instruction
                 loc = BundleLocation(
                     index, ci, _line(program, ci), _offset(program, ci), scalar=in_scalar
                 )

@@ -225,6 +225,10 @@ def _shift(kind: str, bits: int) -> Op:
     return op
 
 
+def _pick(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray(np.where(cond, a, b), _U)
+
+
 def _binary(name: str, word: bool) -> Op:
     """``ScalarBinary`` / ``ScalarBinaryW`` of a two-source operation."""
     if name in _BINARY:
@@ -235,13 +239,13 @@ def _binary(name: str, word: bool) -> Op:
     if name in ("SLL", "SRL", "SRA"):
         return _shift(name, 32 if word else 64)
     if name == "MIN":
-        return lambda a, b: np.where(_s(a) < _s(b), a, b)
+        return lambda a, b: _pick(_s(a) < _s(b), a, b)
     if name == "MINU":
-        return lambda a, b: np.where(a < b, a, b)
+        return lambda a, b: _pick(a < b, a, b)
     if name == "MAX":
-        return lambda a, b: np.where(_s(a) > _s(b), a, b)
+        return lambda a, b: _pick(_s(a) > _s(b), a, b)
     if name == "MAXU":
-        return lambda a, b: np.where(a > b, a, b)
+        return lambda a, b: _pick(a > b, a, b)
     raise AssertionError(name)  # pragma: no cover
 
 
@@ -326,7 +330,9 @@ def _write(rd: int | None, fn: Callable[[ScalarContext], np.ndarray]) -> ScalarS
     return step
 
 
-def _reg_reg(d: Decoded, op: Op, modifier: str | None = None, shift: bool = False) -> ScalarStep:
+def _reg_reg(
+    d: Decoded, op: Op, modifier: str | None = None, shift: bool = False
+) -> ScalarStep:
     a, b = d.source("SrcL"), d.source("SrcR")
     code = d.fields.get("SrcRType", 0)
     sh = _U(d.fields.get("shamt", 0) & 63) if shift else None
@@ -421,7 +427,9 @@ def compile_scalar(c: Scalar, pc: int = 0) -> ScalarStep:
     if is_agu(m):
         return compile_agu(d)
     if m in ("ADD", "SUB", "ADDW", "SUBW", "AND", "OR", "XOR", "ANDW", "ORW", "XORW"):
-        base, word = (m[:-1], True) if m in ("ADDW", "SUBW", "ANDW", "ORW", "XORW") else (m, False)
+        base, word = (
+            (m[:-1], True) if m in ("ADDW", "SUBW", "ANDW", "ORW", "XORW") else (m, False)
+        )
         modifier = "binary" if base in ("ADD", "SUB") else "logical"
         return _reg_reg(d, _binary(base, word), modifier, shift=True)
     if m in ("SLL", "SRL", "SRA", "SLLW", "SRLW", "SRAW", "MIN", "MINU", "MAX", "MAXU"):
@@ -515,7 +523,7 @@ def run_scalar_block(ctx: ScalarContext, steps: list[ScalarStep]) -> int:
                 step(ctx)
             except MachineFault as f:
                 ctx.rollback()
-                f.step = i  # type: ignore[attr-defined]
+                f.step = i
                 raise
             ctx.gpr[:, 0] = 0  # the zero register always reads 0
     return -1

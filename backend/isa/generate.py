@@ -339,7 +339,8 @@ from the PTO-ISA/pto-spec 0.58.3 catalogs (BSD-3), ``seed_overrides.py`` and
 
 # ruff: noqa: E501
 from .datatypes import DataType as D
-from .schema import AguDef, CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece, IorSlot, OpDef
+from .schema import AguDef, CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece
+from .schema import IorSlot, OpDef
 
 '''
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -146,12 +148,18 @@ def test_second_condition_setter_is_rejected_before_effects() -> None:
     m = Machine()
     before = m.snapshot()
     with pytest.raises(BundleControlFault, match="second condition setter"):
-        m.run(Program.parse("BSTART.STD COND, 0\nc.movi 1, ->a0\nsetc.eq a0, a0\nc.setc.ne a0, a0\nBSTOP\n"))
+        m.run(
+            Program.parse(
+                "BSTART.STD COND, 0\nc.movi 1, ->a0\nsetc.eq a0, a0\nc.setc.ne a0, a0\nBSTOP\n"
+            )
+        )
     assert m.snapshot() == before
 
 
 def test_branch_into_a_block_body_faults() -> None:
-    prog = Program.parse("BSTART.STD DIRECT, 4\nc.movi 1, ->a0\nBSTOP\nBSTART.STD FALL\nBSTOP\n")
+    prog = Program.parse(
+        "BSTART.STD DIRECT, 4\nc.movi 1, ->a0\nBSTOP\nBSTART.STD FALL\nBSTOP\n"
+    )
     with pytest.raises(InstructionPCFault, match="starts no block"):
         Machine().run(prog)
 
@@ -170,7 +178,7 @@ def test_step_bound() -> None:
         MachineConfig(max_steps=0)
 
 
-def test_cli_step_bound_exit_3(tmp_path) -> None:  # noqa: ANN001
+def test_cli_step_bound_exit_3(tmp_path: Path) -> None:
     import io
 
     s = tmp_path / "spin.s"
@@ -191,7 +199,7 @@ def test_label_errors() -> None:
     with pytest.raises(AsmError, match=r"<asm>:2: label 'x' is defined twice"):
         Program.parse("x:\nx: BSTOP\n")
     far = "far:\n" + "BSTART.STD FALL\n" + "c.movi 0, ->a0\n" * 70000 + "BSTART.STD COND, far\n"
-    with pytest.raises(AsmError, match="label 'far' is -140004 bytes away: .*17"):
+    with pytest.raises(AsmError, match=r"label 'far' is -140004 bytes away: .*17"):
         Program.parse(far)
 
 
@@ -206,14 +214,16 @@ def _block(kind: str, body: list[str], target: int | None) -> list[str]:
     return [head, *body, "BSTOP"]
 
 
+BODY = ["c.movi 1, ->a0", "addi a0, 3, ->a1", "sdi a1, [a2, 1]", "lui 0x12345, ->a3"]
+
+
+BODY = ["c.movi 1, ->a0", "addi a0, 3, ->a1", "sdi a1, [a2, 1]", "lui 0x12345, ->a3"]
+
+
 @st.composite
 def programs(draw: st.DrawFn) -> str:
     n = draw(st.integers(1, 6))
-    bodies = [
-        draw(st.lists(st.sampled_from(["c.movi 1, ->a0", "addi a0, 3, ->a1", "sdi a1, [a2, 1]",
-                                       "lui 0x12345, ->a3"]), max_size=3))  # fmt: skip
-        for _ in range(n)
-    ]
+    bodies = [draw(st.lists(st.sampled_from(BODY), max_size=3)) for _ in range(n)]
     lines: list[str] = []
     for i in range(n):
         lines.append(f"t{i}:")
@@ -240,3 +250,66 @@ def test_label_round_trip(text: str) -> None:
     for b, t in zip(g1.blocks, g1.target):
         if isinstance(b.start, ScalarStart) and b.start.kind in ("DIRECT", "COND"):
             assert t is not None
+
+
+# ----------------------------------------------------------------------------- tile loops
+
+TILE_LOOP = """\
+BSTART.STD FALL
+c.movi 8, ->a3
+BSTOP
+loop:
+BSTART.TLOAD FP32
+B.DIM a0, 0, ->LB0
+B.DIM zero, 1, ->LB1
+B.DIM zero, 8, ->LB2
+B.IOR a1, a3
+B.IOT mask=1111, last, ->T<128B>
+BSTOP
+BSTART.VEC TADDS, FP32
+B.DIM a0, 0, ->LB0
+B.DIM zero, 1, ->LB1
+B.DIM zero, 8, ->LB2
+B.IOR a4
+B.IOT T#1, mask=1111, last, ->T<128B>
+BSTOP
+BSTART.TSTORE FP32
+B.IOR a2, a3
+B.IOT T#1, mask=1111, last
+BSTOP
+BSTART.STD COND, loop
+addi a2, 32, ->a2
+subi a0, 1, ->a0
+setc.ne a0, zero
+BSTOP
+"""
+
+
+def test_loop_over_tile_bundles_with_register_dims() -> None:
+    """The loop body's bundles read ValidCol from the induction variable a0 (B.DIM
+    register form): iteration k stores n - k elements; the bundle plans are built once
+    and their per-shape specs cached per LB tuple, not per iteration."""
+    n = 6
+    m = Machine("gm_size=65536,depth=4")
+    src = np.arange(1, 9, dtype=np.float32)
+    m.load_gm(0x1000, src)
+    m.load_gm(0x2000, np.full((n, 8), -1, np.float32))
+    m.set_gpr("a0", n)
+    m.set_gpr("a1", 0x1000)
+    m.set_gpr("a2", 0x2000)
+    m.set_gpr("a4", int(np.float32(0.5).view(np.uint32)))
+    prog = Program.parse(TILE_LOOP)
+    report = m.run(prog)
+    assert report.bundles == 3 * n and report.scalar_blocks == n + 1
+    out = m.read_gm(0x2000, np.float32, (n, 8))
+    for k in range(n):
+        cols = n - k
+        assert np.array_equal(out[k, :cols], src[:cols] + np.float32(0.5))
+        assert np.all(out[k, cols:] == -1)
+    _, _, steps = m._compiled[id(prog)]  # the compiled program (white box: the caches)
+    plans = [payload for kind, _, payload in steps if kind == "tile"]
+    assert [len(p.cache) for p in plans] == [n, n, 1]  # TSTORE takes its shape from the tile
+    m.set_gpr("a0", n)
+    m.set_gpr("a2", 0x2000)
+    m.run(prog)  # a second run reuses the plans and their caches
+    assert [len(p.cache) for p in plans] == [n, n, 1]

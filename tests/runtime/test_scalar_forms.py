@@ -7,6 +7,8 @@ own operand values; the expected value is computed here from the ASL's definitio
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -82,7 +84,7 @@ BINARY = {
 }
 
 
-def word32(fn, signed_in: bool = True):  # noqa: ANN001, ANN201 - test helper
+def word32(fn: Callable[[int, int], int], signed_in: bool = True) -> Callable[[int, int], int]:
     def w(a: int, b: int) -> int:
         a32, b32 = a & 0xFFFFFFFF, b & 0xFFFFFFFF
         if signed_in:
@@ -163,7 +165,9 @@ def test_logical_not_modifier(a: list[int], b: list[int], sh: int) -> None:
     ],
 )
 @given(a=quads, imm=st.integers(-2048, 4095))
-def test_immediate_forms(name: str, fn, imm_bits: int, signed_imm: bool, a: list[int], imm: int) -> None:  # noqa: ANN001
+def test_immediate_forms(
+    name: str, fn, imm_bits: int, signed_imm: bool, a: list[int], imm: int
+) -> None:
     imm = sx(imm, 12) if signed_imm else imm & 0xFFF
     text_imm = s64(imm) if signed_imm else imm
     assert result(f"{name} a0, {text_imm}, ->a2", a, a) == [fn(x, imm) & M for x in a]
@@ -209,7 +213,9 @@ def test_compares_write_gprs(cond: str, a: list[int], b: list[int]) -> None:
 @given(a=quads, imm=st.integers(-2048, 2047))
 def test_compare_immediates(a: list[int], imm: int) -> None:
     assert result(f"cmp.lti a0, {imm}, ->a2", a, a) == [int(s64(x) < imm) for x in a]
-    assert result(f"cmp.ltui a0, {imm & 0xFFF}, ->a2", a, a) == [int(x < (imm & 0xFFF)) for x in a]
+    assert result(f"cmp.ltui a0, {imm & 0xFFF}, ->a2", a, a) == [
+        int(x < (imm & 0xFFF)) for x in a
+    ]
     assert result(f"cmp.andi a0, {imm}, ->a2", a, a) == [int(x & (imm & M) != 0) for x in a]
 
 
@@ -222,7 +228,9 @@ def test_bitfields(a: list[int], width: int, offset: int) -> None:
     got = result(f"bxu a0, {width - 1}, {offset}, ->a2", a, a)
     assert got == field
     assert result(f"bxs a0, {width - 1}, {offset}, ->a2", a, a) == [sx(f, width) for f in field]
-    assert result(f"bcnt a0, {width - 1}, {offset}, ->a2", a, a) == [bin(f).count("1") for f in field]
+    assert result(f"bcnt a0, {width - 1}, {offset}, ->a2", a, a) == [
+        bin(f).count("1") for f in field
+    ]
     assert result(f"clz a0, {width - 1}, {offset}, ->a2", a, a) == [
         width - f.bit_length() for f in field
     ]
@@ -249,7 +257,9 @@ def test_loads(name: str, data: bytes, slot: int) -> None:
     size, signed = LOADS[name]
     base = 0x200
     # each PE reads its own element: a0 = base + pe * size
-    m = run(f"{name} [a0, {slot}], ->a2", {"a0": [base + pe * size for pe in range(4)]}, data, base)
+    m = run(
+        f"{name} [a0, {slot}], ->a2", {"a0": [base + pe * size for pe in range(4)]}, data, base
+    )
     for pe in range(4):
         at = pe * size + slot * size  # the immediate is scaled by the size (offset_scale)
         v = int.from_bytes(data[at : at + size], "little")
@@ -293,9 +303,7 @@ def test_agu_faults_leave_no_effect(text: str, fault: type, needle: str) -> None
     m.set_gpr("a3", 0x300)
     before = m.snapshot()
     # the store and the register writes before the faulting access are undone too
-    prog = Program.parse(
-        f"BSTART.STD FALL\nc.movi 7, ->a2\nsdi a2, [a3, 0]\n{text}\nBSTOP\n"
-    )
+    prog = Program.parse(f"BSTART.STD FALL\nc.movi 7, ->a2\nsdi a2, [a3, 0]\n{text}\nBSTOP\n")
     with pytest.raises(fault) as e:
         m.run(prog)
     assert needle in str(e.value) and "line 4" in str(e.value)
