@@ -2,7 +2,8 @@
 
 ``asl/scalar/model/dispatch/agu.asl`` (``ExecuteDecodedAGUForm``) and
 ``asl/scalar/model/agu/memory.asl``: the base is SrcL (SrcR for the immediate stores,
-the word-aligned instruction address for the PC-relative forms); the offset is the
+the word-aligned instruction address for the PC-relative forms; the compressed ``c.ldi``
+/ ``c.sdi`` forms load to T and store T#1); the offset is the
 sign-extended immediate shifted by the form's ``offset_scale``, or SrcR after its address
 modifier (``DecodeScalarAddressRightModifier``) shifted by ``shamt`` or by the scale.
 Every access is probed first (``ProbeDataAccess``): an address not aligned to the access
@@ -70,7 +71,13 @@ def compile_agu(d: Decoded) -> ScalarStep:
         off_reg = None
         (imm_name,) = [fd.name for fd in d.form.fields if "imm" in fd.name]
         imm = _word(d.word(imm_name) << scale)
-    data = d.source("SrcD" if d.has("SrcD") else "SrcL") if store else 0
+    # ReadDecodedAGUStoreSource: SrcD, T#1 for the compressed stores, else SrcL
+    if not store:
+        data = 0
+    elif d.has("SrcD"):
+        data = d.source("SrcD")
+    else:
+        data = 24 if kind == "Compressed" else d.source("SrcL")
     rd = None if store else d.destination()
     lanes = np.arange(size, dtype=np.intp)
     sign_bit = _U(1 << (size * 8 - 1)) if size < 8 else None
@@ -78,9 +85,12 @@ def compile_agu(d: Decoded) -> ScalarStep:
 
     def address(ctx: ScalarContext) -> np.ndarray:
         pes = ctx.gpr.shape[0]
-        base = ctx.gpr[:, base_reg] if base_reg is not None else np.full(pes, pc_base, _U)
+        if base_reg is not None:
+            base = ctx.read(base_reg, name)
+        else:
+            base = np.full(pes, pc_base, _U)
         if off_reg is not None:
-            return base + (_modify(ctx.gpr[:, off_reg], code, "address") << shift)
+            return base + (_modify(ctx.read(off_reg, name), code, "address") << shift)
         return base + imm
 
     def load(ctx: ScalarContext) -> None:
@@ -94,12 +104,12 @@ def compile_agu(d: Decoded) -> ScalarStep:
         if agu.signed_load and sign_bit is not None and high is not None:
             value = np.where(value & sign_bit, value | high, value)
         if rd is not None:
-            ctx.gpr[:, rd] = value
+            ctx.write(rd, value)
 
     def save(ctx: ScalarContext) -> None:
         addr = address(ctx)
+        values = ctx.read(data, name).copy()  # snapshot the data before any byte is written
         _probe(addr, size, ctx.gm_size, name, True)
-        values = ctx.gpr[:, data].copy()  # snapshot the data before any byte is written
         for pe in range(len(addr)):
             idx = int(addr[pe]) + lanes
             ctx.undo.append((idx, ctx.gm[idx].copy()))

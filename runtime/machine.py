@@ -364,7 +364,13 @@ class Machine:
         """Run one scalar block; publish its GPRs (its stores are already in GM, undone
         on a fault) and return the block its continuation selects."""
         state = self.state
-        ctx = ScalarContext(state.gpr.copy(), state.gm, self.config.gm_size)
+        ctx = ScalarContext(
+            state.gpr.copy(),
+            state.gm,
+            self.config.gm_size,
+            state.squeue.copy(),
+            state.squeue_valid.copy(),
+        )
         ra = state.gpr[:, RA].copy()  # RET snapshots ra before the block runs
         run_scalar_block(ctx, plan.steps)
         try:
@@ -373,6 +379,8 @@ class Machine:
             ctx.rollback()
             raise
         state.gpr = ctx.gpr
+        assert ctx.squeue is not None and ctx.squeue_valid is not None
+        state.squeue, state.squeue_valid = ctx.squeue, ctx.squeue_valid
         return nxt
 
     @staticmethod

@@ -10,13 +10,17 @@ zero-extended (``ScalarDecodedWord``, from the catalog's FieldDefs). The AGU for
 :mod:`ptoc.runtime.agu`.
 
 Every PE runs the instruction on its own GPR file (all PEs at once, vectorised).
-Register codes 1..23 are GPRs; RegDst 0 and 24..29 discard the result. The scalar
-temporary queues (sources 24..31 = T#1..T#4, U#1..U#4; RegDst 30/31 push U/T) are not
-modelled: such an instruction is rejected as unsupported before the block has effects.
+Register codes (``asl/scalar/model/types/operands.asl``): sources 0..23 are GPRs,
+24..27 the temporary queue entries T#1..T#4 and 28..31 U#1..U#4 (read without consuming;
+an entry never pushed raises ``Fault_IllegalInstruction``, ``ScalarSourceSelectorLegal``);
+destinations 1..23 write GPRs, 30 pushes U, 31 pushes T, 0 and 24..29 discard. The 16-bit
+``->t`` forms push T (``WriteCompressedTResult``). Each PE has its own queue values; the
+validity of an entry is one per core, as the same instructions run on every PE.
 
-A block runs on a :class:`ScalarContext`: a copy of the GPRs, an undo log of its GM
-stores and the block's condition; the machine publishes the GPRs and keeps the stores
-only when the whole block succeeded (a faulting block leaves no effect).
+A block runs on a :class:`ScalarContext`: copies of the GPRs and the queues, an undo log
+of its GM stores and the block's condition; the machine publishes the GPRs and queues
+and keeps the stores only when the whole block succeeded (a faulting block leaves no
+effect).
 """
 
 from __future__ import annotations
@@ -31,12 +35,15 @@ from ptoc.backend.isa.fields import GPR_BY_NAME, GPR_COUNT
 from ptoc.backend.isa.schema import CommandForm
 from ptoc.backend.program import Scalar
 
-from .faults import BundleControlFault, MachineFault, unsupported
+from .faults import BundleControlFault, IllegalInstructionFault, MachineFault, unsupported
 
 _U = np.uint64
 _M32 = _U(0xFFFFFFFF)
 M64 = (1 << 64) - 1
 RA = GPR_BY_NAME["ra"]
+
+
+T_PUSH, U_PUSH = 31, 30
 
 
 @dataclass
@@ -46,10 +53,45 @@ class ScalarContext:
     gpr: np.ndarray
     gm: np.ndarray
     gm_size: int
+    #: ``(pes, 2, 4)`` temporary queue values (T, U; entry 0 newest) and ``(2, 4)`` validity
+    squeue: np.ndarray | None = None
+    squeue_valid: np.ndarray | None = None
     #: ``(flat byte index, previous bytes)`` of every store, to undo a faulting block
     undo: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     #: the condition SETC.* published (None: no setter ran)
     taken: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.squeue is None:
+            self.squeue = np.zeros((self.gpr.shape[0], 2, 4), _U)
+        if self.squeue_valid is None:
+            self.squeue_valid = np.zeros((2, 4), bool)
+
+    def read(self, sel: int, what: str = "") -> np.ndarray:
+        """``ReadScalarRegisterOperand``: a GPR or a queue entry (not consumed)."""
+        if sel < GPR_COUNT:
+            return self.gpr[:, sel]
+        q, k = (0, sel - 24) if sel < 28 else (1, sel - 28)
+        assert self.squeue is not None and self.squeue_valid is not None
+        if not self.squeue_valid[q, k]:
+            raise IllegalInstructionFault(
+                f"{what} reads {'TU'[q]}#{k + 1} (selector {sel}), which holds no value "
+                f"(ScalarSourceSelectorLegal)",
+                what,
+            )
+        return self.squeue[:, q, k].copy()
+
+    def write(self, sel: int, value: np.ndarray | np.uint64) -> None:
+        """``WriteScalarDestination``: a GPR, a push to U (30) or T (31), or nothing."""
+        if 0 < sel < GPR_COUNT:
+            self.gpr[:, sel] = value
+        elif sel in (T_PUSH, U_PUSH):
+            assert self.squeue is not None and self.squeue_valid is not None
+            q = 0 if sel == T_PUSH else 1  # PushTemporaryQueue
+            self.squeue[:, q, 1:] = self.squeue[:, q, :-1].copy()
+            self.squeue[:, q, 0] = value
+            self.squeue_valid[q, 1:] = self.squeue_valid[q, :-1].copy()
+            self.squeue_valid[q, 0] = True
 
     def rollback(self) -> None:
         for index, old in reversed(self.undo):
@@ -296,23 +338,18 @@ class Decoded:
         return any(fd.name == name for fd in self.form.fields)
 
     def source(self, name: str) -> int:
-        reg = self.fields.get(name, 0)
-        if reg >= GPR_COUNT:
-            raise unsupported(
-                f"scalar temporary queue source {name}={reg} (T#/U# selectors 24..31)",
-                self.name,
-            )
-        return reg
+        """The Reg5 selector of a source field (``t#1`` forms: T#1, selector 24)."""
+        if name in ("SrcL", "SrcR") and not self.has(name):
+            return 24
+        return self.fields.get(name, 0)
 
     def destination(self, name: str = "RegDst") -> int | None:
-        """The GPR a result goes to; None when the encoding discards it."""
+        """The selector a result goes to (the ``->t`` forms push T); None when the
+        encoding discards it."""
+        if not self.has(name):
+            return T_PUSH
         rd = self.fields.get(name, 0)
-        if rd >= 30:
-            raise unsupported(
-                f"scalar temporary queue destination {name}={rd} (push to {'UT'[rd - 30]})",
-                self.name,
-            )
-        return None if rd == 0 or rd >= GPR_COUNT else rd
+        return rd if 0 < rd < GPR_COUNT or rd in (T_PUSH, U_PUSH) else None
 
 
 def decode(c: Scalar, pc: int = 0) -> Decoded:
@@ -321,11 +358,13 @@ def decode(c: Scalar, pc: int = 0) -> Decoded:
 
 
 def _write(rd: int | None, fn: Callable[[ScalarContext], np.ndarray]) -> ScalarStep:
-    if rd is None:
-        return lambda ctx: None
+    """The step computing ``fn`` (every source read first) and publishing it to ``rd``;
+    a discarded result is still computed, so an unreadable source still faults."""
 
     def step(ctx: ScalarContext) -> None:
-        ctx.gpr[:, rd] = fn(ctx)
+        value = fn(ctx)
+        if rd is not None:
+            ctx.write(rd, value)
 
     return step
 
@@ -338,13 +377,16 @@ def _reg_reg(
     sh = _U(d.fields.get("shamt", 0) & 63) if shift else None
     rd = d.destination()
 
+    name = d.name
+
     def value(ctx: ScalarContext) -> np.ndarray:
-        right = ctx.gpr[:, b]
+        left = ctx.read(a, name)
+        right = ctx.read(b, name)
         if modifier is not None:
             right = _modify(right, code, modifier)
         if sh is not None:
             right = right << sh
-        return op(ctx.gpr[:, a], right)
+        return op(left, right)
 
     return _write(rd, value)
 
@@ -352,17 +394,13 @@ def _reg_reg(
 def _reg_imm(d: Decoded, op: Op, imm: int) -> ScalarStep:
     a = d.source("SrcL")
     v = _word(imm)
-    rd = d.destination()
-    return _write(rd, lambda ctx: op(ctx.gpr[:, a], np.full(ctx.gpr.shape[0], v, _U)))
+    rd, name = d.destination(), d.name
+    return _write(rd, lambda ctx: op(ctx.read(a, name), np.full(ctx.gpr.shape[0], v, _U)))
 
 
 def _const(d: Decoded, value: int, rd: int | None) -> ScalarStep:
     v = _word(value)
-
-    def step(ctx: ScalarContext) -> None:
-        ctx.gpr[:, rd] = v
-
-    return step if rd is not None else (lambda ctx: None)
+    return _write(rd, lambda ctx: np.full(ctx.gpr.shape[0], v, _U))
 
 
 def _immediate_name(d: Decoded) -> str:
@@ -395,13 +433,13 @@ def _setc(d: Decoded, m: str) -> ScalarStep:
         code = d.fields.get("SrcRType", 0)
         decoding = "compare-logical" if cond in ("AND", "OR") else "compare"
         if m.startswith("C."):
-            right = lambda ctx: ctx.gpr[:, b]  # noqa: E731
+            right = lambda ctx: ctx.read(b, name)  # noqa: E731
         else:
-            right = lambda ctx: _modify(ctx.gpr[:, b], code, decoding)  # noqa: E731
+            right = lambda ctx: _modify(ctx.read(b, name), code, decoding)  # noqa: E731
     name = d.name
 
     def step(ctx: ScalarContext) -> None:
-        holds = test(ctx.gpr[:, a], right(ctx))
+        holds = test(ctx.read(a, name), right(ctx))
         if holds.any() and not holds.all():
             per_pe = ", ".join(f"PE{p} {'true' if h else 'false'}" for p, h in enumerate(holds))
             raise BundleControlFault(
@@ -453,7 +491,7 @@ def compile_scalar(c: Scalar, pc: int = 0) -> ScalarStep:
         a, b = d.source("SrcL"), d.source("SrcR")
 
         def madd(ctx: ScalarContext) -> np.ndarray:
-            p = ctx.gpr[:, a] * ctx.gpr[:, b] + ctx.gpr[:, src_d]
+            p = ctx.read(a, d.name) * ctx.read(b, d.name) + ctx.read(src_d, d.name)
             return _sext32(p) if m == "MADDW" else p  # ScalarMultiplyAddW
 
         return _write(rd, madd)
@@ -462,10 +500,11 @@ def compile_scalar(c: Scalar, pc: int = 0) -> ScalarStep:
     if m == "CSEL":
         p, a, b = d.source("SrcP"), d.source("SrcL"), d.source("SrcR")
         code = d.fields.get("SrcRType", 0)
+        n = d.name
         return _write(
             d.destination(),
-            lambda ctx: np.where(
-                ctx.gpr[:, p] != 0, ctx.gpr[:, a], _modify(ctx.gpr[:, b], code, "select")
+            lambda ctx: _pick(
+                ctx.read(p, n) != 0, ctx.read(a, n), _modify(ctx.read(b, n), code, "select")
             ),
         )
     if m == "LUI":
@@ -474,7 +513,19 @@ def compile_scalar(c: Scalar, pc: int = 0) -> ScalarStep:
         return _const(d, d.word("simm5"), d.destination())
     if m == "C.MOVR":
         a = d.source("SrcL")
-        return _write(d.destination(), lambda ctx: ctx.gpr[:, a].copy())
+        return _write(d.destination(), lambda ctx: ctx.read(a, d.name).copy())
+    if m in ("C.ADD", "C.SUB", "C.AND", "C.OR"):
+        return _reg_reg(d, _binary(m[2:], False))  # ExecuteDecodedCompressedBinary
+    if m == "C.ADDI":
+        return _reg_imm(d, np.add, d.word("simm5"))
+    if m in ("C.SLLI", "C.SRLI"):
+        return _reg_imm(d, _binary(m[2:5], False), d.word("uimm5"))  # T#1 shifted
+    if m.startswith(("C.SEXT.", "C.ZEXT.")):
+        bits = {"B": 8, "H": 16, "W": 32}[m[-1]]  # ExtendScalarValue
+        fn = (lambda v: _sext(v, bits) & M64) if m[2] == "S" else (lambda v: v & ((1 << bits) - 1))
+        return _reg_imm(d, lambda a, b: _lift(fn)(a), 0)
+    if m in ("C.CMP.EQI", "C.CMP.NEI"):
+        return _reg_imm(d, _compare(d, m[2:]), d.word("simm5"))  # T#1 compared, ->t
     if m in ("SETRET", "C.SETRET"):
         # SetReturnAddress: ra = the instruction's address + (imm << 1)
         imm = d.word("imm20" if m == "SETRET" else "uimm5")
@@ -505,7 +556,7 @@ def _bitfield(d: Decoded, m: str) -> ScalarStep:
         fn = lambda v: reverse_bytes(v, width, offset)  # noqa: E731
     a = d.source("SrcL")
     op = _lift(fn)
-    return _write(d.destination(), lambda ctx: op(ctx.gpr[:, a]))
+    return _write(d.destination(), lambda ctx: op(ctx.read(a, d.name)))
 
 
 def is_condition_setter(c: Scalar) -> bool:

@@ -35,12 +35,11 @@ SPEC_FILES = (
 
 #: scalar instructions the executor runs in standard blocks (D12): every 32-bit ALU form,
 #: the BRU compares and condition setters, SETRET, the AGU loads and stores of GPRs
-#: (immediate, register and PC-relative addressing), and the 16-bit forms that name
-#: their destination (C.MOVI, C.MOVR, C.SETRET, C.SETC.EQ/NE). C.SETRET also owns the
-#: c.movi words whose RegDst is 10 (c.movi's not-equal constraint), so the decoder reads
-#: those words as C.SETRET and never as c.movi. Forms that only push the scalar
-#: temporary queues (``->t``), the 48-bit HL forms, jumps inside a block, atomics,
-#: floating point and SYS forms are not listed.
+#: (immediate, register, PC-relative and compressed addressing), and the 16-bit forms.
+#: C.SETRET also owns the c.movi words whose RegDst is 10 (c.movi's not-equal
+#: constraint), so the decoder reads those words as C.SETRET and never as c.movi. The
+#: 48-bit HL forms, C.SETC.TGT, jumps inside a block, atomics, floating point and SYS
+#: forms are not listed.
 SCALAR_MNEMONICS = (
     # ALU
     "ADD", "ADDW", "SUB", "SUBW", "AND", "ANDW", "OR", "ORW", "XOR", "XORW",
@@ -51,6 +50,8 @@ SCALAR_MNEMONICS = (
     "DIV", "DIVU", "DIVW", "DIVUW", "REM", "REMU", "REMW", "REMUW",
     "BXS", "BXU", "CLZ", "CTZ", "BCNT", "BIC", "BIS", "REV", "CSEL",
     "LUI", "C.MOVI", "C.MOVR", "C.SETRET",
+    "C.ADD", "C.ADDI", "C.AND", "C.OR", "C.SUB", "C.SLLI", "C.SRLI",
+    "C.SEXT.B", "C.SEXT.H", "C.SEXT.W", "C.ZEXT.B", "C.ZEXT.H", "C.ZEXT.W",
     # BRU
     "CMP.EQ", "CMP.NE", "CMP.LT", "CMP.GE", "CMP.LTU", "CMP.GEU",
     "CMP.EQI", "CMP.NEI", "CMP.LTI", "CMP.GEI", "CMP.LTUI", "CMP.GEUI",
@@ -58,6 +59,7 @@ SCALAR_MNEMONICS = (
     "SETC.EQ", "SETC.NE", "SETC.LT", "SETC.GE", "SETC.LTU", "SETC.GEU",
     "SETC.EQI", "SETC.NEI", "SETC.LTI", "SETC.GEI", "SETC.LTUI", "SETC.GEUI",
     "SETC.AND", "SETC.OR", "SETC.ANDI", "SETC.ORI", "C.SETC.EQ", "C.SETC.NE", "SETRET",
+    "C.CMP.EQI", "C.CMP.NEI",
     # AGU
     "LB", "LBU", "LH", "LHU", "LW", "LWU", "LD",
     "LBI", "LBUI", "LHI", "LHUI", "LWI", "LWUI", "LDI",
@@ -66,6 +68,7 @@ SCALAR_MNEMONICS = (
     "SB", "SH", "SW", "SD", "SH.U", "SW.U", "SD.U",
     "SBI", "SHI", "SWI", "SDI", "SHI.U", "SWI.U", "SDI.U",
     "SB.PCR", "SH.PCR", "SW.PCR", "SD.PCR",
+    "C.LDI", "C.LWI", "C.SDI", "C.SWI",
 )  # fmt: skip
 #: header and boundary commands ptoc encodes (every form of each)
 COMMAND_MNEMONICS = (
@@ -147,7 +150,22 @@ def forms_source(spec: dict[str, Any]) -> str:
                 f"{a['size_bytes']}, {a['signed_load']}, {a['offset_scale']}, "
                 f"{a['update_mode']!r}),\n"
             )
-    return out + "}\n"
+    out += "}\n\n"
+    # the ASL numbers forms by their position in the JSON catalogs (DecodeScalarForm,
+    # DecodeCommandForm); the conformance tooling maps ptoc's forms to those numbers
+    for name, file, chosen in (
+        ("COMMAND_FORM_INDEX", "command-forms.json", cmds),
+        ("SCALAR_FORM_INDEX", "scalar-forms.json", scal),
+    ):
+        ids = {f["form_id"] for f in chosen}
+        pos = {f["form_id"]: i for i, f in enumerate(spec[file]["forms"]) if f["form_id"] in ids}
+        out += f"#: form_id -> its index in ``{file}`` (the ASL's form number)\n"
+        out += f"{name}: dict[str, int] = {{\n"
+        out += "".join(f"    {k!r}: {v},\n" for k, v in sorted(pos.items(), key=lambda kv: kv[1]))
+        out += "}\n"
+        count = name.replace("_INDEX", "_COUNT")
+        out += f"{count} = {len(spec[file]['forms'])}  # forms in ``{file}``\n\n"
+    return out.rstrip("\n") + "\n"
 
 
 # --------------------------------------------------------------------------- ops

@@ -20,7 +20,7 @@ from ptoc.runtime.faults import (
     BundleControlFault,
     DataAlignmentFault,
     DataPageFault,
-    UnsupportedOperation,
+    IllegalInstructionFault,
 )
 
 M = (1 << 64) - 1
@@ -310,14 +310,54 @@ def test_agu_faults_leave_no_effect(text: str, fault: type, needle: str) -> None
     assert m.snapshot() == before
 
 
-def test_temporary_queue_operands_are_rejected_before_effects() -> None:
+def test_temporary_queues() -> None:
+    """``->t``/``->u`` push (entry 0 newest, four deep), T#k/U#k read without consuming,
+    the 16-bit forms read T#1 and push T."""
+    text = """\
+c.movi 5, ->a0
+c.addi a0, 3, ->t
+c.slli t#1, 2, ->t
+c.sext.b a4, ->t
+add r24, r25, ->a1
+addi a0, 1, ->r30
+c.sdi t#1, [a2, 1]
+c.ldi [a2, 1], ->t
+c.cmp.eqi t#1, -1, ->t
+c.movr r24, ->a3
+sub r28, r26, ->a5
+"""
+    m = run(text, {"a2": [0x100] * 4, "a4": [0x80, 0x7F, 0xFF, 0x1FF]})
+    for pe, a4 in enumerate([0x80, 0x7F, 0xFF, 0x1FF]):
+        ext = sx(a4, 8)
+        assert m.gpr("a1", pe) == (ext + 32) & M  # T#1 = sext.b, T#2 = 32
+        # every PE stored its T#1 to 0x108 (PE3's value remains, -1); c.ldi loads it back
+        assert m.gpr("a3", pe) == 1
+        # U#1 = 6; T#3 after the load and the compare: the c.sext.b value
+        assert m.gpr("a5", pe) == (6 - ext) & M
+    assert int(m.read_gm(0x108, np.uint64, 1)[0]) == sx(0xFF, 8)  # PE3's T#1 (PE order)
+
+
+def test_unwritten_queue_entry_is_illegal_and_leaves_no_effect() -> None:
     m = Machine()
     before = m.snapshot()
-    with pytest.raises(UnsupportedOperation, match="temporary queue"):
+    with pytest.raises(
+        IllegalInstructionFault, match="T#1 .selector 24., which holds no value"
+    ):
         m.run(Program.parse("BSTART.STD FALL\nc.movi 1, ->a0\nadd r24, a0, ->a1\nBSTOP\n"))
     assert m.snapshot() == before
+    m.run(Program.parse("BSTART.STD FALL\nc.movi 1, ->r31\nBSTOP\n"))
+    with pytest.raises(IllegalInstructionFault, match="T#2"):
+        m.run(Program.parse("BSTART.STD FALL\nc.movr r25, ->a0\nBSTOP\n"))
 
 
 def test_setc_outside_a_cond_block_is_bundle_control() -> None:
     with pytest.raises(BundleControlFault, match="only a COND block"):
         Machine().run(Program.parse("BSTART.STD FALL\nsetc.eq a0, a1\nBSTOP\n"))
+
+
+@pytest.mark.parametrize("form", ["sext.b", "sext.h", "sext.w", "zext.b", "zext.h", "zext.w"])
+@given(a=quads)
+def test_extension_forms(form: str, a: list[int]) -> None:
+    bits = {"b": 8, "h": 16, "w": 32}[form[-1]]
+    want = [sx(x, bits) if form[0] == "s" else x & ((1 << bits) - 1) for x in a]
+    assert result(f"c.{form} a0, ->t\nc.movr r24, ->a2", a, a) == want

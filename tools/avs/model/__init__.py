@@ -1,11 +1,11 @@
 """The ptoc binding of the ASL model functions the AVS tests call.
 
 Importing this package registers every binding (:mod:`.harness`, :mod:`.catalog`,
-:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`); :class:`PtocModel` is the model one
+:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`, :mod:`.scalar`); :class:`PtocModel` is the model one
 test runs against.
 """
 
-from . import bundle, catalog, direct, elements, harness, internal, schema  # noqa: F401
+from . import bundle, catalog, direct, elements, harness, internal, scalar, schema  # noqa: F401
 from .core import BINDINGS, NOT_APPLICABLE, UNBOUND, PtocModel
 
 __all__ = ["BINDINGS", "NOT_APPLICABLE", "UNBOUND", "PtocModel"]
