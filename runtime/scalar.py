@@ -522,8 +522,11 @@ def compile_scalar(c: Scalar, pc: int = 0) -> ScalarStep:
         return _reg_imm(d, _binary(m[2:5], False), d.word("uimm5"))  # T#1 shifted
     if m.startswith(("C.SEXT.", "C.ZEXT.")):
         bits = {"B": 8, "H": 16, "W": 32}[m[-1]]  # ExtendScalarValue
-        fn = (lambda v: _sext(v, bits) & M64) if m[2] == "S" else (lambda v: v & ((1 << bits) - 1))
-        return _reg_imm(d, lambda a, b: _lift(fn)(a), 0)
+        if m[2] == "S":
+            ext = _lift(lambda v: _sext(v, bits) & M64)
+        else:
+            ext = _lift(lambda v: v & ((1 << bits) - 1))
+        return _reg_imm(d, lambda a, b: ext(a), 0)
     if m in ("C.CMP.EQI", "C.CMP.NEI"):
         return _reg_imm(d, _compare(d, m[2:]), d.word("simm5"))  # T#1 compared, ->t
     if m in ("SETRET", "C.SETRET"):

@@ -249,7 +249,10 @@ class MachineSnapshot:
             out.append(f"capacity use differs: {self.used} vs {other.used}")
         if not np.array_equal(self.status, other.status):
             out.append(f"status differs: {self.status} vs {other.status}")
-        if not (_same(self.squeue, other.squeue) and _same(self.squeue_valid, other.squeue_valid)):
+        queues = _same(self.squeue, other.squeue) and _same(
+            self.squeue_valid, other.squeue_valid
+        )
+        if not queues:
             out.append("scalar temporary queues differ")
         return out
 

@@ -158,10 +158,12 @@ def forms_source(spec: dict[str, Any]) -> str:
         ("SCALAR_FORM_INDEX", "scalar-forms.json", scal),
     ):
         ids = {f["form_id"] for f in chosen}
-        pos = {f["form_id"]: i for i, f in enumerate(spec[file]["forms"]) if f["form_id"] in ids}
+        listed = enumerate(spec[file]["forms"])
+        pos = {f["form_id"]: i for i, f in listed if f["form_id"] in ids}
         out += f"#: form_id -> its index in ``{file}`` (the ASL's form number)\n"
         out += f"{name}: dict[str, int] = {{\n"
-        out += "".join(f"    {k!r}: {v},\n" for k, v in sorted(pos.items(), key=lambda kv: kv[1]))
+        rows = sorted(pos.items(), key=lambda kv: kv[1])
+        out += "".join(f"    {k!r}: {v},\n" for k, v in rows)
         out += "}\n"
         count = name.replace("_INDEX", "_COUNT")
         out += f"{count} = {len(spec[file]['forms'])}  # forms in ``{file}``\n\n"

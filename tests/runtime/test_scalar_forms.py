@@ -341,7 +341,7 @@ def test_unwritten_queue_entry_is_illegal_and_leaves_no_effect() -> None:
     m = Machine()
     before = m.snapshot()
     with pytest.raises(
-        IllegalInstructionFault, match="T#1 .selector 24., which holds no value"
+        IllegalInstructionFault, match=r"T#1 .selector 24., which holds no value"
     ):
         m.run(Program.parse("BSTART.STD FALL\nc.movi 1, ->a0\nadd r24, a0, ->a1\nBSTOP\n"))
     assert m.snapshot() == before

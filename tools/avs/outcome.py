@@ -63,8 +63,6 @@ UNTRANSLATED_GROUPS: dict[str, str] = {
     "fault address": "ptoc locates a fault by bundle and command, not by a PC",
     "scalar forms not modelled": "ptoc's catalog lists the 32-bit ALU, BRU compare and "
     "AGU forms (D12), not the 48-bit HL forms, atomics, floating point, SYS or jumps",
-    "scalar temporary queues": "ptoc's executor does not model the scalar temporary "
-    "queues (T#/U# sources, ->t/->u destinations)",
 }
 
 

@@ -1,8 +1,8 @@
 """The ptoc binding of the ASL model functions the AVS tests call.
 
 Importing this package registers every binding (:mod:`.harness`, :mod:`.catalog`,
-:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`, :mod:`.scalar`); :class:`PtocModel` is the model one
-test runs against.
+:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`, :mod:`.scalar`); :class:`PtocModel` is
+the model one test runs against.
 """
 
 from . import bundle, catalog, direct, elements, harness, internal, scalar, schema  # noqa: F401

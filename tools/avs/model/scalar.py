@@ -9,10 +9,10 @@ nothing when it faults, so the binding writes the GPRs and memory back only on s
 a fault becomes ``_LastFault`` and ``ScalarExecution_Rejected``, and a successful
 instruction advances TPC by its length, as the ASL does.
 
-What ptoc does not model stays untranslated: words of forms ptoc's catalog does not list
-(the 48-bit HL forms, atomics, floating point, SYS, jumps inside a block), the scalar
-temporary queues (``T#``/``U#`` sources, ``->t``/``->u``) and the condition setters,
-which ptoc accepts only inside a ``BSTART.STD COND`` block of a program.
+The scalar temporary queues are the model's ``squeue`` arrays, in ptoc's layout. What
+ptoc does not model stays untranslated: words of forms ptoc's catalog does not list (the
+48-bit HL forms, atomics, floating point, SYS, jumps inside a block) and the condition
+setters, which ptoc accepts only inside a ``BSTART.STD COND`` block of a program.
 """
 
 from __future__ import annotations
@@ -26,12 +26,17 @@ from ptoc.backend.isa import catalog
 from ptoc.backend.isa.schema import CommandForm
 from ptoc.backend.program import Scalar
 from ptoc.runtime import MachineFault, UnsupportedOperation
-from ptoc.runtime.scalar import ScalarContext, compile_scalar, is_condition_setter, run_scalar_block
+from ptoc.runtime.scalar import (
+    ScalarContext,
+    compile_scalar,
+    is_condition_setter,
+    run_scalar_block,
+)
 
 from ..outcome import Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Opaque
 from .catalog import asl_name
-from .core import BINDINGS, CONSTANTS, FAULT_NAMES, MEMORY_BYTES, PtocModel, binding, unbound
+from .core import BINDINGS, CONSTANTS, FAULT_NAMES, MEMORY_BYTES, PtocModel, binding
 
 EXECUTED = Enum("ScalarExecution_Executed")
 REJECTED = Enum("ScalarExecution_Rejected")
@@ -77,11 +82,10 @@ def execute_scalar_instruction(m: PtocModel, instruction: Bits, length: int) -> 
     try:
         step = compile_scalar(c, pc)
     except UnsupportedOperation as e:
-        group = "scalar temporary queues" if "temporary queue" in e.rule else None
-        raise Untranslated("ExecuteScalarInstruction", e.rule, group=group) from None
+        raise Untranslated("ExecuteScalarInstruction", e.rule) from None
     pe = _int(m.agent)
     gpr = np.array([[_int(v) for v in m.gprs.items[pe].items]], np.uint64)
-    ctx = ScalarContext(gpr, m.memory, MEMORY_BYTES)
+    ctx = ScalarContext(gpr, m.memory, MEMORY_BYTES, m.squeue.copy(), m.squeue_valid.copy())
     try:
         run_scalar_block(ctx, [step])
     except MachineFault as f:
@@ -89,16 +93,32 @@ def execute_scalar_instruction(m: PtocModel, instruction: Bits, length: int) -> 
         return REJECTED
     for r in range(1, gpr.shape[1]):
         m.gprs.items[pe].items[r] = Bits(64, int(ctx.gpr[0, r]))
+    assert ctx.squeue is not None and ctx.squeue_valid is not None
+    m.squeue, m.squeue_valid = ctx.squeue, ctx.squeue_valid
     m.globals["tpc"] = (pc + bits // 8) & ((1 << 64) - 1)
     return EXECUTED
 
 
-unbound(
-    "scalar temporary queues",
-    "PushTemporaryQueue",
-    "ReadTemporaryQueue",
-    "TemporaryQueueSourceAvailable",
-)
+def _queue(use_t: Any) -> int:
+    return 0 if bool(use_t) else 1
+
+
+@binding("PushTemporaryQueue", harness=True)
+def push_queue(m: PtocModel, use_t: Any, value: Any) -> None:
+    ctx = ScalarContext(
+        np.zeros((1, 24), np.uint64), m.memory, MEMORY_BYTES, m.squeue, m.squeue_valid
+    )
+    ctx.write(31 if bool(use_t) else 30, np.uint64(_int(value) & ((1 << 64) - 1)))
+
+
+@binding("ReadTemporaryQueue", harness=True)
+def read_queue(m: PtocModel, use_t: Any, index: Any) -> Bits:
+    return Bits(64, int(m.squeue[0, _queue(use_t), _int(index)]))
+
+
+@binding("TemporaryQueueSourceAvailable", harness=True)
+def queue_available(m: PtocModel, use_t: Any, index: Any) -> bool:
+    return bool(m.squeue_valid[_queue(use_t), _int(index)])
 
 
 # ---------------------------------------------------------------------- decode
@@ -157,6 +177,21 @@ def operand_raw(m: PtocModel, instruction: Bits, index: Any, name: Enum) -> Bits
 
 
 def _register_per_form() -> None:
+    """``InstructionContractOperation_<M>``, ``..Handler_<M>`` and the AGU record
+    (``..AGUAction_<M>``, ``..AGUSizeBytes_<M>`` ...) from ptoc's catalog."""
+    for mnemonic, a in catalog.SCALAR_AGU.items():
+        name = asl_name(mnemonic)
+        values: dict[str, Any] = {
+            "Action": Enum(f"ScalarAGU_{a.action}"),
+            "AddressKind": Enum(f"ScalarAGU_{a.address_kind}"),
+            "SizeBytes": a.size_bytes,
+            "OffsetScale": a.offset_scale,
+            "UpdateMode": Enum(f"AddressUpdate_{a.update_mode}"),
+            "SignedLoad": a.signed_load,
+            "PrefetchReturnsAddress": False,  # no listed form is a prefetch
+        }
+        for key, v in values.items():
+            BINDINGS[f"InstructionContractAGU{key}_{name}"] = lambda m, _v=v: _v
     for f in catalog.SCALAR_FORMS:
         name = asl_name(f.mnemonic)
         member = Enum(f"ScalarOperation_{name}")
