@@ -31,7 +31,7 @@ from .encoding import (
     parcel_length,
 )
 from .errors import AsmError, EncodeError
-from .forms import LABEL, DType, FormError, LabelUse, print_fields
+from .forms import LABEL, TRANSFER_WORDS, DType, FormError, LabelUse, print_fields
 from .forms import parse_fields as _parse_fields
 from .isa.fields import GPR_NAMES, SIZE_NAMES, mask_text
 from .literals import LiteralError, parse_int, show
@@ -254,6 +254,10 @@ def parse(text: str, file: str = "<asm>") -> Program:
         for seg in segments:
             m = _LABEL_DEF.fullmatch(seg)
             while m:
+                if m[1] in TRANSFER_WORDS:
+                    raise AsmError(
+                        f"{m[1]} is a transfer kind, not a label name", lineno, file, raw[:200]
+                    )
                 if m[1] in labels:
                     raise AsmError(f"label {m[1]!r} is defined twice", lineno, file, raw[:200])
                 labels[m[1]] = len(cmds)

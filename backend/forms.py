@@ -166,13 +166,21 @@ class Label(Int):
     """A branch target: an offset in halfwords or a label name."""
 
     def accepts(self, token: str) -> bool:
-        return super().accepts(token) or LABEL.fullmatch(token.strip()) is not None
+        return super().accepts(token) or _is_label(token.strip())
 
     def read(self, token: str) -> tuple[int, ...]:
         t = token.strip()
-        if LABEL.fullmatch(t) and not super().accepts(t):
+        if _is_label(t) and not super().accepts(t):
             raise LabelUse(t, self.field)
         return super().read(token)
+
+
+#: the transfer-kind words of the BSTART templates, which name no label
+TRANSFER_WORDS = frozenset({"FALL", "DIRECT", "COND", "RET", "IND"})
+
+
+def _is_label(token: str) -> bool:
+    return LABEL.fullmatch(token) is not None and token not in TRANSFER_WORDS
 
 
 #: a label name (``loop``, ``.L3``, ``tail_2``)

@@ -166,7 +166,21 @@ def forms_source(spec: dict[str, Any]) -> str:
         out += "".join(f"    {k!r}: {v},\n" for k, v in rows)
         out += "}\n"
         count = name.replace("_INDEX", "_COUNT")
-        out += f"{count} = {len(spec[file]['forms'])}  # forms in ``{file}``\n\n"
+        out += f"{count} = {len(spec[file]['forms'])}  # forms in ``{file}``\n"
+        # the forms ptoc leaves out, so that a word of one is told from an illegal word
+        other = name.replace("_FORM_INDEX", "_FORMS_NOT_MODELLED")
+        out += f"#: ``{file}`` forms ptoc does not list: (mnemonic, length_bits, mask, match)\n"
+        out += f"{other}: tuple[tuple[str, int, int, int], ...] = (\n"
+        for f in spec[file]["forms"]:
+            if f["form_id"] in ids:
+                continue
+            mask = match = shift = 0
+            for e in f["encoding"]:
+                mask |= int(e["mask"], 16) << shift
+                match |= int(e["match"], 16) << shift
+                shift += e["width_bits"]
+            out += f"    ({f['mnemonic']!r}, {f['length_bits']}, 0x{mask:x}, 0x{match:x}),\n"
+        out += ")\n\n"
     return out.rstrip("\n") + "\n"
 
 

@@ -35,6 +35,7 @@ from ptoc.runtime.scalar import (
 
 from ..outcome import Untranslated
 from ..values import AslRuntimeError, Bits, Enum, Opaque
+from .bundle import not_modelled
 from .catalog import asl_name
 from .core import BINDINGS, CONSTANTS, FAULT_NAMES, MEMORY_BYTES, PtocModel, binding
 
@@ -68,6 +69,9 @@ def execute_scalar_instruction(m: PtocModel, instruction: Bits, length: int) -> 
     try:
         c = decode_word(value, bits)
     except Undecodable:
+        if not not_modelled(catalog.SCALAR_FORMS_NOT_MODELLED, value, bits):
+            m.set_fault("Fault_IllegalInstruction")  # no form of the catalog decodes it
+            return REJECTED
         raise Untranslated(
             "ExecuteScalarInstruction", group="scalar forms not modelled"
         ) from None
@@ -142,9 +146,12 @@ def decode_scalar_form(m: PtocModel, instruction: Bits, length: int) -> int:
     """The catalog position of the form ptoc's decoder reads the word as (the ASL's
     ``DecodeScalarForm``); a word no ptoc form reads is a form ptoc does not list."""
     bits = _int(length)
+    value = _int(instruction) & ((1 << bits) - 1)
     try:
-        c = decode_word(_int(instruction) & ((1 << bits) - 1), bits)
+        c = decode_word(value, bits)
     except Undecodable:
+        if not not_modelled(catalog.SCALAR_FORMS_NOT_MODELLED, value, bits):
+            return catalog.SCALAR_FORM_COUNT  # no form of the catalog decodes it
         raise Untranslated("DecodeScalarForm", group="scalar forms not modelled") from None
     if not isinstance(c, Scalar):
         return catalog.SCALAR_FORM_COUNT
