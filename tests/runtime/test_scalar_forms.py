@@ -361,3 +361,14 @@ def test_extension_forms(form: str, a: list[int]) -> None:
     bits = {"b": 8, "h": 16, "w": 32}[form[-1]]
     want = [sx(x, bits) if form[0] == "s" else x & ((1 << bits) - 1) for x in a]
     assert result(f"c.{form} a0, ->t\nc.movr r24, ->a2", a, a) == want
+
+
+def test_pc_relative_load_and_store() -> None:
+    """``lw.pcr [2]`` at address 4 reads ``(4 & ~3) + (2 << 2)`` = 12 (offset_scale 2)."""
+    m = Machine("gm_size=4096")
+    m.load_gm(0, np.arange(64, dtype=np.uint8))
+    m.set_gpr("a1", 0xAABBCCDD)
+    m.run(Program.parse("BSTART.STD FALL\nlw.pcr [2], ->a0\nsw.pcr a1, [-1]\nBSTOP\n"))
+    assert m.gpr("a0") == int.from_bytes(bytes(range(12, 16)), "little")
+    # sw.pcr at address 8: (8 & ~3) + (-1 << 2) = 4
+    assert m.read_gm(4, np.uint32, 1)[0] == 0xAABBCCDD
