@@ -31,7 +31,7 @@ from .encoding import (
     parcel_length,
 )
 from .errors import AsmError, EncodeError
-from .forms import DType, FormError, print_fields
+from .forms import LABEL, TRANSFER_WORDS, DType, FormError, LabelUse, print_fields
 from .forms import parse_fields as _parse_fields
 from .isa.fields import GPR_NAMES, SIZE_NAMES, mask_text
 from .literals import LiteralError, parse_int, show
@@ -132,8 +132,36 @@ def _gpr(sel: int) -> str:
 
 
 def format_program(program: Program) -> str:
-    """Canonical text: one command per line (raw words carry a ``//`` reading)."""
-    return "".join(format_command(c, note=True) + "\n" for c in program.commands)
+    """Canonical text: one command per line (raw words carry a ``//`` reading). A
+    DIRECT or COND branch whose target is a command of the program (or its end) names a
+    generated label ``L0``, ``L1``, ... (in address order), defined on a line of its own
+    before that command."""
+    addrs, size = program.addresses()
+    index = {a: i for i, a in enumerate(addrs)}
+    index.setdefault(size, len(addrs))
+    targets: dict[int, int] = {}  # command index -> target command index
+    for i, c in enumerate(program.commands):
+        if _branch(c) and raw_word(c) is None:
+            dest = addrs[i] + 2 * c.offset  # type: ignore[attr-defined]
+            if dest in index:
+                targets[i] = index[dest]
+    names = {t: f"L{k}" for k, t in enumerate(sorted(set(targets.values())))}
+    out = []
+    for i, c in enumerate(program.commands):
+        if i in names:
+            out.append(f"{names[i]}:\n")
+        text = format_command(c, note=True)
+        if i in targets:
+            text = text.rsplit(",", 1)[0] + f", {names[targets[i]]}"
+        out.append(text + "\n")
+    if len(program.commands) in names:
+        out.append(f"{names[len(program.commands)]}:\n")
+    return "".join(out)
+
+
+def _branch(c: Command) -> bool:
+    """A block start whose operand is a branch target (``BSTART.STD COND, <label>``)."""
+    return isinstance(c, ScalarStart) and c.kind in ("DIRECT", "COND")
 
 
 # --------------------------------------------------------------------------- parsing
@@ -193,12 +221,29 @@ def parse_command(text: str) -> Command:
 
 
 _COMMENT = re.compile(r"#(?![0-9])|//")
+_LABEL_DEF = re.compile(r"\s*(" + LABEL.pattern + r")\s*:(.*)", re.S)
+
+
+def _label_command(seg: str) -> tuple[Command, str, str]:
+    """A command whose branch operand is a label: the command with offset 0, the label
+    and the field it fills."""
+    try:
+        return parse_command(seg), "", ""
+    except LabelUse as use:
+        head, _, _ = seg.rpartition(use.name)
+        return parse_command(head + "0"), use.name, use.field
 
 
 def parse(text: str, file: str = "<asm>") -> Program:
-    """Parse assembly text; AsmError names ``FILE:LINE`` and the rule."""
+    """Parse assembly text; AsmError names ``FILE:LINE`` and the rule.
+
+    ``name:`` defines a label at the next command (or the end of the program); a branch
+    operand may name it (``BSTART.STD COND, loop``), and the assembler replaces it with
+    the halfword offset from the branch's own BSTART to the labelled command."""
     cmds: list[Command] = []
     lines: list[int] = []
+    labels: dict[str, int] = {}
+    uses: list[tuple[int, str, str, int, str]] = []  # command, label, field, line, text
     # lines end at "\n" only (str.splitlines would also split at \x0c, \x1c, \u2028, ...
     # and shift every later line number away from what an editor shows)
     for lineno, raw in enumerate(text.split("\n"), 1):
@@ -207,12 +252,54 @@ def parse(text: str, file: str = "<asm>") -> Program:
             line = _COMMENT.split(line, maxsplit=1)[0]
         segments = line.split(";") if ";" in line else (line,)
         for seg in segments:
+            m = _LABEL_DEF.fullmatch(seg)
+            while m:
+                if m[1] in TRANSFER_WORDS:
+                    raise AsmError(
+                        f"{m[1]} is a transfer kind, not a label name", lineno, file, raw[:200]
+                    )
+                if m[1] in labels:
+                    raise AsmError(f"label {m[1]!r} is defined twice", lineno, file, raw[:200])
+                labels[m[1]] = len(cmds)
+                seg = m[2]
+                m = _LABEL_DEF.fullmatch(seg)
             seg = seg.strip()
             if not seg:
                 continue
             try:
-                cmds.append(parse_command(seg))
+                c, label, fld = _label_command(seg)
             except _Bad as e:
                 raise AsmError(str(e), lineno, file, raw[:200]) from None
+            if label:
+                uses.append((len(cmds), label, fld, lineno, raw[:200]))
+            cmds.append(c)
             lines.append(lineno)
+    if uses:
+        cmds = _resolve(cmds, labels, uses, file)
     return Program(tuple(cmds), lines=tuple(lines))
+
+
+def _resolve(
+    cmds: list[Command],
+    labels: dict[str, int],
+    uses: list[tuple[int, str, str, int, str]],
+    file: str,
+) -> list[Command]:
+    """Replace every label operand with its halfword offset (``P + (simm17 << 1)``)."""
+    addrs, size = Program(tuple(cmds)).addresses()
+    out = list(cmds)
+    for i, label, fld, lineno, raw in uses:
+        if label not in labels:
+            raise AsmError(f"undefined label {label!r}", lineno, file, raw)
+        k = labels[label]
+        dest = addrs[k] if k < len(addrs) else size
+        form, values = command_form_values(cmds[i])
+        values[fld] = (dest - addrs[i]) // 2
+        c = command_of(form, values)
+        rule = field_violation(c)
+        if rule is not None:
+            raise AsmError(
+                f"label {label!r} is {dest - addrs[i]} bytes away: {rule}", lineno, file, raw
+            )
+        out[i] = c
+    return out

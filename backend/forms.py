@@ -151,6 +151,42 @@ class Int(Kind):
         return (v,)
 
 
+class LabelUse(FormError):
+    """A label operand (``BSTART.STD COND, loop``): the assembler resolves ``name`` to the
+    offset once every label is known (:func:`ptoc.backend.asm.parse`)."""
+
+    def __init__(self, name: str, field: str) -> None:
+        super().__init__(f"label {name!r}")
+        self.name = name
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Label(Int):
+    """A branch target: an offset in halfwords or a label name."""
+
+    def accepts(self, token: str) -> bool:
+        return super().accepts(token) or _is_label(token.strip())
+
+    def read(self, token: str) -> tuple[int, ...]:
+        t = token.strip()
+        if _is_label(t) and not super().accepts(t):
+            raise LabelUse(t, self.field)
+        return super().read(token)
+
+
+#: the transfer-kind words of the BSTART templates, which name no label
+TRANSFER_WORDS = frozenset({"FALL", "DIRECT", "COND", "RET", "IND"})
+
+
+def _is_label(token: str) -> bool:
+    return LABEL.fullmatch(token) is not None and token not in TRANSFER_WORDS
+
+
+#: a label name (``loop``, ``.L3``, ``tail_2``)
+LABEL = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*", re.ASCII)
+
+
 @dataclass(frozen=True)
 class Literal(Kind):
     """A fixed word of the template (``FALL``, ``->LB0``, ``->ra``)."""
@@ -452,30 +488,117 @@ class LoopBound(Kind):
 
 #: SrcRType codes 00 .sw, 01 .uw, 10 .neg, 11 no modifier; an omitted suffix encodes 11
 #: (ADD.asl/SUB.asl contract defaults)
-SRCR_TYPES = (".sw", ".uw", ".neg", "")
+#: the spelling of each SrcRType code, per modifier family (``asl/scalar/model/dispatch/
+#: decode.asl``: the binary, comparison, select and address decodings differ); a code
+#: without a name of its own is spelled ``.t<code>`` (it changes nothing, but it is a
+#: distinct encoding, so the text keeps it)
+SRCR_TYPES: dict[str, tuple[str, ...]] = {
+    "binary": (".sw", ".uw", ".neg", ""),  # DecodeScalarBinaryRightModifier
+    "logical": (".sw", ".uw", ".not", ""),  # the same codes; NegateOrNot is NOT
+    "compare": ("", ".sw", ".uw", ".t3"),  # ApplyRestrictedCompareModifier keeps code 3
+    "compare-logical": ("", ".sw", ".uw", ".not"),  # DecodeScalarComparisonRightModifier
+    "address": ("", ".sw", ".uw", ".neg"),  # DecodeScalarAddressRightModifier
+    "select": ("", ".t1", ".t2", ".neg"),  # DecodeScalarSelectRightModifier
+}
+
+
+def _modifier_family(f: CommandForm) -> str:
+    """Which SrcRType decoding form ``f`` uses (the ASL decodes it per family)."""
+    m = f.mnemonic
+    if m in catalog.SCALAR_AGU:
+        return "address"
+    if m == "CSEL":
+        return "select"
+    if m.startswith(("CMP.", "SETC.")):
+        return "compare-logical" if m.endswith(("AND", "OR")) else "compare"
+    return "logical" if ".not" in f.asm else "binary"
 
 
 @dataclass(frozen=True)
 class ShiftedGpr(Kind):
-    """``a1.uw<<3``: SrcR, its SrcRType modifier and its shift amount."""
+    """``a1.uw<<3``: SrcR, its SrcRType modifier (spelled per ``family``) and its shift
+    amount (the ``shamt`` field, or the form's fixed ``scale``: ``sw ..., [a0, a1<<2]``)."""
 
-    fields: tuple[str, ...] = ("SrcR", "SrcRType", "shamt")
+    family: str = "binary"
+    shift: bool = True
+    scale: int = 0
     noun: str = "register"
+
+    @property
+    def fields(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("SrcR", "SrcRType", "shamt") if self.shift else ("SrcR", "SrcRType")
 
     def accepts(self, token: str) -> bool:
         return re.match(r"\s*[A-Za-z]", token) is not None
 
     def show(self, values: tuple[int, ...]) -> str:
-        reg, kind, amount = values
-        suffix = SRCR_TYPES[kind] if 0 <= kind < len(SRCR_TYPES) else str(kind)
+        reg, kind = values[0], values[1]
+        amount = values[2] if self.shift else self.scale
+        names = SRCR_TYPES[self.family]
+        suffix = names[kind] if 0 <= kind < len(names) else f".t{kind}"
         return Gpr("SrcR").show((reg,)) + suffix + (f"<<{amount}" if amount else "")
 
     def read(self, token: str) -> tuple[int, ...]:
-        m = re.fullmatch(r"([a-z0-9]+)(\.sw|\.uw|\.neg)?(?:<<([0-9]{1,3}))?", token.strip())
+        m = re.fullmatch(r"([a-z0-9]+)(\.[a-z0-9]+)?(?:<<([0-9]{1,3}))?", token.strip())
         if not m:
             raise FormError(f"malformed register operand {show(token)}")
         (reg,) = Gpr("SrcR").read(m.group(1))
-        return (reg, SRCR_TYPES.index(m.group(2) or ""), int(m.group(3) or 0))
+        names = SRCR_TYPES[self.family]
+        suffix = m.group(2) or ""
+        if suffix in names:
+            kind = names.index(suffix)
+        elif re.fullmatch(r"\.t[0-3]", suffix):
+            kind = int(suffix[2])
+        else:
+            spell = ", ".join(n for n in names if n and not n.startswith(".t"))
+            raise FormError(f"unknown register modifier {show(suffix)} (expected {spell})")
+        amount = int(m.group(3) or 0)
+        if self.shift:
+            return (reg, kind, amount)
+        if amount != self.scale and m.group(3) is not None:
+            raise FormError(
+                f"this form scales the register offset by <<{self.scale}, not <<{amount}"
+            )
+        return (reg, kind)
+
+
+@dataclass(frozen=True)
+class Memory(Kind):
+    """``[a0, 8]`` / ``[a0, a1.uw<<3]`` / ``[16]``: an address operand in brackets, its
+    parts spelled by the kinds inside."""
+
+    parts: tuple[Kind, ...]
+    noun: str = "address"
+
+    @property
+    def fields(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(f for k in self.parts for f in k.fields)
+
+    def accepts(self, token: str) -> bool:
+        return token.strip().startswith("[")
+
+    def show(self, values: tuple[int, ...]) -> str | None:
+        out, i = [], 0
+        for k in self.parts:
+            n = len(k.fields)
+            text = k.show(values[i : i + n])
+            if text is None:
+                return None
+            out.append(text)
+            i += n
+        return "[" + ", ".join(out) + "]"
+
+    def read(self, token: str) -> tuple[int, ...]:
+        t = token.strip()
+        if not (t.startswith("[") and t.endswith("]")):
+            raise FormError(f"malformed address {show(token)} (expected [base, offset])")
+        items = _split(t[1:-1])
+        if len(items) != len(self.parts):
+            raise FormError(f"address {show(token)} needs {len(self.parts)} part(s)")
+        values: list[int] = []
+        for k, item in zip(self.parts, items, strict=True):
+            values.extend(k.read(item))
+        return tuple(values)
 
 
 @dataclass(frozen=True)
@@ -587,9 +710,23 @@ class Syntax:
 # --------------------------------------------------------------------------- templates
 
 
+def _shifted(m: re.Match[str], f: CommandForm) -> ShiftedGpr:
+    family = _modifier_family(f)
+    if m[1] == "<<<shamt>":
+        return ShiftedGpr(family)
+    scale = int(m[1][2:]) if m[1] else 0
+    return ShiftedGpr(family, shift=False, scale=scale)
+
+
+def _memory(m: re.Match[str], f: CommandForm, word: str) -> Memory:
+    if m[1] is None:  # PC-relative: [symbol] is the signed displacement
+        return Memory((Int(_immediate(f), word, noun="displacement"),))
+    return Memory(tuple(_slot(t, f, word).kind for t in _split_template(m[1])))
+
+
 def _field_kind(name: str, f: CommandForm, word: str) -> Kind:
     """The kind of a template token that names a field of ``f``."""
-    if re.fullmatch(r"RegSrc[0-2]?|RegDst|SrcL|SrcR", name):
+    if re.fullmatch(r"RegSrc[0-2]?|RegDst|SrcL|SrcR|SrcD1?|SrcP", name):
         return Gpr(name)
     if name.startswith("SrcTile"):
         return Tile(name)
@@ -607,6 +744,7 @@ def _immediate(f: CommandForm) -> str:
 #: own (``mask=PE_MASK``, ``<last>``, ``->{t, u, Rd}``) and ptoc's (``<VEC op>``,
 #: ``LB2=uimm``, ``[x]`` for an operand that may be left off at the end).
 _TOKENS: tuple[tuple[str, Callable[[re.Match[str], CommandForm, str], Slot]], ...] = (
+    (r"\[(.+,.+)\]|\[(symbol|<symbol>)\]", lambda m, f, w: Slot(_memory(m, f, w))),
     (r"\[(.+)\]", lambda m, f, w: Slot(_slot(m[1], f, w).kind, "trailing")),
     (r"mask=<?PE_MASK>?", lambda m, f, w: Slot(Mask())),
     (r"<last>", lambda m, f, w: Slot(Flag("L", "last", ("<last>",)), "zero")),
@@ -615,9 +753,9 @@ _TOKENS: tuple[tuple[str, Callable[[re.Match[str], CommandForm, str], Slot]], ..
     (r"->S<SharedTID><SizeCode>", lambda m, f, w: Slot(Shared(dest=True))),
     (r"->\{LB0, LB1, LB2\}", lambda m, f, w: Slot(LoopBound())),
     (r"->\{t, u, Rd\}", lambda m, f, w: Slot(Prefixed("->", Gpr("RegDst")))),
-    (r"SrcR<\{\.sw,\.uw,\.neg\}><<<shamt>", lambda m, f, w: Slot(ShiftedGpr())),
+    (r"SrcR<[^>]*>(<<<shamt>|<<[0-9])?", lambda m, f, w: Slot(_shifted(m, f))),
     (r"<(VEC|SFU)? ?op>", lambda m, f, w: Slot(TeplOp(Engine(m[1]) if m[1] else None))),
-    (r"<label>", lambda m, f, w: Slot(Int("simm17", w, noun="branch offset"))),
+    (r"<label>", lambda m, f, w: Slot(Label("simm17", w, noun="branch offset"))),
     (
         r"<hex imm>",
         lambda m, f, w: Slot(Int(_immediate(f), w, wrap=f.field(_immediate(f)).width)),
@@ -630,6 +768,8 @@ _TOKENS: tuple[tuple[str, Callable[[re.Match[str], CommandForm, str], Slot]], ..
 
 def _slot(token: str, f: CommandForm, word: str) -> Slot:
     names = {fd.name for fd in f.fields}
+    # the catalog writes some register fields in lower case (``c.setc.eq srcL, srcR``)
+    token = next((n for n in names if n.lower() == token.lower()), token)
     if token in names:
         return Slot(_field_kind(token, f, word))
     for pattern, build in _TOKENS:
@@ -656,8 +796,22 @@ def _split_template(text: str) -> list[str]:
 
 
 def _split(args: str) -> list[str]:
-    """The comma-separated operands of a command's text."""
-    return [a.strip() for a in args.split(",")] if args.strip() else []
+    """The comma-separated operands of a command's text (a bracketed address such as
+    ``[a0, 8]`` is one operand)."""
+    if not args.strip():
+        return []
+    if "[" not in args:
+        return [a.strip() for a in args.split(",")]
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(args):
+        if ch == "[":
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(args[start:i].strip())
+            start = i + 1
+    return [*out, args[start:].strip()]
 
 
 def _syntax(f: CommandForm, template: str, prints: bool = True) -> Syntax:
@@ -671,6 +825,8 @@ def _syntax(f: CommandForm, template: str, prints: bool = True) -> Syntax:
         names = [byname[t.replace("_", "")] for t in _split_template(rest[1:-1])]
         slots = tuple(Slot(_datr_kind(n, word)) for n in names)
         return Syntax(f, word, slots, template, "braced", prints)
+    # a modifier list without braces (``SrcR<.sw, .uw, .not>``) is one token
+    rest = re.sub(r"<(\.[a-z]+(?:,\s*\.[a-z]+)*)>", r"<{\1}>", rest)
     slots = tuple(_slot(t, f, word) for t in _split_template(rest))
     return Syntax(f, word, slots, template, "list", prints)
 
@@ -734,6 +890,42 @@ SPELLINGS: dict[str, Spelling] = {
         )
     ),
     "lui simm, ->{t, u, Rd}": Spelling(replace=("lui <hex imm>, ->{t, u, Rd}",)),
+    # the catalog's bit-field operands M, N are the fields imml (width - 1) and imms/immr
+    # (the offset), written as numbers in field order
+    **{
+        f"{m} {src},  M, N, ->{{t, u, Rd}}": Spelling(
+            replace=(f"{m} SrcL, imml, {off}, ->{{t, u, Rd}}",)
+        )
+        for m, src, off in (
+            ("bcnt", "srcL", "imms"),
+            ("clz", "SrcL", "imms"),
+            ("ctz", "SrcL", "imms"),
+            ("rev", "SrcL", "immr"),
+        )
+    },
+    **{
+        f"{m} SrcL, M, N, ->{{t, u, Rd}}": Spelling(
+            replace=(f"{m} SrcL, imml, imms, ->{{t, u, Rd}}",)
+        )
+        for m in ("bic", "bis", "bxs", "bxu")
+    },
+    # SETC immediates carry a shift (the immediate is shifted left by shamt), written
+    # after the immediate when it is nonzero
+    **{
+        f"setc.{c} SrcL, {imm}": Spelling(replace=(f"setc.{c} SrcL, {imm}, [shamt]",))
+        for c, imm in (
+            ("eqi", "simm"),
+            ("nei", "simm"),
+            ("lti", "simm"),
+            ("gei", "simm"),
+            ("ltui", "uimm"),
+            ("geui", "uimm"),
+            ("andi", "simm"),
+            ("ori", "simm"),
+        )
+    },
+    # SETRET writes ra (R10), spelled as every other GPR
+    "setret uimm, ->Ra": Spelling(replace=("setret uimm, ->ra",)),
 }
 
 
@@ -866,6 +1058,8 @@ def _match(
                 values.update(
                     zip(slots[hit].kind.fields, slots[hit].kind.read(tokens[i]), strict=True)
                 )
+            except LabelUse:
+                raise
             except FormError as e:
                 return _Miss(i, str(e), strong=True)
             used.append(slots[hit])

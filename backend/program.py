@@ -12,7 +12,7 @@ words, both from ``ptoc.backend.isa``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .isa import DTYPE_NONE, DataType, Family, OpDef, op_by_selector
@@ -291,6 +291,26 @@ class Program:
     def from_blocks(cls, blocks: Sequence[Sequence[Command]]) -> Program:
         return cls(tuple(c for b in blocks for c in b))
 
+    def addresses(self) -> tuple[tuple[int, ...], int]:
+        """The byte address of every command (the program starts at address 0) and the
+        program's size: the decoded offsets, else the encoded lengths."""
+        if len(self.offsets) == len(self.commands) and self.commands:
+            from .encoding import encode_command
+
+            last = self.commands[-1]
+            return self.offsets, self.offsets[-1] + _length(last, encode_command)
+        from .encoding import encode_command
+
+        out, at = [], 0
+        for c in self.commands:
+            out.append(at)
+            at += _length(c, encode_command)
+        return tuple(out), at
+
+    def graph(self) -> BlockGraph:
+        """The blocks and their successors (docs/machine.md, "Control flow")."""
+        return BlockGraph.of(self)
+
     def bundle_count(self) -> int:
         """Tile bundles (blocks opened by a tile BSTART); scalar blocks are not bundles
         (docs/formats.md, "Counting")."""
@@ -329,6 +349,74 @@ class Program:
         from .encoding import decode
 
         return decode(data)
+
+
+def _length(c: Command, encode: Callable[[Command], tuple[int, int]]) -> int:
+    try:
+        return encode(c)[1] // 8
+    except Exception:  # a hand-built command no form encodes: one 32-bit parcel
+        return 4
+
+
+#: the continuation of the last block: the run ends
+END = -1
+
+
+@dataclass(frozen=True)
+class BlockGraph:
+    """A program as a graph of blocks (D12).
+
+    ``blocks`` in program order; ``starts[i]`` the byte address of block ``i``;
+    ``fall[i]`` the block its sequential continuation enters (the next block, or
+    :data:`END`); ``target[i]`` for a DIRECT or COND block the block its
+    ``BSTART ... <label>`` names (``P + (simm17 << 1)``, the BSTART's own address P), or
+    None when that address starts no block (taking it faults), :data:`END` when it is the
+    end of the program. RET targets are read from ``ra`` at run time (:meth:`at`).
+    """
+
+    blocks: tuple[Block, ...]
+    starts: tuple[int, ...]
+    size: int
+    fall: tuple[int, ...]
+    target: tuple[int | None, ...]
+
+    @classmethod
+    def of(cls, program: Program) -> BlockGraph:
+        blocks = tuple(program.blocks())
+        addrs, size = program.addresses()
+        starts = tuple(addrs[b.index] if b.index < len(addrs) else size for b in blocks)
+        by_addr = {a: i for i, a in enumerate(starts)}
+        fall = tuple(i + 1 if i + 1 < len(blocks) else END for i in range(len(blocks)))
+        target: list[int | None] = []
+        for b, at in zip(blocks, starts, strict=True):
+            s = b.start
+            if isinstance(s, ScalarStart) and s.kind in ("DIRECT", "COND"):
+                dest = at + 2 * s.offset
+                target.append(END if dest == size else by_addr.get(dest))
+            else:
+                target.append(None)
+        return cls(blocks, starts, size, fall, tuple(target))
+
+    def at(self, address: int) -> int | None:
+        """The block starting at ``address`` (END for the end of the program), or None."""
+        if address == self.size:
+            return END
+        try:
+            return self.starts.index(address)
+        except ValueError:
+            return None
+
+    def successors(self, i: int) -> tuple[int, ...]:
+        """The statically known successors of block ``i`` (RET's are not)."""
+        s = self.blocks[i].start
+        kind = s.kind if isinstance(s, ScalarStart) else "FALL"
+        out: list[int] = []
+        if kind in ("FALL", "COND"):
+            out.append(self.fall[i])
+        t = self.target[i]
+        if kind in ("DIRECT", "COND") and t is not None:
+            out.append(t)
+        return tuple(dict.fromkeys(out))
 
 
 def count_text(bundles: int, scalar_blocks: int) -> str:

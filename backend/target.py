@@ -23,6 +23,8 @@ DEFAULT_GM_SIZE = 64 << 20
 MAX_GM_SIZE = 4 << 30
 #: the ``TILE_CAPACITY`` reset value: Local tile bytes per PE
 DEFAULT_CAPACITY = 262144
+#: blocks (tile bundles and scalar blocks) one run may execute before it is stopped
+DEFAULT_MAX_STEPS = 10**8
 
 #: the inclusive ranges of the counted parameters: four hands T, U, M, N (D1), at most
 #: 16 reachable entries per hand (D2), at most four PEs
@@ -40,7 +42,10 @@ class MachineConfig:
     ``hands`` (1..4) Local tile queues T, U, M, N; ``depth`` (1..16) reachable entries per
     queue; ``capacity`` bytes of Local tile storage per PE (the ``TILE_CAPACITY`` reset
     value 262144 by default); ``pes`` (1..4) processing elements, PE0 being the most
-    significant PE_MASK bit; ``gm_size`` bytes of global memory.
+    significant PE_MASK bit; ``gm_size`` bytes of global memory; ``max_steps`` the
+    number of blocks one run may execute (D12: a program that loops longer stops with
+    an error naming the block, never hangs). ``max_steps`` bounds a run rather than
+    shaping the core, so :meth:`text` names it only when it differs from its default.
     """
 
     hands: int = LIMITS["hands"][1]
@@ -48,6 +53,7 @@ class MachineConfig:
     capacity: int = DEFAULT_CAPACITY
     pes: int = LIMITS["pes"][1]
     gm_size: int = DEFAULT_GM_SIZE
+    max_steps: int = DEFAULT_MAX_STEPS
 
     def __post_init__(self) -> None:
         for name, (lo, hi) in LIMITS.items():
@@ -56,6 +62,8 @@ class MachineConfig:
                 raise ConfigError(f"machine parameter {name}={v} is outside {lo}..{hi}")
         if self.capacity < 0:
             raise ConfigError(f"machine parameter capacity={self.capacity} is negative")
+        if self.max_steps <= 0:
+            raise ConfigError(f"machine parameter max_steps={self.max_steps} must be positive")
         if self.gm_size <= 0:
             raise ConfigError(f"machine parameter gm_size={self.gm_size} must be positive")
         if self.gm_size > MAX_GM_SIZE:
@@ -89,7 +97,11 @@ class MachineConfig:
 
     def text(self) -> str:
         """The parameters in :meth:`parse` syntax."""
-        return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
+        return ",".join(
+            f"{f.name}={getattr(self, f.name)}"
+            for f in fields(self)
+            if f.name != "max_steps" or self.max_steps != DEFAULT_MAX_STEPS
+        )
 
 
 _SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}

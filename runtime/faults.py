@@ -49,6 +49,8 @@ class MachineFault(Error):
         self.rule = rule
         self.op = op
         self.bundle = bundle
+        #: in a scalar block: the index of the faulting instruction among its steps
+        self.step: int | None = None
 
     def locate(self, bundle: BundleLocation, op: str) -> MachineFault:
         """Fill in the location (and the operation when the raiser did not know it)."""
@@ -99,6 +101,24 @@ class DataAlignmentFault(MachineFault):
     fault = Fault.DATA_ALIGNMENT
 
 
+class InstructionPCFault(MachineFault):
+    """``Fault_InstructionPC``: a block continuation that is odd or names no block."""
+
+    fault = Fault.INSTRUCTION_PC
+
+
+class StepBoundExceeded(MachineFault):
+    """A run that executed ``MachineConfig.max_steps`` blocks without ending (D12: the
+    executor stops a program that loops too long, it never hangs). Not an
+    architectural fault; reported like one (exit status 3 on the command line)."""
+
+    fault = Fault.BUNDLE_CONTROL
+
+    def __str__(self) -> str:
+        where = self.bundle.text() if self.bundle is not None else "outside any bundle"
+        return f"step bound exceeded at {where}: {self.rule}"
+
+
 class UnsupportedOperation(MachineFault):
     """A legal operation this executor does not model (CUBE matrix ops, Shared tiles,
     indexed GM ops, ...). Reported like ``Fault_IllegalInstruction`` and rejected before
@@ -114,6 +134,7 @@ FAULT_CLASSES: dict[Fault, type[MachineFault]] = {
     Fault.ILLEGAL_INSTRUCTION: IllegalInstructionFault,
     Fault.DATA_PAGE: DataPageFault,
     Fault.DATA_ALIGNMENT: DataAlignmentFault,
+    Fault.INSTRUCTION_PC: InstructionPCFault,
 }
 
 

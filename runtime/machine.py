@@ -22,8 +22,9 @@ from ptoc.backend.errors import Error
 from ptoc.backend.isa.fields import GPR_BY_NAME, GPR_COUNT, XMASK, Hand, mask_pes
 from ptoc.backend.literals import show
 from ptoc.backend.program import (
+    END,
     Block,
-    Command,
+    BlockGraph,
     Generic,
     Ios,
     Iot,
@@ -44,11 +45,20 @@ from .faults import (
     BundleControlFault,
     BundleLocation,
     IllegalInstructionFault,
+    InstructionPCFault,
     MachineFault,
+    StepBoundExceeded,
     unsupported,
 )
 from .memory import GMError, check_range
-from .scalar import ScalarStep, compile_scalar, run_scalar_block
+from .scalar import (
+    RA,
+    ScalarContext,
+    ScalarStep,
+    compile_scalar,
+    is_condition_setter,
+    run_scalar_block,
+)
 from .state import MachineSnapshot, MachineState
 from .tiles import Layout, Tile, poisoned, raw_bits
 from .trace import Trace, TraceRecord, record_bundle, record_scalar
@@ -119,7 +129,9 @@ class Machine:
             raise ConfigError(
                 f"cannot allocate the {self.config.gm_size}-byte global memory on this host"
             ) from None
-        self._compiled: OrderedDict[int, tuple[Program, list[_Step]]] = OrderedDict()
+        self._compiled: OrderedDict[int, tuple[Program, BlockGraph, list[_Step]]] = (
+            OrderedDict()
+        )
 
     # ------------------------------------------------------------------ GM
 
@@ -283,18 +295,32 @@ class Machine:
     # ------------------------------------------------------------------ running
 
     def run(self, program: Program | bytes, trace: bool = False) -> RunReport:
-        """Execute a Program (or little-endian parcels, decoded first)."""
+        """Execute a Program (or little-endian parcels, decoded first), following its
+        block graph (D12) until the continuation leaves the program; stops with
+        :class:`StepBoundExceeded` after ``config.max_steps`` blocks."""
         if isinstance(program, (bytes, bytearray)):
             program = decode(bytes(program))
-        steps = self._compile(program)
+        graph, steps = self._compile(program)
         report = RunReport(trace=Trace() if trace else None)
         records = report.trace.records if report.trace is not None else None
         state = self.state
         tiles = scalars = 0  # tile bundles and scalar blocks run so far (docs/formats.md)
-        for kind, block, payload in steps:
+        bound = self.config.max_steps
+        executed = 0
+        pos = 0 if steps else END
+        while pos != END:
+            kind, block, payload = steps[pos]
             in_scalar = isinstance(block.start, ScalarStart)
             index = scalars if in_scalar else tiles
+            nxt = graph.fall[pos]
             try:
+                if executed >= bound:
+                    raise StepBoundExceeded(
+                        f"the run executed {bound} blocks without ending (machine "
+                        f"parameter max_steps={bound}); the next block, block {pos} of "
+                        f"the program, was not run"
+                    )
+                executed += 1
                 if kind == "tile":
                     if records is None:
                         execute_untraced(state, payload)
@@ -304,7 +330,7 @@ class Machine:
                         records.append(record_bundle(index, payload, outcome, state, before))
                 elif kind == "scalar":
                     gprs_before = state.gpr.copy() if records is not None else None
-                    state.gpr = run_scalar_block(state.gpr, payload)
+                    nxt = self._run_scalar(pos, payload, graph)
                     if records is not None:
                         records.append(record_scalar(index, block, gprs_before, state.gpr))
                 else:
@@ -318,6 +344,8 @@ class Machine:
                     and payload.fault_at >= 0
                 ):
                     ci = block.index + 1 + payload.fault_at  # the offending header command
+                if kind == "scalar" and f.step is not None and f.step < len(payload.commands):
+                    ci = payload.commands[f.step]  # the faulting scalar instruction
                 loc = BundleLocation(
                     index, ci, _line(program, ci), _offset(program, ci), scalar=in_scalar
                 )
@@ -326,56 +354,143 @@ class Machine:
                 scalars += 1
             elif block.start is not None:
                 tiles += 1
+            pos = nxt
         report.bundles, report.scalar_blocks = tiles, scalars
         if report.trace is not None:
             report.records = report.trace.records
         return report
 
-    def _compile(self, program: Program) -> list[_Step]:
+    def _run_scalar(self, pos: int, plan: _ScalarPlan, graph: BlockGraph) -> int:
+        """Run one scalar block; publish its GPRs (its stores are already in GM, undone
+        on a fault) and return the block its continuation selects."""
+        state = self.state
+        ctx = ScalarContext(
+            state.gpr.copy(),
+            state.gm,
+            self.config.gm_size,
+            state.squeue.copy(),
+            state.squeue_valid.copy(),
+        )
+        ra = state.gpr[:, RA].copy()  # RET snapshots ra before the block runs
+        run_scalar_block(ctx, plan.steps)
+        try:
+            nxt = self._continuation(pos, plan, graph, ctx, ra)
+        except MachineFault:
+            ctx.rollback()
+            raise
+        state.gpr = ctx.gpr
+        assert ctx.squeue is not None and ctx.squeue_valid is not None
+        state.squeue, state.squeue_valid = ctx.squeue, ctx.squeue_valid
+        return nxt
+
+    @staticmethod
+    def _continuation(
+        pos: int, plan: _ScalarPlan, graph: BlockGraph, ctx: ScalarContext, ra: np.ndarray
+    ) -> int:
+        """``BARGCommitPC``: the sequential continuation, or BPCN for DIRECT, a taken
+        COND and RET."""
+        kind = plan.transfer
+        if kind == "FALL" or (kind == "COND" and not ctx.taken):
+            return graph.fall[pos]
+        if kind in ("DIRECT", "COND"):
+            t = graph.target[pos]
+            if t is None:
+                dest = graph.starts[pos] + 2 * plan.offset
+                raise InstructionPCFault(
+                    f"the {kind} target 0x{dest:x} (offset {plan.offset}) starts no block "
+                    f"of the program (blocks start at BSTART commands; the program ends at "
+                    f"0x{graph.size:x})"
+                )
+            return t
+        values = sorted({int(v) for v in ra})
+        if len(values) > 1:
+            per_pe = ", ".join(f"PE{p} 0x{int(v):x}" for p, v in enumerate(ra))
+            raise BundleControlFault(
+                f"RET: the PEs hold different return addresses in ra ({per_pe})"
+            )
+        dest = values[0]
+        t = graph.at(dest)
+        if dest & 1 or t is None:
+            why = "is odd" if dest & 1 else "starts no block of the program"
+            raise InstructionPCFault(f"RET: the return address ra=0x{dest:x} {why}")
+        return t
+
+    def _compile(self, program: Program) -> tuple[BlockGraph, list[_Step]]:
         key = id(program)
         hit = self._compiled.get(key)
         if hit is not None and hit[0] is program:
             self._compiled.move_to_end(key)
-            return hit[1]
-        steps = [_compile_block(b) for b in program.blocks()]
-        self._compiled[key] = (program, steps)
+            return hit[1], hit[2]
+        graph = program.graph()
+        addrs, _ = program.addresses()
+        steps = [_compile_block(b, addrs) for b in graph.blocks]
+        self._compiled[key] = (program, graph, steps)
         if len(self._compiled) > 8:
             self._compiled.popitem(last=False)
-        return steps
+        return graph, steps
 
 
-def _compile_block(block: Block) -> _Step:
+@dataclass(frozen=True)
+class _ScalarPlan:
+    """A compiled scalar block: its steps, the command index of each, its transfer
+    kind and branch offset."""
+
+    steps: list[ScalarStep]
+    commands: tuple[int, ...]
+    transfer: str = "FALL"
+    offset: int = 0
+
+
+def _compile_block(block: Block, addrs: tuple[int, ...]) -> _Step:
     start = block.start
     if isinstance(start, TileStart):
         return ("tile", block, build_plan(start, block.commands))
     if isinstance(start, ScalarStart):
         try:
-            return ("scalar", block, _scalar_steps(start, block.commands))
+            return ("scalar", block, _scalar_plan(start, block, addrs))
         except MachineFault as f:
             return ("fault", block, (type(f), f.rule, f.op))
     # commands outside any block; a zero-mask B.IOT/B.IOS is skipped before placement
     stray = [c for c in block.commands if not (isinstance(c, (Iot, Ios)) and c.mask == 0)]
     if not stray and block.stop is None:
-        return ("scalar", block, [])
+        return ("scalar", block, _ScalarPlan([], ()))
     what = command_text(stray[0]) if stray else "BSTOP"
     return ("fault", block, (BundleControlFault, f"{what} outside any block", what))
 
 
-def _scalar_steps(start: ScalarStart, commands: tuple[Command, ...]) -> list[ScalarStep]:
+def _scalar_plan(start: ScalarStart, block: Block, addrs: tuple[int, ...]) -> _ScalarPlan:
     rule = encoding_rule(start)
     if rule is not None:
         raise IllegalInstructionFault(rule, f"BSTART.{start.block}")
-    if start.block != "STD" or start.kind != "FALL":
+    if start.block != "STD" or start.kind not in TRANSFERS:
         raise unsupported(f"BSTART.{start.block} {start.kind} (control flow)", "BSTART")
-    steps = []
-    for c in commands:
+    steps: list[ScalarStep] = []
+    where: list[int] = []
+    setters = 0
+    for k, c in enumerate(block.commands):
+        ci = block.index + 1 + k
         # each command is decoded before it is dispatched (a reserved encoding faults as
         # Fault_IllegalInstruction, even where its placement would be wrong too)
         rule = encoding_rule(c) if not isinstance(c, Stop) else None
         if rule is not None:
             raise IllegalInstructionFault(rule, command_text(c))
         if isinstance(c, Scalar):
-            steps.append(compile_scalar(c))
+            if is_condition_setter(c):
+                # ScalarOperationApplicable: one setter, in a COND block
+                name = c.mnemonic.lower()
+                if start.kind != "COND":
+                    raise BundleControlFault(
+                        f"{name} sets the block condition, but this block is "
+                        f"BSTART.STD {start.kind} (only a COND block has one)",
+                        name,
+                    )
+                setters += 1
+                if setters > 1:
+                    raise BundleControlFault(
+                        f"{name} is a second condition setter in one COND block", name
+                    )
+            steps.append(compile_scalar(c, addrs[ci] if ci < len(addrs) else 0))
+            where.append(ci)
         elif isinstance(c, Generic) and generic_kind(c) == "B.HINT":
             if any(k == "B/E" for k, _ in c.fields):
                 raise unsupported("B.HINT TRACE (it opens a new block)", "B.HINT")
@@ -387,7 +502,11 @@ def _scalar_steps(start: ScalarStart, commands: tuple[Command, ...]) -> list[Sca
         else:
             name = command_text(c)
             raise BundleControlFault(f"{name} inside a standard (scalar) block", name)
-    return steps
+    return _ScalarPlan(steps, tuple(where), start.kind, start.offset)
+
+
+#: the BSTART.STD transfer kinds the executor follows (IND is not modelled)
+TRANSFERS = ("FALL", "DIRECT", "COND", "RET")
 
 
 def _index(value: Any, what: str) -> int:

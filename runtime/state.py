@@ -46,6 +46,10 @@ class MachineState:
         self.queues: list[list[Tile]] = [[] for _ in range(config.hands)]
         self.used = [0] * config.pes
         self.status = np.zeros(config.pes, np.uint8)
+        #: the scalar temporary queues T and U (``_TQueue``/``_UQueue``): four entries
+        #: each, entry 0 the newest, a value per PE and one validity per entry
+        self.squeue = np.zeros((config.pes, 2, 4), np.uint64)
+        self.squeue_valid = np.zeros((2, 4), bool)
         self._serial = 0
 
     # ------------------------------------------------------------------ queues
@@ -164,6 +168,8 @@ class MachineState:
             queues=tuple(tuple(_tile_record(t) for t in q) for q in self.queues),
             used=tuple(self.used),
             status=self.status.copy(),
+            squeue=self.squeue.copy(),
+            squeue_valid=self.squeue_valid.copy(),
         )
 
 
@@ -211,6 +217,8 @@ class MachineSnapshot:
     queues: tuple[tuple[TileRecord, ...], ...]
     used: tuple[int, ...]
     status: np.ndarray
+    squeue: np.ndarray | None = None
+    squeue_valid: np.ndarray | None = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MachineSnapshot):
@@ -221,6 +229,8 @@ class MachineSnapshot:
             and self.queues == other.queues
             and self.used == other.used
             and bool(np.array_equal(self.status, other.status))
+            and _same(self.squeue, other.squeue)
+            and _same(self.squeue_valid, other.squeue_valid)
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -239,4 +249,15 @@ class MachineSnapshot:
             out.append(f"capacity use differs: {self.used} vs {other.used}")
         if not np.array_equal(self.status, other.status):
             out.append(f"status differs: {self.status} vs {other.status}")
+        queues = _same(self.squeue, other.squeue) and _same(
+            self.squeue_valid, other.squeue_valid
+        )
+        if not queues:
+            out.append("scalar temporary queues differ")
         return out
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool(np.array_equal(a, b))

@@ -33,13 +33,42 @@ SPEC_FILES = (
     "instruction-contracts.json",
 )
 
-#: scalar instructions ptoc uses to materialize constants and per-PE addresses, plus
-#: C.SETRET: ptoc never emits or executes it, but it owns the c.movi words whose RegDst
-#: is 10 (c.movi's not-equal constraint), so the decoder must read those words as
-#: C.SETRET and never as c.movi
+#: scalar instructions the executor runs in standard blocks (D12): every 32-bit ALU form,
+#: the BRU compares and condition setters, SETRET, the AGU loads and stores of GPRs
+#: (immediate, register, PC-relative and compressed addressing), and the 16-bit forms.
+#: C.SETRET also owns the c.movi words whose RegDst is 10 (c.movi's not-equal
+#: constraint), so the decoder reads those words as C.SETRET and never as c.movi. The
+#: 48-bit HL forms, C.SETC.TGT, jumps inside a block, atomics, floating point and SYS
+#: forms are not listed.
 SCALAR_MNEMONICS = (
-    "ADDI", "LUI", "C.MOVI", "ORI", "ANDI", "XORI", "SLLI", "SRLI", "SRAI",
-    "ADD", "SUB", "MUL", "C.SETRET",
+    # ALU
+    "ADD", "ADDW", "SUB", "SUBW", "AND", "ANDW", "OR", "ORW", "XOR", "XORW",
+    "ADDI", "ADDIW", "SUBI", "SUBIW", "ANDI", "ANDIW", "ORI", "ORIW", "XORI", "XORIW",
+    "SLL", "SLLW", "SRL", "SRLW", "SRA", "SRAW", "SLLI", "SLLIW", "SRLI", "SRLIW",
+    "SRAI", "SRAIW", "MIN", "MINU", "MAX", "MAXU",
+    "MUL", "MULU", "MULW", "MULUW", "MADD", "MADDW",
+    "DIV", "DIVU", "DIVW", "DIVUW", "REM", "REMU", "REMW", "REMUW",
+    "BXS", "BXU", "CLZ", "CTZ", "BCNT", "BIC", "BIS", "REV", "CSEL",
+    "LUI", "C.MOVI", "C.MOVR", "C.SETRET",
+    "C.ADD", "C.ADDI", "C.AND", "C.OR", "C.SUB", "C.SLLI", "C.SRLI",
+    "C.SEXT.B", "C.SEXT.H", "C.SEXT.W", "C.ZEXT.B", "C.ZEXT.H", "C.ZEXT.W",
+    # BRU
+    "CMP.EQ", "CMP.NE", "CMP.LT", "CMP.GE", "CMP.LTU", "CMP.GEU",
+    "CMP.EQI", "CMP.NEI", "CMP.LTI", "CMP.GEI", "CMP.LTUI", "CMP.GEUI",
+    "CMP.AND", "CMP.OR", "CMP.ANDI", "CMP.ORI",
+    "SETC.EQ", "SETC.NE", "SETC.LT", "SETC.GE", "SETC.LTU", "SETC.GEU",
+    "SETC.EQI", "SETC.NEI", "SETC.LTI", "SETC.GEI", "SETC.LTUI", "SETC.GEUI",
+    "SETC.AND", "SETC.OR", "SETC.ANDI", "SETC.ORI", "C.SETC.EQ", "C.SETC.NE", "SETRET",
+    "C.CMP.EQI", "C.CMP.NEI",
+    # AGU
+    "LB", "LBU", "LH", "LHU", "LW", "LWU", "LD",
+    "LBI", "LBUI", "LHI", "LHUI", "LWI", "LWUI", "LDI",
+    "LHI.U", "LHUI.U", "LWI.U", "LWUI.U", "LDI.U",
+    "LB.PCR", "LBU.PCR", "LH.PCR", "LHU.PCR", "LW.PCR", "LWU.PCR", "LD.PCR",
+    "SB", "SH", "SW", "SD", "SH.U", "SW.U", "SD.U",
+    "SBI", "SHI", "SWI", "SDI", "SHI.U", "SWI.U", "SDI.U",
+    "SB.PCR", "SH.PCR", "SW.PCR", "SD.PCR",
+    "C.LDI", "C.LWI", "C.SDI", "C.SWI",
 )  # fmt: skip
 #: header and boundary commands ptoc encodes (every form of each)
 COMMAND_MNEMONICS = (
@@ -111,7 +140,48 @@ def forms_source(spec: dict[str, Any]) -> str:
     out += "".join(_form_row(f) for f in sorted(cmds, key=key))
     out += ")\n\nSCALAR_FORMS: tuple[CommandForm, ...] = (\n"
     out += "".join(_form_row(f) for f in sorted(scal, key=key))
-    return out + ")\n"
+    out += ")\n\n#: the catalog's AGU record of every scalar load and store, by mnemonic\n"
+    out += "SCALAR_AGU: dict[str, AguDef] = {\n"
+    for f in sorted(scal, key=key):
+        a = f.get("agu")
+        if a is not None:
+            out += (
+                f"    {f['mnemonic']!r}: AguDef({a['action']!r}, {a['address_kind']!r}, "
+                f"{a['size_bytes']}, {a['signed_load']}, {a['offset_scale']}, "
+                f"{a['update_mode']!r}),\n"
+            )
+    out += "}\n\n"
+    # the ASL numbers forms by their position in the JSON catalogs (DecodeScalarForm,
+    # DecodeCommandForm); the conformance tooling maps ptoc's forms to those numbers
+    for name, file, chosen in (
+        ("COMMAND_FORM_INDEX", "command-forms.json", cmds),
+        ("SCALAR_FORM_INDEX", "scalar-forms.json", scal),
+    ):
+        ids = {f["form_id"] for f in chosen}
+        listed = enumerate(spec[file]["forms"])
+        pos = {f["form_id"]: i for i, f in listed if f["form_id"] in ids}
+        out += f"#: form_id -> its index in ``{file}`` (the ASL's form number)\n"
+        out += f"{name}: dict[str, int] = {{\n"
+        rows = sorted(pos.items(), key=lambda kv: kv[1])
+        out += "".join(f"    {k!r}: {v},\n" for k, v in rows)
+        out += "}\n"
+        count = name.replace("_INDEX", "_COUNT")
+        out += f"{count} = {len(spec[file]['forms'])}  # forms in ``{file}``\n"
+        # the forms ptoc leaves out, so that a word of one is told from an illegal word
+        other = name.replace("_FORM_INDEX", "_FORMS_NOT_MODELLED")
+        out += f"#: ``{file}`` forms ptoc does not list: (mnemonic, length_bits, mask, match)\n"
+        out += f"{other}: tuple[tuple[str, int, int, int], ...] = (\n"
+        for f in spec[file]["forms"]:
+            if f["form_id"] in ids:
+                continue
+            mask = match = shift = 0
+            for e in f["encoding"]:
+                mask |= int(e["mask"], 16) << shift
+                match |= int(e["match"], 16) << shift
+                shift += e["width_bits"]
+            out += f"    ({f['mnemonic']!r}, {f['length_bits']}, 0x{mask:x}, 0x{match:x}),\n"
+        out += ")\n\n"
+    return out.rstrip("\n") + "\n"
 
 
 # --------------------------------------------------------------------------- ops
@@ -303,7 +373,8 @@ from the PTO-ISA/pto-spec 0.58.3 catalogs (BSD-3), ``seed_overrides.py`` and
 
 # ruff: noqa: E501
 from .datatypes import DataType as D
-from .schema import CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece, IorSlot, OpDef
+from .schema import AguDef, CommandForm, DimDef, Engine, Family, FieldDef, FieldPiece
+from .schema import IorSlot, OpDef
 
 '''
 

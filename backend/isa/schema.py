@@ -42,6 +42,7 @@ class Fault(enum.StrEnum):
     BUNDLE_POST_COMMIT = "Fault_BundlePostCommit"
     DATA_ALIGNMENT = "Fault_DataAlignment"
     DATA_PAGE = "Fault_DataPage"
+    INSTRUCTION_PC = "Fault_InstructionPC"
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,23 @@ class CommandForm:
 
     def decode(self, word: int) -> dict[str, int]:
         return {f.name: f.extract(word) for f in self.fields}
+
+
+@dataclass(frozen=True)
+class AguDef:
+    """The catalog's AGU record of a scalar load or store (``scalar-forms.json``)."""
+
+    #: ``Load``, ``Store`` (pairs and prefetches are not listed)
+    action: str
+    #: ``Immediate`` (base + simm), ``Register`` (base + modified SrcR), ``PCRelative``
+    address_kind: str
+    size_bytes: int
+    #: a load sign-extends its value (else zero-extends)
+    signed_load: bool
+    #: the immediate (or a register offset without ``shamt``) is shifted left by this
+    offset_scale: int
+    #: ``None``, ``PreIndex``, ``PostIndex``
+    update_mode: str
 
 
 @dataclass(frozen=True)

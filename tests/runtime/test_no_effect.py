@@ -323,11 +323,12 @@ def test_fault_midway_keeps_earlier_bundles_and_skips_later_ones() -> None:
 
 
 def test_scalar_block_fault_publishes_no_gpr() -> None:
-    """A scalar block that fails part-way (an unsupported temporary-queue operand after
-    two good instructions) leaves every GPR unchanged."""
+    """A scalar block that fails part-way (a temporary-queue source never pushed, after
+    two good instructions and a push) leaves every GPR and the queues unchanged."""
     rig = busy()
     rig.fault(
-        P.std("addi zero, 5, ->a3", "addi a3, 1, ->a4", "lui 1, ->r30"), UnsupportedOperation
+        P.std("addi zero, 5, ->a3", "addi a3, 1, ->a4", "lui 1, ->r30", "add r25, a3, ->a5"),
+        IllegalInstructionFault,
     )
 
 

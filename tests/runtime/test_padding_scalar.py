@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType
-from ptoc.runtime import TileLegalityFault, UnsupportedOperation
+from ptoc.runtime import IllegalInstructionFault, TileLegalityFault
 
 from .util import bits, machine, prog
 
@@ -146,10 +146,10 @@ def test_scalar_runs_per_pe() -> None:
     assert [m.gpr("a1", pe) for pe in range(4)] == [5, 105, 205, 305]
 
 
-def test_scalar_temporaries_unsupported_and_atomic() -> None:
+def test_scalar_temporaries_read_only_when_pushed_and_atomic() -> None:
     m = machine()
     before = m.snapshot()
-    with pytest.raises(UnsupportedOperation, match="temporary"):
+    with pytest.raises(IllegalInstructionFault, match="holds no value"):
         m.run(prog("BSTART.STD FALL\naddi zero, 1, ->a0\naddi r24, 1, ->a1\nBSTOP\n"))
     assert m.snapshot() == before
     m.run(prog("BSTART.STD FALL\naddi zero, 1, ->r25\nBSTOP\n"))  # RegDst 24..29 discard

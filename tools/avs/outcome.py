@@ -61,6 +61,8 @@ UNTRANSLATED_GROUPS: dict[str, str] = {
     "memory events": "ptoc's executor records no memory-access events (the ASL's ordering "
     "and visibility traces)",
     "fault address": "ptoc locates a fault by bundle and command, not by a PC",
+    "scalar forms not modelled": "ptoc's catalog lists the 32-bit ALU, BRU compare and "
+    "AGU forms (D12), not the 48-bit HL forms, atomics, floating point, SYS or jumps",
 }
 
 

@@ -1,11 +1,21 @@
 """The ptoc binding of the ASL model functions the AVS tests call.
 
 Importing this package registers every binding (:mod:`.harness`, :mod:`.catalog`,
-:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`); :class:`PtocModel` is the model one
-test runs against.
+:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`, :mod:`.cube`, :mod:`.scalar`);
+:class:`PtocModel` is the model one test runs against.
 """
 
-from . import bundle, catalog, cube, direct, elements, harness, internal, schema  # noqa: F401
+from . import (  # noqa: F401
+    bundle,
+    catalog,
+    cube,
+    direct,
+    elements,
+    harness,
+    internal,
+    scalar,
+    schema,
+)
 from .core import BINDINGS, NOT_APPLICABLE, UNBOUND, PtocModel
 
 __all__ = ["BINDINGS", "NOT_APPLICABLE", "UNBOUND", "PtocModel"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ptoc.backend.encoding import decode_command
-from ptoc.backend.isa import Family
+from ptoc.backend.isa import Family, catalog
 from ptoc.backend.isa.fields import Hand
 from ptoc.backend.program import (
     Command,
@@ -49,6 +49,14 @@ CLASSES = {
 
 def _int(v: Any) -> int:
     return v.value if isinstance(v, Bits) else int(v)
+
+
+def not_modelled(forms: tuple[tuple[str, int, int, int], ...], value: int, bits: int) -> str:
+    """The mnemonic of the catalog form ptoc does not list that the word is, or ""."""
+    for mnemonic, length, mask, match in forms:
+        if length == bits and value & mask == match:
+            return mnemonic
+    return ""
 
 
 def headers(m: PtocModel) -> list[Command]:
@@ -190,6 +198,11 @@ def execute_command_instruction(m: PtocModel, instruction: Bits, length: int) ->
     value = instruction.value & ((1 << length) - 1)
     c = decode_command(value, length)
     if c is None:
+        unlisted = not_modelled(catalog.COMMAND_FORMS_NOT_MODELLED, value, length)
+        if unlisted:
+            raise Untranslated(
+                "ExecuteCommandInstruction", f"{unlisted}: a command form ptoc does not list"
+            )
         m.set_fault("Fault_IllegalInstruction")
         return REJECTED
     if isinstance(c, TileStart):
@@ -201,7 +214,10 @@ def execute_command_instruction(m: PtocModel, instruction: Bits, length: int) ->
     if isinstance(c, ScalarStart):
         raise Untranslated("scalar block", "ptoc runs BSTART.STD blocks only inside programs")
     if isinstance(c, Stop):
-        ok = commit(m) if m.bundle_active else True
+        if not m.bundle_active:  # a BSTOP outside any block (CompleteBundleAt)
+            m.set_fault("Fault_BundleControl")
+            return REJECTED
+        ok = commit(m)
         m.reset_bundle()
         return EXECUTED if ok else REJECTED
     if isinstance(c, Datr):

@@ -274,6 +274,10 @@ class PtocModel:
         self.gprs = Array([Array([Bits(64, 0) for _ in range(24)]) for _ in range(4)])
         self.agent = 0
         self.memory = np.zeros(MEMORY_BYTES, np.uint8)
+        #: the scalar temporary queues (``_TQueue``, ``_UQueue``) as ptoc's scalar
+        #: context holds them: values (1 PE, T/U, entry) and validity (T/U, entry)
+        self.squeue = np.zeros((1, 2, 4), np.uint64)
+        self.squeue_valid = np.zeros((2, 4), bool)
         self.status = 0
         self.last_fault = Enum("Fault_None")
         self.fault_address = Bits(64, 0)
