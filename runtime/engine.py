@@ -79,9 +79,7 @@ class Ctx:
         self.name = spec.name
         self.dims = spec.dims
         npes = state.config.pes
-        # a bundle without bindings (TPREFETCH) has implicit participation: every PE
-        mask = plan.mask if plan.bindings or plan.shared else first_pes_mask(npes)
-        self.mask = mask
+        mask = self.mask = participation(plan, npes)
         pes, self.P, self.pidx, self.pkey = geometry(mask, npes)
         self.pes = pes
         if pes[-1] >= npes:
@@ -343,6 +341,12 @@ def or_status(state: MachineState, st: np.ndarray, pidx: slice | list[int], P: i
         state.status[pidx] |= st
 
 
+def participation(plan: BundlePlan, npes: int) -> int:
+    """The PE_MASK a bundle runs on: its bindings' mask, or for a bundle that binds no
+    tile (TPREFETCH) the implicit participation of every PE of the machine."""
+    return plan.mask if plan.bindings or plan.shared else first_pes_mask(npes)
+
+
 def resolve_dims(state: MachineState, plan: BundlePlan, name: str) -> tuple[int | None, ...]:
     """LB values; a register-based B.DIM must give the same value on every participating
     PE (this executor's rule: one bundle describes one geometry)."""
@@ -350,7 +354,7 @@ def resolve_dims(state: MachineState, plan: BundlePlan, name: str) -> tuple[int 
     if const is not None:
         return const
     npes = state.config.pes
-    pes = list(MASK_PES[plan.mask]) if plan.bindings or plan.shared else list(range(npes))
+    pes = list(MASK_PES[participation(plan, npes)])
     if pes and pes[-1] >= npes:  # checked before any GPR of that PE is read
         raise TileLegalityFault(
             f"mask={mask_text(plan.mask)} selects PE{pes[-1]}, but this machine has "
