@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, ArrayAttr, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -24,6 +24,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -38,6 +39,8 @@ __all__ = [
     "PTO_OP_BY_MNEMONIC",
     "AddrOp",
     "ConstOp",
+    "IndexAddrOp",
+    "LoadScalarOp",
     "MaterializeOp",
     "ProgramOp",
     "Pto",
@@ -87,6 +90,99 @@ class AddrOp(IRDLOperation):
     @property
     def step(self) -> int:
         return 0 if self.pe_step is None else self.pe_step.value.data
+
+
+@irdl_op_definition
+class IndexAddrOp(IRDLOperation):
+    """``%a = pto.index %base + [%i * 256, %j * 4]``: a GM address that run-time integers
+    move: ``base + sum(index * scale)`` bytes (a load or store window at a run-time row or
+    column). The allocator computes it into a GPR with scalar instructions right before
+    the bundle that reads it."""
+
+    name = "pto.index"
+    base = operand_def(GPR)
+    indices = var_operand_def(i64)
+    scales = prop_def(DenseArrayBase.constr(i64))
+    #: the inclusive range ``[low, high]`` of each index that keeps the window inside its
+    #: tensor: outside it the program stops with a fault before the bundle
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    #: the window axis each index moves (0 rows, 1 columns)
+    axis = prop_def(DenseArrayBase.constr(i64))
+    #: what the window addresses, for the fault message (``pt.load of x, 64x32``)
+    what = opt_prop_def(StringAttr)
+    result = result_def(GPR)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$base `+` `(` $indices `)` `scales` $scales `axis` $axis `in` $low `to` $high "
+        "(`of` $what^)? attr-dict"
+    )
+
+    def __init__(
+        self,
+        base: SSAValue,
+        terms: Sequence[tuple[SSAValue, int]],
+        bounds: Sequence[tuple[int, int]],
+        axes: Sequence[int],
+        what: str | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[base, [v for v, _ in terms]],
+            result_types=[GPR],
+            properties={
+                "scales": DenseArrayBase.from_list(i64, [k for _, k in terms]),
+                "low": DenseArrayBase.from_list(i64, [lo for lo, _ in bounds]),
+                "high": DenseArrayBase.from_list(i64, [hi for _, hi in bounds]),
+                "axis": DenseArrayBase.from_list(i64, list(axes)),
+                "what": None if what is None else StringAttr(what),
+            },
+        )
+
+    @property
+    def axes(self) -> list[str]:
+        """``row`` or ``col``: what each index moves (the fault message names it)."""
+        return ["col" if a else "row" for a in self.axis.get_values()]
+
+    @property
+    def bounds(self) -> list[tuple[int, int]]:
+        """The valid ``[low, high]`` of every index."""
+        lo, hi = self.low.get_values(), self.high.get_values()
+        return [(int(a), int(b)) for a, b in zip(lo, hi, strict=True)]
+
+    @property
+    def terms(self) -> list[tuple[SSAValue, int]]:
+        """(run-time integer, bytes per unit) of every moving part of the address."""
+        return list(zip(self.indices, (int(k) for k in self.scales.get_values()), strict=True))
+
+
+@irdl_op_definition
+class LoadScalarOp(IRDLOperation):
+    """``%v = pto.load_scalar %a bytes 4 signed : i64``: the integer of ``bytes`` bytes
+    at GM address ``%a``, sign- or zero-extended (an AGU load into a GPR)."""
+
+    name = "pto.load_scalar"
+    address = operand_def(GPR)
+    size = prop_def(IntegerAttr[I64])
+    signed = prop_def(IntegerAttr[I64])
+    result = result_def(i64)
+    assembly_format = "$address `bytes` $size `signed` $signed attr-dict"
+
+    def __init__(self, address: SSAValue, size: int, signed: bool) -> None:
+        super().__init__(
+            operands=[address],
+            result_types=[i64],
+            properties={
+                "size": IntegerAttr(size, i64),
+                "signed": IntegerAttr(int(signed), i64),
+            },
+        )
+
+    @property
+    def mnemonic(self) -> str:
+        """The AGU load: ``LBI`` .. ``LDI`` (``U`` zero-extends)."""
+        size, signed = self.size.value.data, bool(self.signed.value.data)
+        base = {1: "LB", 2: "LH", 4: "LW", 8: "LD"}[size]
+        return base + ("" if signed or size == 8 else "U") + "I"
 
 
 @irdl_op_definition
@@ -182,6 +278,15 @@ class ProgramOp(IRDLOperation):
 
 Pto = Dialect(
     "pto",
-    [*PTO_OPS, AddrOp, ScratchAddrOp, ConstOp, MaterializeOp, ProgramOp],
+    [
+        *PTO_OPS,
+        AddrOp,
+        IndexAddrOp,
+        LoadScalarOp,
+        ScratchAddrOp,
+        ConstOp,
+        MaterializeOp,
+        ProgramOp,
+    ],
     [PtoTileType, GprType, DatrAttr],
 )

@@ -140,6 +140,8 @@ class RefEnv:
 
     pes: int
     tensors: dict[SSAValue, np.ndarray] = field(default_factory=dict)
+    #: run-time integer scalars (parameters, loop indices) by SSA value
+    scalars: dict[SSAValue, int] = field(default_factory=dict)
 
     def gpr(self, raw: int) -> np.ndarray:
         """The same raw 64-bit GPR value on every PE, as the semantics expect it."""

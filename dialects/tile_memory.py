@@ -23,6 +23,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
@@ -59,6 +60,9 @@ class AccessOp(TileOp):
     offsets = prop_def(DenseArrayBase.constr(i64))
     step = opt_prop_def(IntegerAttr[I64])
     pe = opt_prop_def(DenseArrayBase.constr(i64))
+    #: the axes (0 rows, 1 columns) whose start adds a run-time index (``indices``)
+    dyn = opt_prop_def(DenseArrayBase.constr(i64))
+    indices = var_operand_def(i64)
 
     TENSOR_INDEX: ClassVar[int] = 0
 
@@ -82,13 +86,44 @@ class AccessOp(TileOp):
     def pe_offsets(self) -> tuple[int, int]:
         return _pair(self.pe, (0, 0))
 
-    def window(self, pe: int) -> tuple[np.ndarray, slice]:
-        """Tensor row indices and column slice of PE ``pe``'s valid elements."""
+    @property
+    def dynamic_axes(self) -> tuple[int, ...]:
+        """The axes whose start adds a run-time index, in ``indices`` order."""
+        return () if self.dyn is None else tuple(int(a) for a in self.dyn.get_values())
+
+    def index_of(self, axis: int) -> SSAValue | None:
+        """The run-time index added to the start of ``axis`` (None: static)."""
+        axes = self.dynamic_axes
+        return self.indices[axes.index(axis)] if axis in axes else None
+
+    def window(self, pe: int, shift: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, slice]:
+        """Tensor row indices and column slice of PE ``pe``'s valid elements; ``shift``
+        is the value of the run-time (row, column) indices."""
         (r0, c0), (pr, pc) = self.origin, self.pe_offsets
         vr, vc = self.tile.valid
-        rows = r0 + pe * pr + self.row_step * np.arange(vr)
-        c = c0 + pe * pc
+        rows = r0 + shift[0] + pe * pr + self.row_step * np.arange(vr)
+        c = c0 + shift[1] + pe * pc
         return rows, slice(c, c + vc)
+
+    def dynamic_window(self, env: RefEnv, pe: int) -> tuple[np.ndarray, slice]:
+        """The window at the run-time indices' current values (``env.scalars``); a
+        window they move out of the tensor is a :class:`WindowError`."""
+        shift = [0, 0]
+        for axis, v in zip(self.dynamic_axes, self.indices, strict=True):
+            shift[axis] = int(env.scalars[v])
+        rows, cols = self.window(pe, (shift[0], shift[1]))
+        tt = self.tensor.type
+        assert isinstance(tt, TensorType)
+        if self.dynamic_axes and (
+            rows[0] < 0 or cols.start < 0 or rows[-1] >= tt.dims[0] or cols.stop > tt.dims[1]
+        ):
+            on = f" on PE {pe}" if env.pes > 1 else ""
+            raise WindowError(
+                f"{self.name}: the window rows {rows[0]}..{rows[-1]}, cols "
+                f"{cols.start}..{cols.stop - 1}{on} is outside the {tt.dims[0]}x{tt.dims[1]} "
+                "tensor at these run-time indices"
+            )
+        return rows, cols
 
     def verify_access(self) -> None:
         t, tt = self.tile, self.tensor.type
@@ -98,6 +133,15 @@ class AccessOp(TileOp):
             self.pe is not None and len(self.pe.get_values()) != 2
         ):
             raise VerifyException(f"{self.name} offsets are [row, col]")
+        axes = self.dynamic_axes
+        if (
+            len(axes) != len(self.indices)
+            or sorted(set(axes)) != list(axes)
+            or any(a not in (0, 1) for a in axes)
+        ):
+            raise VerifyException(
+                f"{self.name} names one run-time index per dynamic axis (0 rows, 1 columns)"
+            )
         if t.dtype != tt.dtype:
             raise VerifyException(
                 f"{self.name} tile DataType {t.dt.value} differs from the tensor's "
@@ -107,7 +151,7 @@ class AccessOp(TileOp):
             raise VerifyException(f"{self.name} offsets, steps and PE offsets are nonnegative")
         rows, cols = tt.dims
         for pe in range(kernel_pes(self)):
-            r, c = self.window(pe)
+            r, c = self.window(pe)  # run-time indices checked when they are known
             if r[-1] >= rows or c.stop > cols:
                 raise VerifyException(
                     f"{self.name} on PE {pe} reaches element [{r[-1]}, {c.stop - 1}] outside "
@@ -128,8 +172,8 @@ class LoadOp(AccessOp):
     result = result_def(TileType)
     traits = traits_def(MemoryReadEffect())
     assembly_format = (
-        "$source `` $offsets (`step` $step^)? (`pe` $pe^)? attr-dict `:` type($source) `->` "
-        "type($result)"
+        "$source `` $offsets (`plus` $dyn^ `(` $indices `)`)? (`step` $step^)? (`pe` $pe^)? "
+        "attr-dict `:` type($source) `->` type($result)"
     )
 
     def __init__(
@@ -139,11 +183,12 @@ class LoadOp(AccessOp):
         result_type: TileType,
         step: int = 1,
         pe: Sequence[int] | None = None,
+        indices: Sequence[tuple[int, SSAValue]] = (),
     ) -> None:
         super().__init__(
-            operands=[source],
+            operands=[source, [v for _, v in indices]],
             result_types=[result_type],
-            properties=_access_props(offsets, step, pe),
+            properties=_access_props(offsets, step, pe, indices),
         )
 
     @property
@@ -156,7 +201,7 @@ class LoadOp(AccessOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         data = env.tensors[self.source]
-        return (np.stack([data[self.window(p)] for p in range(env.pes)]),)
+        return (np.stack([data[self.dynamic_window(env, p)] for p in range(env.pes)]),)
 
 
 @irdl_op_definition
@@ -172,8 +217,8 @@ class StoreOp(AccessOp):
     dest = operand_def(TensorType)
     traits = traits_def(MemoryWriteEffect())
     assembly_format = (
-        "$value `,` $dest `` $offsets (`step` $step^)? (`pe` $pe^)? attr-dict `:` "
-        "type($value) `,` type($dest)"
+        "$value `,` $dest `` $offsets (`plus` $dyn^ `(` $indices `)`)? (`step` $step^)? "
+        "(`pe` $pe^)? attr-dict `:` type($value) `,` type($dest)"
     )
     TENSOR_INDEX: ClassVar[int] = 1
 
@@ -184,8 +229,12 @@ class StoreOp(AccessOp):
         offsets: Sequence[int],
         step: int = 1,
         pe: Sequence[int] | None = None,
+        indices: Sequence[tuple[int, SSAValue]] = (),
     ) -> None:
-        super().__init__(operands=[value, dest], properties=_access_props(offsets, step, pe))
+        super().__init__(
+            operands=[value, dest, [v for _, v in indices]],
+            properties=_access_props(offsets, step, pe, indices),
+        )
 
     @property
     def tile(self) -> TileType:
@@ -197,8 +246,9 @@ class StoreOp(AccessOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         data = env.tensors[self.dest]
+        windows = [self.dynamic_window(env, p) for p in range(env.pes)]
         for p in range(env.pes):  # PEs write in increasing order (one bundle, all PEs)
-            data[self.window(p)] = args[0][p]
+            data[windows[p]] = args[0][p]
         return ()
 
 
@@ -217,8 +267,8 @@ class PrefetchOp(AccessOp):
     extent = prop_def(DenseArrayBase.constr(i64))
     traits = traits_def(MemoryReadEffect())
     assembly_format = (
-        "$source `` $offsets `window` $extent (`step` $step^)? (`pe` $pe^)? attr-dict `:` "
-        "type($source)"
+        "$source `` $offsets (`plus` $dyn^ `(` $indices `)`)? `window` $extent "
+        "(`step` $step^)? (`pe` $pe^)? attr-dict `:` type($source)"
     )
 
     def __init__(
@@ -231,7 +281,7 @@ class PrefetchOp(AccessOp):
     ) -> None:
         props = _access_props(offsets, step, pe)
         props["extent"] = DenseArrayBase.from_list(i64, list(window))
-        super().__init__(operands=[source], properties=props)
+        super().__init__(operands=[source, []], properties=props)
 
     @property
     def tile(self) -> TileType:
@@ -253,13 +303,25 @@ class PrefetchOp(AccessOp):
 
 
 def _access_props(
-    offsets: Sequence[int], step: int, pe: Sequence[int] | None
+    offsets: Sequence[int],
+    step: int,
+    pe: Sequence[int] | None,
+    indices: Sequence[tuple[int, SSAValue]] = (),
 ) -> dict[str, DenseArrayBase | IntegerAttr | None]:
     return {
         "offsets": DenseArrayBase.from_list(i64, list(offsets)),
         "step": None if step == 1 else IntegerAttr(step, i64),
         "pe": None if pe is None or tuple(pe) == (0, 0) else DenseArrayBase.from_list(i64, pe),
+        "dyn": DenseArrayBase.from_list(i64, [a for a, _ in indices]) if indices else None,
     }
+
+
+class WindowError(Exception):
+    """A load or store window that its run-time indices move out of its tensor."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(rule)
+        self.rule = rule
 
 
 MEMORY_OPS: tuple[type[TileOp], ...] = (LoadOp, StoreOp, PrefetchOp)

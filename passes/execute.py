@@ -58,9 +58,20 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
         addr = _align(addr + t.nbytes)
     scratch = addr
     for b in ck.abi.bindings:
+        if b.scalar:  # a run-time scalar parameter: its value, sign-extended to 64 bits
+            assert b.tensor is not None
+            value = int(np.asarray(inputs[b.tensor]).item()) & ((1 << 64) - 1)
+            # on every PE of the core: a loop's condition is one per core (D12), so the
+            # PEs the kernel does not run on must agree too
+            for pe in range(machine.config.pes):
+                machine.set_gpr(b.gpr, value, pe=pe)
+            continue
         base = scratch if b.tensor is None else where[b.tensor]
-        for pe in range(ck.abi.pes):
-            machine.set_gpr(b.gpr, base + pe * b.pe_step, pe=pe)
+        # the PEs the kernel does not run on see PE 0's bases: the scalar code they run
+        # too (loop counts, scalar loads) then agrees with PE 0's
+        for pe in range(machine.config.pes):
+            step = pe * b.pe_step if pe < ck.abi.pes else 0
+            machine.set_gpr(b.gpr, base + step, pe=pe)
     return Placement(where, scratch)
 
 

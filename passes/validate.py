@@ -33,6 +33,7 @@ from ptoc.backend.target import MachineConfig
 from .allocate.gprs import Binding
 from .allocate.gprs import Scalar as Sym
 from .emit import Emitted, Intent
+from .emit.program import CheckIntent, LoadIntent, LoopIntent
 
 MASK64 = (1 << 64) - 1
 #: resolution of the scratch-contents map (spill slots are 64-byte aligned)
@@ -66,7 +67,9 @@ class _Replay:
         self.gpr: dict[int, Sym | None] = dict.fromkeys(range(len(GPR_NAMES)))
         self.gpr[0] = Sym(0)
         for b, reg in em.abi.items():
-            self.gpr[GPR_NAMES.index(reg)] = Sym(0, b)
+            # a scalar parameter's register holds the parameter (a polynomial variable)
+            value = Sym(0, None, ((f"param{b.tensor}", 1),)) if b.scalar else Sym(0, b)
+            self.gpr[GPR_NAMES.index(reg)] = value
         #: scratch contents per 64-byte granule: (offset, bytes, value id) of the spill
         #: that last wrote it
         self.scratch: dict[int, tuple[int, int, int]] = {}
@@ -74,6 +77,16 @@ class _Replay:
 
     def fail(self, i: int, why: str) -> ValidationError:
         return ValidationError(f"bundle at command {i}: {why}")
+
+    def state(self) -> _State:
+        return _State([list(q) for q in self.queues], self.used, dict(self.gpr),
+                      dict(self.scratch))  # fmt: skip
+
+    def set_state(self, s: _State) -> None:
+        self.queues = [list(q) for q in s.queues]
+        self.used = s.used
+        self.gpr = dict(s.gpr)
+        self.scratch = dict(s.scratch)
 
     # ------------------------------------------------------------------ scalar
 
@@ -89,12 +102,15 @@ class _Replay:
             val = Sym((imm << 12) & MASK64)
         elif m == "ADDI":
             val = _add(self.gpr.get(f["SrcL"]), Sym(f["uimm12"]))
-        elif m == "ADD":
+        elif m in ("ADD", "SUB"):
             right = _right(self.gpr.get(f["SrcR"]), f.get("SrcRType", 0), f.get("shamt", 0))
+            if m == "SUB":
+                right = _times(right, Sym(MASK64))  # times -1
             val = _add(self.gpr.get(f["SrcL"]), right)
         elif m == "SLLI":
-            src = self.gpr.get(f["SrcL"])
-            val = Sym((src.value << f["shamt"]) & MASK64) if src and src.base is None else None
+            val = _times(self.gpr.get(f["SrcL"]), Sym((1 << f["shamt"]) & MASK64))
+        elif m == "MUL":
+            val = _times(self.gpr.get(f["SrcL"]), self.gpr.get(f["SrcR"]))
         else:
             val = None
         if rd != 0:
@@ -205,7 +221,7 @@ def _right(r: Sym | None, kind: int, shamt: int) -> Sym | None:
     0 sign-extended word, 1 zero-extended word, 2 negated, 3 as is) and shift."""
     if r is None:
         return None
-    if r.base is not None:
+    if r.base is not None or r.terms:
         return r if kind == 3 and shamt == 0 else None
     v = r.value
     if kind == 0:
@@ -220,13 +236,40 @@ def _right(r: Sym | None, kind: int, shamt: int) -> Sym | None:
 def _add(a: Sym | None, b: Sym | None) -> Sym | None:
     if a is None or b is None or (a.base is not None and b.base is not None):
         return None
-    return Sym((a.value + b.value) & MASK64, a.base or b.base)
+    terms = dict(a.terms)
+    for k, c in b.terms:
+        terms[k] = (terms.get(k, 0) + c) & MASK64
+    return Sym((a.value + b.value) & MASK64, a.base or b.base, _poly(terms))
+
+
+def _poly(terms: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((k, c & MASK64) for k, c in terms.items() if c & MASK64))
+
+
+def _times(a: Sym | None, b: Sym | None) -> Sym | None:
+    """The product of two polynomials (None when an address base would be scaled)."""
+    if a is None or b is None or a.base is not None or b.base is not None:
+        return None
+    out: dict[str, int] = {}
+
+    def put(k: str, c: int) -> None:
+        out[k] = (out.get(k, 0) + c) & MASK64
+
+    for k, c in b.terms:
+        put(k, a.value * c)
+    for k, c in a.terms:
+        put(k, b.value * c)
+    for ka, ca in a.terms:
+        for kb, cb in b.terms:
+            put("*".join(sorted(ka.split("*") + kb.split("*"))), ca * cb)
+    return Sym((a.value * b.value) & MASK64, None, _poly(out))
 
 
 def validate(em: Emitted, target: MachineConfig) -> Report:
     """Replay ``em.program`` on ``target``'s hands, depth and capacity; raises
     :class:`ValidationError` at the first bundle that does not mean what the IR means,
-    else returns what it saw."""
+    else returns what it saw. A run-time loop is replayed from its header with the queue
+    state and registers every path arrives with (see :class:`_Loops`)."""
     for i, c in enumerate(em.program.commands):
         # every constraint of the catalog form (c.movi never writes ra, no reserved
         # DataType or SizeCode, ...): the assembler would refuse the printed text and the
@@ -235,20 +278,263 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
         if rule is not None:
             raise ValidationError(f"command {i} breaks its catalog form: {rule}")
     r = _Replay(em, target.hands, target.depth, target.capacity)
-    for block in em.program.blocks():
-        if isinstance(block.start, ScalarStart):
-            r.report.scalar_blocks += 1
-            for c in block.commands:
-                if isinstance(c, Scalar):
-                    r.scalar(c)
-        elif isinstance(block.start, TileStart):
-            r.bundle(block.index, block.start, block.commands)
-        else:
-            raise ValidationError(f"commands outside any block at command {block.index}")
-    missing = set(em.intents) - {b.index for b in em.program.blocks()}
+    blocks = em.program.blocks()
+    _Loops(em, r, blocks).span(0, len(blocks))
+    missing = set(em.intents) - {b.index for b in blocks}
     if missing:
         raise ValidationError(f"bundles {sorted(missing)} of the IR were not emitted")
     return r.report
+
+
+class _Loops:
+    """The structured replay: blocks in program order, each run-time loop from its
+    header state.
+
+    At a loop's guard the index register must hold ``lb`` and the guard must skip to the
+    exit when ``iv >= ub``. The *header state* is the state on entry with the carried
+    tiles renamed to the body's arguments and every queue entry no later bundle reads made
+    dead; the body is replayed from it with the index register holding the loop's index.
+    At the back edge the latch must add the step and branch back while ``iv < ub``, and
+    the state, renamed the same way, must equal the header state entry for entry (bytes and
+    value); a register that differs is unknown at the header, and the body is replayed
+    again so that no bundle relies on it. By induction every iteration, and the exit
+    reached from the guard or the latch, then sees the header state."""
+
+    def __init__(self, em: Emitted, r: _Replay, blocks: list) -> None:  # type: ignore[type-arg]
+        self.em, self.r, self.blocks = em, r, blocks
+        self.by_cmd = {b.index: i for i, b in enumerate(blocks)}
+        self.loops = {lp.guard: lp for lp in em.loops}
+        graph = em.program.graph()
+        self.graph = graph
+        explained = {lp.guard for lp in em.loops} | {lp.latch for lp in em.loops}
+        explained |= set(em.checks)
+        for b in blocks:
+            branch = isinstance(b.start, ScalarStart) and b.start.kind != "FALL"
+            if branch and b.index not in explained:
+                raise ValidationError(
+                    f"block at command {b.index} is a {b.start.kind} branch that no loop "
+                    "of the IR explains"
+                )
+        self.reads: list[tuple[int, tuple[int, ...]]] = sorted(
+            (i, (*it.srcs, it.restores)) for i, it in em.intents.items()
+        )
+        self.counting = True
+
+    def span(self, start: int, stop: int) -> None:
+        i = start
+        while i < stop:
+            b = self.blocks[i]
+            if b.index in self.loops:
+                i = self.loop(self.loops[b.index])
+                continue
+            self.block(b)
+            i += 1
+
+    def block(self, b) -> None:  # type: ignore[no-untyped-def]
+        r = self.r
+        if isinstance(b.start, ScalarStart):
+            if self.counting:
+                r.report.scalar_blocks += 1
+            check = self.em.checks.get(b.index)
+            if check is not None:
+                self._trap(b, check)
+            for k, c in enumerate(b.commands):
+                if isinstance(c, Scalar):
+                    if check is not None and c.mnemonic.startswith("SETC"):
+                        self._check(b, c, check)
+                    load = self.em.loads.get(b.index + 1 + k)
+                    if load is not None:
+                        self._load(b.index + 1 + k, c, load)
+                    r.scalar(c)
+                    if load is not None:  # what it read: a value the IR names
+                        r.gpr[load.reg] = Sym(0, None, ((load.name, 1),))
+        elif isinstance(b.start, TileStart):
+            if self.counting:
+                r.bundle(b.index, b.start, b.commands)
+            else:
+                saved = (r.report.bundles, dict(r.report.kinds), r.report.peak_bytes)
+                r.bundle(b.index, b.start, b.commands)
+                r.report.bundles, r.report.kinds, r.report.peak_bytes = saved
+        else:
+            raise ValidationError(f"commands outside any block at command {b.index}")
+
+    # ------------------------------------------------------------------ one loop
+
+    def live(self, lp: LoopIntent) -> set[int]:
+        """Value ids a bundle may read at the header before they are produced again: read
+        at or after it, and not produced by the body (a body's own tiles are new in every
+        iteration)."""
+        made = {
+            d for i, it in self.em.intents.items() if lp.header <= i < lp.latch for d in it.dsts
+        }
+        read = {v for i, ids in self.reads if i >= lp.header for v in ids if v >= 0}
+        return read - made
+
+    def loop(self, lp: LoopIntent) -> int:
+        r = self.r
+        guard, header = self.by_cmd[lp.guard], self.by_cmd[lp.header]
+        latch, exit_ = self.by_cmd[lp.latch], self.by_cmd.get(lp.exit, len(self.blocks))
+        where = f"the loop at command {lp.guard}"
+        if self.graph.target[guard] != (exit_ if exit_ < len(self.blocks) else -1):
+            raise ValidationError(f"{where}: its guard does not branch to the loop's exit")
+        if self.graph.target[latch] != header:
+            raise ValidationError(f"{where}: its latch does not branch back to the body")
+        if r.gpr.get(lp.iv) != lp.lb:
+            raise ValidationError(
+                f"{where}: the index register {GPR_NAMES[lp.iv]} holds {r.gpr.get(lp.iv)} on "
+                f"entry, the loop starts at {lp.lb}"
+            )
+        self._compare(self.blocks[guard], "SETC.GE", lp, where)
+        if self.counting:
+            r.report.scalar_blocks += 1
+        live = self.live(lp)
+        head = _rename(r.state(), dict(lp.enter), live)
+        index = Sym(0, None, ((lp.name, 1),))
+        head.gpr[lp.iv] = index
+        unknown: set[int] = set()
+        for attempt in range(2):
+            r.set_state(head)
+            counting = self.counting
+            self.counting = counting and attempt == 0
+            self.span(header, latch)
+            self.block(self.blocks[latch])
+            self.counting = counting
+            want = Sym(lp.step & MASK64, None, ((lp.name, 1),))
+            if r.gpr.get(lp.iv) != want:
+                raise ValidationError(
+                    f"{where}: the latch leaves {r.gpr.get(lp.iv)} in the index register, "
+                    f"not the next index {want}"
+                )
+            self._compare(self.blocks[latch], "SETC.LT", lp, where)
+            back = _rename(r.state(), dict(lp.back), live, stale=True)
+            if back.queues != head.queues or back.used != head.used:
+                raise ValidationError(
+                    f"{where}: the back edge leaves the queues "
+                    f"{_show(back.queues)}, the body starts from {_show(head.queues)}"
+                )
+            if back.scratch != head.scratch:
+                raise ValidationError(
+                    f"{where}: the back edge leaves other spilled values in the scratch "
+                    "area than the body starts from"
+                )
+            differ = {
+                g for g in head.gpr if g != lp.iv and head.gpr[g] != back.gpr.get(g)
+            } - unknown
+            if not differ:
+                break
+            unknown |= differ
+            for g in differ:
+                head.gpr[g] = None
+        else:
+            raise ValidationError(f"{where}: its registers do not settle")
+        out = _rename(head, dict(lp.leave), None)
+        out.gpr[lp.iv] = None
+        r.set_state(out)
+        return exit_
+
+    def _trap(self, b, check: CheckIntent) -> None:  # type: ignore[no-untyped-def]
+        i = self.by_cmd[b.index]
+        if b.start.kind != "COND" or self.graph.target[i] is not None:
+            raise ValidationError(
+                f"bounds check at command {b.index}: its branch must lead to no block (the "
+                "fault that stops a window outside its tensor)"
+            )
+        setc = [
+            c for c in b.commands if isinstance(c, Scalar) and c.mnemonic.startswith("SETC")
+        ]
+        if len(setc) != 1:
+            raise ValidationError(f"bounds check at command {b.index}: one condition setter")
+
+    def _check(self, b, c: Scalar, check: CheckIntent) -> None:  # type: ignore[no-untyped-def]
+        """The check's setter compares ``index - low`` with ``high - low + 1`` unsigned."""
+        f = dict(c.fields)
+        want = _add(check.value, Sym((-check.low) & MASK64))
+        size = max(check.high - check.low + 1, 0)
+        ok = (
+            c.mnemonic == "SETC.GEU"
+            and f.get("SrcRType", 0) == 3
+            and self.r.gpr.get(f["SrcL"]) == want
+            and self.r.gpr.get(f["SrcR"]) == Sym(size)
+        )
+        if not ok:
+            raise ValidationError(
+                f"bounds check at command {b.index} does not test that {check.value} lies in "
+                f"{check.low}..{check.high}"
+            )
+
+    def _load(self, at: int, c: Scalar, load: LoadIntent) -> None:
+        f = dict(c.fields)
+        ok = (
+            c.mnemonic.startswith("L")
+            and f.get("RegDst") == load.reg
+            and f.get("simm12", 0) == 0
+            and self.r.gpr.get(f.get("SrcL", -1)) == load.address
+        )
+        if not ok:
+            raise ValidationError(
+                f"scalar load at command {at} does not read {load.address} into "
+                f"{GPR_NAMES[load.reg]}"
+            )
+
+    def _compare(self, b, mnemonic: str, lp: LoopIntent, where: str) -> None:  # type: ignore[no-untyped-def]
+        setc = [
+            c for c in b.commands if isinstance(c, Scalar) and c.mnemonic.startswith("SETC")
+        ]
+        ok = len(setc) == 1 and setc[0].mnemonic == mnemonic
+        if ok:
+            f = dict(setc[0].fields)
+            ok = (
+                f["SrcL"] == lp.iv
+                and f.get("SrcRType", 0) == 3
+                and self.r.gpr.get(f["SrcR"]) == lp.ub
+            )
+        if not ok:
+            raise ValidationError(
+                f"{where}: block at command {b.index} must compare the index with {lp.ub} by "
+                f"{mnemonic.lower()}"
+            )
+
+
+@dataclass
+class _State:
+    queues: list[list[tuple[int, int]]]
+    used: int
+    gpr: dict[int, Sym | None]
+    scratch: dict[int, tuple[int, int, int]]
+
+
+def _rename(
+    s: _State, names: dict[int, int], live: set[int] | None, stale: bool = False
+) -> _State:
+    """``s`` with value ids renamed; with ``live``, every other id is dead (-1); with
+    ``stale``, an entry that already holds a rename's target is dead (at the back edge:
+    the finished iteration's copy of a carried tile)."""
+    targets = set(names.values())
+
+    def name(v: int) -> int:
+        if v in names:
+            return names[v]
+        if stale and v in targets:
+            return -1
+        return v if live is None or v in live or v in targets else -1
+
+    return _State(
+        [[(name(v), n) for v, n in q] for q in s.queues],
+        s.used,
+        dict(s.gpr),
+        # a spilled copy of a renamed value holds its value of one iteration only
+        {
+            g: (o, n, v)
+            for g, (o, n, v) in s.scratch.items()
+            if v not in names and v not in targets and (live is None or v in live)
+        },
+    )
+
+
+def _show(queues: list[list[tuple[int, int]]]) -> str:
+    return "; ".join(
+        "[" + ", ".join(f"{'dead' if v < 0 else v}:{n}B" for v, n in q) + "]" for q in queues
+    )
 
 
 __all__ = ["Binding", "Report", "ValidationError", "validate"]

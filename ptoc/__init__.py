@@ -42,7 +42,7 @@ from .errors import (
     VerifyError,
 )
 from .kernel import Kernel, kernel
-from .tensor import Tensor, TensorSpec
+from .tensor import Scalar, ScalarSpec, Tensor, TensorSpec
 
 # every catalog DataType by its ptoc name (generated from the catalog: see dtypes.py)
 fp64, fp32, tf32, hf32 = DTYPES["fp64"], DTYPES["fp32"], DTYPES["tf32"], DTYPES["hf32"]
@@ -109,8 +109,9 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "STAGES", "AsmError", "BundleControlFault", "CompileError", "DType", "DecodeError",
     "Error", "IllegalInstructionFault", "InputError", "Kernel", "KernelError", "MachineConfig",
-    "MachineFault", "OutputError", "Outputs", "Program", "ReferenceFault", "Stats", "Tensor",
-    "TensorSpec", "TileAllocationFault", "TileLegalityFault", "ToleranceError", "VerifyError",
+    "MachineFault", "OutputError", "Outputs", "Program", "ReferenceFault", "Scalar",
+    "ScalarSpec", "Stats", "Tensor", "TensorSpec", "TileAllocationFault", "TileLegalityFault",
+    "ToleranceError", "VerifyError",
     "bf16", "compile", "e1m2x2", "e2m1x2", "e2m3", "e3m2", "e4m3", "e5m2", "e8m0", "fp16",
     "fp32", "fp64", "hf32", "hif4x2", "hif8", "kernel", "lang", "pred", "reference", "report",
     "run", "s4x2", "s8", "s16", "s32", "s64", "tf32", "u4x2", "u8", "u16", "u32", "u64",

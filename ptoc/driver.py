@@ -214,7 +214,12 @@ def _program(kernel: Kernel, traced: Traced, c: Any, config: Any) -> Program:
         intents=em.intents,
         sources=dict(zip(sorted(em.intents), sources)),
         validation=c.report,
+        checks=em.checks,
+        loops=em.loops,
     )
+    for at, check in em.checks.items():
+        if check.where is not None:
+            prog.sources[at] = traced.locations.get(check.where)
     return prog
 
 
@@ -248,6 +253,8 @@ def catalog_name(op_name: str) -> str:
     from ptoc.dialects.compound_ops import COMPOUND_OPS
 
     dialect, _, name = op_name.partition(".")
+    if op_name == "scf.for":
+        return "pt.range"
     if dialect == "pto":
         return name.upper()
     if any(c.name == op_name for c in COMPOUND_OPS):
@@ -313,7 +320,7 @@ def _bundle_sources(f: Any, traced: Traced) -> list[SourceLoc | None]:
     from ptoc.dialects.pto import PtoOp
 
     out: list[SourceLoc | None] = []
-    for op in f.body.block.ops:
+    for op in f.walk():  # emission order: loop bodies where their loop is
         if not isinstance(op, PtoOp):
             continue
         loc = op.location

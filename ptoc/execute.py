@@ -20,7 +20,7 @@ from .driver import source_of
 from .errors import Error, InputError, Mismatch, ReferenceFault, VerifyError
 from .kernel import Kernel
 from .program import Program
-from .tensor import TensorSpec
+from .tensor import ScalarSpec, TensorSpec
 
 #: how many differing elements a VerifyError lists
 SHOWN = 8
@@ -40,20 +40,49 @@ class Outputs(dict[str, np.ndarray]):
 
 
 def _specs(kernel: Kernel) -> dict[str, TensorSpec]:
-    return {p.name: p.spec for p in kernel.params}
+    return {p.name: p.spec for p in kernel.params if isinstance(p.spec, TensorSpec)}
+
+
+def _scalar_specs(kernel: Kernel) -> dict[str, ScalarSpec]:
+    return {p.name: p.spec for p in kernel.params if isinstance(p.spec, ScalarSpec)}
+
+
+def _scalar_value(kernel: str, name: str, spec: ScalarSpec, value: Any) -> np.ndarray:
+    """A scalar argument as a 0-d int64 array, checked against its element type."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(
+            f"{kernel}: the scalar '{name}' ({spec.dtype.name}) is an integer, not "
+            f"{type(value).__name__} {value!r}"[:200]
+        )
+    bits = spec.dtype.bits
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if not lo <= int(value) <= hi:
+        raise InputError(f"{kernel}: the scalar '{name}' = {value} is outside {lo}..{hi}")
+    return np.array(int(value), np.int64)
 
 
 def check_inputs(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The arrays converted to each tensor's element type; InputError naming the rule for
     an unknown or missing name, a wrong shape, or values the type cannot hold."""
     specs = _specs(kernel)
+    scalars = _scalar_specs(kernel)
     sig = ", ".join(f"{n} ({s.dtype.name} {s.shape[0]}x{s.shape[1]})" for n, s in specs.items())
+    if scalars:
+        sig += "; its scalars are " + ", ".join(
+            f"{n} ({s.dtype.name})" for n, s in scalars.items()
+        )
     out: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
+        if name in scalars:
+            out[name] = _scalar_value(kernel.name, name, scalars[name], value)
+            continue
         if name not in specs:
             raise InputError(f"{kernel.name} has no tensor '{name}'; its tensors are {sig}")
         out[name] = _convert(kernel.name, name, specs[name], value)
     missing = [n for n in kernel.trace().inputs if n not in out]
+    missing += [n for n in scalars if n not in out]
     if missing:
         raise InputError(
             f"{kernel.name} reads {', '.join(repr(m) for m in missing)}, which "
@@ -120,26 +149,39 @@ def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
     from ptoc.backend.isa.semantics.core import SemanticError
     from ptoc.dialects import reference as ref
     from ptoc.dialects.compound_ref import CompoundError
+    from ptoc.dialects.scalars import ElementError
     from ptoc.dialects.tile_base import RefEnv
+    from ptoc.dialects.tile_memory import WindowError
 
     traced = kernel.trace()
     f = ref.kernel_func(traced.module)
-    tensors = ref.initial_tensors(f, inputs)
+    tensors = ref.initial_tensors(f, {k: v for k, v in inputs.items() if v.ndim})
     env = RefEnv(ref.kernel_pes_of(f))
     for a in ref.tensor_args(f):
         env.tensors[a.value] = tensors[a.name]
-    values: dict[Any, np.ndarray] = {}
-    for op in ref.live_ops(f):  # dead ops are not evaluated (nor compiled)
-        args = [values[v] for v in op.operands if v in values]
+    ref.bind_scalars(f, env, {a.name: int(inputs[a.name]) for a in ref.scalar_args(f)})
+
+    def apply(op: Any, env: RefEnv, args: list[np.ndarray]) -> Any:
         try:
-            results = op.reference(env, args)
+            return op.reference(env, args)
         except (SemanticError, CompoundError) as e:
             loc = source_of(op, traced)
             name = _op_name(op)
             rule = e.rule if name in e.rule else f"{name}: {e.rule}"
             hint = "the machine raises Fault_TileLegality at this operation on these inputs"
             raise ReferenceFault(rule, loc, hint) from None
-        values.update(zip(op.results, results))
+        except WindowError as e:
+            loc = source_of(op, traced)
+            hint = "the machine stops with a fault at this access for these scalar arguments"
+            raise ReferenceFault(e.rule, loc, hint) from None
+
+    # dead ops are not evaluated (nor compiled)
+    try:
+        ref.evaluate_kernel(f, env, apply)
+    except ElementError as e:
+        loc = source_of(e.op, traced)  # type: ignore[attr-defined]
+        hint = "the machine stops with a fault at this read for these scalar arguments"
+        raise ReferenceFault(e.rule, loc, hint) from None
     return {name: tensors[name] for name in ref.output_names(f)}
 
 
@@ -195,6 +237,7 @@ def run_on(
     try:
         report = m.run(program.program, trace=trace)
     except MachineFault as f:
+        _window_fault(program, m, f)
         loc = program.source_of(f.bundle.command) if f.bundle is not None else None
         if loc is not None:
             f.source = loc
@@ -205,6 +248,30 @@ def run_on(
     out.trace, out.status = report.trace, m.status
     out.bundles, out.scalar_blocks = report.bundles, report.scalar_blocks
     return out
+
+
+def _window_fault(program: Program, m: Any, f: Any) -> None:
+    """A bounds check's trap (``Fault_InstructionPC`` in a check block): say which window
+    left which tensor, with the index's value."""
+    if f.bundle is None or not program.checks:
+        return
+    at = max((k for k in program.checks if k <= f.bundle.command), default=None)
+    check = program.checks.get(at) if at is not None else None
+    if check is None or f.bundle.command - at > 64:
+        return
+    value = int(np.int64(np.uint64(m.gpr(_gpr_name(check.reg)))))
+    f.rule = (
+        f"the run-time {check.axis} start {value} moves {check.what} out of the tensor "
+        f"(the {check.axis} starts {check.low}..{check.high} keep it inside); the bounds "
+        "check before the access branched into no block"
+    )
+    f.op = "bounds check"
+
+
+def _gpr_name(code: int) -> str:
+    from ptoc.backend.isa.fields import GPR_NAMES
+
+    return GPR_NAMES[code]
 
 
 def verify(

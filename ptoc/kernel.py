@@ -28,7 +28,7 @@ from ptoc.backend.isa.semantics.core import round_float
 
 from .errors import Error, InputError, Interrupted, KernelError
 from .source import SourceLoc, def_location, is_library_frame, user_location
-from .tensor import TensorSpec
+from .tensor import ScalarSpec, TensorSpec
 
 #: keywords of ptoc.run / ptoc.reference / ptoc.verify, which take arrays as **kwargs
 RESERVED = frozenset(
@@ -41,7 +41,11 @@ InputGen = Callable[[np.random.Generator], dict[str, np.ndarray]]
 @dataclass(frozen=True)
 class Param:
     name: str
-    spec: TensorSpec
+    spec: TensorSpec | ScalarSpec
+
+    @property
+    def is_scalar(self) -> bool:
+        return isinstance(self.spec, ScalarSpec)
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,14 @@ class Kernel:
         if self._inputs is not None:
             return self._generated(rng)
         specs = {p.name: p.spec for p in self.params}
-        return {n: random_array(rng, specs[n]) for n in self.trace().inputs}
+        scalars = [p.name for p in self.params if p.is_scalar]
+        if scalars:
+            raise InputError(
+                f"{self.name} has run-time scalar parameters ({', '.join(scalars)}): give "
+                "their values by name, or register an input generator with "
+                f"@{self.name}.inputs that returns them"
+            )
+        return {n: random_array(rng, specs[n]) for n in self.trace().inputs}  # type: ignore[arg-type]
 
     def _generated(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """The registered generator's arrays; its Python errors become one InputError."""
@@ -232,13 +243,15 @@ def _params(fn: Callable[..., Any], scope: dict[str, Any] | None = None) -> tupl
                 "x: ptoc.Tensor[ptoc.fp32, 8, 64]",
             )
         spec = hints.get(p.name)
-        if not isinstance(spec, TensorSpec):
+        if not isinstance(spec, (TensorSpec, ScalarSpec)):
             what = "has no annotation" if spec is None else f"is annotated {spec!r}"
             raise KernelError(
-                f"kernel parameter '{p.name}' {what}; every parameter is a tensor",
+                f"kernel parameter '{p.name}' {what}; every parameter is a tensor or a "
+                "run-time scalar",
                 loc,
-                hint=f"annotate it: {p.name}: ptoc.Tensor[ptoc.fp32, ROWS, COLS]; use Python "
-                "globals or closures for compile-time constants",
+                hint=f"annotate it: {p.name}: ptoc.Tensor[ptoc.fp32, ROWS, COLS] (or "
+                "ptoc.Scalar[ptoc.s32]); use Python globals or closures for compile-time "
+                "constants",
             )
         if p.name in RESERVED:
             raise KernelError(
@@ -265,7 +278,10 @@ def _trace(k: Kernel) -> Traced:
     from .tile import TensorParam
     from .trace import TraceState, tracing
 
-    types = [TensorType(p.spec.dtype.catalog_name, p.spec.shape) for p in k.params]
+    types = [
+        i64 if p.is_scalar else TensorType(p.spec.dtype.catalog_name, p.spec.shape)  # type: ignore[union-attr]
+        for p in k.params
+    ]
     block = Block(arg_types=types)
     for arg, p in zip(block.args, k.params):
         arg.name_hint = p.name
@@ -275,7 +291,12 @@ def _trace(k: Kernel) -> Traced:
     ret = func.ReturnOp()
     block.add_op(ret)
     state = TraceState(k.name, k.pes, block, ret)
-    proxies = [TensorParam(p.name, p.spec, a) for p, a in zip(k.params, block.args)]
+    from .lang.control import Index
+
+    proxies = [
+        Index(a) if p.is_scalar else TensorParam(p.name, p.spec, a)  # type: ignore[arg-type]
+        for p, a in zip(k.params, block.args)
+    ]
     with tracing(state):
         try:
             result = k.fn(*proxies)
@@ -289,6 +310,7 @@ def _trace(k: Kernel) -> Traced:
             raise
         except (Exception, SystemExit) as e:  # a Python error of the kernel's own code
             raise kernel_body_error(e, k.fn, k.name) from None
+    state.finish()
     if result is not None:
         raise KernelError(
             "a kernel returns nothing; its results are the tensors it stores to",

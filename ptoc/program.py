@@ -19,6 +19,18 @@ from .source import SourceLoc
 
 
 @dataclass(frozen=True)
+class LoopStats:
+    """One iteration of a run-time loop's body (nested loops counted once): ``bundles``
+    tile bundles, ``overhead`` of them inserted by the allocator, and ``scalar_blocks``
+    (address computations and checks, and the latch that counts the iteration)."""
+
+    line: int
+    bundles: int
+    overhead: int
+    scalar_blocks: int
+
+
+@dataclass(frozen=True)
 class Stats:
     """What a compiled kernel costs.
 
@@ -37,6 +49,8 @@ class Stats:
     binary_bytes: int = 0
     machine: str = ""
     scalar_blocks: int = 0
+    #: per run-time loop, in program order: what one iteration of its body executes
+    loops: tuple[LoopStats, ...] = ()
 
     @property
     def overhead_bundles(self) -> int:
@@ -62,6 +76,11 @@ class Stats:
                 f"PEs            {self.pes}",
                 f"binary         {self.binary_bytes} bytes",
                 *([f"machine        {self.machine}"] if self.machine else []),
+                *(
+                    f"loop (line {lp.line or '?'}) {lp.bundles} bundles per iteration "
+                    f"({lp.overhead} inserted), {lp.scalar_blocks} scalar blocks"
+                    for lp in self.loops
+                ),
             ]
         )
 
@@ -84,6 +103,8 @@ class Program:
         intents: dict[int, Any] | None = None,
         sources: dict[int, SourceLoc | None] | None = None,
         validation: Any = None,
+        checks: dict[int, Any] | None = None,
+        loops: tuple[Any, ...] = (),
     ) -> None:
         self.program = program
         self.abi = abi
@@ -94,6 +115,11 @@ class Program:
         self.sources = sources or {}
         #: what the allocation validator's replay saw (``ptoc.passes.validate.Report``)
         self.validation = validation
+        #: the bounds checks of run-time windows by command index
+        #: (``ptoc.passes.emit.program.CheckIntent``)
+        self.checks = checks or {}
+        #: the run-time loops (``ptoc.passes.emit.program.LoopIntent``), in program order
+        self.loops = tuple(loops)
 
     def __repr__(self) -> str:
         name = self.abi.kernel if self.abi is not None else "<no kernel>"
@@ -167,7 +193,18 @@ class Program:
         peak = getattr(self.alloc, "peak_bytes", 0)
         pes = self.abi.pes if self.abi is not None else 0
         machine = self.machine.text() if self.machine is not None else ""
+        loops = []
+        for lp in self.loops:
+            cmds = range(lp.header, lp.exit)
+            tiles = [i for i in cmds if isinstance(self.program.commands[i], TileStart)]
+            inserted = sum(
+                1 for i in tiles if getattr(self.intents.get(i), "kind", "op") != "op"
+            )
+            blocks = sum(1 for i in cmds if isinstance(self.program.commands[i], ScalarStart))
+            src = self.source_of(tiles[0]) if tiles else None
+            loops.append(LoopStats(src.line if src else 0, len(tiles), inserted, blocks))
         return Stats(
+            loops=tuple(loops),
             scalar_blocks=scalar,
             bundles=sum(by_op.values()) + sum(overhead.values()),
             by_op=dict(by_op),

@@ -79,3 +79,49 @@ def _tensor_types() -> list[DType]:
     from .dtypes import DTYPES
 
     return [d for d in DTYPES.values() if d.datatype is not None and d.bits >= 8]
+
+
+@dataclass(frozen=True)
+class ScalarSpec:
+    """Element type of a run-time scalar parameter (``ptoc.Scalar[ptoc.s32]``)."""
+
+    dtype: DType
+
+    def __repr__(self) -> str:
+        return f"ptoc.Scalar[{self.dtype!r}]"
+
+
+#: the element types a run-time scalar parameter may have
+SCALAR_TYPES = ("s32", "s64")
+
+
+class Scalar:
+    """Annotation of a run-time integer parameter: ``n: ptoc.Scalar[ptoc.s32]``.
+
+    Its value is given by name to ``ptoc.run`` / ``ptoc.verify`` / ``ptoc.reference``
+    (``n=100``) and reaches the program in a GPR of the kernel ABI; in the body it is a
+    run-time integer usable as a ``pt.range`` bound and in load/store windows. Integer
+    scalars compute in 64-bit two's complement (the GPR width).
+    """
+
+    def __init__(self) -> None:
+        raise TypeError("ptoc.Scalar is an annotation, write ptoc.Scalar[ptoc.s32]")
+
+    def __class_getitem__(cls, params: Any) -> ScalarSpec:
+        loc = user_location(2)
+        if isinstance(params, tuple):
+            if len(params) != 1:
+                raise KernelError(
+                    f"a scalar annotation has one element type, not {len(params)} parameters",
+                    loc,
+                    hint="write ptoc.Scalar[ptoc.s32]",
+                )
+            params = params[0]
+        if not isinstance(params, DType) or params.name not in SCALAR_TYPES:
+            raise KernelError(
+                f"{params!r} is not a run-time scalar type",
+                loc,
+                hint="run-time scalars are integers: ptoc.Scalar[ptoc.s32] or "
+                "ptoc.Scalar[ptoc.s64]",
+            )
+        return ScalarSpec(params)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, Operation
@@ -38,19 +39,54 @@ class TraceState:
     stored: list[str] = field(default_factory=list)
     #: (file, line, 1-based col) of every op -> the full span (for carets after cloning)
     locations: dict[tuple[str, int, int], SourceLoc] = field(default_factory=dict)
+    #: the open run-time loops, innermost last (``ptoc.lang.control``): ops go into the
+    #: innermost one's body, in front of its terminator
+    loops: list[Any] = field(default_factory=list)
+    #: tensors read with ``pt.load_scalar`` (the kernel may not store to them)
+    scalar_reads: set[str] = field(default_factory=set)
+    #: a rule broken where no error can be raised (a ``break`` out of a ``pt.range``
+    #: loop closes its generator): raised at the next op or at the end of the trace
+    pending: KernelError | None = None
+
+    @property
+    def body(self) -> Block:
+        """The block ops are traced into (the innermost open loop's body)."""
+        return self.loops[-1].body if self.loops else self.block
+
+    @property
+    def anchor(self) -> Operation:
+        """The terminator of :attr:`body`, which new ops go in front of."""
+        return self.loops[-1].terminator if self.loops else self.ret
+
+    def visible(self, block: Block | None) -> bool:
+        """Whether values of ``block`` may be read here: the kernel body or an open loop's."""
+        return block is self.block or any(loop.body is block for loop in self.loops)
+
+    def finish(self) -> None:
+        """The end of the trace: no loop may be left open, no rule pending."""
+        self.check()
+        if self.loops:
+            loop = self.loops[-1]
+            raise KernelError("a pt.range loop was left without finishing its body", loop.loc)
+
+    def check(self) -> None:
+        if self.pending is not None:
+            e, self.pending = self.pending, None
+            raise e
 
     def emit(
         self, op: Operation, loc: SourceLoc | None = None, fn: str | None = None
     ) -> Operation:
         """Append ``op`` at the kernel author's current line and verify it there; a broken
         rule of the op is reported as ``fn``'s (the ``ptoc.lang`` function called)."""
+        self.check()
         loc = loc or user_location(2)
         if loc is not None:
             op.location = FileLineColLoc(
                 StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col + 1)
             )
             self.locations[(loc.file, loc.line, loc.col + 1)] = loc
-        self.block.insert_op_before(op, self.ret)
+        self.body.insert_op_before(op, self.anchor)
         try:
             op.verify()
         except VerifyException as e:

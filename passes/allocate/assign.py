@@ -37,6 +37,8 @@ from ptoc.dialects.dtypes import element_bits
 from ptoc.dialects.pto import (
     AddrOp,
     ConstOp,
+    IndexAddrOp,
+    LoadScalarOp,
     MaterializeOp,
     PtoOp,
     ScratchAddrOp,
@@ -48,7 +50,20 @@ from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
 from ..stages import ABI_ATTR, Stage, expect_stage
 from .gprs import ABI_HINT, ABI_REGS, Binding, Scalar, plan_gprs
+from .loops import Loop
 from .schedule import build_dataflow, live_ops, schedule
+from .structured import (
+    GPR_ATTR,
+    address_temps,
+    build_items,
+    count_dynamic,
+    distinct_carried,
+    dynamic_registers,
+    has_loops,
+    is_dynamic,
+    plan_tiles,
+    scalar_params,
+)
 from .tiles import Action, BundlePlan, TileAllocator
 
 SCRATCH_ATTR = "pto.scratch"
@@ -119,7 +134,7 @@ class _Builder:
 
     def action(self, a: Action) -> PtoOp:
         if a.kind == "filler":
-            t = PtoTileType("U8", (1, 1), 1, 1)
+            t = PtoTileType("U8", (1, 1), 1, a.size.bit_length() - 7)
             op = self._op(pto_ops.TexpandsOp, t.dtype, [], [], (1, None, None), [t], "filler")
             op.hands = _strs([Hand(a.hand).name])
             return op
@@ -206,6 +221,8 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     """Schedule and allocate one legalized kernel in place for ``target`` (its hands,
     queue depth and capacity); returns what was inserted."""
     expect_stage(AllocatePass.name, f, Stage.LEGALIZED)
+    if has_loops(f):
+        return _allocate_structured(f, target)
     hands, depth, capacity = target.hands, target.depth, target.capacity
     block = f.body.block
     bundles = [op for op in block.ops if isinstance(op, PtoOp)]
@@ -263,6 +280,159 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         alloc.qs.peak,
         len(bundles) - len(ordered),
     )
+
+
+def _record_abi(f: func.FuncOp, abi: dict[Binding, str], scratch_step: int, target) -> None:  # type: ignore[no-untyped-def]
+    f.attributes[ABI_ATTR] = ArrayAttr(
+        ArrayAttr(
+            [StringAttr(reg), IntegerAttr(bd.tensor, i64), IntegerAttr(bd.pe_step, i64)]
+            + ([IntegerAttr(1, i64)] if bd.scalar else [])
+        )
+        for bd, reg in abi.items()
+    )
+    f.attributes[SCRATCH_ATTR] = IntegerAttr(scratch_step, i64)
+    f.attributes[MACHINE_ATTR] = StringAttr(target.text())  # the emitter validates for it
+
+
+def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
+    """:func:`allocate_func` for a kernel with run-time loops (``structured``)."""
+    block = f.body.block
+    distinct_carried(f)
+    dead: list[PtoOp] = []
+    items = build_items(block, dead)
+    for op in f.walk():
+        if isinstance(op, PtoOp) and op not in dead:
+            _check_fits(op, target.capacity)
+    events, plans, alloc = plan_tiles(items, target)
+    at = {id(e.op): t for t, e in enumerate(events) if e.op is not None}
+    b = _Builder(_mask_of(f))
+    final: list[PtoOp] = []
+
+    def lay(blk: Block, its: list, loop: Loop | None) -> None:  # type: ignore[type-arg]
+        term = blk.last_op
+        assert term is not None
+        index_ops: dict[Operation, list[Operation]] = {}
+        for op in blk.ops:
+            if isinstance(op, IndexAddrOp):
+                (use,) = op.result.uses
+                index_ops.setdefault(use.operation, []).append(op)
+        # run-time integers first (pure; a scalar load's address right before it)
+        scalar_ops = [
+            x for op in blk.ops if is_dynamic(op) for x in (*index_ops.get(op, ()), op)
+        ]
+        keep_top = [op for op in blk.ops if isinstance(op, (ConstOp, AddrOp, ScratchAddrOp))]
+        for op in list(blk.ops):
+            if op is not term:
+                op.detach()
+        ins: list[Operation] = [*keep_top, *scalar_ops]
+        for it in its:
+            if isinstance(it, Loop):
+                for a in plans[it.enter].actions:
+                    new = b.action(a)
+                    ins.append(new)
+                    final.append(new)
+                blk.insert_ops_before(ins, term)
+                ins = []
+                blk.insert_op_before(it.op, term)
+                lay(it.op.body.block, it.body, it)
+                continue
+            plan = plans[at[id(it)]]
+            for a in plan.actions:
+                new = b.action(a)
+                ins.append(new)
+                final.append(new)
+            _annotate(it, plan)
+            ins.extend(index_ops.get(it, []))
+            ins.append(it)
+            final.append(it)
+        if loop is not None:
+            for a in plans[loop.back].actions:
+                new = b.action(a)
+                ins.append(new)
+                final.append(new)
+        blk.insert_ops_before(ins, term)
+
+    lay(block, items, None)
+    for op in dead:
+        if op.parent is not None:
+            op.detach()
+        op.erase(safe_erase=False)
+    scratch_step = (alloc.scratch_top + 63) // 64 * 64
+    readers: list[Operation] = [*final]
+    readers += [op for op in f.walk() if isinstance(op, LoadScalarOp)]
+    needs: list[list[Scalar]] = []
+    for op in readers:
+        keys = []
+        for v in _scalar_operands(op):
+            owner = v.owner
+            if isinstance(owner, IndexAddrOp):
+                keys.append(_scalar_key(owner.base, scratch_step))
+            else:
+                keys.append(_scalar_key(v, scratch_step))
+        needs.append(keys)
+    value_of: dict[Scalar, SSAValue] = {}
+    for op, keys in zip(readers, needs, strict=True):
+        for v, k in zip(_scalar_operands(op), keys, strict=True):
+            owner = v.owner
+            value_of.setdefault(k, owner.base if isinstance(owner, IndexAddrOp) else v)
+    extra = [Binding(a.index, 0, True) for a in scalar_params(f)]
+    gp = plan_gprs(needs, extra, reserve=count_dynamic(f), hoist=True)
+    addr_reg, term_reg = address_temps(gp.reserved)
+    dynamic_registers(f, gp.reserved)
+    for op, regs in zip(readers, gp.regs, strict=True):
+        slots = []
+        for v, reg in zip(_scalar_operands(op), regs, strict=True):
+            owner = v.owner
+            if isinstance(owner, IndexAddrOp):
+                owner.attributes[GPR_ATTR] = StringAttr(addr_reg)
+                owner.attributes["pto.base"] = StringAttr(reg)
+                owner.attributes["pto.term"] = StringAttr(term_reg)
+                slots.append(addr_reg)
+            else:
+                slots.append(reg)
+        if isinstance(op, LoadScalarOp):
+            op.attributes[GPR_ADDR_ATTR] = StringAttr(slots[0])
+        elif slots:
+            op.gprs = _strs(slots)
+    # every constant and address is written once, before the first bundle
+    first = next(
+        (op for op in block.ops if not isinstance(op, (ConstOp, AddrOp, ScratchAddrOp))), None
+    )
+    assert first is not None
+    heads: list[Operation] = [*b.consts.values(), *b.scratch.values()]
+    heads.extend(MaterializeOp(value_of[s], reg) for reg, s in (gp.writes[0] if final else []))
+    block.insert_ops_before(heads, first)
+    _record_abi(f, gp.abi, scratch_step, target)
+    c = alloc.counts
+    return AllocStats(
+        len(final),
+        c["refresh"],
+        c["spill"],
+        c["reload"],
+        c["filler"],
+        1 if gp.writes and gp.writes[0] else 0,
+        alloc.qs.peak,
+        len(dead),
+    )
+
+
+#: the register a scalar load reads its address from
+GPR_ADDR_ATTR = "pto.address_gpr"
+
+
+def _scalar_operands(op: Operation) -> list[SSAValue]:
+    """The GPR operands of a bundle (its B.IOR slots) or of a scalar load (its address)."""
+    if isinstance(op, LoadScalarOp):
+        return [op.address]
+    assert isinstance(op, PtoOp)
+    return list(op.scalars)
+
+
+def _mask_of(f: func.FuncOp) -> int:
+    for op in f.walk():
+        if isinstance(op, PtoOp):
+            return op.mask.value.data
+    return 0b1000
 
 
 def _annotate(op: PtoOp, plan: BundlePlan) -> None:

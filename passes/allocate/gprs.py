@@ -48,18 +48,22 @@ SCRATCH_REGS = (
 @dataclass(frozen=True, order=True)
 class Binding:
     """An ABI base: tensor parameter ``tensor`` (index; -1 = scratch) stepped ``pe_step``
-    bytes per PE."""
+    bytes per PE; with ``scalar``, the value of run-time scalar parameter ``tensor``."""
 
     tensor: int
     pe_step: int
+    scalar: bool = False
 
 
 @dataclass(frozen=True)
 class Scalar:
-    """A value a bundle reads from a GPR: ``base + value`` (``base`` None: a constant)."""
+    """A value a bundle reads from a GPR: ``base + value + sum(coeff * var)`` (``base``
+    None: no address base; ``terms``: run-time integers -- loop indices and scalar
+    parameters, by name -- with their coefficients)."""
 
     value: int
     base: Binding | None = None
+    terms: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -71,6 +75,8 @@ class GprPlan:
     regs: list[list[str]]
     #: per bundle: (register, scalar) writes to perform just before it
     writes: list[list[tuple[str, Scalar]]] = field(default_factory=list)
+    #: registers kept for run-time integers (``reserve``)
+    reserved: list[str] = field(default_factory=list)
 
     @property
     def blocks(self) -> int:
@@ -78,11 +84,22 @@ class GprPlan:
         return sum(1 for w in self.writes if w)
 
 
-def plan_gprs(needs: Sequence[Sequence[Scalar]]) -> GprPlan:
-    """Assign registers for ``needs[i]``, the scalars bundle ``i`` reads in slot order."""
+def plan_gprs(
+    needs: Sequence[Sequence[Scalar]],
+    extra: Sequence[Binding] = (),
+    reserve: int = 0,
+    hoist: bool = False,
+) -> GprPlan:
+    """Assign registers for ``needs[i]``, the scalars bundle ``i`` reads in slot order.
+
+    ``extra``: ABI bindings no bundle reads directly (run-time scalar parameters);
+    ``reserve``: registers kept out of the pool (for run-time integers, taken from its
+    end: :attr:`GprPlan.reserved`); ``hoist``: every scalar gets a register of its own,
+    written before the first bundle (a kernel with run-time loops, whose bundles run
+    again and again), or a CompileError when they do not fit."""
     # tensor parameters in argument order, the scratch area (tensor -1) last
     bindings = sorted(
-        {s.base for ss in needs for s in ss if s.base is not None},
+        {s.base for ss in needs for s in ss if s.base is not None} | set(extra),
         key=lambda b: (b.tensor < 0, b.tensor, b.pe_step),
     )
     if len(bindings) > len(ABI_REGS):
@@ -95,6 +112,8 @@ def plan_gprs(needs: Sequence[Sequence[Scalar]]) -> GprPlan:
         )
     abi = dict(zip(bindings, ABI_REGS, strict=False))
     pool = [*SCRATCH_REGS, *ABI_REGS[len(bindings) :]]
+    reserved = pool[len(pool) - reserve :] if reserve else []
+    pool = pool[: len(pool) - reserve]
 
     def fixed(s: Scalar) -> str | None:
         if s.base is None and s.value == 0:
@@ -108,7 +127,14 @@ def plan_gprs(needs: Sequence[Sequence[Scalar]]) -> GprPlan:
         for s in ss:
             if fixed(s) is None:
                 uses.setdefault(s, []).append(i)
-    plan = GprPlan(abi, [], [[] for _ in needs])
+    plan = GprPlan(abi, [], [[] for _ in needs], reserved=reserved)
+    if hoist and len(uses) > len(pool):
+        raise CompileError(
+            f"the kernel's run-time loops need {len(uses)} distinct constants and addresses "
+            f"in registers at once, and {reserve} registers for run-time integers; the "
+            f"machine has {len(pool) + reserve} free registers",
+            hint="use fewer tensors or fewer distinct window strides in the loops",
+        )
     if len(uses) <= len(pool):
         reg_of = dict(zip(uses, pool, strict=False))
         if needs:

@@ -66,7 +66,8 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
         srcs = list(op.srcs)
         reads.append(srcs)
         for v in srcs:
-            g.add_edge(producer[v], i)
+            if v in producer:  # else defined outside these bundles (before a loop)
+                g.add_edge(producer[v], i)
         for r in op.dsts:
             producer[r] = i
         if any(r.type.cube is not None for r in op.dsts):  # type: ignore[attr-defined]
@@ -90,16 +91,18 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     return Dataflow(list(ops), g, reads, producer)
 
 
-def live_ops(df: Dataflow) -> list[bool]:
+def live_ops(df: Dataflow, roots: frozenset[SSAValue] = frozenset()) -> list[bool]:
     """Bundles whose results (transitively) reach an output; the rest is dead code.
 
     The roots are the bundles without destinations (the stores to the kernel's tensors,
-    and any bundle whose effect is outside the tile queues). Liveness follows dataflow, not the
-    memory-order edges (a load that merely precedes a store is not needed by it), except
-    through the GM scratch area of the compound lowerings: a live load of the scratch
-    tensor needs every earlier store to it. So an op is live exactly when the ``tile`` op
-    it comes from is (``ptoc.dialects.reference.live_ops``): the compiler drops the ops
-    the reference does not evaluate.
+    and any bundle whose effect is outside the tile queues), and those producing one of
+    ``roots`` (values read outside the bundles given: in a loop body or after a loop).
+    Liveness follows dataflow, not the memory-order edges (a load that merely precedes a
+    store is not needed by it), except through the GM scratch area of the compound
+    lowerings: a live load of the scratch tensor needs every earlier store to it. So an
+    op is live exactly when the ``tile`` op it comes from is
+    (``ptoc.dialects.reference.live_set``): the compiler drops the ops the reference does
+    not evaluate.
     """
     keep = [False] * len(df.ops)
     read_later: set[SSAValue] = set()  # scratch tensors with a live load further on
@@ -108,10 +111,13 @@ def live_ops(df: Dataflow) -> list[bool]:
         scratch = _is_scratch(tensor)
         if not op.dsts:
             keep[i] = keep[i] or not scratch or tensor in read_later
+        elif roots and any(d in roots for d in op.dsts):
+            keep[i] = True  # read outside this run of bundles (a loop, or after one)
         if not keep[i]:
             continue  # every reader of this bundle's results comes later: already decided
         for v in df.reads[i]:
-            keep[df.producer[v]] = True
+            if v in df.producer:
+                keep[df.producer[v]] = True
         if scratch and _access(op) is Executor.LOAD:
             assert tensor is not None
             read_later.add(tensor)
@@ -171,7 +177,7 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
         order.append(i)
         for v in set(df.reads[i]):
             remaining_readers[v] -= 1
-            if remaining_readers[v] == 1:
+            if remaining_readers[v] == 1 and v in df.producer:
                 # the last reader now frees v: raise its priority if it is ready
                 last = next(
                     j
@@ -204,7 +210,8 @@ def value_graph(df: Dataflow) -> nx.DiGraph:
         node = ("op", i)
         g.add_node(node, kind="op", mnemonic=op.MNEMONIC)
         for v in df.reads[i]:
-            g.add_edge(tiles[v], node)
+            if v in tiles:  # else a loop-carried argument (no bundle produces it)
+                g.add_edge(tiles[v], node)
         for v in op.dsts:
             t = ("tile", len(tiles))
             tiles[v] = t

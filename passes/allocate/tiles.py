@@ -57,6 +57,8 @@ class Action:
     hand: int | None = None
     src: TileRef | None = None
     slot: int | None = None
+    #: a filler's bytes (the loop-entry construction matches the sizes of a state)
+    size: int = FILLER_BYTES
 
 
 @dataclass
@@ -101,6 +103,8 @@ def _accumulator_hand(op: PtoOp, qs: Queues) -> int | None:
     differ from D's zero-extended DstTile hand code
     (``BundleMatrixAccumulatorDestinationIndicesDistinct``), so C at ``T#k`` excludes the
     hand whose code is ``k - 1``."""
+    if op.MNEMONIC is None:  # a loop's back edge (passes.allocate.loops)
+        return None
     row = optable_row(op.MNEMONIC)
     if row.executor is not Executor.MATMUL or not row.sources:
         return None

@@ -13,14 +13,14 @@ and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr
-from xdsl.ir import BlockArgument, SSAValue
+from xdsl.ir import Block, BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.target import Target
 
@@ -42,15 +42,26 @@ from ptoc.backend.program import (
 )
 from ptoc.backend.target import ConfigError, MachineConfig
 from ptoc.dialects.dtypes import is_pred
-from ptoc.dialects.pto import AddrOp, ConstOp, MaterializeOp, ProgramOp, PtoOp, ScratchAddrOp
-from ptoc.dialects.reference import tensor_args
+from ptoc.dialects.pto import (
+    AddrOp,
+    ConstOp,
+    IndexAddrOp,
+    LoadScalarOp,
+    MaterializeOp,
+    ProgramOp,
+    PtoOp,
+    ScratchAddrOp,
+)
+from ptoc.dialects.reference import scalar_args, tensor_args
+from ptoc.dialects.scalars import constant_value, is_scalar, is_scalar_op
 
 from ..allocate import MACHINE_ATTR, SCRATCH_ATTR
 from ..allocate.gprs import Binding, Scalar
 from ..allocate.tiles import spill_bytes
-from ..diagnostics import CompileError, fail
+from ..diagnostics import CompileError, fail, source_position
 from ..stages import ABI_ATTR, Stage, expect_stage
-from .materialize import materialize
+from .control import Scalars, poly_add, poly_scale, reg_of
+from .materialize import _s, load_const, materialize
 
 
 @dataclass(frozen=True)
@@ -76,11 +87,69 @@ class Intent:
 @dataclass(frozen=True)
 class AbiBinding:
     """GPR ``gpr`` holds, on PE ``p``, the base of tensor ``tensor`` (None: the spill
-    scratch area) plus ``p * pe_step`` bytes."""
+    scratch area) plus ``p * pe_step`` bytes; with ``scalar``, the value of the run-time
+    scalar parameter ``tensor``."""
 
     gpr: str
     tensor: str | None
     pe_step: int
+    scalar: bool = False
+
+
+@dataclass(frozen=True)
+class LoopIntent:
+    """What one run-time loop means, by command index (see :mod:`ptoc.passes.validate`).
+
+    ``init``: the FALL block setting the index register ``iv`` to ``lb``; ``guard``: the
+    COND block skipping to ``exit`` when ``iv >= ub``; ``header``: the first command of
+    the body; ``latch``: the COND block adding ``step`` and branching back while
+    ``iv < ub``; ``exit``: the command after it. ``enter`` renames value ids on the way
+    in (initial value -> carried argument), ``back`` at the back edge (new value ->
+    argument), ``leave`` after the loop (argument -> result); ``live``: the ids a later
+    bundle may read at the header (every other entry is compared as dead)."""
+
+    name: str
+    iv: int
+    lb: Scalar
+    ub: Scalar
+    step: int
+    init: int
+    guard: int
+    header: int
+    latch: int
+    exit: int
+    enter: tuple[tuple[int, int], ...]
+    back: tuple[tuple[int, int], ...]
+    leave: tuple[tuple[int, int], ...]
+    live: frozenset[int]
+
+
+@dataclass(frozen=True)
+class CheckIntent:
+    """A bounds check before a bundle whose window a run-time index moves: the COND block
+    at ``index`` (command) branches into itself -- which faults -- when register ``reg``,
+    holding ``value``, lies outside ``[low, high]``; ``what`` names the access."""
+
+    index: int
+    reg: int
+    value: Scalar
+    low: int
+    high: int
+    axis: str
+    what: str
+    #: the (file, line, column) of the kernel op, when known
+    where: tuple[str, int, int] | None = None
+
+
+@dataclass(frozen=True)
+class LoadIntent:
+    """A scalar load: the AGU instruction at command ``index`` reads GM address
+    ``address`` into register ``reg``, whose content the validator then names ``name``."""
+
+    index: int
+    reg: int
+    address: Scalar
+    name: str
 
 
 @dataclass(frozen=True)
@@ -93,6 +162,12 @@ class Emitted:
     scratch_bytes: int
     kernel: str
     abi: dict[Binding, str]
+    #: the run-time loops, outermost first in program order
+    loops: tuple[LoopIntent, ...] = ()
+    #: the bounds checks of run-time windows, by command index
+    checks: dict[int, CheckIntent] = field(default_factory=dict)
+    #: the scalar loads, by command index
+    loads: dict[int, LoadIntent] = field(default_factory=dict)
 
 
 def _dims(op: PtoOp) -> list[Command]:
@@ -148,14 +223,31 @@ class _Emitter:
         self.scratch_bytes = scratch.value.data if isinstance(scratch, IntegerAttr) else 0
         self.abi: dict[Binding, str] = {}
         for entry in abi:
-            reg, tensor, step = entry.data  # type: ignore[attr-defined]
-            self.abi[Binding(tensor.value.data, step.value.data)] = reg.data
+            reg, tensor, step, *scalar = entry.data  # type: ignore[attr-defined]
+            self.abi[Binding(tensor.value.data, step.value.data, bool(scalar))] = reg.data
+        self.scalars = Scalars(self.abi)
+        self.loops: list[LoopIntent] = []
+        #: loop index -> its name in the validator's polynomials
+        self.names: dict[SSAValue, str] = {}
+        #: COND blocks whose offset is fixed once the addresses are known: (command, label)
+        self.fixups: list[tuple[int, int]] = []
+        self.labels: list[int] = []
+        self.pending: list[Command] = []
+        self.check_intents: dict[int, CheckIntent] = {}
+        self.load_intents: dict[int, LoadIntent] = {}
+        #: loads in ``pending``: (position in it, register, address, name)
+        self.pending_loads: list[tuple[int, int, Scalar, str]] = []
 
     def vid(self, v: SSAValue) -> int:
         return self.ids.setdefault(v, len(self.ids))
 
     def scalar(self, v: SSAValue) -> Scalar:
         o = v.owner
+        if isinstance(o, IndexAddrOp):
+            s = self.scalar(o.base)
+            for x, k in o.terms:
+                s = poly_add(s, poly_scale(self.scalars.meaning(x, self.names), k))
+            return s
         if isinstance(o, ConstOp):
             return Scalar(o.raw)
         if isinstance(o, ScratchAddrOp):
@@ -166,26 +258,161 @@ class _Emitter:
         return Scalar(o.byte_offset, Binding(arg.index, o.step))
 
     def run(self) -> None:
-        pending: list[MaterializeOp] = []
-        for op in self.f.body.block.ops:
-            if isinstance(op, MaterializeOp):
-                pending.append(op)
-                continue
-            if isinstance(op, PtoOp):
-                self.flush(pending)
-                pending = []
-                self.bundle(op)
-        self.flush(pending)
+        self.walk(self.f.body.block)
+        self.flush()
+        self.fix_offsets()
 
-    def flush(self, writes: list[MaterializeOp]) -> None:
-        if not writes:
+    def walk(self, block: Block) -> None:
+        for op in block.ops:
+            if isinstance(op, MaterializeOp):
+                self.pending.extend(
+                    materialize(GPR_BY_NAME[op.gpr.data], self.scalar(op.value), self.abi)
+                )
+            elif is_scalar_op(op):
+                self.pending.extend(self.scalars.code(op))
+            elif isinstance(op, IndexAddrOp):
+                term = op.attributes["pto.term"]
+                assert isinstance(term, StringAttr)
+                self.checks(op, GPR_BY_NAME[term.data])
+            elif isinstance(op, LoadScalarOp):
+                self.load(op)
+            elif isinstance(op, PtoOp):
+                self.flush()
+                self.bundle(op)
+            elif isinstance(op, scf.ForOp):
+                self.loop(op)
+
+    def load(self, op: LoadScalarOp) -> None:
+        rd = reg_of(op)
+        attr = op.attributes["pto.address_gpr"]
+        assert isinstance(attr, StringAttr)
+        name = f"load{len(self.scalars.loaded)}"
+        self.scalars.loaded[op.result] = name
+        address = self.scalar(op.address)
+        self.pending_loads.append((len(self.pending), rd, address, name))
+        self.pending.append(_s(op.mnemonic, RegDst=rd, SrcL=GPR_BY_NAME[attr.data], simm12=0))
+
+    def checks(self, op: IndexAddrOp, term: int) -> None:
+        """The address of ``op`` behind one check block per run-time index: ``t = index -
+        low``, then branch into the block itself (no block starts there:
+        Fault_InstructionPC) when ``t >= high - low + 1`` unsigned, i.e. when the index is
+        outside ``[low, high]``. The last check block computes the address too."""
+        self.flush()
+        tmp = reg_of(op)
+        where = source_position(op)
+        for axis, (v, _), (lo, hi) in zip(op.axes, op.terms, op.bounds, strict=True):
+            x = self.scalars.reg(v)
+            body: list[Command] = []
+            if lo:
+                body += [*load_const(term, -lo), _s("ADD", RegDst=tmp, SrcL=x, SrcR=term,
+                                                     SrcRType=3, shamt=0)]  # fmt: skip
+                x = tmp
+            body += load_const(term, hi - lo + 1 if hi >= lo else 0)
+            body.append(_s("SETC.GEU", SrcL=x, SrcR=term, SrcRType=3))
+            if axis == op.axes[-1] and v is op.terms[-1][0]:
+                body.extend(self.scalars.index_code(op, term))
+            at = len(self.cmds)
+            self.cmds.append(ScalarStart("STD", "COND", 2))  # into its own first instruction
+            self.cmds.extend(body)
+            self.cmds.append(Stop())
+            what = op.what.data if op.what is not None else "a load or store"
+            self.check_intents[at] = CheckIntent(
+                at, x, self.scalars.meaning(v, self.names), lo, hi, axis, what, where
+            )
+
+    def flush(self) -> None:
+        if not self.pending:
             return
         self.cmds.append(ScalarStart("STD", "FALL"))
-        for w in writes:
-            self.cmds.extend(
-                materialize(GPR_BY_NAME[w.gpr.data], self.scalar(w.value), self.abi)
-            )
+        first = len(self.cmds)
+        for k, rd, address, name in self.pending_loads:
+            self.load_intents[first + k] = LoadIntent(first + k, rd, address, name)
+        self.pending_loads = []
+        self.cmds.extend(self.pending)
         self.cmds.append(Stop())
+        self.pending = []
+
+    def label(self) -> int:
+        self.labels.append(-1)
+        return len(self.labels) - 1
+
+    def place(self, label: int) -> None:
+        self.labels[label] = len(self.cmds)
+
+    def cond(self, label: int, body: list[Command]) -> int:
+        """A COND block branching to ``label`` (offset fixed later); its command index."""
+        at = len(self.cmds)
+        self.fixups.append((at, label))
+        self.cmds.append(ScalarStart("STD", "COND", 0))
+        self.cmds.extend(body)
+        self.cmds.append(Stop())
+        return at
+
+    def loop(self, op: scf.ForOp) -> None:
+        name = f"i{len(self.names)}"
+        self.names[op.body.block.args[0]] = name
+        iv = reg_of(op)
+        lb, ub = self.scalars.reg(op.lb), self.scalars.reg(op.ub)
+        step = constant_value(op.step)
+        assert step is not None and step > 0, "pt.range steps are positive constants"
+        self.pending.append(_s("ADD", RegDst=iv, SrcL=lb, SrcR=0, SrcRType=3, shamt=0))
+        init = len(self.cmds)
+        self.flush()
+        exit_, header = self.label(), self.label()
+        guard = self.cond(exit_, [_s("SETC.GE", SrcL=iv, SrcR=ub, SrcRType=3)])
+        self.place(header)
+        head = len(self.cmds)
+        self.walk(op.body.block)
+        self.flush()
+        if step >= 4096:
+            raise fail(op, f"a pt.range step of {step} is larger than 4095")
+        bump = [_s("ADDI", RegDst=iv, SrcL=iv, uimm12=step)]
+        latch = self.cond(header, [*bump, _s("SETC.LT", SrcL=iv, SrcR=ub, SrcRType=3)])
+        self.place(exit_)
+        body = op.body.block
+        yielded = body.last_op
+        assert yielded is not None
+        tiles = [k for k, a in enumerate(body.args[1:]) if not is_scalar(a)]
+        args = [body.args[1 + k] for k in tiles]
+        self.loops.append(
+            LoopIntent(
+                name,
+                iv,
+                self.scalars.meaning(op.lb, self.names),
+                self.scalars.meaning(op.ub, self.names),
+                step,
+                init,
+                guard,
+                head,
+                latch,
+                len(self.cmds),
+                tuple((self.vid(op.iter_args[k]), self.vid(a)) for k, a in zip(tiles, args)),
+                tuple(
+                    (self.vid(yielded.operands[k]), self.vid(a)) for k, a in zip(tiles, args)
+                ),
+                tuple((self.vid(a), self.vid(op.results[k])) for k, a in zip(tiles, args)),
+                frozenset(),
+            )
+        )
+
+    def fix_offsets(self) -> None:
+        """Set every COND block's offset to its label (halfwords from its BSTART)."""
+        if not self.fixups:
+            return
+        for _ in range(4):  # an offset's size may change an encoding's length
+            addrs, size = Program(tuple(self.cmds)).addresses()
+            changed = False
+            for at, label in self.fixups:
+                target = self.labels[label]
+                dest = addrs[target] if target < len(addrs) else size
+                offset = (dest - addrs[at]) // 2
+                old = self.cmds[at]
+                assert isinstance(old, ScalarStart)
+                if old.offset != offset:
+                    self.cmds[at] = ScalarStart(old.block, old.kind, offset)
+                    changed = True
+            if not changed:
+                return
 
     def bundle(self, op: PtoOp) -> None:
         if (op.refs is None and op.bound_srcs) or (op.hands is None and op.dsts):
@@ -232,8 +459,9 @@ def emit_func(f: func.FuncOp) -> Emitted:
     e = _Emitter(f)
     e.run()
     names = {a.index: a.name for a in tensor_args(f)}
+    names.update({a.index: a.name for a in scalar_args(f)})
     bindings = tuple(
-        AbiBinding(reg, None if b.tensor < 0 else names[b.tensor], b.pe_step)
+        AbiBinding(reg, None if b.tensor < 0 else names[b.tensor], b.pe_step, b.scalar)
         for b, reg in sorted(e.abi.items(), key=lambda kv: kv[1])
     )
     return Emitted(
@@ -243,6 +471,9 @@ def emit_func(f: func.FuncOp) -> Emitted:
         e.scratch_bytes,
         f.sym_name.data,
         dict(e.abi),
+        tuple(sorted(e.loops, key=lambda lp: lp.init)),
+        e.check_intents,
+        e.load_intents,
     )
 
 
@@ -251,6 +482,9 @@ def program_header(em: Emitted, machine: str | None = None) -> list[str]:
     machine it was allocated for and the ABI registers to set on every PE."""
     out = [f"# @{em.kernel}" + (f", allocated for {machine}" if machine else "")]
     for b in em.bindings:
+        if b.scalar:
+            out.append(f"# {b.gpr} = scalar {b.tensor}")
+            continue
         what = "the spill scratch area" if b.tensor is None else f"tensor {b.tensor}"
         step = f" + {b.pe_step} bytes per PE" if b.pe_step else ""
         out.append(f"# {b.gpr} = base of {what}{step}")

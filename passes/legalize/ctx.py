@@ -75,8 +75,27 @@ class LegalizeCtx:
     remade: dict[tuple[SSAValue, int, int, int], SSAValue] = field(default_factory=dict)
     #: (scratch tensor, sources) of the image the last ``tile.view`` stored in the scratch
     view_image: tuple[SSAValue, tuple[SSAValue, ...]] | None = None
+    #: run-time integers (``i64``) of the tile kernel -> their values in the new body
+    scalars: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    #: the kernel's top block (the new one), where constants and addresses are defined
+    top: Block | None = None
+    #: the outermost run-time loop being legalized: top-block definitions go before it
+    loop_anchor: Operation | None = None
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
+
+    def define(self, op: Operation) -> None:
+        """Add a pure scalar definition to the top block (so that every region of the
+        kernel may read it; in front of the loop being legalized, if any)."""
+        top = self.top or self.block
+        if self.loop_anchor is not None:
+            top.insert_op_before(op, self.loop_anchor)
+        else:
+            top.add_op(op)
+
+    def scalar(self, v: SSAValue) -> SSAValue:
+        """The new body's value of run-time integer ``v``."""
+        return self.scalars[v]
 
     @property
     def mask(self) -> int:
@@ -89,7 +108,7 @@ class LegalizeCtx:
         value &= (1 << 64) - 1
         if value not in self._consts:
             c = ConstOp(value)
-            self.block.add_op(c)
+            self.define(c)
             self._consts[value] = c.result
         return self._consts[value]
 
@@ -97,7 +116,7 @@ class LegalizeCtx:
         key = (self.tensors[tensor], offset, pe_step)
         if key not in self._addrs:
             a = AddrOp(self.tensors[tensor], offset, pe_step)
-            self.block.add_op(a)
+            self.define(a)
             self._addrs[key] = a.result
         return self._addrs[key]
 

@@ -22,6 +22,7 @@ from ptoc.dialects import tile_quant as tq
 from ptoc.dialects import tile_reduce as red
 from ptoc.dialects.dtypes import data_type
 from ptoc.dialects.modes import rmode_code
+from ptoc.dialects.pto import IndexAddrOp
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
 from ptoc.dialects.tile_base import TileOp
 from ptoc.dialects.tile_memory import AccessOp, LoadOp, PrefetchOp, StoreOp
@@ -375,6 +376,25 @@ def _gm_scalars(ctx: LegalizeCtx, op: AccessOp, cut: Cut) -> list[SSAValue]:
     offset = row * tt.row_stride_bytes + c0 * eb
     pe_step = pr * tt.row_stride_bytes + pc * eb
     out = [ctx.addr(op.tensor, offset, pe_step)]
+    if op.dynamic_axes:  # run-time row / column starts move the address
+        scale = {0: tt.row_stride_bytes, 1: eb}
+        terms = [(ctx.scalar(v), scale[a]) for a, v in zip(op.dynamic_axes, op.indices)]
+        # the index range that keeps every PE's window (of this row piece) in the tensor
+        rows, cols = tt.dims
+        last = ctx.pes - 1
+        vc = op.tile.valid[1]
+        span = {
+            0: (row, rows - 1 - row - (cut.rows - 1) * op.row_step - last * pr),
+            1: (c0, cols - 1 - c0 - (vc - 1) - last * pc),
+        }
+        bounds = [(-span[a][0], span[a][1]) for a in op.dynamic_axes]
+        fn = "pt.store" if isinstance(op, StoreOp) else "pt.load"
+        name = op.tensor.name_hint or "?"
+        what = f"the {cut.rows}x{vc} window of {fn} in the {rows}x{cols} tensor '{name}'"
+        moved = IndexAddrOp(out[0], terms, bounds, op.dynamic_axes, what)
+        moved.location = op.location
+        ctx.block.add_op(moved)
+        out[0] = moved.result
     if cut.rows > 1:
         out.append(ctx.const(tt.row_stride_bytes * op.row_step))
     return out

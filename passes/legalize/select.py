@@ -12,21 +12,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, UnknownLoc
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, UnknownLoc, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from ptoc.backend.isa import info
 from ptoc.backend.target import LIMITS, MachineConfig
 from ptoc.dialects.compound_ops.view import ViewOp
+from ptoc.dialects.pto import IndexAddrOp, LoadScalarOp
+from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
+from ptoc.dialects.scalars import constant, constant_value, is_scalar, is_scalar_op
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
-from ptoc.dialects.tile_types import TileType
+from ptoc.dialects.tile_types import TensorType, TileType
 
 from ..diagnostics import CompileError, fail
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
 from ..stages import Stage, expect_stage
-from .ctx import LegalizeCtx
+from .ctx import LegalizeCtx, Piece
 from .rules import must_stay_whole, rule_of
 from .view import legalize_view
 
@@ -59,25 +63,153 @@ def legalize_func(
     lo, hi = LIMITS["pes"]
     if not lo <= pes <= hi:
         raise CompileError(f"@{f.sym_name.data}: tile.pes = {pes} is outside {lo}..{hi}")
-    ctx = LegalizeCtx(new, pes, max_bytes)
+    ctx = LegalizeCtx(new, pes, max_bytes, top=new)
     ctx.tensors = dict(zip(old.args, new.args, strict=True))
-    ctx.whole = _whole_values(list(old.ops), whole_budget, max_bytes)
-    for i, op in enumerate(old.ops):
+    ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
+    flat = [op for op in f.walk() if op is not f]
+    ctx.whole = _whole_values(flat, whole_budget, max_bytes)
+    for i, op in enumerate(flat):
         if isinstance(op.location, UnknownLoc):
             # name the bundles after their tile op, so later diagnostics can point at it
             op.location = NameLoc(StringAttr(f"@{f.sym_name.data} {op.name} #{i}"), NoneAttr())
+    _legalize_block(ctx, old)
+    f.body.insert_block(new, 0)
+    f.body.detach_block(old)
+    old.erase(safe_erase=False)
+
+
+def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
+    """Legalize ``block``'s ops into ``ctx.block`` (loops recursively)."""
+    for op in block.ops:
         if isinstance(op, func.ReturnOp):
-            new.add_op(func.ReturnOp())
-            break
+            ctx.block.add_op(func.ReturnOp())
+            return
+        if isinstance(op, scf.ForOp):
+            _legalize_loop(ctx, op)
+            continue
+        if is_scalar_op(op):
+            _legalize_scalar(ctx, op)
+            continue
         handler = legalize_view if isinstance(op, ViewOp) else rule_of(op)
         if handler is None:
             if isinstance(op, CompoundTileOp):
                 raise fail(op, "compound op: run lower-compound before legalize")
             raise fail(op, "no legalization rule (not a tile op)")
         handler(ctx, op)
-    f.body.insert_block(new, 0)
-    f.body.detach_block(old)
-    old.erase(safe_erase=False)
+
+
+def _legalize_scalar(ctx: LegalizeCtx, op: Operation) -> None:
+    """A run-time integer op: the same op on the new body's values."""
+    if isinstance(op, TileLoadScalarOp):
+        _load_scalar(ctx, op)
+        return
+    c = constant_value(op.results[0])
+    new = constant(c) if c is not None else type(op)(*(ctx.scalar(v) for v in op.operands))
+    new.location = op.location
+    ctx.block.add_op(new)
+    ctx.scalars[op.results[0]] = new.results[0]
+
+
+def _load_scalar(ctx: LegalizeCtx, op: TileLoadScalarOp) -> None:
+    """An AGU load of one element (its address moved by the run-time indices behind a
+    bounds check, like a window's)."""
+    tt = op.source.type
+    assert isinstance(tt, TensorType)
+    eb = tt.row_stride_bytes // tt.stride
+    r, c = (int(v) for v in op.offsets.get_values())
+    addr = ctx.addr(op.source, r * tt.row_stride_bytes + c * eb, 0)
+    if op.dynamic_axes:
+        rows, cols = tt.dims
+        scale = {0: tt.row_stride_bytes, 1: eb}
+        span = {0: (-r, rows - 1 - r), 1: (-c, cols - 1 - c)}
+        terms = [(ctx.scalar(v), scale[a]) for a, v in zip(op.dynamic_axes, op.indices)]
+        name = op.source.name_hint or "?"
+        what = f"the element pt.load_scalar reads in the {rows}x{cols} tensor '{name}'"
+        moved = IndexAddrOp(
+            addr, terms, [span[a] for a in op.dynamic_axes], op.dynamic_axes, what
+        )
+        moved.location = op.location
+        ctx.block.add_op(moved)
+        addr = moved.result
+    ti = info(op.dtype)
+    new = LoadScalarOp(addr, ti.bits // 8, ti.is_signed)
+    new.location = op.location
+    ctx.block.add_op(new)
+    ctx.scalars[op.results[0]] = new.results[0]
+
+
+def _flatten(ctx: LegalizeCtx, op: Operation, v: SSAValue) -> list[SSAValue]:
+    """A carried value's new values: a run-time integer, or a tile's row pieces."""
+    if is_scalar(v):
+        return [ctx.scalar(v)]
+    if v not in ctx.pieces:
+        raise fail(op, f"a loop-carried tile {v.name_hint or ''} has no legalized value")
+    return [p.value for p in ctx.pieces[v]]
+
+
+def _bind(ctx: LegalizeCtx, like: SSAValue, old: SSAValue, new: list[SSAValue]) -> None:
+    """Map ``old`` to ``new`` (values laid out like the init value ``like``)."""
+    if is_scalar(old):
+        ctx.scalars[old] = new[0]
+        return
+    ctx.pieces[old] = [
+        Piece(n, p.row0, p.rows, p.extent) for n, p in zip(new, ctx.pieces[like], strict=True)
+    ]
+
+
+def _legalize_loop(ctx: LegalizeCtx, op: scf.ForOp) -> None:
+    """A run-time loop: an ``scf.for`` over the legalized body, a tile carried as its
+    row pieces (each piece one carried value)."""
+    inits = [_flatten(ctx, op, v) for v in op.iter_args]
+    flat = [v for group in inits for v in group]
+    body = Block(arg_types=[i64, *(v.type for v in flat)])
+    loop = scf.ForOp(
+        ctx.scalar(op.lb), ctx.scalar(op.ub), ctx.scalar(op.step), flat, Region(body)
+    )
+    loop.location = op.location
+    ctx.block.add_op(loop)
+    old = op.body.block
+    ctx.scalars[old.args[0]] = body.args[0]
+    k = 1
+    for init, arg, group in zip(op.iter_args, old.args[1:], inits, strict=True):
+        _bind(ctx, init, arg, list(body.args[k : k + len(group)]))
+        k += len(group)
+    saved, anchor = ctx.block, ctx.loop_anchor
+    ctx.block = body
+    ctx.loop_anchor = anchor or loop
+    body_ops = [o for o in old.ops if not isinstance(o, scf.YieldOp)]
+    for inner in body_ops:
+        if isinstance(inner, scf.ForOp):
+            _legalize_loop(ctx, inner)
+        elif is_scalar_op(inner):
+            _legalize_scalar(ctx, inner)
+        else:
+            _legalize_one(ctx, inner)
+    yielded = old.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    outs = []
+    for init, v in zip(op.iter_args, yielded.operands, strict=True):
+        group = _flatten(ctx, op, v)
+        if not is_scalar(v) and [(p.row0, p.rows) for p in ctx.pieces[v]] != [
+            (p.row0, p.rows) for p in ctx.pieces[init]
+        ]:
+            raise fail(op, "internal: a carried tile is split differently in the body")
+        outs.extend(group)
+    body.add_op(scf.YieldOp(*outs))
+    ctx.block, ctx.loop_anchor = saved, anchor
+    k = 0
+    for init, r, group in zip(op.iter_args, op.results, inits, strict=True):
+        _bind(ctx, init, r, list(loop.results[k : k + len(group)]))
+        k += len(group)
+
+
+def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
+    handler = legalize_view if isinstance(op, ViewOp) else rule_of(op)
+    if handler is None:
+        if isinstance(op, CompoundTileOp):
+            raise fail(op, "compound op: run lower-compound before legalize")
+        raise fail(op, "no legalization rule (not a tile op)")
+    handler(ctx, op)
 
 
 def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:
@@ -87,12 +219,30 @@ def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> s
     assembled for the whole op (``pieces.assemble``; a row sum of a tile as large
     as a small machine's capacity)."""
     whole: set[SSAValue] = set()
-    for op in reversed(ops):
-        tiles = [v for v in (*op.operands, *op.results) if isinstance(v.type, TileType)]
-        needed = [r for r in op.results if r in whole]
-        if must_stay_whole(op) or (needed and _keep_whole(tiles, needed, budget, max_bytes)):
-            whole.update(tiles)
-    return whole
+    loops = [op for op in ops if isinstance(op, scf.ForOp)]
+    while True:
+        before = len(whole)
+        for op in reversed(ops):
+            if isinstance(op, (scf.ForOp, scf.YieldOp)):
+                continue
+            tiles = [v for v in (*op.operands, *op.results) if isinstance(v.type, TileType)]
+            needed = [r for r in op.results if r in whole]
+            if must_stay_whole(op) or (
+                needed and _keep_whole(tiles, needed, budget, max_bytes)
+            ):
+                whole.update(tiles)
+        # a carried tile is one value to the loop: its init, body argument, yielded value
+        # and result are split alike
+        for loop in loops:
+            yielded = loop.body.block.last_op
+            assert yielded is not None
+            for group in zip(
+                loop.iter_args, loop.body.block.args[1:], yielded.operands, loop.results
+            ):
+                if any(v in whole for v in group):
+                    whole.update(group)
+        if len(whole) == before:
+            return whole
 
 
 def _keep_whole(

@@ -64,7 +64,8 @@ def lower_compound_func(f: func.FuncOp, matrix_bytes: int = MATRIX_BYTES) -> Low
     block = f.body.block
     stats = LowerStats()
     scratch = Scratch(lambda: _add_scratch(f))
-    for op in list(block.ops):
+    # loop bodies included (a compound op inside a run-time loop lowers in place)
+    for op in [o for o in f.walk() if o is not f]:
         if isinstance(op, MatmulOp) and op.scratch is None:
             _attach_scratch(op, scratch)
             continue

@@ -14,9 +14,21 @@ no submodule defines under a builtin's name) are derived from the operation tabl
 
 # Each submodule's ``__all__`` lists the functions it defines for kernels; the namespace is
 # their union, so a new hand-written function is exported where it is written.
-from . import arith, compound, elementwise, layout, matrix, memory, quant, reduce, select
+from . import (
+    arith,
+    compound,
+    control,
+    elementwise,
+    layout,
+    matrix,
+    memory,
+    quant,
+    reduce,
+    select,
+)
 from .arith import *  # noqa: F403
 from .compound import *  # noqa: F403
+from .control import *  # noqa: F403
 from .derived import DERIVED
 from .elementwise import *  # noqa: F403
 from .layout import *  # noqa: F403
@@ -31,6 +43,7 @@ __all__ = sorted(
     [
         *arith.__all__,
         *compound.__all__,
+        *control.__all__,
         *elementwise.__all__,
         *layout.__all__,
         *matrix.__all__,

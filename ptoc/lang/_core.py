@@ -52,8 +52,15 @@ def as_tile(x: Any, fn: str, what: str = "its operand") -> Tile:
     state = current(fn)
     if isinstance(x, Tile):
         owner = x.value.owner
-        block = owner.parent_block() if isinstance(owner, Operation) else None
-        if block is not state.block:
+        block = owner.parent_block() if isinstance(owner, Operation) else owner
+        if not state.visible(block):  # type: ignore[arg-type]
+            if _in_trace(block, state.block):  # type: ignore[arg-type]
+                fail(
+                    f"{fn}: {what} was computed inside a finished pt.range loop body",
+                    "a tile computed in a run-time loop is visible after it only when it "
+                    "replaces a tile that existed before the loop: give the variable a value "
+                    "before the loop (e.g. acc = pt.full(...)) and assign it in the body",
+                )
             fail(
                 f"{fn}: {what} is a tile of another kernel trace",
                 "tiles live only inside the kernel that computed them; load the data again",
@@ -65,6 +72,16 @@ def as_tile(x: Any, fn: str, what: str = "its operand") -> Tile:
             f"load it first: pt.load({x.name})",
         )
     fail(f"{fn} expects a tile as {what}, not {describe(x)}")
+
+
+def _in_trace(block: Any, top: Any) -> bool:
+    """Whether ``block`` lies inside the kernel body ``top`` (in a nested region)."""
+    while block is not None:
+        if block is top:
+            return True
+        parent = block.parent_op() if hasattr(block, "parent_op") else None
+        block = parent.parent_block() if parent is not None else None
+    return False
 
 
 def is_scalar(x: Any) -> bool:

@@ -13,12 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ptoc.dialects.scalars import LoadScalarOp, constant_value
 from ptoc.dialects.tile_memory import LoadOp, PrefetchOp, StoreOp
 from ptoc.dialects.tile_types import TileType
 
 from ..tile import TensorParam, Tile
 from ..trace import current
 from ._core import as_tile, check_type, describe, emit, emit_tile, fail, is_scalar
+from .control import Index
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,30 @@ Offset = int | PEIndex
 
 
 def _offset(x: Any, fn: str, what: str) -> PEIndex:
+    """A start offset; a run-time integer (:class:`~ptoc.lang.control.Index`) is recorded
+    on the current access (:data:`_DYNAMIC`) and counts 0 here."""
     if isinstance(x, PEIndex):
         return x
     if isinstance(x, int) and not isinstance(x, bool):
         return PEIndex(0, x)
-    fail(f"{fn}: {what} is an integer or a * pt.pe() + b, not {x!r}")
+    if isinstance(x, Index):
+        c = constant_value(x.value)
+        if c is not None:
+            return PEIndex(0, c)
+        _DYNAMIC.append((what, x))
+        return PEIndex(0, 0)
+    fail(f"{fn}: {what} is an integer, a * pt.pe() + b or a run-time integer, not {x!r}")
+
+
+#: the run-time start offsets met while reading one access's window: (what, index)
+_DYNAMIC: list[tuple[str, Index]] = []
+
+
+def _indices() -> list[tuple[int, Any]]:
+    """The (axis, SSA value) run-time indices of the access just read (and reset)."""
+    out = [(1 if "col" in what else 0, ix.value) for what, ix in _DYNAMIC]
+    _DYNAMIC.clear()
+    return sorted(out, key=lambda p: p[0])
 
 
 def _window(fn: str, arg: Any, extent: int, what: str) -> tuple[PEIndex, int]:
@@ -151,12 +172,15 @@ def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -
     fn = "pt.load"
     x = _tensor(t, fn)
     state = current(fn)
+    _DYNAMIC.clear()
     r0, nr, c0, nc = _read_window(fn, x, rows, cols, step)
+    indices = _indices()
     check_type(fn, LoadOp.MNEMONIC, x.dtype, "tensors")
     state.use(state.loaded, x.name)
     tt = TileType(x.dtype.catalog_name, (nr, nc))
     pe_offsets = (r0.scale, c0.scale)
-    return emit_tile(fn, LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets))
+    op = LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets, indices)
+    return emit_tile(fn, op)
 
 
 def prefetch(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> None:
@@ -181,7 +205,10 @@ def prefetch(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 
     """
     fn = "pt.prefetch"
     x = _tensor(t, fn)
+    _DYNAMIC.clear()
     r0, nr, c0, nc = _read_window(fn, x, rows, cols, step)
+    if _indices():
+        fail(f"{fn}: the window starts at compile-time offsets (a prefetch is a hint)")
     check_type(fn, PrefetchOp.MNEMONIC, x.dtype, "tensors")
     op = PrefetchOp(x.value, (r0.offset, c0.offset), (nr, nc), step, (r0.scale, c0.scale))
     emit(fn, op)
@@ -215,12 +242,21 @@ def store(
         )
     if not isinstance(step, int) or isinstance(step, bool) or step < 1:
         fail(f"{fn}: step is a positive integer, not {step!r}")
+    _DYNAMIC.clear()
     r0 = _store_start(fn, "rows", rows, "row", row, v.shape[0])
     c0 = _store_start(fn, "cols", cols, "col", col, v.shape[1])
+    indices = _indices()
     _check_bounds(fn, x, r0, c0, v.shape, step)
     check_type(fn, StoreOp.MNEMONIC, x.dtype, "tensors")
+    if x.name in state.scalar_reads:
+        fail(
+            f"{fn}: the kernel reads scalars of '{x.name}' with pt.load_scalar, so it may "
+            "not store to it"
+        )
     state.use(state.stored, x.name)
-    emit(fn, StoreOp(v.value, x.value, (r0.offset, c0.offset), step, (r0.scale, c0.scale)))
+    pe_offsets = (r0.scale, c0.scale)
+    op = StoreOp(v.value, x.value, (r0.offset, c0.offset), step, pe_offsets, indices)
+    emit(fn, op)
 
 
 def _store_start(fn: str, axis: str, window: Any, old: str, start: Any, extent: int) -> PEIndex:
@@ -249,10 +285,59 @@ def _text(x: Any) -> str:
     return repr(tuple(x)) if isinstance(x, list) else repr(x)
 
 
+def load_scalar(t: TensorParam, row: Any = 0, col: Any = 0) -> Index:
+    """Element ``[row, col]`` of integer tensor ``t`` as a run-time integer (an AGU load
+    into a register): data-dependent addressing -- token ids, block tables, lengths.
+    ``row`` and ``col`` may be run-time integers; an element they move out of the tensor
+    stops the machine with a fault. The kernel may not store to ``t`` (its elements are
+    read before any bundle of the same block runs).
+
+    Example::
+
+        @ptoc.kernel
+        def pick_row(
+            x: ptoc.Tensor[ptoc.fp32, 16, 32],
+            which: ptoc.Tensor[ptoc.s32, 1, 1],
+            out: ptoc.Tensor[ptoc.fp32, 1, 32],
+        ):
+            r = pt.load_scalar(which)
+            pt.store(out, pt.load(x, rows=(r, 1)))
+
+
+        ptoc.verify(pick_row, x=np.ones((16, 32), np.float32), which=np.array([[5]], np.int32))
+    """
+    fn = "pt.load_scalar"
+    x = _tensor(t, fn)
+    state = current(fn)
+    if x.name in state.stored:
+        fail(
+            f"{fn}: the kernel stores to '{x.name}', so its elements are not fixed",
+            "read scalars from tensors the kernel only reads",
+        )
+    if not x.dtype.is_int or x.dtype.bits not in (8, 16, 32, 64):
+        fail(f"{fn} reads integer tensors (s8 .. s64, u8 .. u64), not {x.dtype.name}")
+    _DYNAMIC.clear()
+    r = _offset(row, fn, "the row")
+    c = _offset(col, fn, "the col")
+    indices = _indices()
+    if r.scale or c.scale:
+        fail(f"{fn}: the element is the same on every PE (no pt.pe() in its index)")
+    if not indices:
+        rows, cols = x.shape
+        if not (0 <= r.offset < rows and 0 <= c.offset < cols):
+            fail(f"{fn}: element [{r.offset}, {c.offset}] is outside the {rows}x{cols} tensor")
+    state.use(state.loaded, x.name)
+    state.scalar_reads.add(x.name)
+    op = LoadScalarOp(x.value, (r.offset, c.offset), indices)
+    emit(fn, op)
+    return Index(op.results[0])
+
+
 #: what ``ptoc.lang`` exports from this module
 __all__ = [
     "PEIndex",
     "load",
+    "load_scalar",
     "pe",
     "prefetch",
     "store",

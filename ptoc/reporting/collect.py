@@ -114,7 +114,7 @@ def dataflow_graph(f: Any) -> tuple[Any, list[Any]]:
     from ptoc.dialects.pto import PtoOp
     from ptoc.passes.allocate.schedule import build_dataflow, value_graph
 
-    bundles = [op for op in f.body.block.ops if isinstance(op, PtoOp)]
+    bundles = [op for op in f.walk() if isinstance(op, PtoOp)]  # loop bodies in place
     ordinal = {op: k for k, op in enumerate(bundles)}  # k-th tile bundle of the program
     df = build_dataflow([op for op in bundles if op.role_name is None])
     g = value_graph(df)

@@ -228,7 +228,10 @@ def test_bad_annotations_point_at_the_def(tmp_path: Path) -> None:
         ptoc.loader.import_file(path)
     e = info.value
     assert (e.file, e.line, e.col) == (str(path), 4, 1)
-    assert e.message == "kernel parameter 'x' has no annotation; every parameter is a tensor"
+    assert e.message == (
+        "kernel parameter 'x' has no annotation; every parameter is a tensor or a run-time "
+        "scalar"
+    )
     path.write_text("import ptoc\n\nT = ptoc.Tensor[ptoc.fp32, 8]\n")
     with pytest.raises(KernelError) as info:
         ptoc.loader.import_file(path)

@@ -1,0 +1,170 @@
+"""Run-time integer scalars of a ``tile`` kernel: which ops compute them and what they mean.
+
+A kernel's run-time scalars are ``i64`` SSA values: its scalar parameters (function
+arguments), the induction variables of its ``scf.for`` loops and the results of the
+``arith`` integer ops below. They compute in 64-bit two's complement, as the GPRs that
+hold them on the machine do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import MemoryReadEffect
+from xdsl.utils.exceptions import VerifyException
+
+from ptoc.backend.isa import DataType, info
+
+from .tile_types import TensorType
+
+M64 = (1 << 64) - 1
+
+
+def wrap64(v: int) -> int:
+    """``v`` as the signed 64-bit value a GPR holding its low 64 bits denotes."""
+    v &= M64
+    return v - (1 << 64) if v >> 63 else v
+
+
+#: the integer ``arith`` ops a kernel's scalars use, and their meaning on Python ints
+BINARY: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+}
+
+
+def is_scalar(v: SSAValue) -> bool:
+    """A run-time integer scalar (an ``i64`` value)."""
+    return isinstance(v.type, IntegerType) and v.type.width.data == 64
+
+
+@irdl_op_definition
+class LoadScalarOp(IRDLOperation):
+    """``%v = tile.load_scalar %x[r, c] plus [axes](%i, ...) : Tensor -> i64``: one
+    integer element of a tensor as a run-time integer (sign- or zero-extended from its
+    type): block tables, token ids, sequence lengths. Run-time indices move the element
+    like a load's window (``axes``: 0 rows, 1 columns)."""
+
+    name = "tile.load_scalar"
+    source = operand_def(TensorType)
+    indices = var_operand_def(i64)
+    offsets = prop_def(DenseArrayBase.constr(i64))
+    dyn = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(i64)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = (
+        "$source `` $offsets `plus` $dyn `(` $indices `)` attr-dict `:` type($source)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue,
+        offsets: Sequence[int],
+        indices: Sequence[tuple[int, SSAValue]] = (),
+    ) -> None:
+        super().__init__(
+            operands=[source, [v for _, v in indices]],
+            result_types=[i64],
+            properties={
+                "offsets": DenseArrayBase.from_list(i64, list(offsets)),
+                "dyn": DenseArrayBase.from_list(i64, [a for a, _ in indices]),
+            },
+        )
+
+    @property
+    def dtype(self) -> DataType:
+        t = self.source.type
+        assert isinstance(t, TensorType)
+        return DataType[t.dt.value]
+
+    @property
+    def dynamic_axes(self) -> tuple[int, ...]:
+        return tuple(int(a) for a in self.dyn.get_values())
+
+    def verify_(self) -> None:
+        ti = info(self.dtype)
+        if ti.is_float or ti.bits not in (8, 16, 32, 64):
+            raise VerifyException(
+                f"{self.name} reads an integer element of 8, 16, 32 or 64 bits, not "
+                f"{self.dtype.name}"
+            )
+        if len(self.dynamic_axes) != len(self.indices):
+            raise VerifyException(f"{self.name} names one axis per run-time index")
+        r, c = (int(v) for v in self.offsets.get_values())
+        rows, cols = self.source.type.dims  # type: ignore[attr-defined]
+        if not (0 <= r < rows and 0 <= c < cols):
+            raise VerifyException(f"{self.name} element [{r}, {c}] is outside the tensor")
+
+    def element(self, scalars: dict[SSAValue, int]) -> tuple[int, int]:
+        """The element's (row, column) at the run-time indices' values."""
+        r, c = (int(v) for v in self.offsets.get_values())
+        for axis, v in zip(self.dynamic_axes, self.indices, strict=True):
+            if axis:
+                c += scalars[v]
+            else:
+                r += scalars[v]
+        return r, c
+
+
+def is_scalar_op(op: Operation) -> bool:
+    """An op that computes a run-time scalar (``arith.constant``, a binary op above, or a
+    ``tile.load_scalar``)."""
+    return isinstance(op, (arith.ConstantOp, LoadScalarOp)) or type(op) in BINARY
+
+
+def constant(value: int) -> arith.ConstantOp:
+    """``arith.constant value : i64``."""
+    return arith.ConstantOp(IntegerAttr(wrap64(value), i64))
+
+
+def constant_value(v: SSAValue) -> int | None:
+    """The value of an ``arith.constant`` result, else None."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+class ElementError(Exception):
+    """A ``tile.load_scalar`` whose run-time indices name no element of its tensor."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(rule)
+        self.rule = rule
+
+
+def evaluate(
+    op: Operation, values: dict[SSAValue, int], tensors: dict[SSAValue, Any] | None = None
+) -> int:
+    """The value of scalar op ``op`` given its operands' values (and, for a
+    ``tile.load_scalar``, the tensors' contents)."""
+    if isinstance(op, LoadScalarOp):
+        assert tensors is not None
+        data = tensors[op.source]
+        r, c = op.element(values)
+        if not (0 <= r < data.shape[0] and 0 <= c < data.shape[1]):
+            raise ElementError(
+                f"pt.load_scalar: element [{r}, {c}] is outside the {data.shape[0]}x"
+                f"{data.shape[1]} tensor at these run-time indices"
+            )
+        return wrap64(int(data[r, c]))
+    if isinstance(op, arith.ConstantOp):
+        c = constant_value(op.results[0])
+        assert c is not None
+        return c
+    a, b = (values[v] for v in op.operands)
+    return wrap64(BINARY[type(op)](a, b))

@@ -1,0 +1,460 @@
+"""Tile allocation across run-time loops (DECISIONS D12).
+
+Relative tile names are resolved at run time against the queue state, so every path into a
+loop's body must arrive with the same queue state: the state ``E`` at the loop entry and
+the state the body leaves at its back edge are equal, entry by entry (bytes, and the value
+of every entry a later bundle reads; a carried tile's entry holds its current value).
+
+The kernel is flattened into a timeline of events: its bundles in schedule order, and per
+loop an ``enter`` event before its body and a ``back`` event after it. ``back`` reads
+every *state value* of the loop -- the values defined before the loop that its body or
+the code after it reads, and the carried tiles' new values -- so the allocator keeps them
+resident through the body. ``E`` is found by simulation: the body is allocated from the
+entry state again and again until the state at its back edge is the state it started
+from (a fixed point: each hand the body pushes into is then full, holding what the body's
+last pushes into it hold). The *construction* before the loop then rebuilds each hand the
+body pushes into so that the queues hold ``E``: fillers of the right sizes for entries no
+bundle reads, and the state values, copied from a hand the body does not touch or
+reloaded from the spill area. That costs at most ``depth`` bundles per hand, once per
+entry into the loop; an iteration itself costs only what the body's own allocation needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import scf
+from xdsl.ir import Operation, SSAValue
+
+from ptoc.backend.program import TileRef
+from ptoc.dialects.pto import PtoOp
+
+from ..diagnostics import fail, value_name
+from .state import Entry, Queues
+from .tiles import Action, BundlePlan, TileAllocator, _immovable, spill_bytes
+
+#: simulated iterations of a body before its entry state must have been found
+MAX_ROUNDS = 40
+
+
+@dataclass(eq=False)
+class Loop:
+    """One run-time loop of the kernel: its op and, once flattened, its state values."""
+
+    op: scf.ForOp
+    body: list[Item]
+    #: the body's block arguments carried from iteration to iteration (tiles only)
+    carried: list[SSAValue] = field(default_factory=list)
+    #: the values the loop entry renames: init -> carried block argument
+    inits: list[SSAValue] = field(default_factory=list)
+    #: the carried values' new values at the back edge
+    yields: list[SSAValue] = field(default_factory=list)
+    #: every value resident through the body (read at the back edge)
+    state: list[SSAValue] = field(default_factory=list)
+    enter: int = -1
+    back: int = -1
+    #: the entry state the body starts from and returns to (set by the allocation)
+    entry: list[list[Entry]] | None = None
+
+
+Item = PtoOp | Loop
+
+
+@dataclass(eq=False)
+class Event:
+    """A position of the timeline: a bundle, or a loop's entry or back edge."""
+
+    kind: str  # "op", "enter", "back"
+    op: PtoOp | None = None
+    loop: Loop | None = None
+
+    @property
+    def srcs(self) -> Sequence[SSAValue]:
+        if self.kind == "op":
+            assert self.op is not None
+            return list(self.op.srcs)
+        if self.kind == "back":
+            assert self.loop is not None
+            return self.loop.state
+        return []
+
+    @property
+    def dsts(self) -> Sequence[SSAValue]:
+        if self.kind == "op":
+            assert self.op is not None
+            return list(self.op.dsts)
+        return []
+
+
+class _Pseudo:
+    """The back edge as a bundle the allocator plans: it reads the loop's state values
+    (reloading a spilled one) and produces nothing."""
+
+    def __init__(self, loop: Loop) -> None:
+        self.srcs = loop.state
+        self.dsts: list[SSAValue] = []
+        self.location = loop.op.location
+        self.MNEMONIC = None
+
+
+def flatten(items: Sequence[Item], out: list[Event]) -> None:
+    """Append the timeline of ``items`` to ``out`` (setting each loop's positions)."""
+    for it in items:
+        if isinstance(it, Loop):
+            it.enter = len(out)
+            out.append(Event("enter", loop=it))
+            flatten(it.body, out)
+            it.back = len(out)
+            out.append(Event("back", loop=it))
+        else:
+            out.append(Event("op", op=it))
+
+
+def _defined_in(v: SSAValue, loop: Loop, events: Sequence[Event]) -> bool:
+    """Whether ``v`` is produced inside ``loop``'s body (or is one of its arguments)."""
+    owner = v.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    while op is not None:
+        if op is loop.op:
+            return True
+        op = op.parent_op()
+    return False
+
+
+def state_values(events: Sequence[Event], loops: Sequence[Loop]) -> None:
+    """Each loop's state values: values defined before it and read in its body or after
+    it (live through the loop), plus its carried values' new values."""
+    reads: dict[SSAValue, list[int]] = {}
+    made: dict[SSAValue, int] = {}  # where each value is produced (block arguments: never)
+    for t, e in enumerate(events):
+        if e.kind == "op":
+            for v in e.srcs:
+                reads.setdefault(v, []).append(t)
+            for v in e.dsts:
+                made[v] = t
+        elif e.kind == "back":
+            assert e.loop is not None
+            for r in _tile_results(e.loop):
+                made[r] = t
+    for loop in sorted(loops, key=lambda lp: -lp.enter):  # inner loops first
+        state: dict[SSAValue, None] = {}
+        for v, ts in reads.items():
+            if v in loop.carried or _defined_in(v, loop, events):
+                continue
+            if made.get(v, -1) < loop.enter and any(t > loop.enter for t in ts):
+                state[v] = None
+        state.update(dict.fromkeys(loop.yields))
+        loop.state = list(state)
+        for v in loop.state:  # the back edge reads them (so enclosing loops see it too)
+            reads.setdefault(v, []).append(loop.back)
+
+
+@dataclass
+class _Snapshot:
+    q: list[list[Entry]]
+    used: int
+    peak: int
+    rate: list[float]
+    home: dict[SSAValue, int]
+    out: set[SSAValue]
+    scratch_top: int
+    free: dict[int, list[int]]
+    counts: dict[str, int]
+
+
+def _copy_queues(q: list[list[Entry]]) -> list[list[Entry]]:
+    return [[Entry(e.value, e.size, e.dead) for e in h] for h in q]
+
+
+def snapshot(a: TileAllocator) -> _Snapshot:
+    return _Snapshot(
+        _copy_queues(a.qs.q),
+        a.qs.used,
+        a.qs.peak,
+        list(a.rate),
+        dict(a.home),
+        set(a.out),
+        a.scratch_top,
+        {k: list(v) for k, v in a._free_slots.items()},
+        dict(a.counts),
+    )
+
+
+def restore(a: TileAllocator, s: _Snapshot) -> None:
+    a.qs.q = _copy_queues(s.q)
+    a.qs.used, a.qs.peak = s.used, s.peak
+    a.rate = list(s.rate)
+    a.home, a.out = dict(s.home), set(s.out)
+    a.scratch_top = s.scratch_top
+    a._free_slots = {k: list(v) for k, v in s.free.items()}
+    a.counts = dict(s.counts)
+
+
+def shape(q: list[list[Entry]], keep: set[SSAValue]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The queues as (bytes, value id or -1) per entry; only ``keep`` values count."""
+    return tuple(
+        tuple((e.size, id(e.value) if e.value in keep and not e.dead else -1) for e in h)
+        for h in q
+    )
+
+
+def normalize(q: list[list[Entry]], keep: set[SSAValue]) -> list[list[Entry]]:
+    """The queues with every entry that holds no ``keep`` value made a dead filler."""
+    return [
+        [e if e.value in keep and not e.dead else Entry(None, e.size) for e in h] for h in q
+    ]
+
+
+def relabel(q: list[list[Entry]], names: dict[SSAValue, SSAValue]) -> None:
+    for h in q:
+        for k, e in enumerate(h):
+            if e.value in names:
+                h[k] = Entry(names[e.value], e.size, e.dead)
+
+
+class LoopAllocator:
+    """Runs the tile allocator over a timeline with loops (see the module docstring)."""
+
+    def __init__(self, alloc: TileAllocator, events: list[Event]) -> None:
+        self.a = alloc
+        self.events = events
+        #: the plan of every event (the last simulation of it wins: the real run)
+        self.plans: dict[int, BundlePlan] = {}
+
+    def run(self) -> None:
+        self._span(0, len(self.events))
+
+    def _span(self, start: int, stop: int) -> None:
+        t = start
+        while t < stop:
+            e = self.events[t]
+            if e.kind == "op":
+                assert e.op is not None
+                self.plans[t] = self.a._bundle(t, e.op)
+                t += 1
+            else:
+                assert e.kind == "enter" and e.loop is not None
+                self._loop(e.loop)
+                t = e.loop.back + 1
+
+    # ------------------------------------------------------------------ one loop
+
+    def _loop(self, loop: Loop) -> None:
+        a = self.a
+        keep = set(loop.state) | set(loop.carried)
+        start = snapshot(a)
+        # the entry renames each carried tile's initial value to the body's argument
+        entry = self._entry_view(loop, keep)
+        restore(a, start)
+        seen: set[tuple] = set()  # type: ignore[type-arg]
+        fixups: list[tuple[int, int]] = []
+        for _ in range(MAX_ROUNDS):
+            end = self._iteration(loop, entry, BundlePlan())
+            restore(a, start)
+            if shape(end, keep) == shape(entry, keep):
+                break
+            seen.add(shape(entry, keep))
+            if shape(end, keep) in seen:  # the states cycle: end each iteration with
+                found = _fixups(entry, end, keep, a.qs.depth)  # fillers that close it
+                if found is not None:
+                    fixups = found
+                    break
+            entry = end
+        else:
+            raise fail(
+                loop.op,
+                "the allocation found no queue state that this loop's body returns to at its "
+                f"back edge (after {MAX_ROUNDS} simulated iterations)",
+                "simplify the loop body, or split it into two loops",
+            )
+        # the real allocation repeats the last simulation: construction, then the body
+        plan = BundlePlan()
+        end = self._iteration(loop, entry, plan, fixups)
+        self.plans[loop.enter] = plan
+        if shape(end, keep) != shape(entry, keep):
+            raise fail(loop.op, "internal: the loop body does not return to its entry state")
+        loop.entry = _copy_queues(entry)
+        # after the loop: the carried values are the loop's results
+        names = dict(zip(loop.carried, _tile_results(loop), strict=True))
+        q = normalize(a.qs.q, keep)
+        relabel(q, names)
+        self._set_queues(q)
+
+    def _iteration(
+        self,
+        loop: Loop,
+        entry: list[list[Entry]],
+        plan: BundlePlan,
+        fixups: Sequence[tuple[int, int]] = (),
+    ) -> list[list[Entry]]:
+        """From the loop's entry: the construction of ``entry`` (into ``plan``) and one
+        iteration of the body; the (normalized) state at the back edge."""
+        a = self.a
+        keep = set(loop.state) | set(loop.carried)
+        self._rename_home(loop)
+        self._construct(loop, entry, plan)
+        self._set_queues(entry)
+        a.out -= set(loop.carried)
+        for v in loop.carried:
+            a.home.pop(v, None)
+        for h in entry:
+            for e in h:
+                if e.value is not None:
+                    a.out.discard(e.value)
+        self._body(loop, fixups)
+        return normalize(a.qs.q, keep)
+
+    def _rename_home(self, loop: Loop) -> None:
+        """In a trial from the entry, a carried tile whose initial value was spilled is
+        reloaded from its initial value's copy."""
+        for init, arg in zip(loop.inits, loop.carried, strict=True):
+            if init in self.a.out and init in self.a.home:
+                self.a.home[arg] = self.a.home[init]
+                self.a.out.add(arg)
+
+    def _entry_view(self, loop: Loop, keep: set[SSAValue]) -> list[list[Entry]]:
+        q = _copy_queues(self.a.qs.q)
+        relabel(q, dict(zip(loop.inits, loop.carried, strict=True)))
+        return normalize(q, keep)
+
+    def _set_queues(self, q: list[list[Entry]]) -> None:
+        qs = self.a.qs
+        qs.q = _copy_queues(q)
+        qs.used = sum(e.size for h in q for e in h)
+        qs.peak = max(qs.peak, qs.used)
+
+    def _body(self, loop: Loop, fixups: Sequence[tuple[int, int]] = ()) -> None:
+        a = self.a
+        self._span(loop.enter + 1, loop.back)
+        self.plans[loop.back] = self.a._bundle(loop.back, _Pseudo(loop))  # type: ignore[arg-type]
+        # the carried arguments' entries hold the finished iteration's values: stale now
+        stale = set(loop.carried)
+        for h in self.a.qs.q:
+            for k, e in enumerate(h):
+                if e.value in stale:
+                    h[k] = Entry(None, e.size)
+        names = dict(zip(loop.yields, loop.carried, strict=True))
+        relabel(self.a.qs.q, names)
+        back = self.plans[loop.back]
+        for h, size in fixups:  # fillers that return the queues to the entry state
+            a.qs.push(h, Entry(None, size))
+            back.actions.append(Action("filler", None, h, size=size))
+            a.counts["filler"] += 1
+            if a.qs.used > a.qs.capacity:
+                raise fail(
+                    loop.op,
+                    f"the fillers that close this loop's back edge exceed the "
+                    f"{a.qs.capacity}-byte capacity",
+                    "use smaller tiles in the loop body",
+                )
+        for y, arg in zip(loop.yields, loop.carried, strict=True):
+            self.a.out.discard(y)
+            self.a.home.pop(y, None)
+            self.a.out.discard(arg)
+
+    # ------------------------------------------------------------------ construction
+
+    def _construct(self, loop: Loop, entry: list[list[Entry]], plan: BundlePlan) -> None:
+        """Actions before the loop that turn the current queues into ``entry``."""
+        a, qs = self.a, self.a.qs
+        current = _copy_queues(qs.q)
+        names = dict(zip(loop.inits, loop.carried, strict=True))
+        view = _copy_queues(current)
+        relabel(view, names)
+        keep = set(loop.state) | set(loop.carried)
+        rebuild = [
+            h
+            for h in range(qs.hands)
+            if shape(normalize(view, keep)[h : h + 1], keep) != shape(entry[h : h + 1], keep)
+        ]
+        back = {v: k for k, v in names.items()}
+        wanted = {e.value for h in rebuild for e in entry[h] if e.value is not None}
+        # state values whose only copies live in rebuilt hands go to the spill area first
+        for v in wanted:
+            src = back.get(v, v)
+            if _immovable(src):
+                raise fail(
+                    loop.op,
+                    f"{value_name(src)} cannot live across this loop: predicates and CUBE "
+                    "tiles can be neither copied nor spilled",
+                    "compute it inside the loop body",
+                )
+            hk = qs.find(src)
+            if src in a.out and src in a.home:
+                continue
+            if hk is not None and hk[0] not in rebuild and not qs.q[hk[0]][hk[1]].dead:
+                continue
+            if hk is None:
+                raise fail(
+                    loop.op, f"internal: {value_name(src)} is neither resident nor spilled"
+                )
+            a.home.pop(src, None) if src in a.out else None
+            a._spill(src, plan)
+        for h in rebuild:
+            for e in reversed(entry[h]):
+                if e.value is None:
+                    a.qs.push(h, Entry(None, e.size))
+                    plan.actions.append(Action("filler", None, h, size=e.size))
+                    a.counts["filler"] += 1
+                    continue
+                src = back.get(e.value, e.value)
+                hk = qs.find(src)
+                if hk is not None and hk[0] not in rebuild and not qs.q[hk[0]][hk[1]].dead:
+                    ref = TileRef.from_code(hk[0] * 16 + hk[1])
+                    qs.push(h, Entry(src, e.size))
+                    plan.actions.append(Action("refresh", src, h, ref))
+                    a.counts["refresh"] += 1
+                else:
+                    qs.push(h, Entry(src, e.size))
+                    plan.actions.append(Action("reload", src, h, None, a.home[src]))
+                    a.counts["reload"] += 1
+                if qs.used > qs.capacity:
+                    raise fail(
+                        loop.op,
+                        f"the queue state this loop's body needs at its entry does not fit "
+                        f"the {qs.capacity}-byte capacity while it is set up",
+                        "use smaller tiles in the loop body, or fewer tiles live across it",
+                    )
+
+
+def _fixups(
+    entry: list[list[Entry]], end: list[list[Entry]], keep: set[SSAValue], depth: int
+) -> list[tuple[int, int]] | None:
+    """Fillers (hand, bytes) that turn the state ``end`` into ``entry``: per differing
+    hand the fewest pushes ``k`` such that ``entry``'s first ``k`` entries are dead and the
+    rest is what ``end`` holds after ``k`` pushes; None when some hand has none."""
+    out: list[tuple[int, int]] = []
+    for h in range(len(entry)):
+        (want,), (have,) = shape(entry[h : h + 1], keep), shape(end[h : h + 1], keep)
+        if want == have:
+            continue
+        for k in range(1, len(want) + 1):
+            head, rest = want[:k], want[k:]
+            if any(v != -1 for _, v in head):
+                break
+            if have[: len(rest)] == rest and min(depth, k + len(have)) == len(want):
+                out.extend((h, size) for size, _ in reversed(head))
+                break
+        else:
+            return None
+        if not out or out[-1][0] != h:
+            return None
+    return out
+
+
+def _tile_results(loop: Loop) -> list[SSAValue]:
+    """The loop's results of its carried tiles (in carried order)."""
+    body = loop.op.body.block
+    out = []
+    for arg in loop.carried:
+        k = list(body.args).index(arg) - 1  # type: ignore[arg-type]
+        out.append(loop.op.results[k])
+    return out
+
+
+def spill_size(v: SSAValue) -> int:
+    return spill_bytes(v)
+
+
+__all__ = ["Event", "Loop", "LoopAllocator", "Queues", "flatten", "state_values"]

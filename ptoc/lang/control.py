@@ -1,0 +1,346 @@
+"""Run-time loops and run-time integers.
+
+``for i in pt.range(start, stop, step):`` is a loop of the *program*: its body is traced
+once into an ``scf.for`` and the machine runs it ``ceil((stop - start) / step)`` times, so
+the program's size does not grow with the trip count (Python's ``range`` still unrolls
+at trace time). ``i`` is an :class:`Index`, a run-time integer, and so is a scalar
+kernel parameter (``n: ptoc.Scalar[ptoc.s32]``); they combine with ``+``, ``-`` and
+``*`` and place load/store windows:
+``pt.load(x, rows=(i, 16))``.
+
+A variable that holds a tile (or a run-time integer, or a Python number) before the loop
+and is assigned a new one in the body is *carried*: each iteration starts with the value
+the previous one ended with, and after the loop the variable holds the last one::
+
+    acc = pt.full((16, 64), 0.0)
+    for i in pt.range(0, n, 16):
+        acc = acc + pt.load(x, rows=(i, 16))
+    pt.store(out, acc)
+
+Example::
+
+    @ptoc.kernel
+    def row_sums(x: ptoc.Tensor[ptoc.fp32, 64, 32], out: ptoc.Tensor[ptoc.fp32, 64, 1]):
+        for i in pt.range(0, 64, 8):
+            pt.store(out, pt.row_sum(pt.load(x, rows=(i, 8))), rows=(i, 8))
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from ptoc.dialects.scalars import constant, constant_value
+
+from ..errors import KernelError
+from ..source import SourceLoc, user_location
+from ..tile import Tile
+from ..trace import current
+from ._core import describe, fail
+
+__all__ = ["Index", "range"]
+
+_range = range
+
+
+class Index:
+    """A run-time integer of the kernel being traced (64-bit two's complement).
+
+    It has no value at trace time: Python ``if``/``while`` on it, ``int(i)`` and indexing
+    with it are refused; use it in ``pt.range`` bounds and load/store windows.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: SSAValue) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        c = constant_value(self.value)
+        return f"Index({c})" if c is not None else "Index(<run-time>)"
+
+    # ---- arithmetic
+
+    def _bin(self, cls: type[Operation], other: Any, reflected: bool, sym: str) -> Index:
+        o = as_index(other, f"'{sym}'")
+        a, b = (o, self) if reflected else (self, o)
+        return _emit_binary(cls, a, b, sym)
+
+    def __add__(self, o: Any) -> Index:
+        return self._bin(arith.AddiOp, o, False, "+")
+
+    def __radd__(self, o: Any) -> Index:
+        return self._bin(arith.AddiOp, o, True, "+")
+
+    def __sub__(self, o: Any) -> Index:
+        return self._bin(arith.SubiOp, o, False, "-")
+
+    def __rsub__(self, o: Any) -> Index:
+        return self._bin(arith.SubiOp, o, True, "-")
+
+    def __mul__(self, o: Any) -> Index:
+        return self._bin(arith.MuliOp, o, False, "*")
+
+    def __rmul__(self, o: Any) -> Index:
+        return self._bin(arith.MuliOp, o, True, "*")
+
+    def __neg__(self) -> Index:
+        return _emit_binary(arith.SubiOp, as_index(0, "'-'"), self, "-")
+
+    # ---- no value at trace time
+
+    def _no_value(self, what: str) -> Any:
+        fail(
+            f"a run-time integer has no value at trace time ({what})",
+            "use it in pt.range bounds and load/store windows; Python control flow needs "
+            "compile-time values",
+        )
+
+    def __bool__(self) -> bool:
+        return self._no_value("its truth value was asked for")
+
+    def __index__(self) -> int:
+        return self._no_value("it was used as a Python integer")
+
+    __int__ = __index__
+
+    def _compare(self, other: Any) -> bool:
+        return self._no_value("it was compared at trace time")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
+
+    def __eq__(self, other: object) -> bool:
+        return self._no_value("it was compared at trace time")
+
+    def __ne__(self, other: object) -> bool:
+        return self._no_value("it was compared at trace time")
+
+    __hash__ = object.__hash__
+
+
+def as_index(x: Any, fn: str, what: str = "the operand") -> Index:
+    """``x`` as a run-time integer: an :class:`Index`, or a Python int made a constant."""
+    if isinstance(x, Index):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        state = current(fn)
+        op = constant(x)
+        state.emit(op, user_location(3), fn)
+        return Index(op.results[0])
+    fail(f"{fn}: {what} is an integer or a run-time integer, not {describe(x)}")
+
+
+def _emit_binary(cls: type[Operation], a: Index, b: Index, sym: str) -> Index:
+    ca, cb = constant_value(a.value), constant_value(b.value)
+    if ca is not None and cb is not None:  # fold: keeps constant windows static
+        from ptoc.dialects.scalars import BINARY, wrap64
+
+        return as_index(wrap64(BINARY[cls](ca, cb)), f"'{sym}'")
+    op = cls(a.value, b.value)  # type: ignore[call-arg]
+    current(f"'{sym}'").emit(op, user_location(3), f"'{sym}'")
+    return Index(op.results[0])
+
+
+# --------------------------------------------------------------------------- loops
+
+
+@dataclass
+class OpenLoop:
+    """A ``pt.range`` loop whose body is being traced."""
+
+    op: scf.ForOp
+    loc: SourceLoc | None
+    frame: Any
+    before: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+
+    @property
+    def body(self) -> Block:
+        return self.op.body.block
+
+    @property
+    def terminator(self) -> Operation:
+        last = self.body.last_op
+        assert last is not None
+        return last
+
+
+class range:  # noqa: A001 - mirrors Python's range, which it replaces in kernels
+    """``pt.range(stop)``, ``pt.range(start, stop[, step])``: a run-time loop.
+
+    ``start`` and ``stop`` are integers or run-time integers; ``step`` is a positive
+    Python integer. The body is traced once (see the module docstring for carried
+    variables); ``break``, ``continue`` out of the body and ``return`` from it are not
+    run-time control flow and are refused.
+    """
+
+    def __init__(self, start: Any, stop: Any = None, step: Any = 1) -> None:
+        if stop is None:
+            start, stop = 0, start
+        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+            fail(
+                f"pt.range: the step is a positive Python integer, not {describe(step)}",
+                "count down with an index expression: for k in pt.range(n): i = n - 1 - k",
+            )
+        self.start, self.stop, self.step = start, stop, step
+        self.loc = user_location(2)
+        self._used = False
+
+    def __repr__(self) -> str:
+        return f"pt.range({self.start!r}, {self.stop!r}, {self.step})"
+
+    def __iter__(self) -> Iterator[Index]:
+        if self._used:
+            fail("a pt.range object runs one loop; write pt.range(...) in each for statement")
+        self._used = True
+        return self._loop(sys._getframe(1))
+
+    def _loop(self, frame: Any) -> Iterator[Index]:
+        state = current("pt.range")
+        lb = as_index(self.start, "pt.range", "the start").value
+        ub = as_index(self.stop, "pt.range", "the stop").value
+        step = as_index(self.step, "pt.range", "the step").value
+        body = Block(arg_types=[i64])
+        body.add_op(scf.YieldOp())
+        op = scf.ForOp(lb, ub, step, [], Region(body))
+        _locate(op, self.loc)
+        state.body.insert_op_before(op, state.anchor)
+        loop = OpenLoop(op, self.loc, frame, _bindings(frame))
+        state.loops.append(loop)
+        finished = False
+        try:
+            yield Index(body.args[0])
+            finished = True
+        finally:
+            if state.loops and state.loops[-1] is loop:
+                state.loops.pop()
+            if not finished:
+                state.pending = KernelError(
+                    "the body of a pt.range loop was left early (break, return or an "
+                    "exception): a run-time loop runs its whole body every iteration",
+                    self.loc,
+                    hint="select per element with pt.where, or split the loop bounds",
+                )
+        _close(state, loop)
+
+
+def _locate(op: Operation, loc: SourceLoc | None) -> None:
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
+    if loc is not None:
+        op.location = FileLineColLoc(
+            StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col + 1)
+        )
+
+
+def _bindings(frame: Any) -> dict[tuple[Any, ...], Any]:
+    """The proxies and numbers the frame's variables hold (one level into lists, tuples
+    and dicts), by path."""
+    out: dict[tuple[Any, ...], Any] = {}
+    for name, v in frame.f_locals.items():
+        _collect(out, (name,), v, 2)
+    return out
+
+
+def _collect(
+    out: dict[tuple[Any, ...], Any], path: tuple[Any, ...], v: Any, depth: int
+) -> None:
+    if isinstance(v, (Tile, Index)) or (
+        isinstance(v, (int, float)) and not isinstance(v, bool)
+    ):
+        out[path] = v
+    elif depth > 0 and isinstance(v, (list, tuple)):
+        for k, x in enumerate(v):
+            _collect(out, (*path, k), x, depth - 1)
+    elif depth > 0 and isinstance(v, dict):
+        for k, x in v.items():
+            _collect(out, (*path, k), x, depth - 1)
+
+
+def _spell(path: tuple[Any, ...]) -> str:
+    return path[0] + "".join(f"[{k!r}]" for k in path[1:])
+
+
+def _close(state: Any, loop: OpenLoop) -> None:
+    """Turn the variables the body reassigned into the loop's carried values."""
+    after = _bindings(loop.frame)
+    carried: list[tuple[Any, Any, Any]] = []  # (path, before, after)
+    for path, old in loop.before.items():
+        new = after.get(path)
+        if new is None or new is old:
+            continue
+        if isinstance(old, (Tile, Index)) and isinstance(new, (Tile, Index)):
+            if type(old) is not type(new):
+                raise KernelError(
+                    f"'{_spell(path)}' holds a {type(old).__name__.lower()} before the "
+                    f"pt.range loop and a {type(new).__name__.lower()} after its body",
+                    loop.loc,
+                )
+            if old.value is not new.value:
+                carried.append((path, old, new))
+        elif isinstance(new, Index) and isinstance(old, int):
+            carried.append((path, old, new))
+        elif not isinstance(old, (Tile, Index)) and new != old:
+            raise KernelError(
+                f"the Python value '{_spell(path)}' changes in the body of a pt.range loop, "
+                "which is traced once but runs at run time",
+                loop.loc,
+                hint="make it a run-time integer before the loop (i = pt.range index "
+                "arithmetic), or use Python's range to unroll the loop at trace time",
+            )
+        elif isinstance(old, (Tile, Index)) and not isinstance(new, (Tile, Index)):
+            raise KernelError(
+                f"'{_spell(path)}' holds a run-time value before the pt.range loop and "
+                f"{describe(new)} after its body",
+                loop.loc,
+            )
+    if not carried:
+        return
+    body = loop.body
+    inits: list[SSAValue] = []
+    for _, old, _new in carried:
+        if isinstance(old, int):
+            c = constant(old)
+            state.body.insert_op_before(c, loop.op)
+            inits.append(c.results[0])
+        else:
+            inits.append(old.value)
+    args = [body.insert_arg(v.type, len(body.args)) for v in inits]
+    for init, arg, (_, old, _new) in zip(inits, args, carried, strict=True):
+        if isinstance(old, int):
+            continue
+        for use in list(init.uses):
+            if _within(use.operation, body):
+                use.operation.operands[use.index] = arg
+    yielded = body.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    new_yield = scf.YieldOp(*[new.value for _, _, new in carried])
+    body.insert_op_before(new_yield, yielded)
+    yielded.detach()
+    yielded.erase()
+    old_op = loop.op
+    region = old_op.detach_region(old_op.body)
+    op = scf.ForOp(old_op.lb, old_op.ub, old_op.step, inits, region)
+    op.location = old_op.location
+    parent = old_op.parent_block()
+    assert parent is not None
+    parent.insert_op_before(op, old_op)
+    old_op.detach()
+    old_op.erase()
+    for (_, _, new), result in zip(carried, op.results, strict=True):
+        new.value = result
+
+
+def _within(op: Operation, body: Block) -> bool:
+    block = op.parent_block()
+    while block is not None:
+        if block is body:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False

@@ -1,0 +1,298 @@
+"""Run-time loops end to end (D12): ``pt.range``, scalar parameters, run-time windows,
+carried tiles, allocation across the back edge, the path-checking validator, and the
+bounds check of a window a run-time index moves."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ptoc
+import ptoc.lang as pt
+from ptoc.backend.program import Program, TileStart
+from ptoc.passes.validate import ValidationError, validate
+
+TINY = ptoc.MachineConfig(depth=4, capacity=16384)
+MACHINES = [pytest.param(None, id="default"), pytest.param(TINY, id="tiny")]
+F32 = ptoc.fp32
+
+
+def _x(rows: int, cols: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((rows, cols)).astype(np.float32)
+
+
+@ptoc.kernel
+def exp_rows(
+    x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32], n: ptoc.Scalar[ptoc.s32]
+):
+    for i in pt.range(0, n, 8):
+        pt.store(out, pt.exp(pt.load(x, rows=(i, 8))), rows=(i, 8))
+
+
+@ptoc.kernel
+def column_sum(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 8, 32]):
+    acc = pt.full((8, 32), 0.0, F32)
+    for i in pt.range(0, 64, 8):
+        acc = acc + pt.load(x, rows=(i, 8))
+    pt.store(out, acc)
+
+
+@ptoc.kernel
+def invariant_and_through(
+    x: ptoc.Tensor[F32, 64, 32],
+    bias: ptoc.Tensor[F32, 8, 32],
+    out: ptoc.Tensor[F32, 64, 32],
+    keep: ptoc.Tensor[F32, 8, 32],
+    n: ptoc.Scalar[ptoc.s32],
+):
+    b = pt.load(bias)  # read in every iteration
+    c = pt.exp(b)  # live through the loop, stored after it
+    for i in pt.range(0, n, 8):
+        pt.store(out, pt.load(x, rows=(i, 8)) * b, rows=(i, 8))
+    pt.store(keep, c)
+
+
+@ptoc.kernel
+def nested(x: ptoc.Tensor[F32, 64, 64], out: ptoc.Tensor[F32, 64, 64]):
+    for i in pt.range(0, 64, 16):
+        for j in pt.range(0, 64, 32):
+            t = pt.load(x, rows=(i, 16), cols=(j, 32))
+            pt.store(out, t + t, rows=(i, 16), cols=(j, 32))
+
+
+@ptoc.kernel
+def init_reused(x: ptoc.Tensor[F32, 32, 32], out: ptoc.Tensor[F32, 8, 32],
+                first: ptoc.Tensor[F32, 8, 32]):  # fmt: skip
+    a0 = pt.load(x, rows=(0, 8))
+    acc = a0
+    for i in pt.range(8, 32, 8):
+        acc = pt.maximum(acc, pt.load(x, rows=(i, 8)))
+    pt.store(out, acc)
+    pt.store(first, a0 + a0)  # the initial value is read after the loop too
+
+
+# ----------------------------------------------------------------------------- reference
+
+
+def test_reference_follows_the_loop() -> None:
+    x = _x(64, 32)
+    got = ptoc.reference(column_sum, x=x)["out"]
+    want = np.zeros((8, 32), np.float32)
+    for k in range(8):
+        want = want + x[8 * k : 8 * k + 8]
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_reference_runs_as_many_iterations_as_the_scalar_says() -> None:
+    x = _x(64, 32)
+    out = ptoc.reference(exp_rows, x=x, n=24)["out"]
+    assert np.all(out[24:] == 0) and np.all(out[:24] > 0)
+    assert np.all(ptoc.reference(exp_rows, x=x, n=0)["out"] == 0)
+
+
+def test_the_traced_loop_is_one_scf_for() -> None:
+    text = str(column_sum.trace().module)
+    assert text.count("scf.for") == 1 and text.count("tile.load") == 1
+    assert "iter_args" in text
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("n", [0, 8, 40, 64])
+def test_exp_rows_verifies_for_every_trip_count(machine, n: int) -> None:
+    prog = ptoc.compile(exp_rows, machine)
+    ptoc.verify(prog, x=_x(64, 32), n=n)
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("k", [column_sum, nested, init_reused], ids=lambda k: k.name)
+def test_loop_kernels_verify(machine, k) -> None:
+    prog = ptoc.compile(k, machine)
+    for seed in range(2):
+        ptoc.verify(prog, **k.random_inputs(seed))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_invariant_and_live_through_tiles(machine) -> None:
+    prog = ptoc.compile(invariant_and_through, machine)
+    for n in (0, 16, 64):
+        ptoc.verify(prog, x=_x(64, 32), bias=_x(8, 32, 1), n=n)
+
+
+def test_program_size_does_not_grow_with_the_trip_count() -> None:
+    prog = ptoc.compile(exp_rows)
+    runs = [ptoc.run(prog, x=_x(64, 32), n=n) for n in (8, 64)]
+    assert runs[1].bundles - runs[0].bundles == 7 * 3  # three bundles per iteration
+    assert prog.program.bundle_count() == runs[0].bundles  # one iteration: each once
+
+
+@given(
+    start=st.integers(0, 7).map(lambda v: v * 8),
+    count=st.integers(0, 8),
+    step=st.sampled_from([8, 16, 24]),
+)
+def test_random_loop_bounds_verify(start: int, count: int, step: int) -> None:
+    stop = min(64 - 8, start + step * count) + 1
+
+    @ptoc.kernel
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32],
+          lo: ptoc.Scalar[ptoc.s32], hi: ptoc.Scalar[ptoc.s32]):  # fmt: skip
+        for i in pt.range(lo, hi, step):
+            pt.store(out, pt.load(x, rows=(i, 8)) * 2.0, rows=(i, 8))
+
+    out = ptoc.verify(k, x=_x(64, 32), lo=start, hi=stop)["out"]
+    touched = sorted({r for i in range(start, stop, step) for r in range(i, i + 8)})
+    assert np.array_equal(out[touched], _x(64, 32)[touched] * 2)
+
+
+# ----------------------------------------------------------------------------- faults
+
+
+def test_a_window_moved_out_of_its_tensor_stops_the_machine() -> None:
+    prog = ptoc.compile(exp_rows)
+    with pytest.raises(ptoc.MachineFault) as info:
+        ptoc.run(prog, x=_x(64, 32), n=72)
+    e = info.value
+    assert "run-time row start 64" in e.rule and "'x'" in e.rule and "0..56" in e.rule
+    assert e.source is not None and e.source.line > 0  # the kernel line of the load
+    with pytest.raises(ptoc.ReferenceFault, match="outside the 64x32 tensor"):
+        ptoc.reference(exp_rows, x=_x(64, 32), n=72)
+
+
+def test_scalar_arguments_are_checked() -> None:
+    with pytest.raises(ptoc.InputError, match="'n'.*were not given|'n'.*was not given"):
+        ptoc.run(ptoc.compile(exp_rows), x=_x(64, 32))
+    with pytest.raises(ptoc.InputError, match="is an integer"):
+        ptoc.reference(exp_rows, x=_x(64, 32), n=1.5)
+    with pytest.raises(ptoc.InputError, match="outside -2147483648..2147483647"):
+        ptoc.reference(exp_rows, x=_x(64, 32), n=1 << 40)
+    with pytest.raises(ptoc.InputError, match="run-time scalar parameters"):
+        exp_rows.random_inputs(0)
+
+
+# ----------------------------------------------------------------------------- validator
+
+
+def test_validator_rejects_a_back_edge_with_another_queue_state() -> None:
+    from ptoc.passes.pipeline import Options, run_pipeline
+
+    c = run_pipeline(exp_rows.trace().module.clone(), options=Options(validate=False))
+    em = c.emitted
+    assert em is not None and len(em.loops) == 1
+    validate(em, ptoc.MachineConfig())  # as emitted: valid
+    loop = em.loops[0]
+    cmds = list(em.program.commands)
+    # a filler (a TEXPANDS) inserted just before the latch
+    filler_at = next(i for i, it in em.intents.items() if it.kind == "filler" and i < loop.init)
+    end = next(i for i in range(filler_at, len(cmds)) if type(cmds[i]).__name__ == "Stop")
+    # ... into hand U, which the body leaves alone: each iteration would grow U by one
+    from ptoc.backend.isa.fields import Hand
+    from ptoc.backend.program import Iot
+
+    filler = [
+        dataclasses.replace(c, dst=Hand.U) if isinstance(c, Iot) else c
+        for c in cmds[filler_at : end + 1]
+    ]
+    assert isinstance(filler[0], TileStart)
+    at = loop.latch
+    # through the text, so that the labels of the branches move with their blocks
+    from ptoc.backend.asm import format_command
+
+    lines, seen = [], 0
+    for line in em.program.asm().splitlines():
+        if not line.endswith(":"):
+            if seen == at:
+                lines.extend(format_command(c) for c in filler)
+            seen += 1
+        lines.append(line)
+    broken = Program.parse("\n".join(lines) + "\n")
+    assert len(broken.commands) == len(cmds) + len(filler)
+    shift = len(filler)
+
+    def moved(i: int) -> int:
+        return i + shift if i >= at else i
+
+    intents = {
+        moved(i): dataclasses.replace(it, index=moved(i)) for i, it in em.intents.items()
+    }
+    intents[at] = dataclasses.replace(em.intents[filler_at], index=at)
+    loops = tuple(
+        dataclasses.replace(lp, latch=moved(lp.latch), exit=moved(lp.exit)) for lp in em.loops
+    )
+    checks = {moved(i): dataclasses.replace(c, index=moved(i)) for i, c in em.checks.items()}
+    bad = dataclasses.replace(em, program=broken, intents=intents, loops=loops, checks=checks)
+    with pytest.raises(ValidationError, match="back edge leaves the queues"):
+        validate(bad, ptoc.MachineConfig())
+
+
+# ----------------------------------------------------------------------------- DSL rules
+
+
+def _trace_error(fn) -> ptoc.KernelError:  # type: ignore[no-untyped-def]
+    with pytest.raises(ptoc.KernelError) as info:
+        ptoc.kernel(fn).trace()
+    return info.value
+
+
+def test_a_python_value_changed_in_the_body_is_refused() -> None:
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32]):
+        row = 0
+        for _ in pt.range(0, 8):
+            pt.store(out, pt.load(x, rows=(row, 8)), rows=(row, 8))
+            row += 8
+
+    e = _trace_error(k)
+    assert "the Python value 'row' changes in the body of a pt.range loop" in e.message
+
+
+def test_break_out_of_a_run_time_loop_is_refused() -> None:
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32]):
+        for i in pt.range(0, 64, 8):
+            pt.store(out, pt.load(x, rows=(i, 8)), rows=(i, 8))
+            break
+
+    assert "left early" in _trace_error(k).message
+
+
+def test_a_tile_of_a_finished_body_is_refused_after_the_loop() -> None:
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 8, 32]):
+        for i in pt.range(0, 64, 8):
+            t = pt.load(x, rows=(i, 8))
+        pt.store(out, t)
+
+    assert "inside a finished pt.range loop body" in _trace_error(k).message
+
+
+def test_a_run_time_integer_has_no_trace_time_value() -> None:
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32]):
+        for i in pt.range(0, 64, 8):
+            if i > 3:
+                pt.store(out, pt.load(x))
+
+    assert "has no value at trace time" in _trace_error(k).message
+
+
+def test_steps_are_positive_python_integers() -> None:
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32]):
+        for i in pt.range(64, 0, -8):
+            pt.store(out, pt.load(x, rows=(i, 8)), rows=(i, 8))
+
+    assert "the step is a positive Python integer" in _trace_error(k).message
+
+
+def test_a_carried_run_time_integer_is_a_located_compile_error() -> None:
+    @ptoc.kernel
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32]):
+        row = 0
+        for _ in pt.range(0, 8):
+            pt.store(out, pt.load(x, rows=(row, 8)), rows=(row, 8))
+            row = row + 8 + _ * 0
+
+    with pytest.raises(ptoc.CompileError, match="carried from iteration to iteration"):
+        ptoc.compile(k)
