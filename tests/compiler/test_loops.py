@@ -166,11 +166,11 @@ def test_a_window_moved_out_of_its_tensor_stops_the_machine() -> None:
 
 
 def test_scalar_arguments_are_checked() -> None:
-    with pytest.raises(ptoc.InputError, match="'n'.*were not given|'n'.*was not given"):
+    with pytest.raises(ptoc.InputError, match=r"'n'.* not given"):
         ptoc.run(ptoc.compile(exp_rows), x=_x(64, 32))
     with pytest.raises(ptoc.InputError, match="is an integer"):
         ptoc.reference(exp_rows, x=_x(64, 32), n=1.5)
-    with pytest.raises(ptoc.InputError, match="outside -2147483648..2147483647"):
+    with pytest.raises(ptoc.InputError, match=r"outside -2147483648\.\.2147483647"):
         ptoc.reference(exp_rows, x=_x(64, 32), n=1 << 40)
     with pytest.raises(ptoc.InputError, match="run-time scalar parameters"):
         exp_rows.random_inputs(0)

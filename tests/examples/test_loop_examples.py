@@ -78,5 +78,5 @@ def test_paged_gather_verifies_and_faults_on_a_bad_page(machine) -> None:
             )
     bad = k.random_inputs(0)
     bad["table"][0, 0], bad["blocks"] = 32, 1  # one page past the cache
-    with pytest.raises(ptoc.MachineFault, match="row start 512 .*'cache'.*0..496"):
+    with pytest.raises(ptoc.MachineFault, match=r"row start 512 .*'cache'.*0\.\.496"):
         ptoc.run(prog, **bad)
