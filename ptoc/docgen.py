@@ -65,6 +65,7 @@ class Entry:
 
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("memory", "Loads, stores and PEs"),
+    ("control", "Run-time loops and integers"),
     ("arith", "Arithmetic, comparison and broadcasting"),
     ("elementwise", "Elementwise math, conversion, selection and tile creation"),
     ("reduce", "Row and column reductions"),

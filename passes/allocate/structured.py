@@ -51,7 +51,12 @@ ADDR_TEMPS = 2
 
 
 def has_loops(f: func.FuncOp) -> bool:
-    return any(isinstance(op, scf.ForOp) for op in f.walk())
+    """Whether the kernel needs this allocation: it has run-time loops or run-time
+    integers (a scalar load, a moved window), which the loop-free path does not know."""
+    return any(
+        isinstance(op, (scf.ForOp, IndexAddrOp, LoadScalarOp)) or is_scalar_op(op)
+        for op in f.walk()
+    )
 
 
 @dataclass

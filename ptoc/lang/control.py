@@ -17,12 +17,6 @@ the previous one ended with, and after the loop the variable holds the last one:
         acc = acc + pt.load(x, rows=(i, 16))
     pt.store(out, acc)
 
-Example::
-
-    @ptoc.kernel
-    def row_sums(x: ptoc.Tensor[ptoc.fp32, 64, 32], out: ptoc.Tensor[ptoc.fp32, 64, 1]):
-        for i in pt.range(0, 64, 8):
-            pt.store(out, pt.row_sum(pt.load(x, rows=(i, 8))), rows=(i, 8))
 """
 
 from __future__ import annotations
@@ -67,7 +61,9 @@ class Index:
 
     # ---- arithmetic
 
-    def _bin(self, cls: type[Operation], other: Any, reflected: bool, sym: str) -> Index:
+    def _bin(self, cls: type[Operation], other: Any, reflected: bool, sym: str) -> Any:
+        if not isinstance(other, (Index, int)) and hasattr(other, "scale"):
+            return NotImplemented  # a * pt.pe() + b: the PE index's operators combine
         o = as_index(other, f"'{sym}'")
         a, b = (o, self) if reflected else (self, o)
         return _emit_binary(cls, a, b, sym)
@@ -175,8 +171,28 @@ class range:  # noqa: A001 - mirrors Python's range, which it replaces in kernel
 
     ``start`` and ``stop`` are integers or run-time integers; ``step`` is a positive
     Python integer. The body is traced once (see the module docstring for carried
-    variables); ``break``, ``continue`` out of the body and ``return`` from it are not
-    run-time control flow and are refused.
+    variables); ``break`` and ``return`` out of the body are not run-time control flow and
+    are refused.
+
+    Example::
+
+        @ptoc.kernel
+        def range_example(
+            x: ptoc.Tensor[ptoc.fp32, 64, 32],
+            out: ptoc.Tensor[ptoc.fp32, 64, 32],
+            rows: ptoc.Scalar[ptoc.s32],
+        ):
+            for r in pt.range(0, rows, 8):
+                pt.store(out, pt.abs(pt.load(x, rows=(r, 8))), rows=(r, 8))
+
+
+        @range_example.inputs
+        def _(rng):
+            x = rng.standard_normal((64, 32)).astype(np.float32)
+            return {"x": x, "rows": 8 * int(rng.integers(0, 9))}
+
+
+        ptoc.verify(range_example)
     """
 
     def __init__(self, start: Any, stop: Any = None, step: Any = 1) -> None:

@@ -35,12 +35,16 @@ class PEIndex:
 
     __rmul__ = __mul__
 
-    def __add__(self, k: Any) -> PEIndex:
+    def __add__(self, k: Any) -> Any:
+        if isinstance(k, Index):
+            return Moved(self, k)
         return PEIndex(self.scale, self.offset + _int(k, "'+'"))
 
     __radd__ = __add__
 
-    def __sub__(self, k: Any) -> PEIndex:
+    def __sub__(self, k: Any) -> Any:
+        if isinstance(k, Index):
+            return Moved(self, -k)
         return PEIndex(self.scale, self.offset - _int(k, "'-'"))
 
     def __rsub__(self, k: Any) -> PEIndex:
@@ -67,6 +71,27 @@ class PEIndex:
     __int__ = __index__
 
 
+@dataclass(frozen=True)
+class Moved:
+    """A window start ``a * pt.pe() + b + i``: per PE (in the ABI) plus a run-time
+    integer ``i`` (computed by the program)."""
+
+    pe: PEIndex
+    index: Index
+
+    def __add__(self, k: Any) -> Moved:
+        if isinstance(k, Index):
+            return Moved(self.pe, self.index + k)
+        return Moved(self.pe + _int(k, "'+'"), self.index)
+
+    __radd__ = __add__
+
+    def __sub__(self, k: Any) -> Moved:
+        if isinstance(k, Index):
+            return Moved(self.pe, self.index - k)
+        return Moved(self.pe - _int(k, "'-'"), self.index)
+
+
 def _int(k: Any, fn: str) -> int:
     if isinstance(k, PEIndex):
         fail(f"{fn}: pt.pe() * pt.pe() is not linear in the PE index")
@@ -91,6 +116,9 @@ def _offset(x: Any, fn: str, what: str) -> PEIndex:
         return x
     if isinstance(x, int) and not isinstance(x, bool):
         return PEIndex(0, x)
+    if isinstance(x, Moved):
+        _DYNAMIC.append((what, x.index))
+        return x.pe
     if isinstance(x, Index):
         c = constant_value(x.value)
         if c is not None:
@@ -295,7 +323,7 @@ def load_scalar(t: TensorParam, row: Any = 0, col: Any = 0) -> Index:
     Example::
 
         @ptoc.kernel
-        def pick_row(
+        def load_scalar_example(
             x: ptoc.Tensor[ptoc.fp32, 16, 32],
             which: ptoc.Tensor[ptoc.s32, 1, 1],
             out: ptoc.Tensor[ptoc.fp32, 1, 32],
@@ -304,7 +332,13 @@ def load_scalar(t: TensorParam, row: Any = 0, col: Any = 0) -> Index:
             pt.store(out, pt.load(x, rows=(r, 1)))
 
 
-        ptoc.verify(pick_row, x=np.ones((16, 32), np.float32), which=np.array([[5]], np.int32))
+        @load_scalar_example.inputs
+        def _(rng):
+            x = rng.standard_normal((16, 32)).astype(np.float32)
+            return {"x": x, "which": rng.integers(0, 16, (1, 1), dtype=np.int32)}
+
+
+        ptoc.verify(load_scalar_example)
     """
     fn = "pt.load_scalar"
     x = _tensor(t, fn)

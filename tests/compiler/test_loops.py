@@ -296,3 +296,18 @@ def test_a_carried_run_time_integer_is_a_located_compile_error() -> None:
 
     with pytest.raises(ptoc.CompileError, match="carried from iteration to iteration"):
         ptoc.compile(k)
+
+
+@ptoc.kernel(pes=4)
+def per_pe(x: ptoc.Tensor[F32, 128, 32], out: ptoc.Tensor[F32, 128, 32]):
+    # PE p owns rows 32p .. 32p + 31 and walks them 8 rows per iteration
+    for i in pt.range(0, 32, 8):
+        t = pt.load(x, rows=(pt.pe() * 32 + i, 8))
+        pt.store(out, pt.abs(t), rows=(i + pt.pe() * 32, 8))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_per_pe_offsets_plus_a_run_time_index(machine) -> None:
+    x = _x(128, 32)
+    out = ptoc.verify(ptoc.compile(per_pe, machine), x=x)["out"]
+    assert np.array_equal(out, np.abs(x))
