@@ -311,3 +311,62 @@ def test_per_pe_offsets_plus_a_run_time_index(machine) -> None:
     x = _x(128, 32)
     out = ptoc.verify(ptoc.compile(per_pe, machine), x=x)["out"]
     assert np.array_equal(out, np.abs(x))
+
+
+# ----------------------------------------------------------------------------- random bodies
+
+_OPS = ("add", "mul", "max", "exp_sub", "abs")
+
+
+def _random_body_kernel(ops: list[tuple[str, int, int]], invariants: int, carried: bool):
+    """A loop whose body loads a block, combines it with ``invariants`` tiles loaded
+    before the loop by ``ops`` ((kind, operand a, operand b) over the values so far) and
+    stores the last value; with ``carried``, an accumulator adds it up across iterations."""
+
+    @ptoc.kernel
+    def k(
+        x: ptoc.Tensor[F32, 64, 32],
+        w: ptoc.Tensor[F32, 32, 32],
+        out: ptoc.Tensor[F32, 64, 32],
+        total: ptoc.Tensor[F32, 8, 32],
+        n: ptoc.Scalar[ptoc.s32],
+    ):
+        inv = [pt.load(w, rows=(8 * j, 8)) for j in range(invariants)]
+        acc = pt.full((8, 32), 0.0, F32)
+        for i in pt.range(0, n, 8):
+            vals = [pt.load(x, rows=(i, 8)), *inv]
+            for kind, a, b in ops:
+                p, q = vals[a % len(vals)], vals[b % len(vals)]
+                if kind == "add":
+                    vals.append(p + q)
+                elif kind == "mul":
+                    vals.append(p * q)
+                elif kind == "max":
+                    vals.append(pt.maximum(p, q))
+                elif kind == "exp_sub":
+                    vals.append(pt.exp(p - pt.row_max(q)))
+                else:
+                    vals.append(pt.abs(p))
+            pt.store(out, vals[-1], rows=(i, 8))
+            if carried:
+                acc = acc + vals[-1]
+        pt.store(total, acc)
+
+    return k
+
+
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(_OPS), st.integers(0, 9), st.integers(0, 9)),
+        min_size=1,
+        max_size=7,
+    ),
+    invariants=st.integers(0, 4),
+    carried=st.booleans(),
+    n=st.integers(0, 8).map(lambda v: 8 * v),
+    tiny=st.booleans(),
+)
+def test_random_loop_bodies_allocate_validate_and_verify(ops, invariants, carried, n, tiny):
+    k = _random_body_kernel(ops, invariants, carried)
+    prog = ptoc.compile(k, TINY if tiny else None)  # validates every path
+    ptoc.verify(prog, x=_x(64, 32), w=_x(32, 32, 3) * 0.5, n=n)
