@@ -1,0 +1,39 @@
+// RUN: xdsl-opt %s -p ptoc-legalize,ptoc-allocate{depth=4},ptoc-emit -t ptoc-asm | filecheck %s
+
+// A run-time loop over 8-row blocks, its trip count a scalar parameter: the index starts
+// at 0, a guard skips the body when it is not below %n, each moved window is checked
+// (a branch into its own block faults) and addressed, and the latch steps the index and
+// branches back while it is below %n.
+func.func @rows(%x: !tile.tensor<FP32, 64x32>, %out: !tile.tensor<FP32, 64x32>, %n: i64) {
+  %0 = arith.constant 0 : i64
+  %1 = arith.constant 8 : i64
+  scf.for %i = %0 to %n step %1 : i64 {
+    %t = tile.load %x[0, 0] plus [0](%i) : !tile.tensor<FP32, 64x32> -> !tile.tile<FP32, 8x32>
+    %e = tile.exp %t : !tile.tile<FP32, 8x32>
+    tile.store %e, %out[0, 0] plus [0](%i) : !tile.tile<FP32, 8x32>, !tile.tensor<FP32, 64x32>
+  }
+  func.return
+}
+
+// CHECK:      # @rows, allocated for hands=4,depth=4
+// CHECK:      # a2 = scalar n
+// The body's entry state is set up once: four fillers fill hand T (depth 4).
+// CHECK-COUNT-4: BSTART.VEC TEXPANDS, U8
+// CHECK:      BSTART.STD FALL
+// CHECK-NEXT: add [[LB:[a-z0-9]+]], zero, ->[[I:[a-z0-9]+]]
+// CHECK-NEXT: BSTOP
+// CHECK-NEXT: BSTART.STD COND, [[EXIT:L[0-9]+]]
+// CHECK-NEXT: setc.ge [[I]], a2.t3
+// CHECK-NEXT: BSTOP
+// CHECK-NEXT: [[BODY:L[0-9]+]]:
+// CHECK-NEXT: BSTART.STD COND, [[TRAP:L[0-9]+]]
+// CHECK-NEXT: [[TRAP]]:
+// CHECK:      setc.geu [[I]],
+// CHECK:      BSTART.TLOAD FP32
+// CHECK:      BSTART.SFU TEXP, FP32
+// CHECK:      BSTART.TSTORE FP32
+// CHECK:      BSTART.STD COND, [[BODY]]
+// CHECK-NEXT: addi [[I]], 8, ->[[I]]
+// CHECK-NEXT: setc.lt [[I]], a2.t3
+// CHECK-NEXT: BSTOP
+// CHECK-NEXT: [[EXIT]]:
