@@ -18,6 +18,7 @@ from ptoc.dialects.dtypes import carrier
 from ptoc.dialects.reference import run_reference
 from ptoc.runtime import Machine, MachineConfig
 
+from .allocate.gprs import TABLE_REG
 from .pipeline import CompiledKernel, TensorParam, compile_module
 
 GM_BASE = 0x1000
@@ -28,13 +29,17 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def gm_end(tensors: Sequence[TensorParam], scratch_bytes: int = 0, pes: int = 1) -> int:
+def gm_end(
+    tensors: Sequence[TensorParam], scratch_bytes: int = 0, pes: int = 1, slots: int = 0
+) -> int:
     """The first GM address after what :func:`place` puts in GM: every tensor from
-    ``GM_BASE`` (256-byte aligned), then ``scratch_bytes`` of spill area per PE."""
+    ``GM_BASE`` (256-byte aligned), then ``scratch_bytes`` of spill area per PE, then the
+    argument table (``slots`` 8-byte slots for each of the machine's PEs, at most 4)."""
     addr = GM_BASE
     for t in tensors:
         addr = _align(addr + t.nbytes)
-    return addr + scratch_bytes * pes
+    addr += scratch_bytes * pes
+    return _align(addr) + slots * 8 * 4 if slots else addr
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,21 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
         machine.load_gm(addr, buf)
         addr = _align(addr + t.nbytes)
     scratch = addr
+    table = [b for b in ck.abi.bindings if b.table_slot is not None]
+    if table:  # the argument table: one row of slots per PE, its address in a7
+        pes = machine.config.pes
+        at = _align(scratch + ck.abi.scratch_bytes * ck.abi.pes)
+        rows = np.zeros((pes, len(table)), np.uint64)
+        for b in table:
+            assert b.table_slot is not None
+            for pe in range(pes):
+                rows[pe, b.table_slot] = _value(b, inputs, where, scratch, pe, ck.abi.pes)
+        machine.load_gm(at, rows)
+        for pe in range(pes):
+            machine.set_gpr(TABLE_REG, at + pe * 8 * len(table), pe=pe)
     for b in ck.abi.bindings:
+        if b.table_slot is not None:
+            continue  # loaded from the table by the program
         if b.scalar:  # a run-time scalar parameter: its value, sign-extended to 64 bits
             assert b.tensor is not None
             value = int(np.asarray(inputs[b.tensor]).item()) & ((1 << 64) - 1)
@@ -73,6 +92,14 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
             step = pe * b.pe_step if pe < ck.abi.pes else 0
             machine.set_gpr(b.gpr, base + step, pe=pe)
     return Placement(where, scratch)
+
+
+def _value(b, inputs, where, scratch, pe: int, pes: int) -> int:  # type: ignore[no-untyped-def]
+    """What binding ``b`` holds on PE ``pe`` (see :func:`place`)."""
+    if b.scalar:
+        return int(np.asarray(inputs[b.tensor]).item()) & ((1 << 64) - 1)
+    base = scratch if b.tensor is None else where[b.tensor]
+    return base + (pe * b.pe_step if pe < pes else 0)
 
 
 def read_outputs(

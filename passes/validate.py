@@ -26,16 +26,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ptoc.backend.encoding import field_violation
+from ptoc.backend.isa.catalog import SCALAR_AGU
 from ptoc.backend.isa.fields import GPR_NAMES, size_bytes
 from ptoc.backend.program import Ior, Iot, Scalar, ScalarStart, TileStart
 from ptoc.backend.target import MachineConfig
 
-from .allocate.gprs import Binding
+from .allocate.gprs import TABLE_REG, Binding
 from .allocate.gprs import Scalar as Sym
 from .emit import Emitted, Intent
 from .emit.program import CheckIntent, LoadIntent, LoopIntent
 
 MASK64 = (1 << 64) - 1
+#: the symbolic content of the argument table's register
+TABLE = Sym(0, Binding(-2, 0))
 #: resolution of the scratch-contents map (spill slots are 64-byte aligned)
 GRANULE = 64
 
@@ -70,6 +73,12 @@ class _Replay:
             # a scalar parameter's register holds the parameter (a polynomial variable)
             value = Sym(0, None, ((f"param{b.tensor}", 1),)) if b.scalar else Sym(0, b)
             self.gpr[GPR_NAMES.index(reg)] = value
+        #: the argument table's bindings by byte offset (its register holds TABLE)
+        self.table = {8 * k: b for k, b in enumerate(em.table)}
+        for b in em.table:
+            self.gpr[GPR_NAMES.index(em.abi[b])] = None  # until loaded from the table
+        if em.table:
+            self.gpr[GPR_NAMES.index(TABLE_REG)] = TABLE
         #: scratch contents per 64-byte granule: (offset, bytes, value id) of the spill
         #: that last wrote it
         self.scratch: dict[int, tuple[int, int, int]] = {}
@@ -111,6 +120,9 @@ class _Replay:
             val = _times(self.gpr.get(f["SrcL"]), Sym((1 << f["shamt"]) & MASK64))
         elif m == "MUL":
             val = _times(self.gpr.get(f["SrcL"]), self.gpr.get(f["SrcR"]))
+        elif m == "LDI" and self.gpr.get(f["SrcL"]) == TABLE and _ldi(f) in self.table:
+            b = self.table[_ldi(f)]
+            val = Sym(0, None, ((f"param{b.tensor}", 1),)) if b.scalar else Sym(0, b)
         else:
             val = None
         if rd != 0:
@@ -240,6 +252,11 @@ def _add(a: Sym | None, b: Sym | None) -> Sym | None:
     for k, c in b.terms:
         terms[k] = (terms.get(k, 0) + c) & MASK64
     return Sym((a.value + b.value) & MASK64, a.base or b.base, _poly(terms))
+
+
+def _ldi(f: dict[str, int]) -> int:
+    """The byte offset of an LDI: its simm12 scaled by the catalog's AGU offset scale."""
+    return f["simm12"] << SCALAR_AGU["LDI"].offset_scale
 
 
 def _poly(terms: dict[str, int]) -> tuple[tuple[str, int], ...]:

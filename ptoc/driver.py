@@ -203,7 +203,8 @@ def _program(kernel: Kernel, traced: Traced, c: Any, config: Any) -> Program:
     from ptoc.passes.execute import gm_end
 
     em = c.emitted
-    _check_gm(kernel, gm_end(c.params, em.scratch_bytes, kernel.pes), config, spill=True)
+    slots = len(em.table)
+    _check_gm(kernel, gm_end(c.params, em.scratch_bytes, kernel.pes, slots), config, spill=True)
     sources = _bundle_sources(c.kernel, traced)
     prog = Program(
         em.program,

@@ -224,7 +224,8 @@ def run_on(
     inputs = check_inputs(program.kernel, arrays)
     config = program.machine if machine is None else machine_config(machine)
     abi = program.abi
-    end = gm_end(abi.tensors, abi.scratch_bytes, abi.pes)
+    slots = sum(1 for b in abi.bindings if b.table_slot is not None)
+    end = gm_end(abi.tensors, abi.scratch_bytes, abi.pes, slots)
     if end > config.gm_size:
         need = -(-end // (1 << 20))
         raise InputError(

@@ -11,6 +11,7 @@ and records the kernel ABI on the function.
 from .assign import (
     MACHINE_ATTR,
     SCRATCH_ATTR,
+    TABLE_ATTR,
     AllocatePass,
     AllocStats,
     allocate_func,
@@ -19,6 +20,7 @@ from .assign import (
 __all__ = [
     "MACHINE_ATTR",
     "SCRATCH_ATTR",
+    "TABLE_ATTR",
     "AllocStats",
     "AllocatePass",
     "allocate_func",

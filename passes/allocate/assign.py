@@ -49,7 +49,7 @@ from ptoc.dialects.pto_types import PtoTileType
 from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
 from ..stages import ABI_ATTR, Stage, expect_stage
-from .gprs import ABI_HINT, ABI_REGS, Binding, Scalar, plan_gprs
+from .gprs import Binding, GprPlan, Scalar, plan_gprs
 from .loops import Loop
 from .schedule import build_dataflow, live_ops, schedule
 from .structured import (
@@ -68,6 +68,7 @@ from .tiles import Action, BundlePlan, TileAllocator
 
 SCRATCH_ATTR = "pto.scratch"
 MACHINE_ATTR = "pto.machine"
+TABLE_ATTR = "pto.table"
 
 
 @dataclass
@@ -188,23 +189,6 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
         )
 
 
-def _check_bases(ops: list[PtoOp], needs: list[list[Scalar]]) -> None:
-    """The ABI passes at most eight base addresses (a0..a7, DECISIONS D7): name the first
-    bundle, in schedule order, that needs one more."""
-    seen: set[Binding] = set()
-    for op, keys in zip(ops, needs, strict=True):
-        seen.update(k.base for k in keys if k.base is not None)
-        if len(seen) > len(ABI_REGS):
-            total = len({k.base for ks in needs for k in ks if k.base is not None})
-            raise fail(
-                op,
-                f"the kernel needs {total} base addresses but the ABI passes at most "
-                f"{len(ABI_REGS)} (a0..a7); this is where it needs base number "
-                f"{len(ABI_REGS) + 1}",
-                ABI_HINT,
-            )
-
-
 def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
     owner = v.owner
     if isinstance(owner, ConstOp):
@@ -248,7 +232,6 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     for op, keys in zip(final, needs, strict=True):
         for v, k in zip(op.scalars, keys, strict=True):
             value_of.setdefault(k, v)
-    _check_bases(final, needs)
     gp = plan_gprs(needs)
     _rebuild(
         f,
@@ -260,12 +243,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         value_of,
         [bundles[i] for i, k in enumerate(keep) if not k],
     )
-    f.attributes[ABI_ATTR] = ArrayAttr(
-        ArrayAttr([StringAttr(reg), IntegerAttr(bd.tensor, i64), IntegerAttr(bd.pe_step, i64)])
-        for bd, reg in gp.abi.items()
-    )
-    f.attributes[SCRATCH_ATTR] = IntegerAttr(scratch_step, i64)
-    f.attributes[MACHINE_ATTR] = StringAttr(target.text())  # the emitter validates for it
+    _record_abi(f, gp, scratch_step, target)
     for op, regs in zip(final, gp.regs, strict=True):
         if regs:
             op.gprs = _strs(regs)
@@ -282,7 +260,13 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     )
 
 
-def _record_abi(f: func.FuncOp, abi: dict[Binding, str], scratch_step: int, target) -> None:  # type: ignore[no-untyped-def]
+def _record_abi(f: func.FuncOp, gp: GprPlan, scratch_step: int, target: MachineConfig) -> None:
+    """The kernel ABI on the function: ``pto.abi`` (register, tensor argument, PE step and,
+    for a scalar argument, 1), ``pto.table`` (the registers the argument table's slots are
+    loaded into, in slot order), ``pto.scratch`` and ``pto.machine``."""
+    abi = gp.abi
+    if gp.table:
+        f.attributes[TABLE_ATTR] = _strs([reg for _, reg in gp.table])
     f.attributes[ABI_ATTR] = ArrayAttr(
         ArrayAttr(
             [StringAttr(reg), IntegerAttr(bd.tensor, i64), IntegerAttr(bd.pe_step, i64)]
@@ -402,7 +386,7 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     heads: list[Operation] = [*b.consts.values(), *b.scratch.values()]
     heads.extend(MaterializeOp(value_of[s], reg) for reg, s in (gp.writes[0] if final else []))
     block.insert_ops_before(heads, first)
-    _record_abi(f, gp.abi, scratch_step, target)
+    _record_abi(f, gp, scratch_step, target)
     c = alloc.counts
     return AllocStats(
         len(final),

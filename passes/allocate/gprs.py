@@ -20,11 +20,15 @@ from ..diagnostics import CompileError
 
 #: ABI argument registers, in binding order
 ABI_REGS = ("a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7")
+#: with more bindings than ABI registers, the last one holds the address of the argument
+#: table: 8-byte slots in GM with the bindings from the eighth on (loaded at the start)
+TABLE_REG = ABI_REGS[-1]
 #: what to do when a kernel needs more base addresses than ``ABI_REGS``
 ABI_HINT = (
-    f"the ABI passes one base address per tensor in a0..a7 (one per distinct pt.pe() step "
-    f"of its windows, plus one for a spill area): use at most {len(ABI_REGS)} tensors, or "
-    "the same PE step for every window of a tensor"
+    "the ABI passes one base address per tensor (one per distinct pt.pe() step of its "
+    "windows, plus one for a spill area) and one register per scalar argument, from the "
+    "eighth on through an argument table loaded into free registers: use fewer tensors, "
+    "or the same PE step for every window of a tensor"
 )
 #: registers the allocator may overwrite (never zero or sp)
 SCRATCH_REGS = (
@@ -77,6 +81,9 @@ class GprPlan:
     writes: list[list[tuple[str, Scalar]]] = field(default_factory=list)
     #: registers kept for run-time integers (``reserve``)
     reserved: list[str] = field(default_factory=list)
+    #: the bindings passed in the argument table (:data:`TABLE_REG`), in slot order,
+    #: with the register each is loaded into
+    table: list[tuple[Binding, str]] = field(default_factory=list)
 
     @property
     def blocks(self) -> int:
@@ -102,16 +109,27 @@ def plan_gprs(
         {s.base for ss in needs for s in ss if s.base is not None} | set(extra),
         key=lambda b: (b.tensor < 0, b.tensor, b.pe_step),
     )
-    if len(bindings) > len(ABI_REGS):
-        extra = bindings[len(ABI_REGS)].tensor
-        raise CompileError(
-            f"the kernel needs {len(bindings)} base addresses but the ABI passes at most "
-            f"{len(ABI_REGS)} (a0..a7)",
-            hint=ABI_HINT,
-            argument=extra if extra >= 0 else None,
-        )
     abi = dict(zip(bindings, ABI_REGS, strict=False))
     pool = [*SCRATCH_REGS, *ABI_REGS[len(bindings) :]]
+    table: list[tuple[Binding, str]] = []
+    if len(bindings) > len(ABI_REGS):
+        # a0..a6 direct, a7 the table; the rest is loaded into registers of their own
+        direct = len(ABI_REGS) - 1
+        abi = dict(zip(bindings[:direct], ABI_REGS, strict=False))
+        rest = bindings[direct:]
+        if len(rest) > len(pool) - reserve:
+            extra = rest[len(pool) - reserve].tensor
+            raise CompileError(
+                f"the kernel needs {len(bindings)} base addresses and scalar arguments; "
+                f"{direct} fit the ABI registers and {len(pool) - reserve} more the "
+                "registers the argument table loads them into",
+                hint=ABI_HINT,
+                argument=extra if extra >= 0 else None,
+            )
+        for b in rest:
+            reg = pool.pop(0)
+            abi[b] = reg
+            table.append((b, reg))
     reserved = pool[len(pool) - reserve :] if reserve else []
     pool = pool[: len(pool) - reserve]
 
@@ -127,7 +145,7 @@ def plan_gprs(
         for s in ss:
             if fixed(s) is None:
                 uses.setdefault(s, []).append(i)
-    plan = GprPlan(abi, [], [[] for _ in needs], reserved=reserved)
+    plan = GprPlan(abi, [], [[] for _ in needs], reserved=reserved, table=table)
     if hoist and len(uses) > len(pool):
         raise CompileError(
             f"the kernel's run-time loops need {len(uses)} distinct constants and addresses "

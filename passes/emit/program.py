@@ -55,8 +55,8 @@ from ptoc.dialects.pto import (
 from ptoc.dialects.reference import scalar_args, tensor_args
 from ptoc.dialects.scalars import constant_value, is_scalar, is_scalar_op
 
-from ..allocate import MACHINE_ATTR, SCRATCH_ATTR
-from ..allocate.gprs import Binding, Scalar
+from ..allocate import MACHINE_ATTR, SCRATCH_ATTR, TABLE_ATTR
+from ..allocate.gprs import TABLE_REG, Binding, Scalar
 from ..allocate.tiles import spill_bytes
 from ..diagnostics import CompileError, fail, source_position
 from ..stages import ABI_ATTR, Stage, expect_stage
@@ -94,6 +94,9 @@ class AbiBinding:
     tensor: str | None
     pe_step: int
     scalar: bool = False
+    #: the slot of the argument table (``a7``) the value is passed in and loaded from at
+    #: the start, when the kernel has more arguments than ABI registers
+    table_slot: int | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,8 @@ class Emitted:
     checks: dict[int, CheckIntent] = field(default_factory=dict)
     #: the scalar loads, by command index
     loads: dict[int, LoadIntent] = field(default_factory=dict)
+    #: the bindings the argument table passes, in slot order
+    table: tuple[Binding, ...] = ()
 
 
 def _dims(op: PtoOp) -> list[Command]:
@@ -226,6 +231,11 @@ class _Emitter:
             reg, tensor, step, *scalar = entry.data  # type: ignore[attr-defined]
             self.abi[Binding(tensor.value.data, step.value.data, bool(scalar))] = reg.data
         self.scalars = Scalars(self.abi)
+        by_reg = {reg: b for b, reg in self.abi.items()}
+        table = f.attributes.get(TABLE_ATTR)
+        self.table: list[tuple[Binding, str]] = (
+            [(by_reg[r.data], r.data) for r in table] if isinstance(table, ArrayAttr) else []
+        )
         self.loops: list[LoopIntent] = []
         #: loop index -> its name in the validator's polynomials
         self.names: dict[SSAValue, str] = {}
@@ -258,6 +268,11 @@ class _Emitter:
         return Scalar(o.byte_offset, Binding(arg.index, o.step))
 
     def run(self) -> None:
+        for k, (_, reg) in enumerate(self.table):  # the arguments past a0..a6, first
+            self.pending.append(
+                # LDI scales its offset by the 8 bytes it loads: simm12 is the slot
+                _s("LDI", RegDst=GPR_BY_NAME[reg], SrcL=GPR_BY_NAME[TABLE_REG], simm12=k)
+            )
         self.walk(self.f.body.block)
         self.flush()
         self.fix_offsets()
@@ -460,8 +475,11 @@ def emit_func(f: func.FuncOp) -> Emitted:
     e.run()
     names = {a.index: a.name for a in tensor_args(f)}
     names.update({a.index: a.name for a in scalar_args(f)})
+    slots = {b: k for k, (b, _) in enumerate(e.table)}
     bindings = tuple(
-        AbiBinding(reg, None if b.tensor < 0 else names[b.tensor], b.pe_step, b.scalar)
+        AbiBinding(
+            reg, None if b.tensor < 0 else names[b.tensor], b.pe_step, b.scalar, slots.get(b)
+        )
         for b, reg in sorted(e.abi.items(), key=lambda kv: kv[1])
     )
     return Emitted(
@@ -474,6 +492,7 @@ def emit_func(f: func.FuncOp) -> Emitted:
         tuple(sorted(e.loops, key=lambda lp: lp.init)),
         e.check_intents,
         e.load_intents,
+        tuple(b for b, _ in e.table),
     )
 
 
@@ -481,11 +500,15 @@ def program_header(em: Emitted, machine: str | None = None) -> list[str]:
     """Comment lines that say how to run an emitted program with ``ptoc run``: the
     machine it was allocated for and the ABI registers to set on every PE."""
     out = [f"# @{em.kernel}" + (f", allocated for {machine}" if machine else "")]
+    if em.table:
+        out.append(f"# {TABLE_REG} = the argument table: 8-byte slots, loaded at the start")
     for b in em.bindings:
+        via = f" (argument table slot {b.table_slot})" if b.table_slot is not None else ""
         if b.scalar:
-            out.append(f"# {b.gpr} = scalar {b.tensor}")
+            out.append(f"# {b.gpr} = scalar {b.tensor}{via}")
             continue
         what = "the spill scratch area" if b.tensor is None else f"tensor {b.tensor}"
+        what += via
         step = f" + {b.pe_step} bytes per PE" if b.pe_step else ""
         out.append(f"# {b.gpr} = base of {what}{step}")
     return out

@@ -81,9 +81,9 @@ def test_the_live_tiles_capacity_error_names_the_kernel_line(tmp_path: Path) -> 
     assert str(e).splitlines()[1:3] == ["    pt.store(out, a + b)", "                  ^^^^^"]
 
 
-def test_the_abi_base_limit_names_the_operation_that_needs_one_more(tmp_path: Path) -> None:
-    params = ", ".join(f"x{i}: T" for i in range(9))
-    loads = " + ".join(f"pt.load(x{i})" for i in range(9))
+def test_the_abi_register_limit_names_the_argument_that_has_none(tmp_path: Path) -> None:
+    params = ", ".join(f"x{i}: T" for i in range(24))
+    loads = " + ".join(f"pt.load(x{i})" for i in range(24))
     e = _compile_error(
         tmp_path,
         f"""\
@@ -96,9 +96,9 @@ def test_the_abi_base_limit_names_the_operation_that_needs_one_more(tmp_path: Pa
         """,
         ptoc.MachineConfig(),
     )
-    assert e.line == 8 and "TLOAD" in e.message
-    assert "the kernel needs 10 base addresses but the ABI passes at most 8" in e.message
-    assert "pt.load(x" in str(e).splitlines()[1]
+    assert "the kernel needs 25 base addresses and scalar arguments" in e.message
+    assert e.line == 7  # the def line: the ABI names the parameter
+    assert "def k(" in str(e).splitlines()[1]
 
 
 def test_builder_kernels_get_the_builder_line() -> None:

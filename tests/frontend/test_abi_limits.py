@@ -1,5 +1,6 @@
-"""The kernel ABI's limits, at the kernel's source: at most eight base addresses
-(a0..a7), and tensors that fit the machine's global memory (checked by compile)."""
+"""The kernel ABI's limits, at the kernel's source: base addresses past a0..a6 go through
+the argument table (a7) into free registers, as many as there are; tensors must fit the
+machine's global memory (checked by compile)."""
 
 from __future__ import annotations
 
@@ -38,18 +39,36 @@ def kernels(tmp_path: Path):
     return write_kernels(tmp_path, KERNELS)
 
 
-def test_nine_base_addresses_point_at_the_operation_that_needs_the_ninth(kernels) -> None:
-    path, ks = kernels
-    with pytest.raises(ptoc.CompileError) as info:
-        ptoc.compile(ks["nine"])
-    e = info.value
-    assert e.message == (
-        "TSTORE: the kernel needs 9 base addresses but the ABI passes at most 8 (a0..a7); "
-        "this is where it needs base number 9"
+@pytest.mark.parametrize("machine", [None, ptoc.MachineConfig(depth=4, capacity=16384)])
+def test_nine_tensors_pass_the_last_two_through_the_argument_table(kernels, machine) -> None:
+    _, ks = kernels
+    prog = ptoc.compile(ks["nine"], machine)
+    slots = {b.tensor: b.table_slot for b in prog.abi.bindings}
+    assert slots["h"] == 0 and slots["i"] == 1 and slots["a"] is None
+    first = prog.asm().split("BSTOP")[0]  # the program's first block loads both slots
+    assert first.count("ldi [a7, ") == 2
+    ptoc.verify(prog)
+
+
+def test_more_arguments_than_registers_name_the_first_that_has_none(tmp_path: Path) -> None:
+    params = ", ".join(f"x{i}: T" for i in range(24))
+    loads = " + ".join(f"pt.load(x{i})" for i in range(24))
+    path, ks = write_kernels(
+        tmp_path,
+        f"""\
+T = ptoc.Tensor[ptoc.fp32, 1, 64]
+
+
+@ptoc.kernel
+def wide({params}, out: T):
+    pt.store(out, {loads})
+""",
     )
-    assert (e.file, e.line, e.col) == (str(path), 10, 5)  # the pt.store into 'i'
-    assert str(e).splitlines()[1].startswith("    pt.store(i, pt.load(a)")
-    assert e.hint is not None and "at most 8 tensors" in e.hint
+    with pytest.raises(ptoc.CompileError) as info:
+        ptoc.compile(ks["wide"])
+    e = info.value
+    assert "the kernel needs 25 base addresses and scalar arguments" in e.message
+    assert e.hint is not None and "argument table" in e.hint
 
 
 def test_compile_checks_that_the_tensors_fit_global_memory(kernels, capsys) -> None:
