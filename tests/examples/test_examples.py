@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from conftest import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 import ptoc
@@ -171,7 +172,7 @@ def _compiled(spec: str) -> tuple[ptoc.Kernel, ptoc.Program]:
     return _PROGRAMS[spec]
 
 
-@settings(max_examples=25)
+@examples(10)
 @given(seed=SEEDS, density=DENSITY)
 def test_vector_add_bit_exact_on_nan_inf_and_signed_zero(seed: int, density: float) -> None:
     _, prog = _compiled("vector_add")
@@ -180,7 +181,7 @@ def test_vector_add_bit_exact_on_nan_inf_and_signed_zero(seed: int, density: flo
     ptoc.verify(prog, x=x, y=y)
 
 
-@settings(max_examples=25)
+@examples(10)
 @given(seed=SEEDS, density=DENSITY)
 def test_softmax_and_layernorm_bit_exact_on_special_values(seed: int, density: float) -> None:
     x = special_floats(seed, density, (8, 64))

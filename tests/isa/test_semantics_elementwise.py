@@ -20,8 +20,10 @@ from ptoc.backend.isa.datatypes import info
 from ptoc.backend.isa.semantics import core
 
 try:
+    from .bulk_draw import elements
     from .test_semantics_oracle import FMTS, INF, NINF, frac, ref_round
 except ImportError:  # tests/isa is not a package
+    from bulk_draw import elements
     from test_semantics_oracle import FMTS, INF, NINF, frac, ref_round
 
 NV, DZ, OF, UF, NX = 1, 2, 4, 8, 16
@@ -68,9 +70,14 @@ def special_bits(dt: D) -> list[int]:
 
 
 def bits_strategy(dt: D) -> st.SearchStrategy[np.ndarray]:
+    """SHAPE arrays of raw encodings: half special values, half uniform bits."""
     w, _, _, low = LAYOUT[dt]
-    elem = st.one_of(st.sampled_from(special_bits(dt)), st.integers(0, (1 << w) - 1))
-    return st.lists(elem, min_size=N, max_size=N).map(
+    specials = special_bits(dt)
+
+    def pick(kind: int, raw: int) -> int:
+        return specials[kind % len(specials)] if kind < 128 else raw & ((1 << w) - 1)
+
+    return elements(N, pick).map(
         lambda v: (
             (np.array(v, np.uint64) & np.uint64(((1 << w) - 1) & ~((1 << low) - 1)))
             .astype(UINT[w])
@@ -314,15 +321,15 @@ def test_max_min_seed_sentences() -> None:
 
 
 def int_strategy(dt: D) -> st.SearchStrategy[np.ndarray]:
+    """SHAPE arrays of integers: half the range's edges and small values, half uniform."""
     w, signed = info(dt).bits, info(dt).is_signed
     lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
-    elem = st.one_of(
-        st.sampled_from([lo, hi, 0, 1, -1 if signed else 2, lo + 1, hi - 1]),
-        st.integers(lo, hi),
-    )
-    return st.lists(elem, min_size=N, max_size=N).map(
-        lambda v: np.array(v, info(dt).carrier).reshape(SHAPE)
-    )
+    edges = [0, lo, hi, 1, -1 if signed else 2, lo + 1, hi - 1]
+
+    def pick(kind: int, raw: int) -> int:
+        return edges[kind % len(edges)] if kind < 128 else lo + raw % (hi - lo + 1)
+
+    return elements(N, pick).map(lambda v: np.array(v, info(dt).carrier).reshape(SHAPE))
 
 
 def wrap(v: int, dt: D) -> int:

@@ -27,6 +27,11 @@ from ptoc.backend.isa.datatypes import DataType as D
 from ptoc.backend.isa.datatypes import info
 from ptoc.backend.isa.semantics import core, expand, fastpath, reduce
 
+try:
+    from .bulk_draw import elements
+except ImportError:  # tests/isa is not a package
+    from bulk_draw import elements
+
 FAST = [D.FP64, D.FP32, D.FP16, D.BF16]
 BINARY = ["add", "sub", "mul", "div", "max", "min"]
 UNARY = ["sqrt", "recip", "exp", "log", "rsqrt", "relu"]
@@ -75,24 +80,32 @@ def special_bits(dt: D) -> list[int]:
     return mags + [v | (1 << (w - 1)) for v in mags]
 
 
-def moderate_bits(dt: D) -> st.SearchStrategy[int]:
-    """Ordinary numbers: exponent within a few binades of 1 (most results are normal)."""
+def moderate_bits(dt: D, raw: int) -> int:
+    """An ordinary number from 64 raw bits: exponent within a few binades of 1 (most
+    results are normal), fraction zero, one ulp, one half or anything."""
     _, e, m = LAYOUT[dt]
     bias = (1 << (e - 1)) - 1
     spread = min(bias - 2, 12)
-    return st.builds(
-        lambda s, x, f: _bits(dt, s, bias + x, f),
-        st.integers(0, 1),
-        st.integers(-spread, spread),
-        st.one_of(st.integers(0, (1 << m) - 1), st.sampled_from([0, 1, 1 << (m - 1)])),
-    )
+    x = ((raw >> 1) & 0xFF) % (2 * spread + 1) - spread
+    fsel = (raw >> 9) & 7
+    f = (0, 1, 1 << (m - 1))[fsel] if fsel < 3 else (raw >> 12) & ((1 << m) - 1)
+    return _bits(dt, raw & 1, bias + x, f)
 
 
-def element(dt: D) -> st.SearchStrategy[int]:
+def element(dt: D) -> Callable[[int, int], int]:
+    """Picker for ``bulk_draw.elements``: a third each of special encodings, moderate
+    numbers and uniform raw bits (every binade)."""
     w = LAYOUT[dt][0]
-    return st.one_of(
-        st.sampled_from(special_bits(dt)), moderate_bits(dt), st.integers(0, (1 << w) - 1)
-    )
+    specials = special_bits(dt)
+
+    def pick(kind: int, raw: int) -> int:
+        if kind < 85:
+            return specials[kind % len(specials)]
+        if kind < 170:
+            return moderate_bits(dt, raw)
+        return raw & ((1 << w) - 1)
+
+    return pick
 
 
 def carrier_array(dt: D, bits: list[int] | np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -105,7 +118,7 @@ def tiles(draw: st.DrawFn, dt: D, n: int = 2) -> list[np.ndarray]:
     """``n`` same-shape (P, R, C) carrier arrays of adversarial elements."""
     shape = (draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 9)))
     size = shape[0] * shape[1] * shape[2]
-    elems = st.lists(element(dt), min_size=size, max_size=size)
+    elems = elements(size, element(dt))
     return [carrier_array(dt, draw(elems), shape) for _ in range(n)]
 
 

@@ -146,10 +146,12 @@ def _fp64_correctly_rounded(op: str, x: Fraction, xf: float) -> tuple[object, in
     elif op == "log":
         y = Fraction(ctx.ln(decimal.Decimal(xf)))
     else:
-        root = ctx.sqrt(decimal.Decimal(xf))
-        if Fraction(root) ** 2 == x:  # sqrt(x) is rational: 1/sqrt(x) is 1/root exactly
-            return expect_round(D.FP64, 1 / Fraction(root), False)
-        y = Fraction(ctx.divide(1, root))
+        # sqrt(x) is rational exactly when x's numerator and denominator are squares; the
+        # 60-digit decimal root is not exact then for tiny x (2**-1074 has a 2**-537 root)
+        rn, rd = math.isqrt(x.numerator), math.isqrt(x.denominator)
+        if rn * rn == x.numerator and rd * rd == x.denominator:
+            return expect_round(D.FP64, Fraction(rd, rn), False)
+        y = Fraction(ctx.divide(1, ctx.sqrt(decimal.Decimal(xf))))
     r, _ = expect_round(D.FP64, y, False)
     _, flags = expect_round(D.FP64, y * (1 + Fraction(1, 2**300)), False)
     return r, flags
@@ -167,6 +169,15 @@ def test_sfu_unary(dt: D, op: str, data: st.DataObject) -> None:
     res, status = core.unary(op, dt, carrier(dt, xb))
     exp = [unary_oracle(op, dt, int(b)) for b in xb.ravel()]
     check_float(dt, op, res, status, exp)
+
+
+def test_fp64_rsqrt_of_an_even_power_of_two_subnormal_is_exact() -> None:
+    """rsqrt(2**-1074) = 2**537 and rsqrt(2**-1072) = 2**536 exactly: no NX (the root of
+    a subnormal power of four is rational)."""
+    x = np.array([[[1, 4, 0x10, 1 << 50]]], np.uint64).view(np.float64)
+    res, status = core.unary("rsqrt", D.FP64, x)
+    assert list(res.ravel()) == [2.0**537, 2.0**536, 2.0**535, 2.0**512]
+    assert int(status[0]) == 0
 
 
 @pytest.mark.parametrize("dt", FLOATS, ids=lambda d: d.name)
