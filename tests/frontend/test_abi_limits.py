@@ -53,7 +53,7 @@ def test_nine_tensors_pass_the_last_two_through_the_argument_table(kernels, mach
 def test_more_arguments_than_registers_name_the_first_that_has_none(tmp_path: Path) -> None:
     params = ", ".join(f"x{i}: T" for i in range(24))
     loads = " + ".join(f"pt.load(x{i})" for i in range(24))
-    path, ks = write_kernels(
+    _, ks = write_kernels(
         tmp_path,
         f"""\
 T = ptoc.Tensor[ptoc.fp32, 1, 64]
