@@ -143,6 +143,15 @@ def _live_block(block: Block, needed: set[SSAValue], live: set[Operation]) -> No
                 live.add(op)
                 needed.update((op.lb, op.ub, op.step))
             continue
+        if isinstance(op, scf.IfOp):
+            inner: set[Operation] = set()
+            _live_block(op.true_region.block, set(), inner)
+            if inner:
+                live.add(op)
+                live.update(inner)
+                needed.add(op.cond)
+                needed.update(_outer_reads(op.true_region.block, inner))
+            continue
         if not op.results or any(r in needed for r in op.results):
             live.add(op)
             needed.update(op.operands)
@@ -234,6 +243,9 @@ def _run_block(
                 raise
         elif isinstance(op, scf.ForOp):
             _run_loop(op, env, values, live, apply)
+        elif isinstance(op, scf.IfOp):
+            if env.scalars[op.cond]:
+                _run_block(op.true_region.block, env, values, live, apply)
         elif isinstance(op, TileOp):
             args = [values[v] for v in op.operands if v in values]
             results = apply(op, env, args)

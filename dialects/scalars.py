@@ -47,6 +47,25 @@ BINARY: dict[type[Operation], Callable[[int, int], int]] = {
 }
 
 
+#: the ``arith.cmpi`` predicates a kernel's conditions use (signed), and their meaning
+COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "slt": lambda a, b: a < b,
+    "sle": lambda a, b: a <= b,
+    "sgt": lambda a, b: a > b,
+    "sge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+}
+#: ``arith.cmpi``'s predicate codes by name
+CMPI_CODES = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5}
+
+
+def predicate(op: arith.CmpiOp) -> str:
+    """The name of an ``arith.cmpi``'s predicate (``slt``, ...)."""
+    code = op.predicate.value.data
+    return next(k for k, c in CMPI_CODES.items() if c == code)
+
+
 def is_scalar(v: SSAValue) -> bool:
     """A run-time integer scalar (an ``i64`` value)."""
     return isinstance(v.type, IntegerType) and v.type.width.data == 64
@@ -123,7 +142,7 @@ class LoadScalarOp(IRDLOperation):
 def is_scalar_op(op: Operation) -> bool:
     """An op that computes a run-time scalar (``arith.constant``, a binary op above, or a
     ``tile.load_scalar``)."""
-    return isinstance(op, (arith.ConstantOp, LoadScalarOp)) or type(op) in BINARY
+    return isinstance(op, (arith.ConstantOp, LoadScalarOp, arith.CmpiOp)) or type(op) in BINARY
 
 
 def constant(value: int) -> arith.ConstantOp:
@@ -166,5 +185,8 @@ def evaluate(
         c = constant_value(op.results[0])
         assert c is not None
         return c
+    if isinstance(op, arith.CmpiOp):
+        a, b = (values[v] for v in op.operands)
+        return int(COMPARE[predicate(op)](a, b))
     a, b = (values[v] for v in op.operands)
     return wrap64(BINARY[type(op)](a, b))

@@ -34,7 +34,7 @@ from ptoc.backend.target import MachineConfig
 from .allocate.gprs import TABLE_REG, Binding
 from .allocate.gprs import Scalar as Sym
 from .emit import Emitted, Intent
-from .emit.program import CheckIntent, LoadIntent, LoopIntent
+from .emit.program import CheckIntent, IfIntent, LoadIntent, LoopIntent
 
 MASK64 = (1 << 64) - 1
 #: the symbolic content of the argument table's register
@@ -324,7 +324,7 @@ class _Loops:
         graph = em.program.graph()
         self.graph = graph
         explained = {lp.guard for lp in em.loops} | {lp.latch for lp in em.loops}
-        explained |= set(em.checks)
+        explained |= set(em.checks) | set(em.ifs)
         for b in blocks:
             branch = isinstance(b.start, ScalarStart) and b.start.kind != "FALL"
             if branch and b.index not in explained:
@@ -336,6 +336,9 @@ class _Loops:
             (i, (*it.srcs, it.restores)) for i, it in em.intents.items()
         )
         self.counting = True
+        #: the ids live at the headers of the loops being replayed (read again in a later
+        #: iteration, so live anywhere inside them)
+        self.enclosing: list[set[int]] = []
 
     def span(self, start: int, stop: int) -> None:
         i = start
@@ -343,6 +346,9 @@ class _Loops:
             b = self.blocks[i]
             if b.index in self.loops:
                 i = self.loop(self.loops[b.index])
+                continue
+            if b.index in self.em.ifs:
+                i = self.conditional(self.em.ifs[b.index])
                 continue
             self.block(b)
             i += 1
@@ -385,7 +391,7 @@ class _Loops:
             d for i, it in self.em.intents.items() if lp.header <= i < lp.latch for d in it.dsts
         }
         read = {v for i, ids in self.reads if i >= lp.header for v in ids if v >= 0}
-        return read - made
+        return (read - made).union(*self.enclosing)
 
     def loop(self, lp: LoopIntent) -> int:
         r = self.r
@@ -405,6 +411,7 @@ class _Loops:
         if self.counting:
             r.report.scalar_blocks += 1
         live = self.live(lp)
+        self.enclosing.append(live)
         head = _rename(r.state(), dict(lp.enter), live)
         index = Sym(0, None, ((lp.name, 1),))
         head.gpr[lp.iv] = index
@@ -444,9 +451,52 @@ class _Loops:
                 head.gpr[g] = None
         else:
             raise ValidationError(f"{where}: its registers do not settle")
+        self.enclosing.pop()
         out = _rename(head, dict(lp.leave), None)
         out.gpr[lp.iv] = None
         r.set_state(out)
+        return exit_
+
+    def conditional(self, c: IfIntent) -> int:
+        """A conditional: the body from the state before it must come back to that state
+        (the path past the body sees it unchanged); registers that differ are unknown."""
+        r = self.r
+        guard = self.by_cmd[c.guard]
+        exit_ = self.by_cmd.get(c.exit, len(self.blocks))
+        where = f"the conditional at command {c.guard}"
+        if self.graph.target[guard] != (exit_ if exit_ < len(self.blocks) else -1):
+            raise ValidationError(f"{where}: its guard does not branch past its body")
+        setc = [c2 for c2 in self.blocks[guard].commands if isinstance(c2, Scalar)]
+        f = dict(setc[-1].fields) if setc else {}
+        if not (
+            len(setc) == 1
+            and setc[0].mnemonic == c.setter
+            and f.get("SrcRType", 0) == 3
+            and r.gpr.get(f["SrcL"]) == c.left
+            and r.gpr.get(f["SrcR"]) == c.right
+        ):
+            raise ValidationError(
+                f"{where}: its guard must skip the body by {c.setter.lower()} of {c.left} and "
+                f"{c.right}"
+            )
+        if self.counting:
+            r.report.scalar_blocks += 1
+        live = {v for i, ids in self.reads if i >= c.exit for v in ids if v >= 0}
+        live = live.union(*self.enclosing)
+        before = _rename(r.state(), {}, live)
+        self.span(guard + 1, exit_)
+        after = _rename(r.state(), {}, live)
+        if after.queues != before.queues or after.used != before.used:
+            raise ValidationError(
+                f"{where}: its body leaves the queues {_show(after.queues)}, the path past it "
+                f"{_show(before.queues)}"
+            )
+        if after.scratch != before.scratch:
+            raise ValidationError(f"{where}: its body leaves other spilled values")
+        for g in before.gpr:
+            if before.gpr[g] != after.gpr.get(g):
+                before.gpr[g] = None
+        r.set_state(before)
         return exit_
 
     def _trap(self, b, check: CheckIntent) -> None:  # type: ignore[no-untyped-def]

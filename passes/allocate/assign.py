@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IntegerAttr,
@@ -55,6 +55,7 @@ from .schedule import build_dataflow, live_ops, schedule
 from .structured import (
     GPR_ATTR,
     address_temps,
+    body_block,
     build_items,
     count_dynamic,
     distinct_carried,
@@ -302,7 +303,10 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
                 index_ops.setdefault(use.operation, []).append(op)
         # run-time integers first (pure; a scalar load's address right before it)
         scalar_ops = [
-            x for op in blk.ops if is_dynamic(op) for x in (*index_ops.get(op, ()), op)
+            x
+            for op in blk.ops
+            if is_dynamic(op) or isinstance(op, arith.CmpiOp)
+            for x in (*index_ops.get(op, ()), op)
         ]
         keep_top = [op for op in blk.ops if isinstance(op, (ConstOp, AddrOp, ScratchAddrOp))]
         for op in list(blk.ops):
@@ -318,7 +322,7 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
                 blk.insert_ops_before(ins, term)
                 ins = []
                 blk.insert_op_before(it.op, term)
-                lay(it.op.body.block, it.body, it)
+                lay(body_block(it.op), it.body, it)
                 continue
             plan = plans[at[id(it)]]
             for a in plan.actions:

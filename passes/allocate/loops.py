@@ -445,6 +445,8 @@ def _fixups(
 
 def _tile_results(loop: Loop) -> list[SSAValue]:
     """The loop's results of its carried tiles (in carried order)."""
+    if not loop.carried:
+        return []
     body = loop.op.body.block
     out = []
     for arg in loop.carried:

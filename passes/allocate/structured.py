@@ -161,6 +161,9 @@ def build_items(block: Block, dead: list[PtoOp]) -> list[PtoOp | Loop]:
         elif isinstance(op, scf.ForOp):
             close()
             items.append(_loop(op, dead))
+        elif isinstance(op, scf.IfOp):  # a body run zero times or once: a loop's rules
+            close()
+            items.append(Loop(op, build_items(op.true_region.block, dead)))  # type: ignore[arg-type]
     close()
     return items
 
@@ -206,8 +209,19 @@ def scalar_params(f: func.FuncOp) -> list[BlockArgument]:
 
 
 def is_dynamic(op: Operation) -> bool:
-    """An op computing a run-time integer in a register: ``arith`` or a scalar load."""
-    return is_scalar_op(op) or isinstance(op, LoadScalarOp)
+    """An op computing a run-time integer in a register: ``arith`` or a scalar load (a
+    comparison is the condition setter of its conditional's guard: no register)."""
+    return (is_scalar_op(op) and not isinstance(op, arith.CmpiOp)) or isinstance(
+        op, LoadScalarOp
+    )
+
+
+def body_block(op: Operation) -> Block:
+    """The body of a loop or conditional."""
+    if isinstance(op, scf.ForOp):
+        return op.body.block
+    assert isinstance(op, scf.IfOp)
+    return op.true_region.block
 
 
 def dynamic_registers(f: func.FuncOp, regs: list[str]) -> None:
@@ -244,6 +258,7 @@ __all__ = [
     "IndexAddrOp",
     "MaterializeOp",
     "address_temps",
+    "body_block",
     "build_items",
     "count_dynamic",
     "distinct_carried",
@@ -255,4 +270,4 @@ __all__ = [
 ]
 
 # silence unused imports kept for the driver in assign.py
-_ = (arith, ArrayAttr, IntegerAttr, i64)
+_ = (ArrayAttr, IntegerAttr, i64)

@@ -87,7 +87,10 @@ class Scalars:
     # ------------------------------------------------------------------ instructions
 
     def code(self, op: Operation) -> list[Command]:
-        """The instructions of an ``arith`` op (its result into its register)."""
+        """The instructions of an ``arith`` op (its result into its register); a
+        comparison has none: its conditional's guard compares (:func:`skip_when`)."""
+        if isinstance(op, arith.CmpiOp):
+            return []
         rd = reg_of(op)
         c = constant_value(op.results[0])
         if c is not None:
@@ -118,6 +121,19 @@ class Scalars:
             out.append(_s("ADD", RegDst=rd, SrcL=acc, SrcR=term, SrcRType=3, shamt=0))
             acc = rd
         return out
+
+
+#: the guard of ``pt.when(a <cmp> b)`` branches past the body when the comparison fails:
+#: (condition setter, operands swapped) per ``arith.cmpi`` predicate (there is no
+#: SETC.LE / SETC.GT: swap the operands of GE / LT)
+SKIP = {
+    "slt": ("SETC.GE", False),
+    "sge": ("SETC.LT", False),
+    "sle": ("SETC.LT", True),
+    "sgt": ("SETC.GE", True),
+    "eq": ("SETC.NE", False),
+    "ne": ("SETC.EQ", False),
+}
 
 
 # --------------------------------------------------------------------------- polynomials

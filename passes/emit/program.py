@@ -18,7 +18,7 @@ from functools import cache
 from typing import IO
 
 from xdsl.context import Context
-from xdsl.dialects import func, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, BlockArgument, SSAValue
 from xdsl.passes import ModulePass
@@ -53,14 +53,14 @@ from ptoc.dialects.pto import (
     ScratchAddrOp,
 )
 from ptoc.dialects.reference import scalar_args, tensor_args
-from ptoc.dialects.scalars import constant_value, is_scalar, is_scalar_op
+from ptoc.dialects.scalars import constant_value, is_scalar, is_scalar_op, predicate
 
 from ..allocate import MACHINE_ATTR, SCRATCH_ATTR, TABLE_ATTR
 from ..allocate.gprs import TABLE_REG, Binding, Scalar
 from ..allocate.tiles import spill_bytes
 from ..diagnostics import CompileError, fail, source_position
 from ..stages import ABI_ATTR, Stage, expect_stage
-from .control import Scalars, poly_add, poly_scale, reg_of
+from .control import SKIP, Scalars, poly_add, poly_scale, reg_of
 from .materialize import _s, load_const, materialize
 
 
@@ -128,6 +128,19 @@ class LoopIntent:
 
 
 @dataclass(frozen=True)
+class IfIntent:
+    """A run-time conditional: the COND block at ``guard`` branches to ``exit`` (command
+    index after the body) by ``setter`` on registers holding ``left`` and ``right``; the
+    queue state after the body must be the state before it."""
+
+    guard: int
+    exit: int
+    setter: str
+    left: Scalar
+    right: Scalar
+
+
+@dataclass(frozen=True)
 class CheckIntent:
     """A bounds check before a bundle whose window a run-time index moves: the COND block
     at ``index`` (command) branches into itself -- which faults -- when register ``reg``,
@@ -173,6 +186,8 @@ class Emitted:
     loads: dict[int, LoadIntent] = field(default_factory=dict)
     #: the bindings the argument table passes, in slot order
     table: tuple[Binding, ...] = ()
+    #: the run-time conditionals, by the command index of their guard
+    ifs: dict[int, IfIntent] = field(default_factory=dict)
 
 
 def _dims(op: PtoOp) -> list[Command]:
@@ -245,6 +260,7 @@ class _Emitter:
         self.pending: list[Command] = []
         self.check_intents: dict[int, CheckIntent] = {}
         self.load_intents: dict[int, LoadIntent] = {}
+        self.if_intents: dict[int, IfIntent] = {}
         #: loads in ``pending``: (position in it, register, address, name)
         self.pending_loads: list[tuple[int, int, Scalar, str]] = []
 
@@ -296,6 +312,29 @@ class _Emitter:
                 self.bundle(op)
             elif isinstance(op, scf.ForOp):
                 self.loop(op)
+            elif isinstance(op, scf.IfOp):
+                self.conditional(op)
+
+    def conditional(self, op: scf.IfOp) -> None:
+        """The guard (skip the body unless the condition holds), then the body."""
+        cmp = op.cond.owner
+        assert isinstance(cmp, arith.CmpiOp), "pt.when conditions are comparisons"
+        setter, swap = SKIP[predicate(cmp)]
+        a, b = cmp.operands[::-1] if swap else cmp.operands
+        self.flush()
+        exit_ = self.label()
+        left, right = self.scalars.reg(a), self.scalars.reg(b)
+        guard = self.cond(exit_, [_s(setter, SrcL=left, SrcR=right, SrcRType=3)])
+        self.walk(op.true_region.block)
+        self.flush()
+        self.place(exit_)
+        self.if_intents[guard] = IfIntent(
+            guard,
+            len(self.cmds),
+            setter,
+            self.scalars.meaning(a, self.names),
+            self.scalars.meaning(b, self.names),
+        )
 
     def load(self, op: LoadScalarOp) -> None:
         rd = reg_of(op)
@@ -493,6 +532,7 @@ def emit_func(f: func.FuncOp) -> Emitted:
         e.check_intents,
         e.load_intents,
         tuple(b for b, _ in e.table),
+        e.if_intents,
     )
 
 

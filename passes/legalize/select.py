@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp, NameLoc, NoneAttr, StringAttr, UnknownLoc, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -22,7 +22,7 @@ from ptoc.backend.target import LIMITS, MachineConfig
 from ptoc.dialects.compound_ops.view import ViewOp
 from ptoc.dialects.pto import IndexAddrOp, LoadScalarOp
 from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
-from ptoc.dialects.scalars import constant, constant_value, is_scalar, is_scalar_op
+from ptoc.dialects.scalars import constant, constant_value, is_scalar, is_scalar_op, predicate
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType, TileType
@@ -87,6 +87,9 @@ def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
         if isinstance(op, scf.ForOp):
             _legalize_loop(ctx, op)
             continue
+        if isinstance(op, scf.IfOp):
+            _legalize_if(ctx, op)
+            continue
         if is_scalar_op(op):
             _legalize_scalar(ctx, op)
             continue
@@ -104,7 +107,13 @@ def _legalize_scalar(ctx: LegalizeCtx, op: Operation) -> None:
         _load_scalar(ctx, op)
         return
     c = constant_value(op.results[0])
-    new = constant(c) if c is not None else type(op)(*(ctx.scalar(v) for v in op.operands))
+    if isinstance(op, arith.CmpiOp):
+        a, b = (ctx.scalar(v) for v in op.operands)
+        new: Operation = arith.CmpiOp(a, b, predicate(op))
+    elif c is not None:
+        new = constant(c)
+    else:
+        new = type(op)(*(ctx.scalar(v) for v in op.operands))
     new.location = op.location
     ctx.block.add_op(new)
     ctx.scalars[op.results[0]] = new.results[0]
@@ -181,6 +190,8 @@ def _legalize_loop(ctx: LegalizeCtx, op: scf.ForOp) -> None:
     for inner in body_ops:
         if isinstance(inner, scf.ForOp):
             _legalize_loop(ctx, inner)
+        elif isinstance(inner, scf.IfOp):
+            _legalize_if(ctx, inner)
         elif is_scalar_op(inner):
             _legalize_scalar(ctx, inner)
         else:
@@ -201,6 +212,30 @@ def _legalize_loop(ctx: LegalizeCtx, op: scf.ForOp) -> None:
     for init, r, group in zip(op.iter_args, op.results, inits, strict=True):
         _bind(ctx, init, r, list(loop.results[k : k + len(group)]))
         k += len(group)
+
+
+def _legalize_if(ctx: LegalizeCtx, op: scf.IfOp) -> None:
+    """A run-time conditional (no results): an ``scf.if`` over the legalized body."""
+    body = Block()
+    new = scf.IfOp(ctx.scalar(op.cond), [], Region(body))
+    new.location = op.location
+    ctx.block.add_op(new)
+    saved, anchor = ctx.block, ctx.loop_anchor
+    ctx.block = body
+    ctx.loop_anchor = anchor or new
+    for inner in op.true_region.block.ops:
+        if isinstance(inner, scf.YieldOp):
+            continue
+        if isinstance(inner, scf.ForOp):
+            _legalize_loop(ctx, inner)
+        elif isinstance(inner, scf.IfOp):
+            _legalize_if(ctx, inner)
+        elif is_scalar_op(inner):
+            _legalize_scalar(ctx, inner)
+        else:
+            _legalize_one(ctx, inner)
+    body.add_op(scf.YieldOp())
+    ctx.block, ctx.loop_anchor = saved, anchor
 
 
 def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:

@@ -38,7 +38,7 @@ from ..tile import Tile
 from ..trace import current
 from ._core import describe, fail
 
-__all__ = ["Index", "range"]
+__all__ = ["Condition", "Index", "range", "when"]
 
 _range = range
 
@@ -106,18 +106,121 @@ class Index:
 
     __int__ = __index__
 
-    def _compare(self, other: Any) -> bool:
-        return self._no_value("it was compared at trace time")
+    # ---- comparisons: run-time conditions for pt.when
 
-    __lt__ = __le__ = __gt__ = __ge__ = _compare
+    def _cmp(self, kind: str, other: Any) -> Condition:
+        o = as_index(other, f"'{kind}'", "the compared value")
+        op = arith.CmpiOp(self.value, o.value, kind)
+        current("pt.when").emit(op, user_location(3), "a comparison")
+        return Condition(op.results[0], kind)
 
-    def __eq__(self, other: object) -> bool:
-        return self._no_value("it was compared at trace time")
+    def __lt__(self, other: Any) -> Condition:
+        return self._cmp("slt", other)
 
-    def __ne__(self, other: object) -> bool:
-        return self._no_value("it was compared at trace time")
+    def __le__(self, other: Any) -> Condition:
+        return self._cmp("sle", other)
+
+    def __gt__(self, other: Any) -> Condition:
+        return self._cmp("sgt", other)
+
+    def __ge__(self, other: Any) -> Condition:
+        return self._cmp("sge", other)
+
+    def __eq__(self, other: object) -> Condition:  # type: ignore[override]
+        return self._cmp("eq", other)
+
+    def __ne__(self, other: object) -> Condition:  # type: ignore[override]
+        return self._cmp("ne", other)
 
     __hash__ = object.__hash__
+
+
+class Condition:
+    """A comparison of run-time integers (``i < n``): the condition of ``pt.when``. It has
+    no truth value at trace time."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, value: SSAValue, kind: str) -> None:
+        self.value, self.kind = value, kind
+
+    def __repr__(self) -> str:
+        return f"Condition({self.kind})"
+
+    def __bool__(self) -> bool:
+        fail(
+            "a comparison of run-time integers has no truth value at trace time",
+            "run code only when it holds with: with pt.when(i < n): ...",
+        )
+
+
+class when:
+    """``with pt.when(i < n):`` runs its body only when the run-time condition holds.
+
+    The body is traced once into a conditional of the program. It may load, compute and
+    store; a tile computed inside it is not visible after it, and a variable that holds
+    a tile before it is not reassigned in it.
+
+    Example::
+
+        @ptoc.kernel
+        def when_example(
+            x: ptoc.Tensor[ptoc.fp32, 64, 32],
+            out: ptoc.Tensor[ptoc.fp32, 64, 32],
+            rows: ptoc.Scalar[ptoc.s32],
+        ):
+            for r in pt.range(0, 64, 8):
+                with pt.when(r < rows):  # only the blocks below the run-time height
+                    pt.store(out, pt.exp(pt.load(x, rows=(r, 8))), rows=(r, 8))
+
+
+        @when_example.inputs
+        def _(rng):
+            x = rng.standard_normal((64, 32)).astype(np.float32)
+            return {"x": x, "rows": int(rng.integers(0, 65))}
+
+
+        ptoc.verify(when_example)
+    """
+
+    def __init__(self, condition: Any) -> None:
+        if not isinstance(condition, Condition):
+            fail(
+                f"pt.when takes a comparison of run-time integers, not {describe(condition)}",
+                "e.g. pt.when(i < n) with i a pt.range index or a scalar parameter; for a "
+                "compile-time condition use Python's if",
+            )
+        self.condition = condition
+        self.loc = user_location(2)
+
+    def __enter__(self) -> None:
+        state = current("pt.when")
+        body = Block()
+        body.add_op(scf.YieldOp())
+        op = scf.IfOp(self.condition.value, [], Region(body))
+        _locate(op, self.loc)
+        state.body.insert_op_before(op, state.anchor)
+        frame = sys._getframe(1)
+        self.open = OpenLoop(op, self.loc, frame, _bindings(frame))  # type: ignore[arg-type]
+        state.loops.append(self.open)
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        state = current("pt.when")
+        if state.loops and state.loops[-1] is self.open:
+            state.loops.pop()
+        if kind is not None:
+            return
+        after = _bindings(self.open.frame)
+        for path, old in self.open.before.items():
+            new = after.get(path)
+            if new is not old and isinstance(old, (Tile, Index)):
+                raise KernelError(
+                    f"'{_spell(path)}' is assigned in the body of pt.when; a conditional's "
+                    "body may not replace a value that exists before it",
+                    self.loc,
+                    hint="select per element with pt.where, or store the result inside the "
+                    "body",
+                )
 
 
 def as_index(x: Any, fn: str, what: str = "the operand") -> Index:
@@ -148,7 +251,7 @@ def _emit_binary(cls: type[Operation], a: Index, b: Index, sym: str) -> Index:
 
 @dataclass
 class OpenLoop:
-    """A ``pt.range`` loop whose body is being traced."""
+    """A ``pt.range`` loop (or ``pt.when`` conditional) whose body is being traced."""
 
     op: scf.ForOp
     loc: SourceLoc | None
@@ -157,7 +260,8 @@ class OpenLoop:
 
     @property
     def body(self) -> Block:
-        return self.op.body.block
+        region = self.op.body if isinstance(self.op, scf.ForOp) else self.op.true_region
+        return region.block
 
     @property
     def terminator(self) -> Operation:

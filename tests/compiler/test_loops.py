@@ -275,7 +275,13 @@ def test_a_run_time_integer_has_no_trace_time_value() -> None:
             if i > 3:
                 pt.store(out, pt.load(x))
 
-    assert "has no value at trace time" in _trace_error(k).message
+    assert "has no truth value at trace time" in _trace_error(k).message
+
+    def k2(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32]):
+        for i in pt.range(0, 64, 8):
+            pt.store(out, pt.load(x, rows=(int(i), 8)))
+
+    assert "has no value at trace time" in _trace_error(k2).message
 
 
 def test_steps_are_positive_python_integers() -> None:
@@ -370,3 +376,134 @@ def test_random_loop_bodies_allocate_validate_and_verify(ops, invariants, carrie
     k = _random_body_kernel(ops, invariants, carried)
     prog = ptoc.compile(k, TINY if tiny else None)  # validates every path
     ptoc.verify(prog, x=_x(64, 32), w=_x(32, 32, 3) * 0.5, n=n)
+
+
+# ----------------------------------------------------------------------------- pt.when
+
+_PREDICATES = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+def _when_kernel(symbol: str):
+    @ptoc.kernel
+    def k(x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32],
+          a: ptoc.Scalar[ptoc.s32], b: ptoc.Scalar[ptoc.s32]):  # fmt: skip
+        for r in pt.range(0, 64, 8):
+            s = r + a
+            cond = {
+                "<": s.__lt__, "<=": s.__le__, ">": s.__gt__,
+                ">=": s.__ge__, "==": s.__eq__, "!=": s.__ne__,
+            }[symbol](b)  # fmt: skip
+            with pt.when(cond):
+                pt.store(out, pt.load(x, rows=(r, 8)) + 1.0, rows=(r, 8))
+
+    return k
+
+
+@pytest.mark.parametrize("symbol", list(_PREDICATES))
+@given(a=st.integers(-40, 40), b=st.integers(-40, 80))
+def test_when_runs_its_body_exactly_when_the_condition_holds(symbol, a, b) -> None:
+    x = _x(64, 32)
+    out = ptoc.verify(_when_kernel(symbol), x=x, a=a, b=b)["out"]
+    for r in range(0, 64, 8):
+        ran = _PREDICATES[symbol](r + a, b)
+        want = x[r : r + 8] + 1 if ran else np.zeros((8, 32), np.float32)
+        assert np.array_equal(out[r : r + 8], want), (r, ran)
+
+
+@ptoc.kernel
+def when_tail(
+    x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32], rows: ptoc.Scalar[ptoc.s32]
+):
+    b = pt.load(x, rows=(0, 8))  # live across the loop and the conditional
+    for r in pt.range(0, 64, 8):
+        with pt.when(r < rows):
+            t = pt.load(x, rows=(r, 8))
+            with pt.when(r > 8):
+                pt.store(out, t * b, rows=(r, 8))
+            with pt.when(r <= 8):
+                pt.store(out, t - b, rows=(r, 8))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_nested_conditionals_in_a_loop_verify(machine) -> None:
+    prog = ptoc.compile(when_tail, machine)
+    for rows in (0, 8, 24, 64):
+        ptoc.verify(prog, x=_x(64, 32), rows=rows)
+
+
+def test_a_conditional_may_not_replace_a_tile() -> None:
+    def k(x: ptoc.Tensor[F32, 8, 32], out: ptoc.Tensor[F32, 8, 32], n: ptoc.Scalar[ptoc.s32]):
+        t = pt.load(x)
+        with pt.when(n > 0):
+            t = t + 1.0
+        pt.store(out, t)
+
+    assert "'t' is assigned in the body of pt.when" in _trace_error(k).message
+
+
+def test_a_condition_has_no_trace_time_truth_value() -> None:
+    def k(x: ptoc.Tensor[F32, 8, 32], out: ptoc.Tensor[F32, 8, 32], n: ptoc.Scalar[ptoc.s32]):
+        if n > 0:
+            pt.store(out, pt.load(x))
+
+    assert "has no truth value at trace time" in _trace_error(k).message
+
+    def k2(x: ptoc.Tensor[F32, 8, 32], out: ptoc.Tensor[F32, 8, 32]):
+        with pt.when(True):
+            pt.store(out, pt.load(x))
+
+    assert "pt.when takes a comparison of run-time integers" in _trace_error(k2).message
+
+
+def test_validator_rejects_a_conditional_body_that_changes_the_queues() -> None:
+    from ptoc.backend.asm import format_command
+    from ptoc.backend.isa.fields import Hand
+    from ptoc.backend.program import Iot
+    from ptoc.passes.pipeline import Options, run_pipeline
+
+    @ptoc.kernel
+    def k(x: ptoc.Tensor[F32, 8, 32], out: ptoc.Tensor[F32, 8, 32], n: ptoc.Scalar[ptoc.s32]):
+        with pt.when(n > 0):
+            pt.store(out, pt.exp(pt.load(x)))
+
+    c = run_pipeline(k.trace().module.clone(), options=Options(validate=False))
+    em = c.emitted
+    assert em is not None and len(em.ifs) == 1
+    validate(em, ptoc.MachineConfig())
+    (cond,) = em.ifs.values()
+    cmds = list(em.program.commands)
+    filler_at = next(i for i, it in em.intents.items() if it.kind == "filler")
+    end = next(i for i in range(filler_at, len(cmds)) if type(cmds[i]).__name__ == "Stop")
+    filler = [
+        dataclasses.replace(c2, dst=Hand.N) if isinstance(c2, Iot) else c2
+        for c2 in cmds[filler_at : end + 1]
+    ]
+    at = cond.exit  # the end of the body: in front of the exit's label
+    lines = em.program.asm().splitlines()
+    commands = [k for k, line in enumerate(lines) if not line.endswith(":")]
+    where = commands[at] if at < len(commands) else len(lines)
+    while where > 0 and lines[where - 1].endswith(":"):
+        where -= 1
+    lines[where:where] = [format_command(c2) for c2 in filler]
+    broken = Program.parse("\n".join(lines) + "\n")
+    shift = len(filler)
+
+    def moved(i: int) -> int:
+        return i + shift if i >= at else i
+
+    intents = {
+        moved(i): dataclasses.replace(it, index=moved(i)) for i, it in em.intents.items()
+    }
+    intents[at] = dataclasses.replace(em.intents[filler_at], index=at)
+    ifs = {cond.guard: dataclasses.replace(cond, exit=cond.exit + shift)}
+    checks = {moved(i): dataclasses.replace(c2, index=moved(i)) for i, c2 in em.checks.items()}
+    bad = dataclasses.replace(em, program=broken, intents=intents, ifs=ifs, checks=checks)
+    with pytest.raises(ValidationError, match="its body leaves the queues"):
+        validate(bad, ptoc.MachineConfig())
