@@ -36,6 +36,7 @@ from ptoc.backend.isa.schema import CommandForm
 from ptoc.backend.program import Scalar
 
 from .faults import BundleControlFault, IllegalInstructionFault, MachineFault, unsupported
+from .gm import Memory
 
 _U = np.uint64
 _M32 = _U(0xFFFFFFFF)
@@ -51,7 +52,7 @@ class ScalarContext:
     """The state one scalar block works on (published by the machine on success)."""
 
     gpr: np.ndarray
-    gm: np.ndarray
+    gm: Memory
     gm_size: int
     #: ``(pes, 2, 4)`` temporary queue values (T, U; entry 0 newest) and ``(2, 4)`` validity
     squeue: np.ndarray | None = None
