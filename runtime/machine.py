@@ -323,6 +323,8 @@ class Machine:
             in_scalar = isinstance(block.start, ScalarStart)
             index = scalars if in_scalar else tiles
             nxt = graph.fall[pos]
+            if state.access_log is not None:
+                state.access_log.block = (in_scalar, index, block.index)
             try:
                 if executed >= bound:
                     raise StepBoundExceeded(
@@ -380,6 +382,7 @@ class Machine:
             self.config.gm_size,
             state.squeue.copy(),
             state.squeue_valid.copy(),
+            log=state.access_log,
         )
         ra = state.gpr[:, RA].copy()  # RET snapshots ra before the block runs
         run_scalar_block(ctx, plan.steps)

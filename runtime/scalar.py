@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -61,6 +62,8 @@ class ScalarContext:
     undo: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     #: the condition SETC.* published (None: no setter ran)
     taken: bool | None = None
+    #: a grid launch's access recorder (:class:`ptoc.runtime.grid.AccessLog`), or None
+    log: Any = None
 
     def __post_init__(self) -> None:
         if self.squeue is None:
