@@ -16,8 +16,6 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ptoc.backend.isa.fields import GRID_GPRS
-
 from ..diagnostics import CompileError
 
 #: ABI argument registers, in binding order
@@ -28,27 +26,21 @@ ABI_HINT = (
     f"of its windows, plus one for a spill area): use at most {len(ABI_REGS)} tensors, or "
     "the same PE step for every window of a tensor"
 )
-#: registers the allocator may overwrite (never zero or sp, nor the grid ABI's core
-#: index and core count registers)
-SCRATCH_REGS = tuple(
-    r
-    for r in (
-        "s0",
-        "s1",
-        "s2",
-        "s3",
-        "s4",
-        "s5",
-        "s6",
-        "s7",
-        "s8",
-        "x0",
-        "x1",
-        "x2",
-        "x3",
-        "ra",
-    )
-    if r not in GRID_GPRS
+#: registers the allocator may overwrite (never zero or sp, nor x2/x3: the grid ABI's
+#: core index and core count, ``ptoc.backend.isa.fields.GRID_GPRS``)
+SCRATCH_REGS = (
+    "s0",
+    "s1",
+    "s2",
+    "s3",
+    "s4",
+    "s5",
+    "s6",
+    "s7",
+    "s8",
+    "x0",
+    "x1",
+    "ra",
 )
 
 
