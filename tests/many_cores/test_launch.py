@@ -76,3 +76,34 @@ def test_a_parallel_campaign_reports_the_serial_first_failing_seed() -> None:
     assert f"(seed {first})" in str(serial.value)
     assert str(parallel.value) == str(serial.value)
     assert f"the first failing seed of the campaign is {first}" in parallel.value.__notes__[0]
+
+
+SPEC = f"{__file__.rsplit('/', 1)[0]}/kernels.py"
+
+
+def test_ptoc_verify_grid_and_workers_on_the_command_line(capsys) -> None:
+    from ptoc.cli import main
+
+    assert main(["verify", f"{SPEC}::double4"]) == 3  # the kernel's grid=4 races
+    err = capsys.readouterr().err
+    assert err.startswith("race: cores 0 and 1 both write GM bytes") and "kernels.py:9:5" in err
+    assert main(["verify", f"{SPEC}::double4", "--grid", "1"]) == 0
+    assert "x 4 cores" not in capsys.readouterr().out
+    assert main(["verify", f"{SPEC}::double", "--runs", "20", "--workers", "2"]) == 0
+    assert "bit-exact in 20 runs (seeds 0..19) on 2 local worker(s)" in capsys.readouterr().out
+    first = first_failing_seed(60)
+    argv = ["verify", f"{SPEC}::double", "--runs", "60", "--workers", "2", "--expected", "twice"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"(seed {first})" in err and f"reproduce it locally with --seed {first}" in err
+    assert main(["verify", f"{SPEC}::double", "--workers", "0"]) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().err
+
+
+def test_ptoc_run_a_grid_on_the_command_line(capsys) -> None:
+    from ptoc.cli import main
+
+    assert main(["run", f"{SPEC}::double4", "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "ran 12 bundles" in out and "core 3: PE0:" in out
+    assert main(["run", f"{SPEC}::double4", "--check-races"]) == 3
