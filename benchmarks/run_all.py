@@ -23,6 +23,7 @@ MODULES = [
     "bench_matmul",
     "bench_cube",
     "bench_report",
+    "bench_grid",
 ]
 
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             "bench_matmul": {"shapes": [(64, 64, 64)]},
             "bench_cube": {"shapes": [(16, 64, 64)]},
             "bench_report": {"blocks": 20},
+            "bench_grid": {"cores": 16, "runs": 100, "adds": 4, "bundles": 20},
         }
         rows += mod.rows(**(quick.get(name, {}) if args.quick else {}))
     print(render(rows))

@@ -104,13 +104,13 @@ class SparseMemory:
         idx = np.asarray(key, np.intp)
         if idx.size == 0:
             return np.zeros(idx.shape, np.uint8)
-        numbers = idx >> PAGE_BITS
-        lo, hi = int(numbers.min()), int(numbers.max())
-        if lo == hi:  # one page
+        lo = int(idx.min()) >> PAGE_BITS
+        if lo == int(idx.max()) >> PAGE_BITS:  # one page
             page = self.pages.get(lo)
             if page is None:
                 return np.zeros(idx.shape, np.uint8)
-            return page[idx & _MASK]
+            return page[idx - (lo << PAGE_BITS)]
+        numbers = idx >> PAGE_BITS
         out = np.zeros(idx.shape, np.uint8)
         for number in np.unique(numbers):
             page = self.pages.get(int(number))
@@ -127,11 +127,11 @@ class SparseMemory:
         if idx.size == 0:
             return
         vals = np.broadcast_to(np.asarray(values, np.uint8), idx.shape)
-        numbers = idx >> PAGE_BITS
-        lo, hi = int(numbers.min()), int(numbers.max())
-        if lo == hi:
-            self._page(lo)[idx & _MASK] = vals
+        lo = int(idx.min()) >> PAGE_BITS
+        if lo == int(idx.max()) >> PAGE_BITS:  # one page
+            self._page(lo)[idx - (lo << PAGE_BITS)] = vals
             return
+        numbers = idx >> PAGE_BITS
         for number in np.unique(numbers):
             sel = numbers == number
             self._page(int(number))[idx[sel] & _MASK] = vals[sel]

@@ -92,7 +92,16 @@ def test_ptoc_verify_grid_and_workers_on_the_command_line(capsys) -> None:
     assert main(["verify", f"{SPEC}::double", "--runs", "20", "--workers", "2"]) == 0
     assert "bit-exact in 20 runs (seeds 0..19) on 2 local worker(s)" in capsys.readouterr().out
     first = first_failing_seed(60)
-    argv = ["verify", f"{SPEC}::double", "--runs", "60", "--workers", "2", "--expected", "twice"]
+    argv = [
+        "verify",
+        f"{SPEC}::double",
+        "--runs",
+        "60",
+        "--workers",
+        "2",
+        "--expected",
+        "twice",
+    ]
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert f"(seed {first})" in err and f"reproduce it locally with --seed {first}" in err
