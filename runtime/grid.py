@@ -373,6 +373,9 @@ class Grid:
         report = GridReport()
         for result in chunked:
             for i, state, log, run in result.cores:
+                for queue in state["queues"]:
+                    for tile in queue:  # published storage is read-only; unpickling
+                        tile.payload.flags.writeable = False  # made it writable
                 vars(self.machines[i].state).update(state)
                 logs.append(log)
                 report.cores.append(run)
