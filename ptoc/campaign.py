@@ -330,6 +330,15 @@ def _workers(dask_scheduler: Any) -> list[str]:
     return list(dask_scheduler.workers)
 
 
+def _worker_set(client: Any) -> set[str]:
+    """The scheduler's current workers (asked on the scheduler when it has ptoc, else
+    the client's last view of it)."""
+    try:
+        return set(client.run_on_scheduler(_workers))
+    except Exception:
+        return set(client.scheduler_info()["workers"])
+
+
 def _suspicious(dask_scheduler: Any, keys: list[str]) -> dict[str, int]:
     """On the scheduler: how often each task was on a worker that died."""
     tasks = dask_scheduler.tasks
@@ -351,7 +360,7 @@ def _on_cluster(
         job = replace(job, expected=ExpectedRef.of(program, job.expected))
     client, close = client_for(cluster)
     try:
-        workers = set(client.run_on_scheduler(_workers))
+        workers = _worker_set(client)
         report = CampaignReport(workers=len(workers))
         submitted: dict[Any, tuple[int, int]] = {}
 
@@ -368,12 +377,15 @@ def _on_cluster(
 
         drive(chunks(seed, runs, len(workers)), submit, wait_first, lost, progress, report)
         keys = [f.key for f in submitted]
-        counts = client.run_on_scheduler(_suspicious, keys=keys)
+        try:
+            counts = client.run_on_scheduler(_suspicious, keys=keys)
+        except Exception:  # a scheduler without ptoc cannot run it: lost workers only
+            counts = {}
         for f, span in submitted.items():
             if counts.get(f.key, 0) and span not in report.retried:
                 report.retried.append(span)
         report.retried.sort()
-        report.lost = sorted(workers - set(client.run_on_scheduler(_workers)))
+        report.lost = sorted(workers - _worker_set(client))
         return report
     finally:
         close()

@@ -309,7 +309,7 @@ def run_kernel_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ptoc run",
         usage="ptoc run FILE.py::KERNEL [--seed N | --inputs FILE.npz] [--save OUT.npz] "
-        "[--machine SPEC] [--trace]",
+        "[--machine SPEC] [--trace] [--grid N] [--workers N] [--check-races]",
         description="Compile a Python kernel and run it on the machine model; prints "
         "each output.",
     )
