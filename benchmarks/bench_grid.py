@@ -3,9 +3,11 @@
 Rows (printed by benchmarks/run_all.py side by side, never asserted; wall time, since
 the parallel rows spend their time in other processes):
 
-* a 64-core grid launch run by 2 worker processes against the same launch in 1 (each
-  core adds its row block with a chain of TADDs); on a host with two free cores the
-  ratio approaches 0.5x, on a loaded one it shows the fork and merge overhead;
+* a 64-core grid launch with the race detector on against the same launch without it
+  (the cost of recording every core's access intervals and checking them);
+* the launch run by 2 worker processes against the same launch in 1 (each core adds
+  its row block with a chain of TADDs); on a host with two free cores the ratio
+  approaches 0.5x, on a loaded one it shows the fork and merge overhead;
 * a verification campaign of ``runs`` random inputs on a 2-worker local Dask cluster
   (started and warmed up outside the timed region) against the same runs serially;
 * the executor on a sparse 4 GiB global memory (tensors beyond 1 GiB) against the dense
@@ -50,13 +52,13 @@ def _grid_program(adds: int = ADDS) -> str:
     )
 
 
-def _launch(cores: int, workers: int, adds: int) -> Grid:
+def _launch(cores: int, workers: int, adds: int, check: bool = False) -> Grid:
     g = Grid(MachineConfig(pes=1, depth=4, gm_size=2 * cores * BLOCK + (1 << 20)), cores)
     x = np.random.default_rng(0).standard_normal((cores * ROWS, COLS)).astype(np.float32)
     g.load_gm(0x1000, x)
     for reg, v in (("a0", 0x1000), ("a1", COLS * 4), ("a3", 0x1000 + cores * BLOCK)):
         g.set_gpr(reg, v)
-    g.run(parse(_grid_program(adds)), workers=workers)
+    g.run(parse(_grid_program(adds)), workers=workers, check_races=check)
     return g
 
 
@@ -68,14 +70,16 @@ def grid_rows(cores: int = 64, adds: int = ADDS) -> list[Row]:
     same = np.array_equal(np.asarray(a.gm), np.asarray(b.gm))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     note = f"{'bit-identical' if same else 'DIFFERENT BYTES'}, host load {load:.1f}"
+    checked = best_of(lambda: _launch(cores, 1, adds, True), 3)
     return [
+        Row(f"grid {cores} cores, race detector on", checked, serial, "off", goal=2.0),
         Row(
             f"grid {cores} cores x {adds + 3} bundles, 2 workers",
             parallel,
             serial,
             "1 worker",
             note=note,
-        )
+        ),
     ]
 
 

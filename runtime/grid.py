@@ -55,10 +55,14 @@ __all__ = [
 
 def intervals(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The maximal runs of consecutive byte addresses in ``index``: (starts, ends)."""
-    u = np.unique(np.asarray(index, np.int64).reshape(-1))
+    u = np.asarray(index, np.int64).reshape(-1)
     if not len(u):
         return u, u
-    breaks = np.flatnonzero(np.diff(u) != 1)
+    step = np.diff(u)
+    if not (step > 0).all():  # not increasing (overlapping rows, a negative stride): sort
+        u = np.unique(u)
+        step = np.diff(u)
+    breaks = np.flatnonzero(step != 1)
     starts = u[np.concatenate(([0], breaks + 1))]
     ends = u[np.concatenate((breaks, [len(u) - 1]))] + 1
     return starts, ends
@@ -114,10 +118,20 @@ class AccessLog:
                 self.records.append((s, e, self._label(), False))
 
     def read_footprint(self, fp: Footprint) -> None:
-        """The bytes of every element a probed tile footprint covers."""
-        if self.reads:
-            addr = fp.addr.astype(np.int64)[..., None]
-            self.read(addr + np.arange(fp.nbytes, dtype=np.int64))
+        """The bytes of every element a probed tile footprint covers: one interval per
+        row and PE (a row's elements are consecutive: ``TileMemoryStridedByteAddress``
+        adds ``col * element bytes``, or ``col / 2`` for 4-bit types)."""
+        if not self.reads or not fp.addr.size:
+            return
+        addr = fp.addr.astype(np.int64)
+        cols = addr.shape[-1]
+        span = (addr[..., -1] - addr[..., 0]) + fp.nbytes
+        width = (cols + 1) // 2 if fp.high is not None else cols * fp.nbytes
+        if not (span == width).all():  # pragma: no cover - footprints are row-contiguous
+            self.read(addr[..., None] + np.arange(fp.nbytes, dtype=np.int64))
+            return
+        starts = addr[..., 0].reshape(-1)
+        self.records.append((starts, starts + width, self._label(), False))
 
     def window(self, addr: np.ndarray, size: int, write: bool) -> None:
         """A scalar access of ``size`` bytes at each PE's address."""
@@ -141,9 +155,10 @@ class AccessLog:
     def first(self, write: bool, lo: int, hi: int) -> tuple[int, int, int]:
         """The first access (in program order) of the kind touching [lo, hi): its label id
         and the part of [lo, hi) it covers."""
-        for s, e, k, w in self.records:
+        for s0, e0, k, w in self.records:
             if w != write:
                 continue
+            s, e = _union(s0, e0)  # an access's rows, merged where they touch
             hit = np.flatnonzero((s < hi) & (e > lo))
             if len(hit):
                 j = int(hit[0])

@@ -38,6 +38,6 @@ def test_report_benchmark_runs_on_a_small_kernel() -> None:
 
 def test_grid_benchmark_runs_on_a_small_grid() -> None:
     rows = bench_grid.grid_rows(cores=4, adds=1) + bench_grid.sparse_rows(bundles=2)
-    assert len(rows) == 2 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert len(rows) == 3 and all(r.value > 0 and r.baseline > 0 for r in rows)
     text = render(rows)
     assert "grid 4 cores x 4 bundles, 2 workers" in text and "bit-identical" in text

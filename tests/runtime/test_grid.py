@@ -264,3 +264,25 @@ def test_the_detector_is_what_makes_the_core_order_irrelevant() -> None:
     assert not np.array_equal(_reversed_launch(6, racy), forward)
     with pytest.raises(RaceDetected):
         launch(6, racy, check_races=True)
+
+
+@pytest.mark.parametrize(("dt", "cols", "width"), [
+    (DataType.FP32, 5, 20), (DataType.FP16, 3, 6), (DataType.S4X2, 5, 3), (DataType.S4X2, 4, 2),
+])  # fmt: skip
+def test_a_tile_read_is_one_interval_per_row_and_pe(
+    dt: DataType, cols: int, width: int
+) -> None:
+    """The recorded read of a footprint covers exactly its elements' bytes (4-bit
+    elements share bytes: ceil(cols / 2) per row)."""
+    from ptoc.runtime.memory import footprint
+
+    base, stride = np.array([0x100, 0x900], np.uint64), np.array([64, 64], np.uint64)
+    fp = footprint(dt, base, stride, 3, cols, 1 << 16, "TLOAD", False, (0, 1))
+    log = AccessLog()
+    log.read_footprint(fp)
+    byte = fp.addr.astype(np.int64)[..., None] + np.arange(fp.nbytes)
+    want = np.unique(byte)
+    s, e = log.union(False)
+    got = np.concatenate([np.arange(a, b) for a, b in zip(s, e)])
+    assert np.array_equal(got, want) and len(log.records[0][0]) == 6
+    assert all(b - a == width for a, b in zip(log.records[0][0], log.records[0][1]))
