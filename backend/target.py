@@ -18,9 +18,9 @@ from ptoc.backend.literals import LiteralError, parse_int
 
 #: 64 MiB of byte-addressed global memory unless configured otherwise
 DEFAULT_GM_SIZE = 64 << 20
-#: the largest global memory the model holds: it allocates every byte up front (and a
-#: snapshot copies them), so a larger one is refused instead of exhausting the host
-MAX_GM_SIZE = 4 << 30
+#: the largest global memory the model addresses (1 TiB); a memory above 256 MiB is
+#: paged lazily, so it costs only the pages a program touches (DECISIONS D13)
+MAX_GM_SIZE = 1 << 40
 #: the ``TILE_CAPACITY`` reset value: Local tile bytes per PE
 DEFAULT_CAPACITY = 262144
 #: blocks (tile bundles and scalar blocks) one run may execute before it is stopped
@@ -69,7 +69,7 @@ class MachineConfig:
         if self.gm_size > MAX_GM_SIZE:
             raise ConfigError(
                 f"machine parameter gm_size={_bytes(self.gm_size)} exceeds the "
-                f"{_bytes(MAX_GM_SIZE)} the model can hold (it allocates every byte)"
+                f"{_bytes(MAX_GM_SIZE)} the model addresses"
             )
 
     @classmethod

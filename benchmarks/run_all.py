@@ -24,6 +24,7 @@ MODULES = [
     "bench_cube",
     "bench_report",
     "bench_loops",
+    "bench_grid",
 ]
 
 
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             "bench_cube": {"shapes": [(16, 64, 64)]},
             "bench_report": {"blocks": 20},
             "bench_loops": {"rows": 256},
+            "bench_grid": {"cores": 16, "runs": 100, "adds": 4, "bundles": 20},
         }
         rows += mod.rows(**(quick.get(name, {}) if args.quick else {}))
     print(render(rows))

@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ptoc: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except VerifyError as e:  # the first differing elements, with both bit patterns
-        print(str(e), file=sys.stderr)
+        print("\n".join([str(e), *getattr(e, "__notes__", [])]), file=sys.stderr)
         return EXIT_MISMATCH
     except ReferenceFault as e:  # the reference met the rule the machine would fault on
         print(str(e), file=sys.stderr)

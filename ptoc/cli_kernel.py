@@ -3,6 +3,7 @@
     ptoc compile FILE.py::KERNEL [--emit tile|lower-compound|legalize|pto|asm|bin|stats]
                  [-o OUT] [--print-ir-after-all] [--dump-dir DIR] [--machine SPEC]
     ptoc verify  FILE.py::KERNEL [--seed N] [--runs N] [--inputs FILE.npz] [--machine SPEC]
+                 [--grid N] [--workers N | --cluster ADDRESS]
                  [--expected [FILE.py::]FN [--rtol R] [--atol A]] [--report REPORT.html]
     ptoc run     FILE.py::KERNEL [--seed N | --inputs FILE.npz] [--save OUT.npz] [--trace]
     ptoc bench   [FILE.py[::KERNEL] ...] [--repeat N] [--machine SPEC]
@@ -197,6 +198,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError("ptoc verify: --inputs and --seed/--runs exclude each other")
     if args.report:
         check_output(args.report, "--report")
+    if args.workers < 1:
+        raise UsageError(f"ptoc verify: --workers must be at least 1, not {args.workers}")
+    if args.grid is not None and args.grid < 1:
+        raise UsageError(f"ptoc verify: --grid must be at least 1, not {args.grid}")
+    if args.cluster and args.workers != 1:
+        raise UsageError("ptoc verify: --cluster and --workers exclude each other")
     k = _load(args.kernel)
     expected = _expected(args.expected, k) if args.expected else None
     given = _npz_inputs(args.inputs, k) if args.inputs else {}
@@ -226,6 +233,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
             seed=0 if given else args.seed,
             progress=bar.update,
             context=f"inputs {args.inputs}" if given else None,
+            grid=args.grid,
+            workers=args.workers,
+            cluster=args.cluster,
         )
     except VerifyError as e:  # the report marks the differing elements
         bar.close()
@@ -251,8 +261,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
             f", within tolerance of {getattr(expected, '__name__', 'expected')} "
             f"(worst abs err {worst_abs:.3g}, rel err {worst_rel:.3g})"
         )
+    campaign = out.campaign
+    if campaign is not None:
+        where = f"cluster {args.cluster}" if args.cluster else "local"
+        which += f" on {campaign.workers} {where} worker(s)"
+        for note in campaign.notes():
+            print(f"ptoc verify: {note}", file=sys.stderr)
+    cores = args.grid or getattr(k, "grid", 1)
+    grid = f" x {cores} cores" if cores > 1 else ""
     print(f"{k.name}: bit-exact in {which}{close}; {prog.stats().summary()} on "
-          f"{prog.machine.text()}")  # fmt: skip
+          f"{prog.machine.text()}{grid}")  # fmt: skip
     return EXIT_OK
 
 
@@ -291,7 +309,7 @@ def run_kernel_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ptoc run",
         usage="ptoc run FILE.py::KERNEL [--seed N | --inputs FILE.npz] [--save OUT.npz] "
-        "[--machine SPEC] [--trace]",
+        "[--machine SPEC] [--trace] [--grid N] [--workers N] [--check-races]",
         description="Compile a Python kernel and run it on the machine model; prints "
         "each output.",
     )
@@ -309,6 +327,11 @@ def run_kernel_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--machine", help="machine parameters, e.g. depth=4,capacity=16384")
     p.add_argument("--trace", action="store_true", help="print a per-bundle trace")
+    p.add_argument("--grid", type=int, help="cores of the launch (default: the kernel's grid)")
+    p.add_argument("--workers", type=int, default=1, help="run the cores in N processes")
+    p.add_argument(
+        "--check-races", action="store_true", help="report GM accesses of cores that race"
+    )
     return p
 
 
@@ -322,7 +345,10 @@ def cmd_run_kernel(argv: Sequence[str]) -> int:
         raise UsageError(f"ptoc run: --seed is a non-negative integer, not {args.seed}")
     k = _load(args.kernel)
     arrays = _npz_inputs(args.inputs, k) if args.inputs else k.random_inputs(args.seed)
-    out = run_on(k, arrays, _machine(args.machine), trace=args.trace)
+    if args.workers < 1 or (args.grid is not None and args.grid < 1):
+        raise UsageError("ptoc run: --grid and --workers must be at least 1")
+    out = run_on(k, arrays, _machine(args.machine), trace=args.trace, grid=args.grid,
+                 workers=args.workers, check_races=args.check_races)  # fmt: skip
     if args.trace and out.trace is not None:
         print(out.trace.text())
     for name, a in out.items():
@@ -331,7 +357,12 @@ def cmd_run_kernel(argv: Sequence[str]) -> int:
     from ptoc.backend.isa.fields import status_text
     from ptoc.backend.program import count_text
 
-    status = " ".join(f"PE{pe}:{status_text(int(s))}" for pe, s in enumerate(out.status))
+    per_core = out.status if out.status.ndim == 2 else out.status[None]
+    status = "; ".join(
+        (f"core {c}: " if len(per_core) > 1 else "")
+        + " ".join(f"PE{pe}:{status_text(int(s))}" for pe, s in enumerate(row))
+        for c, row in enumerate(per_core)
+    )
     print(f"{k.name}: ran {count_text(out.bundles, out.scalar_blocks)}; status {status}")
     if args.save:
         import io
@@ -423,6 +454,20 @@ def add_commands(sub: Any) -> None:
     v.add_argument("--runs", type=int, default=1, help="how many seeds to try (default 1)")
     v.add_argument("--inputs", metavar="FILE.npz", help="verify on these arrays instead")
     v.add_argument("--machine", help="machine parameters, e.g. depth=4,capacity=16384")
+    v.add_argument(
+        "--grid",
+        type=int,
+        help="cores of the launch (default: the kernel's grid); races between cores are errors",
+    )
+    v.add_argument(
+        "--workers", type=int, default=1, help="verify the runs in N local processes"
+    )
+    v.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="verify the runs on a Dask cluster (tcp://HOST:PORT, or local[:N] for a local "
+        "one; needs pip install 'ptoc[distributed]')",
+    )
     v.add_argument(
         "--expected",
         metavar="[FILE.py::]FN",

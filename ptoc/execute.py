@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ptoc.backend.isa.fields import CORE_COUNT_GPR
 from ptoc.runtime.arrays import array_dtype_rule
 
 from .driver import source_of
@@ -37,6 +38,8 @@ class Outputs(dict[str, np.ndarray]):
     scalar_blocks: int = 0
     #: with ``verify(expected=...)``: the largest (abs, rel) error of each output
     closeness: dict[str, tuple[float, float]] | None = None
+    #: with ``verify(workers=N)`` or ``verify(cluster=...)``: the campaign's report
+    campaign: Any = None
 
 
 def _specs(kernel: Kernel) -> dict[str, TensorSpec]:
@@ -192,14 +195,26 @@ def _op_name(op: Any) -> str:
 
 
 def run(
-    program: Program | Kernel, machine: Any = None, trace: bool = False, **arrays: Any
+    program: Program | Kernel,
+    machine: Any = None,
+    trace: bool = False,
+    *,
+    grid: int | None = None,
+    workers: int = 1,
+    check_races: bool = False,
+    **arrays: Any,
 ) -> Outputs:
     """Execute a compiled kernel on the machine model; returns :class:`Outputs` by name.
 
     ``machine`` defaults to the machine the program was compiled for. A machine fault
     names the bundle, the operation, the rule and the kernel line the bundle came from.
+
+    ``grid`` (default: the kernel's ``@ptoc.kernel(grid=N)``) launches that many cores
+    over one global memory (D13, docs/many-cores.md); ``check_races`` reports cores
+    whose GM accesses conflict; ``workers`` runs the cores in that many processes.
     """
-    return run_on(program, arrays, machine, trace)
+    return run_on(program, arrays, machine, trace, grid=grid, workers=workers,
+                  check_races=check_races)  # fmt: skip
 
 
 def run_on(
@@ -207,6 +222,10 @@ def run_on(
     arrays: Mapping[str, Any],
     machine: Any = None,
     trace: bool = False,
+    *,
+    grid: int | None = None,
+    workers: int = 1,
+    check_races: bool = False,
 ) -> Outputs:
     """:func:`run` with the arrays as one mapping."""
     from ptoc.passes.execute import gm_end, place, read_outputs
@@ -233,8 +252,14 @@ def run_on(
             f"more than the machine's gm_size={config.gm_size}; run on a machine with "
             f"gm_size={need}M (--machine gm_size={need}M)"
         )
+    cores = launch_size(program, grid, workers)
+    if cores > 1 or workers > 1:
+        from .launch import run_grid
+
+        return run_grid(program, inputs, config, cores, workers, check_races, trace)
     m = Machine(config)
     placement = place(program, m, inputs)
+    m.set_gpr(CORE_COUNT_GPR, 1)  # the grid ABI of a one-core launch (core index 0)
     try:
         report = m.run(program.program, trace=trace)
     except MachineFault as f:
@@ -275,6 +300,19 @@ def _gpr_name(code: int) -> str:
     return GPR_NAMES[code]
 
 
+def launch_size(program: Program, grid: int | None, workers: int) -> int:
+    """The number of cores of a launch: ``grid``, else the kernel's ``grid``."""
+    from ptoc.runtime.grid import MAX_GRID
+
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers is a positive integer, not {workers!r}")
+    if grid is None:
+        return getattr(program.kernel, "grid", 1)
+    if isinstance(grid, bool) or not isinstance(grid, int) or not 1 <= grid <= MAX_GRID:
+        raise InputError(f"grid is the number of cores, 1 to {MAX_GRID}, not {grid!r}")
+    return grid
+
+
 def verify(
     kernel: Kernel | Program,
     machine: Any = None,
@@ -284,6 +322,10 @@ def verify(
     atol: float | None = None,
     runs: int = 1,
     seed: int = 0,
+    grid: int | None = None,
+    workers: int = 1,
+    cluster: Any = None,
+    check_races: bool = True,
     **arrays: Any,
 ) -> Outputs:
     """Compile, run and compare with :func:`reference` bit for bit; raises
@@ -299,9 +341,16 @@ def verify(
     element, else :class:`ToleranceError` lists the worst elements. The defaults are
     exact for integer outputs and, for float outputs, two units of the type's epsilon
     (at least 1e-5) and ``atol=1e-8``.
+
+    ``grid`` launches that many cores (default: the kernel's), with the race detector on
+    unless ``check_races=False``. ``workers`` verifies the random runs in that many
+    processes, ``cluster`` (a Dask scheduler address, ``local[:N]`` or a
+    ``distributed.Client``) on a cluster; the first failing seed is reported as a serial
+    run reports it (docs/many-cores.md).
     """
     return verify_on(kernel, arrays, machine, expected=expected, rtol=rtol, atol=atol,
-                     runs=runs, seed=seed)  # fmt: skip
+                     runs=runs, seed=seed, grid=grid, workers=workers, cluster=cluster,
+                     check_races=check_races)  # fmt: skip
 
 
 def input_sets(
@@ -338,6 +387,10 @@ def verify_on(
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
     context: str | None = None,
+    grid: int | None = None,
+    workers: int = 1,
+    cluster: Any = None,
+    check_races: bool = True,
 ) -> Outputs:
     """:func:`verify` with the arrays as one mapping; ``progress(i)`` is called after run
     ``i`` (1-based); ``context`` names the given arrays in messages."""
@@ -359,12 +412,18 @@ def verify_on(
         ):
             raise InputError(f"{what} is a non-negative number, not {tol!r}")
     sets = input_sets(k, arrays, runs, seed)
+    if (workers != 1 or cluster is not None) and not arrays:
+        from .campaign import verify_campaign
+
+        return verify_campaign(program, seed, runs, workers, cluster, progress,
+                               expected=expected, rtol=rtol, atol=atol, grid=grid,
+                               check_races=check_races)  # fmt: skip
     got = Outputs()
     for i, (what, given) in enumerate(sets):
         inputs = given if given is not None else k.random_inputs(int(what.split()[1]))
         what = what or (context or "")
         want = reference_of(k, inputs)
-        got = run_on(program, inputs, machine)
+        got = run_on(program, inputs, machine, grid=grid, check_races=check_races)
         compare(k.name, got, want, context=what)
         if expected is not None:
             from .expected import compare_close, expected_outputs

@@ -68,10 +68,13 @@ class Kernel:
         pes: int = 1,
         name: str | None = None,
         scope: dict[str, Any] | None = None,
+        grid: int = 1,
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
         self.pes = pes
+        #: cores a launch runs by default (D13; ``ptoc.run(..., grid=N)`` overrides it)
+        self.grid = grid
         # string annotations (from __future__ import annotations) may name locals of the
         # function that defined the kernel: evaluate them in that scope
         self.scope = scope if scope is not None else annotation_scope(fn)
@@ -83,7 +86,8 @@ class Kernel:
 
     def __repr__(self) -> str:
         args = ", ".join(f"{p.name}: {p.spec!r}" for p in self.params)
-        return f"<ptoc.kernel {self.name}({args}) pes={self.pes}>"
+        grid = f" grid={self.grid}" if self.grid != 1 else ""
+        return f"<ptoc.kernel {self.name}({args}) pes={self.pes}{grid}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise KernelError(
@@ -163,13 +167,26 @@ def random_array(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
 
 
 def kernel(
-    fn: Callable[..., Any] | None = None, *, pes: int = 1, name: str | None = None
+    fn: Callable[..., Any] | None = None,
+    *,
+    pes: int = 1,
+    name: str | None = None,
+    grid: int = 1,
 ) -> Any:
     """Decorate a kernel function: ``@ptoc.kernel`` or ``@ptoc.kernel(pes=4)``.
 
     Parameters are global-memory tensors annotated ``ptoc.Tensor[dtype, rows, cols]``;
-    ``pes`` (1..4) is the number of PEs that run the kernel.
+    ``pes`` (1..4) is the number of PEs that run the kernel; ``grid`` the number of cores
+    a launch runs it on by default (D13: every core over one global memory).
     """
+    from ptoc.runtime.grid import MAX_GRID
+
+    if isinstance(grid, bool) or not isinstance(grid, int) or not 1 <= grid <= MAX_GRID:
+        raise KernelError(
+            f"a kernel runs on 1 to {MAX_GRID} cores, not grid={grid!r}",
+            user_location(2),
+            hint="grid is the number of cores of a launch (DECISIONS D13)",
+        )
     if isinstance(pes, bool) or not isinstance(pes, int) or not 1 <= pes <= 4:
         raise KernelError(
             f"a kernel runs on 1 to 4 PEs, not pes={pes!r}",
@@ -178,7 +195,7 @@ def kernel(
         )
 
     def wrap(f: Callable[..., Any]) -> Kernel:
-        return Kernel(f, pes, name, annotation_scope(f))
+        return Kernel(f, pes, name, annotation_scope(f), grid)
 
     return wrap if fn is None else wrap(fn)
 

@@ -19,11 +19,13 @@ from .faults import (
     IllegalInstructionFault,
     InstructionPCFault,
     MachineFault,
+    RaceDetected,
     StepBoundExceeded,
     TileAllocationFault,
     TileLegalityFault,
     UnsupportedOperation,
 )
+from .grid import Grid, GridReport
 from .machine import Machine, MachineError, RunReport, TileView
 from .memory import GMError
 from .state import MachineSnapshot
@@ -36,6 +38,8 @@ __all__ = [
     "DataAlignmentFault",
     "DataPageFault",
     "GMError",
+    "Grid",
+    "GridReport",
     "IllegalInstructionFault",
     "InstructionPCFault",
     "Layout",
@@ -44,6 +48,7 @@ __all__ = [
     "MachineError",
     "MachineFault",
     "MachineSnapshot",
+    "RaceDetected",
     "RunReport",
     "StepBoundExceeded",
     "TileAllocationFault",

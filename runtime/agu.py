@@ -96,6 +96,8 @@ def compile_agu(d: Decoded) -> ScalarStep:
     def load(ctx: ScalarContext) -> None:
         addr = address(ctx)
         _probe(addr, size, ctx.gm_size, name, False)
+        if ctx.log is not None:
+            ctx.log.window(addr, size, False)
         idx = addr.astype(np.intp)[:, None] + lanes
         raw = np.ascontiguousarray(ctx.gm[idx])  # (pes, size) little-endian bytes
         value = np.zeros(len(addr), _U)
@@ -110,6 +112,8 @@ def compile_agu(d: Decoded) -> ScalarStep:
         addr = address(ctx)
         values = ctx.read(data, name).copy()  # snapshot the data before any byte is written
         _probe(addr, size, ctx.gm_size, name, True)
+        if ctx.log is not None:
+            ctx.log.window(addr, size, True)
         for pe in range(len(addr)):
             idx = int(addr[pe]) + lanes
             ctx.undo.append((idx, ctx.gm[idx].copy()))

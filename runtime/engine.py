@@ -494,8 +494,11 @@ def commit(state: MachineState, ctx: Ctx) -> None:
                 tiles.append((s.hand, t))
         state.apply_push(push, tiles)
         ctx.released = push.released
+    log = state.access_log
     for w in ctx.gm_writes:
         w.apply(state.gm)
+        if log is not None:  # a grid launch records what each core wrote (D13)
+            log.write(w.index)
     st = ctx.status
     if st is not None:
         or_status(state, st, ctx.pidx, ctx.P)

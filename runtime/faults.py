@@ -51,6 +51,8 @@ class MachineFault(Error):
         self.bundle = bundle
         #: in a scalar block: the index of the faulting instruction among its steps
         self.step: int | None = None
+        #: in a grid launch: the index of the core that faulted (D13)
+        self.core: int | None = None
 
     def locate(self, bundle: BundleLocation, op: str) -> MachineFault:
         """Fill in the location (and the operation when the raiser did not know it)."""
@@ -59,10 +61,14 @@ class MachineFault(Error):
             self.op = op
         return self
 
-    def __str__(self) -> str:
+    def where(self) -> str:
+        """``core N, bundle M, line L`` (the core only in a grid launch)."""
         where = self.bundle.text() if self.bundle is not None else "outside any bundle"
+        return where if self.core is None else f"core {self.core}, {where}"
+
+    def __str__(self) -> str:
         op = f" {self.op}" if self.op else ""
-        return f"{self.fault.value} at {where}{op}: {self.rule}"
+        return f"{self.fault.value} at {self.where()}{op}: {self.rule}"
 
 
 class TileLegalityFault(MachineFault):
@@ -115,8 +121,33 @@ class StepBoundExceeded(MachineFault):
     fault = Fault.BUNDLE_CONTROL
 
     def __str__(self) -> str:
-        where = self.bundle.text() if self.bundle is not None else "outside any bundle"
-        return f"step bound exceeded at {where}: {self.rule}"
+        return f"step bound exceeded at {self.where()}: {self.rule}"
+
+
+class RaceDetected(MachineFault):
+    """Checked mode of a grid launch (D13): two cores wrote overlapping GM bytes, or one
+    core read bytes another wrote. Not an architectural fault (the cores run in no
+    defined order, so the result would depend on scheduling); reported like one (exit
+    status 3). ``accesses`` names both sides: (core, "reads"/"writes", location);
+    ``start``/``end`` the byte range [start, end) both touch."""
+
+    fault = Fault.BUNDLE_CONTROL
+
+    def __init__(
+        self,
+        rule: str,
+        accesses: tuple[tuple[int, str, BundleLocation], tuple[int, str, BundleLocation]],
+        start: int,
+        end: int,
+    ) -> None:
+        super().__init__(rule)
+        self.accesses = accesses
+        self.start, self.end = start, end
+        self.core = accesses[0][0]
+        self.bundle = accesses[0][2]
+
+    def __str__(self) -> str:
+        return f"race: {self.rule}"
 
 
 class UnsupportedOperation(MachineFault):

@@ -50,6 +50,7 @@ from .faults import (
     StepBoundExceeded,
     unsupported,
 )
+from .gm import Memory
 from .memory import GMError, check_range
 from .scalar import (
     RA,
@@ -120,11 +121,20 @@ _Step = tuple[str, Block, Any]
 class Machine:
     """A PTO core: global memory, per-PE GPRs and status, four Local tile queues."""
 
-    def __init__(self, config: MachineConfig | str | None = None) -> None:
+    def __init__(
+        self, config: MachineConfig | str | None = None, *, gm: Memory | None = None
+    ) -> None:
+        """A core of ``config``; ``gm``: a global memory shared with other cores (a grid
+        launch, :class:`ptoc.runtime.grid.Grid`), else a fresh one of ``gm_size`` bytes."""
         parsed = MachineConfig.parse(config) if isinstance(config, str) else config
         self.config: MachineConfig = parsed or MachineConfig()
+        if gm is not None and len(gm) != self.config.gm_size:
+            raise MachineError(
+                f"the shared global memory has {len(gm)} bytes, the machine gm_size="
+                f"{self.config.gm_size}"
+            )
         try:
-            self.state = MachineState(self.config)
+            self.state = MachineState(self.config, gm)
         except MemoryError:
             raise ConfigError(
                 f"cannot allocate the {self.config.gm_size}-byte global memory on this host"
@@ -313,6 +323,8 @@ class Machine:
             in_scalar = isinstance(block.start, ScalarStart)
             index = scalars if in_scalar else tiles
             nxt = graph.fall[pos]
+            if state.access_log is not None:
+                state.access_log.block = (in_scalar, index, block.index)
             try:
                 if executed >= bound:
                     raise StepBoundExceeded(
@@ -370,6 +382,7 @@ class Machine:
             self.config.gm_size,
             state.squeue.copy(),
             state.squeue_valid.copy(),
+            log=state.access_log,
         )
         ra = state.gpr[:, RA].copy()  # RET snapshots ra before the block runs
         run_scalar_block(ctx, plan.steps)

@@ -19,6 +19,7 @@ from ptoc.backend.errors import Error
 from ptoc.backend.isa import DataType, info
 
 from .faults import DataAlignmentFault, DataPageFault
+from .gm import Memory
 
 
 class GMError(Error):
@@ -114,7 +115,7 @@ def footprint(
     return Footprint(addr, eb, high)
 
 
-def gather(gm: np.ndarray, fp: Footprint, dt: DataType) -> np.ndarray:
+def gather(gm: Memory, fp: Footprint, dt: DataType) -> np.ndarray:
     """The carrier values at a probed footprint, shape (P, R, C)."""
     carrier = info(dt).carrier
     if fp.high is not None:
@@ -134,7 +135,7 @@ class GMWrite:
     index: np.ndarray
     values: np.ndarray
 
-    def apply(self, gm: np.ndarray) -> None:
+    def apply(self, gm: Memory) -> None:
         gm[self.index] = self.values
 
 
@@ -146,7 +147,7 @@ def _last_writer(index: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def scatter_plan(
-    gm: np.ndarray, fp: Footprint, values: np.ndarray, stride: np.ndarray
+    gm: Memory, fp: Footprint, values: np.ndarray, stride: np.ndarray
 ) -> list[GMWrite]:
     """The byte writes that store carrier ``values`` (P, R, C) at a probed footprint.
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from ptoc.backend.isa.schema import CommandForm
 from ptoc.backend.program import Scalar
 
 from .faults import BundleControlFault, IllegalInstructionFault, MachineFault, unsupported
+from .gm import Memory
 
 _U = np.uint64
 _M32 = _U(0xFFFFFFFF)
@@ -51,7 +53,7 @@ class ScalarContext:
     """The state one scalar block works on (published by the machine on success)."""
 
     gpr: np.ndarray
-    gm: np.ndarray
+    gm: Memory
     gm_size: int
     #: ``(pes, 2, 4)`` temporary queue values (T, U; entry 0 newest) and ``(2, 4)`` validity
     squeue: np.ndarray | None = None
@@ -60,6 +62,8 @@ class ScalarContext:
     undo: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     #: the condition SETC.* published (None: no setter ran)
     taken: bool | None = None
+    #: a grid launch's access recorder (:class:`ptoc.runtime.grid.AccessLog`), or None
+    log: Any = None
 
     def __post_init__(self) -> None:
         if self.squeue is None:

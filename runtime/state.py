@@ -1,6 +1,7 @@
 """Architectural state of one PTO core (DECISIONS D1-D3) and its deep snapshot.
 
-* Global memory: one byte array shared by every PE.
+* Global memory: one byte array shared by every PE (and, in a grid launch, by every
+  core, D13): dense, or lazily paged when large (:mod:`ptoc.runtime.gm`).
 * Per-PE GPRs: ``gpr[pe, reg]`` uint64 (24 architectural registers, ``zero`` reads 0).
 * Four relative generation queues (D1): ``queues[hand][k-1]`` is ``hand#k``; a new
   destination becomes ``#1`` and the entry pushed past ``depth`` is released.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from ptoc.backend.program import TileRef
 from ptoc.backend.target import MachineConfig
 
 from .faults import TileAllocationFault, TileLegalityFault
+from .gm import Memory, memory_differences, memory_equal, new_memory
 from .tiles import Tile, raw_bits
 
 #: PE indices of every 4-bit PE_MASK
@@ -39,9 +42,12 @@ class PushPlan:
 class MachineState:
     """Mutable machine state; only the executor's commit step mutates it."""
 
-    def __init__(self, config: MachineConfig) -> None:
+    def __init__(self, config: MachineConfig, gm: Memory | None = None) -> None:
         self.config = config
-        self.gm = np.zeros(config.gm_size, np.uint8)
+        #: global memory (shared with the other cores of a grid when given)
+        self.gm: Memory = new_memory(config.gm_size) if gm is None else gm
+        #: the grid's access recorder (races, merged writes); None: nothing is recorded
+        self.access_log: Any = None
         self.gpr = np.zeros((config.pes, GPR_COUNT), np.uint64)
         self.queues: list[list[Tile]] = [[] for _ in range(config.hands)]
         self.used = [0] * config.pes
@@ -212,7 +218,7 @@ def _tile_record(t: Tile) -> TileRecord:
 class MachineSnapshot:
     """A full copy of the machine state; ``==`` compares every bit (NaN payloads too)."""
 
-    gm: np.ndarray
+    gm: Memory
     gpr: np.ndarray
     queues: tuple[tuple[TileRecord, ...], ...]
     used: tuple[int, ...]
@@ -224,7 +230,7 @@ class MachineSnapshot:
         if not isinstance(other, MachineSnapshot):
             return NotImplemented
         return (
-            bool(np.array_equal(self.gm, other.gm))
+            memory_equal(self.gm, other.gm)
             and bool(np.array_equal(self.gpr, other.gpr))
             and self.queues == other.queues
             and self.used == other.used
@@ -238,9 +244,9 @@ class MachineSnapshot:
     def differences(self, other: MachineSnapshot) -> list[str]:
         """Human-readable list of what differs (for test failure messages)."""
         out = []
-        if not np.array_equal(self.gm, other.gm):
-            idx = np.flatnonzero(self.gm != other.gm)
-            out.append(f"GM differs at {len(idx)} byte(s), first 0x{int(idx[0]):x}")
+        count, first = memory_differences(self.gm, other.gm)
+        if count:
+            out.append(f"GM differs at {count} byte(s), first 0x{first:x}")
         if not np.array_equal(self.gpr, other.gpr):
             out.append("GPRs differ")
         if self.queues != other.queues:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_asm, bench_executor, bench_matmul, bench_report
+from benchmarks import bench_asm, bench_executor, bench_grid, bench_matmul, bench_report
 from benchmarks.common import render
 
 
@@ -34,3 +34,10 @@ def test_report_benchmark_runs_on_a_small_kernel() -> None:
     rows = bench_report.rows(blocks=3)
     assert len(rows) == 2 and all(r.value > 0 and r.baseline > 0 for r in rows)
     assert "report write, 21 bundles" in render(rows)
+
+
+def test_grid_benchmark_runs_on_a_small_grid() -> None:
+    rows = bench_grid.grid_rows(cores=4, adds=1) + bench_grid.sparse_rows(bundles=2)
+    assert len(rows) == 3 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    text = render(rows)
+    assert "grid 4 cores x 4 bundles, 2 workers" in text and "bit-identical" in text

@@ -15,6 +15,13 @@ GPR_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 GPR_COUNT = len(GPR_NAMES)
 GPR_BY_NAME: dict[str, int] = {n: i for i, n in enumerate(GPR_NAMES)}
+#: The grid ABI (DECISIONS D13): a launch of N cores sets, on every PE of core i, the
+#: core index i in CORE_INDEX_GPR and the core count N in CORE_COUNT_GPR before the
+#: program starts. The compiler never allocates them, so they hold their values for the
+#: whole run unless the program itself writes them.
+CORE_INDEX_GPR = "x2"
+CORE_COUNT_GPR = "x3"
+GRID_GPRS = (CORE_INDEX_GPR, CORE_COUNT_GPR)
 #: GPR values are PTO_XLEN = 64 bits wide
 XLEN = 64
 XMASK = (1 << XLEN) - 1

@@ -30,7 +30,8 @@ ABI_HINT = (
     "eighth on through an argument table loaded into free registers: use fewer tensors, "
     "or the same PE step for every window of a tensor"
 )
-#: registers the allocator may overwrite (never zero or sp)
+#: registers the allocator may overwrite (never zero or sp, nor x2/x3: the grid ABI's
+#: core index and core count, ``ptoc.backend.isa.fields.GRID_GPRS``)
 SCRATCH_REGS = (
     "s0",
     "s1",
@@ -43,8 +44,6 @@ SCRATCH_REGS = (
     "s8",
     "x0",
     "x1",
-    "x2",
-    "x3",
     "ra",
 )
 

@@ -155,6 +155,8 @@ def _cube_load(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) -
         stride = ctx.gpr_slot(1, dense_stride(vc, dt))
         fp = footprint(dt, base, stride, vr, vc, ctx.state.config.gm_size, ctx.name,
                        False, ctx.pes)  # fmt: skip
+        if ctx.state.access_log is not None:  # a grid launch records what it read (D13)
+            ctx.state.access_log.read_footprint(fp)
         ctx.publish(slot, gather(ctx.state.gm, fp, dt), pad)
 
     return run

@@ -50,6 +50,8 @@ def tload(spec: Spec) -> Runner:
         stride = ctx.gpr_slot(1, dense_stride(shape.cols, dt))
         fp = footprint(dt, base, stride, shape.valid_rows, shape.valid_cols,
                        ctx.state.config.gm_size, ctx.name, False, ctx.pes)  # fmt: skip
+        if ctx.state.access_log is not None:  # a grid launch records what it read (D13)
+            ctx.state.access_log.read_footprint(fp)
         ctx.publish(slot, gather(ctx.state.gm, fp, dt))
 
     return run

@@ -312,8 +312,8 @@ def test_machine_and_program_refusals(tmp_path: Path) -> None:
     """Item 23: each of these raised from inside the library."""
     s = _store(tmp_path)
     for spec, message in [
-        ("gm_size=1000G", "exceeds the 4G"),
-        ("gm_size=0x100000000000000000000", "exceeds the 4G"),
+        ("gm_size=2000G", "exceeds the 1024G"),
+        ("gm_size=0x100000000000000000000", "exceeds the 1024G"),
         ("gm_size=2**80", "is not an integer"),
     ]:
         one_line_exit_2([str(s), "--machine", spec], message)

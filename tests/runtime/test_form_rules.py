@@ -109,8 +109,8 @@ def test_gpr_pe_bounds() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("gm_size=1000G", "gm_size=1000G exceeds the 4G"),
-        ("gm_size=0x100000000000000000000", "exceeds the 4G"),
+        ("gm_size=2000G", "gm_size=2000G exceeds the 1024G"),
+        ("gm_size=0x100000000000000000000", "exceeds the 1024G"),
         ("gm_size=2**80", "'2**80' is not an integer"),
         ("gm_size=" + "9" * 5000, "has more than 40 digits"),
         ("depth=\u0663", "is not an integer"),

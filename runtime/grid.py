@@ -1,0 +1,469 @@
+"""Grid launches (DECISIONS D13): one program on ``cores`` machines over one global memory.
+
+Every core is a :class:`~ptoc.runtime.machine.Machine` of its own (four PEs, queues,
+capacity, GPRs, status); all of them share one global memory. Before the program starts,
+every PE of core ``i`` holds ``i`` in :data:`CORE_INDEX_GPR` and the core count in
+:data:`CORE_COUNT_GPR` (the grid ABI, docs/machine.md).
+
+The architecture runs the cores in no defined order. This model runs them one after the
+other in core order, which is one of the legal schedules; a program whose result could
+depend on the schedule has a *race*: two cores writing overlapping GM bytes, or one core
+reading bytes another core writes. In checked mode (``check_races=True``) every core
+records, per executed block, the GM byte intervals it read and wrote (interval sets,
+not bytes), and the launch raises :class:`RaceDetected` naming both cores, both blocks and
+the byte range. Without a race the result is the same under every schedule; that is
+what makes the parallel run (``workers=N``: cores in worker processes, each on its own
+copy of GM, their written bytes merged) bit-identical to the serial one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ptoc.backend.encoding import decode
+from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR
+from ptoc.backend.program import Program
+from ptoc.backend.target import MachineConfig
+
+from .faults import BundleLocation, MachineFault, RaceDetected
+from .gm import Memory, new_memory
+from .machine import Machine, MachineError, RunReport
+from .memory import Footprint
+
+#: the largest grid a launch accepts
+MAX_GRID = 1 << 16
+
+__all__ = [
+    "CORE_COUNT_GPR",
+    "CORE_INDEX_GPR",
+    "MAX_GRID",
+    "AccessLog",
+    "Grid",
+    "GridReport",
+    "find_race",
+]
+
+
+# ---------------------------------------------------------------------- access log
+
+
+def intervals(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The maximal runs of consecutive byte addresses in ``index``: (starts, ends)."""
+    u = np.asarray(index, np.int64).reshape(-1)
+    if not len(u):
+        return u, u
+    step = np.diff(u)
+    if not (step > 0).all():  # not increasing (overlapping rows, a negative stride): sort
+        u = np.unique(u)
+        step = np.diff(u)
+    breaks = np.flatnonzero(step != 1)
+    starts = u[np.concatenate(([0], breaks + 1))]
+    ends = u[np.concatenate((breaks, [len(u) - 1]))] + 1
+    return starts, ends
+
+
+def _union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted disjoint intervals covering the same bytes (touching ones merged)."""
+    if not len(starts):
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    new = np.concatenate(([True], s[1:] > reach[:-1]))
+    first = np.flatnonzero(new)
+    last = np.concatenate((first[1:] - 1, [len(s) - 1]))
+    return s[first], reach[last]
+
+
+class AccessLog:
+    """The GM byte intervals one core's blocks read and wrote during a launch.
+
+    The machine sets :attr:`block` (scalar?, block index, command index) before each
+    block; the executor calls :meth:`write` at a tile bundle's commit and for every scalar
+    store, :meth:`read` for TLOAD footprints and scalar loads. Reads are kept only when
+    ``reads`` (race checking); writes always (they are what a parallel run merges).
+    """
+
+    __slots__ = ("_labels", "_last", "block", "reads", "records")
+
+    def __init__(self, reads: bool = True) -> None:
+        self.reads = reads
+        self.block: tuple[bool, int, int] = (False, 0, 0)
+        self._labels: list[tuple[bool, int, int]] = []
+        self._last: tuple[bool, int, int] | None = None
+        #: (starts, ends, label id, write?) per access, in program order
+        self.records: list[tuple[np.ndarray, np.ndarray, int, bool]] = []
+
+    def _label(self) -> int:
+        if self.block != self._last:
+            self._labels.append(self.block)
+            self._last = self.block
+        return len(self._labels) - 1
+
+    def write(self, index: np.ndarray) -> None:
+        s, e = intervals(index)
+        if len(s):
+            self.records.append((s, e, self._label(), True))
+
+    def read(self, index: np.ndarray) -> None:
+        if self.reads:
+            s, e = intervals(index)
+            if len(s):
+                self.records.append((s, e, self._label(), False))
+
+    def read_footprint(self, fp: Footprint) -> None:
+        """The bytes of every element a probed tile footprint covers: one interval per
+        row and PE (a row's elements are consecutive: ``TileMemoryStridedByteAddress``
+        adds ``col * element bytes``, or ``col / 2`` for 4-bit types)."""
+        if not self.reads or not fp.addr.size:
+            return
+        addr = fp.addr.astype(np.int64)
+        cols = addr.shape[-1]
+        span = (addr[..., -1] - addr[..., 0]) + fp.nbytes
+        width = (cols + 1) // 2 if fp.high is not None else cols * fp.nbytes
+        if not (span == width).all():  # pragma: no cover - footprints are row-contiguous
+            self.read(addr[..., None] + np.arange(fp.nbytes, dtype=np.int64))
+            return
+        starts = addr[..., 0].reshape(-1)
+        self.records.append((starts, starts + width, self._label(), False))
+
+    def window(self, addr: np.ndarray, size: int, write: bool) -> None:
+        """A scalar access of ``size`` bytes at each PE's address."""
+        if write or self.reads:
+            s = np.unique(np.asarray(addr, np.int64))
+            self.records.append((s, s + size, self._label(), write))
+
+    def label(self, k: int) -> tuple[bool, int, int]:
+        return self._labels[k]
+
+    def union(self, write: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted disjoint intervals of every byte read (or written)."""
+        parts = [(s, e) for s, e, _, w in self.records if w == write]
+        if not parts:
+            empty = np.zeros(0, np.int64)
+            return empty, empty
+        return _union(
+            np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        )
+
+    def first(self, write: bool, lo: int, hi: int) -> tuple[int, int, int]:
+        """The first access (in program order) of the kind touching [lo, hi): its label id
+        and the part of [lo, hi) it covers."""
+        for s0, e0, k, w in self.records:
+            if w != write:
+                continue
+            s, e = _union(s0, e0)  # an access's rows, merged where they touch
+            hit = np.flatnonzero((s < hi) & (e > lo))
+            if len(hit):
+                j = int(hit[0])
+                return k, max(lo, int(s[j])), min(hi, int(e[j]))
+        raise AssertionError("no access covers a range of the union")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Race:
+    """Two cores' conflicting accesses: ``a`` (core, write?, label id) first in address
+    order, ``b`` the other, and the byte range [start, end) both touch."""
+
+    a: tuple[int, bool, int]
+    b: tuple[int, bool, int]
+    start: int
+    end: int
+
+
+class _Tracker:
+    """The two furthest-reaching intervals seen so far that belong to different cores."""
+
+    __slots__ = ("best", "second")
+
+    def __init__(self) -> None:
+        self.best: tuple[int, int] = (-1, -1)  # (end, core)
+        self.second: tuple[int, int] = (-1, -1)
+
+    def add(self, end: int, core: int) -> None:
+        if core == self.best[1]:
+            if end > self.best[0]:
+                self.best = (end, core)
+        elif end > self.best[0]:
+            self.second, self.best = self.best, (end, core)
+        elif end > self.second[0]:
+            self.second = (end, core)
+
+    def other(self, core: int, start: int) -> int | None:
+        """A core other than ``core`` with an interval reaching past ``start``."""
+        end, c = self.best if self.best[1] != core else self.second
+        return c if c >= 0 and end > start else None
+
+
+def find_race(logs: Sequence[AccessLog | None]) -> Race | None:
+    """The conflicting pair of accesses at the lowest address, if any: a write of one
+    core overlapping a write or a read of another. O(n log n) in the union intervals."""
+    events: list[tuple[int, int, int, bool]] = []  # (start, end, core, write?)
+    unions: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+    for core, log in enumerate(logs):
+        if log is None:
+            continue
+        for write in (True, False):
+            s, e = unions[(core, write)] = log.union(write)
+            events.extend(zip(s.tolist(), e.tolist(), [core] * len(s), [write] * len(s)))
+    events.sort(key=lambda x: (x[0], x[2], not x[3]))
+    writes, reads = _Tracker(), _Tracker()
+    for start, end, core, write in events:
+        other, other_write = writes.other(core, start), True
+        if other is None and write:
+            other, other_write = reads.other(core, start), False
+        if other is not None:
+            # the conflicting bytes: this interval against the other core's union
+            os_, oe = unions[(other, other_write)]
+            hit = np.flatnonzero((os_ < end) & (oe > start))
+            lo, hi = max(start, int(os_[hit[0]])), min(end, int(oe[hit[0]]))
+            log_a, log_b = logs[other], logs[core]
+            assert log_a is not None and log_b is not None
+            ka, lo, hi = log_a.first(other_write, lo, hi)
+            kb, lo, hi = log_b.first(write, lo, hi)
+            return Race((other, other_write, ka), (core, write, kb), lo, hi)
+        (writes if write else reads).add(end, core)
+    return None
+
+
+def race_error(race: Race, logs: Sequence[AccessLog | None], program: Program) -> RaceDetected:
+    """The error naming both cores, both blocks (with their lines) and the range; the
+    writer comes first when only one side writes."""
+    sides = []
+    for core, write, k in (race.a, race.b):
+        log = logs[core]
+        assert log is not None
+        scalar, index, command = log.label(k)
+        lines = program.lines
+        line = lines[command] if 0 <= command < len(lines) else 0
+        where = BundleLocation(index, command, line, scalar=scalar)
+        sides.append((core, "writes" if write else "reads", where))
+    if sides[0][1] == "reads":
+        sides.reverse()
+    (ca, va, la), (cb, vb, lb) = sides
+    what = (
+        f"cores {ca} and {cb} both write"
+        if va == vb
+        else f"core {ca} writes and core {cb} reads"
+    )
+    rule = (
+        f"{what} GM bytes [0x{race.start:x}, 0x{race.end:x}) ({race.end - race.start} "
+        f"byte(s)): core {ca} at {la.text()}, core {cb} at {lb.text()}; the result would "
+        "depend on the order in which the cores run"
+    )
+    return RaceDetected(rule, (sides[0], sides[1]), race.start, race.end)
+
+
+# ---------------------------------------------------------------------- the grid
+
+
+@dataclass
+class GridReport:
+    """What a launch did: each core's :class:`RunReport`, in core order."""
+
+    cores: list[RunReport] = field(default_factory=list)
+    status: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.uint8))
+
+    @property
+    def bundles(self) -> int:
+        return sum(r.bundles for r in self.cores)
+
+    @property
+    def scalar_blocks(self) -> int:
+        return sum(r.scalar_blocks for r in self.cores)
+
+
+class Grid:
+    """A launch of ``cores`` machines of ``config`` over one global memory.
+
+    ``grid.load_gm``/``read_gm`` reach the shared memory; ``grid.core(i)`` is core ``i``'s
+    :class:`Machine` (its GPRs, tiles and status); :meth:`set_gpr` sets a register on one
+    core or on all of them; :meth:`run` launches a program on every core.
+    """
+
+    def __init__(
+        self,
+        config: MachineConfig | str | None = None,
+        cores: int = 1,
+        *,
+        gm: Memory | None = None,
+    ) -> None:
+        if (
+            isinstance(cores, bool)
+            or not isinstance(cores, (int, np.integer))
+            or not (1 <= cores <= MAX_GRID)
+        ):
+            raise MachineError(f"a grid has 1 to {MAX_GRID} cores, not {cores!r}")
+        parsed = MachineConfig.parse(config) if isinstance(config, str) else config
+        self.config: MachineConfig = parsed or MachineConfig()
+        self.gm: Memory = new_memory(self.config.gm_size) if gm is None else gm
+        self.machines = [Machine(self.config, gm=self.gm) for _ in range(int(cores))]
+
+    @property
+    def cores(self) -> int:
+        return len(self.machines)
+
+    def core(self, i: int) -> Machine:
+        if (
+            isinstance(i, bool)
+            or not isinstance(i, (int, np.integer))
+            or not (0 <= i < self.cores)
+        ):
+            raise MachineError(f"core {i} does not exist (the grid has {self.cores})")
+        return self.machines[int(i)]
+
+    def load_gm(self, addr: int, array: np.ndarray | bytes) -> None:
+        """:meth:`Machine.load_gm` on the shared memory."""
+        self.machines[0].load_gm(addr, array)
+
+    def read_gm(self, addr: int, dtype: Any, shape: int | tuple[int, ...]) -> np.ndarray:
+        """:meth:`Machine.read_gm` of the shared memory."""
+        return self.machines[0].read_gm(addr, dtype, shape)
+
+    def set_gpr(
+        self, reg: str | int, value: int, *, core: int | None = None, pe: int | None = None
+    ) -> None:
+        """Set a GPR on one core (every core when ``core`` is None), one PE or all."""
+        targets = self.machines if core is None else [self.core(core)]
+        for m in targets:
+            m.set_gpr(reg, value, pe)
+
+    def run(
+        self, program: Program | bytes, *, check_races: bool = False, workers: int = 1
+    ) -> GridReport:
+        """Run ``program`` on every core (core order; see the module docstring), after
+        setting the grid ABI registers. A fault names its core (``MachineFault.core``)
+        and stops the launch; ``check_races`` raises :class:`RaceDetected` for a race;
+        ``workers`` > 1 runs the cores in that many worker processes."""
+        if isinstance(program, (bytes, bytearray)):
+            program = decode(bytes(program))
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise MachineError(f"workers is a positive integer, not {workers!r}")
+        n = self.cores
+        for i, m in enumerate(self.machines):
+            m.set_gpr(CORE_INDEX_GPR, i)
+            m.set_gpr(CORE_COUNT_GPR, n)
+        if workers > 1 and n > 1 and "fork" in multiprocessing.get_all_start_methods():
+            return self._run_parallel(program, check_races, min(workers, n))
+        check = check_races and n > 1
+        logs: list[AccessLog | None] = []
+        report = GridReport()
+        for i, m in enumerate(self.machines):
+            log = AccessLog() if check else None
+            logs.append(log)
+            report.cores.append(_run_core(m, i, program, log))
+        if check:
+            race = find_race(logs)
+            if race is not None:
+                raise race_error(race, logs, program)
+        report.status = np.stack([m.state.status for m in self.machines])
+        return report
+
+    def _run_parallel(self, program: Program, check_races: bool, workers: int) -> GridReport:
+        """Cores in ``workers`` forked processes, each on a copy of GM: a chunk of
+        consecutive cores per process; their written bytes are merged in core order."""
+        global _FORKED
+        n = self.cores
+        bounds = np.linspace(0, n, workers + 1).astype(int)
+        chunks = [range(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
+        _FORKED = (self, program, check_races)
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(workers) as pool:
+                results = pool.map(_run_chunk, chunks)
+        finally:
+            _FORKED = None
+        chunked: list[_Chunk] = []
+        for result in results:  # the lowest faulting core wins, as in a serial run
+            if isinstance(result, _Fault):
+                raise result.error()
+            chunked.append(result)
+        logs: list[AccessLog | None] = []
+        report = GridReport()
+        for result in chunked:
+            for i, state, log, run in result.cores:
+                for queue in state["queues"]:
+                    for tile in queue:  # published storage is read-only; unpickling
+                        tile.payload.flags.writeable = False  # made it writable
+                vars(self.machines[i].state).update(state)
+                logs.append(log)
+                report.cores.append(run)
+            for start, data in result.written:
+                self.gm[start : start + len(data)] = data
+        if check_races:
+            race = find_race(logs)
+            if race is not None:
+                raise race_error(race, logs, program)
+        report.status = np.stack([m.state.status for m in self.machines])
+        return report
+
+
+def _run_core(m: Machine, i: int, program: Program, log: AccessLog | None) -> RunReport:
+    m.state.access_log = log
+    try:
+        return m.run(program)
+    except MachineFault as f:
+        f.core = i
+        raise f.with_traceback(None) from None
+    finally:
+        m.state.access_log = None
+
+
+#: the grid, program and mode a forked worker runs (set only around a parallel run)
+_FORKED: tuple[Grid, Program, bool] | None = None
+#: MachineState attributes a worker sends back (the GM comes back as written ranges)
+_LOCAL = ("gm", "config", "access_log")
+
+
+@dataclass
+class _Chunk:
+    """A worker's result: per core (index, state, access log, run report), and the
+    byte ranges the chunk's cores wrote with their final contents."""
+
+    cores: list[tuple[int, dict[str, Any], AccessLog | None, RunReport]]
+    written: list[tuple[int, np.ndarray]]
+
+
+@dataclass
+class _Fault:
+    """A fault in a worker, in a form that survives pickling."""
+
+    cls: type[MachineFault]
+    rule: str
+    op: str
+    bundle: BundleLocation | None
+    core: int
+
+    def error(self) -> MachineFault:
+        f = self.cls(self.rule, self.op, self.bundle)
+        f.core = self.core
+        return f
+
+
+def _run_chunk(cores: range) -> _Chunk | _Fault:
+    assert _FORKED is not None
+    grid, program, check = _FORKED
+    out = _Chunk([], [])
+    logs = []
+    for i in cores:
+        m = grid.machines[i]
+        log = AccessLog(reads=check)
+        logs.append(log)
+        try:
+            run = _run_core(m, i, program, log)
+        except MachineFault as f:
+            return _Fault(type(f), f.rule, f.op, f.bundle, i)
+        state = {k: v for k, v in vars(m.state).items() if k not in _LOCAL}
+        out.cores.append((i, state, log if check else None, run))
+    parts = [log.union(True) for log in logs]
+    starts, ends = _union(
+        np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    )
+    out.written = [(int(s), grid.gm[int(s) : int(e)]) for s, e in zip(starts, ends)]
+    return out

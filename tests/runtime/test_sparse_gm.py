@@ -1,0 +1,177 @@
+"""Sparse global memory (DECISIONS D13): a GM sized in GiB costs only the pages touched,
+with the dense memory's bytes, faults and no-effect semantics."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptoc.backend.isa import DataType
+from ptoc.runtime import DataAlignmentFault, DataPageFault, Machine, MachineConfig
+from ptoc.runtime.gm import DENSE_LIMIT, PAGE, SparseMemory, new_memory
+
+from .util import prog, rejected_without_effect, tload, tstore
+
+SIZE = 8 * PAGE  # a small sparse memory: eight pages
+
+#: (start, length) of a window that may straddle pages, with a value seed
+windows = st.tuples(st.integers(0, SIZE - 1), st.integers(1, 3 * PAGE), st.integers(0, 255))
+
+
+@given(st.lists(windows, min_size=1, max_size=8), st.lists(windows, min_size=1, max_size=4))
+def test_sparse_memory_holds_the_bytes_a_dense_array_holds(writes, reads) -> None:
+    """Slices, gathers and scatters (page-straddling, repeated indices: the last value
+    wins) agree byte for byte with a numpy array; untouched pages read as zero."""
+    dense = np.zeros(SIZE, np.uint8)
+    sparse = SparseMemory(SIZE)
+    rng = np.random.default_rng(0)
+    for k, (start, n, seed) in enumerate(writes):
+        stop = min(SIZE, start + n)
+        data = np.random.default_rng(seed).integers(0, 256, stop - start, dtype=np.uint8)
+        if k % 2:
+            dense[start:stop] = data
+            sparse[start:stop] = data
+        else:  # a scattered write with duplicates, in a shape
+            idx = rng.integers(start, stop, size=(3, max(1, (stop - start) // 3)))
+            vals = rng.integers(0, 256, idx.shape, dtype=np.uint8)
+            dense[idx] = vals
+            sparse[idx] = vals
+    for start, n, _ in reads:
+        stop = min(SIZE, start + n)
+        assert np.array_equal(sparse[start:stop], dense[start:stop])
+        idx = rng.integers(0, SIZE, size=(2, 5, 3))
+        assert np.array_equal(sparse[idx], dense[idx])
+    assert np.array_equal(np.asarray(sparse), dense)
+    copy = sparse.copy()
+    assert copy.equals(sparse)
+    copy[0] = np.uint8(sparse[0:1][0] ^ 1)
+    assert not copy.equals(sparse) and copy.differing(sparse) == (1, 0)
+
+
+def test_writing_zeros_to_an_untouched_range_allocates_nothing() -> None:
+    m = SparseMemory(SIZE)
+    m[PAGE : 3 * PAGE] = np.zeros(2 * PAGE, np.uint8)
+    assert m.resident_bytes == 0
+    m[PAGE + 5] = 7
+    assert m.resident_bytes == PAGE and int(m[PAGE + 5 : PAGE + 6][0]) == 7
+
+
+def test_large_memories_are_sparse_and_small_ones_dense() -> None:
+    assert isinstance(new_memory(DENSE_LIMIT), np.ndarray)
+    assert isinstance(new_memory(DENSE_LIMIT + 1), SparseMemory)
+    assert isinstance(Machine(MachineConfig(gm_size=4 << 30)).state.gm, SparseMemory)
+
+
+HIGH = (1 << 30) + 0x12340  # beyond 1 GiB, 64-byte aligned
+
+
+def _add_program(dt: DataType = DataType.FP32) -> str:
+    return (
+        tload(dt, 8, 64, base="a0", stride="a1")
+        + tload(dt, 8, 64, base="a2", stride="a1")
+        + f"BSTART.VEC TADD, {dt.name}\nB.DIM zero, 64, ->LB0\nB.DIM zero, 8, ->LB1\n"
+        "B.IOT T#1, T#2, mask=1111, last, ->T<2KB>\nBSTOP\n"
+        + tstore(dt, base="a3", stride="a1")
+    )
+
+
+def test_a_kernel_beyond_one_gib_is_bit_exact() -> None:
+    """TLOAD, TADD and TSTORE at addresses past 1 GiB of a 4 GiB memory; the output and
+    a page-straddling row are the numpy results, and only a few pages are resident."""
+    m = Machine(MachineConfig(gm_size=4 << 30))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 64)).astype(np.float32)
+    y = rng.standard_normal((8, 64)).astype(np.float32)
+    xa, ya, oa = HIGH, (2 << 30) + PAGE - 512, (3 << 30) + 0x400  # ya straddles a page
+    m.load_gm(xa, x)
+    m.load_gm(ya, y)
+    for pe in range(4):
+        m.set_gpr("a0", xa, pe=pe)
+        m.set_gpr("a2", ya, pe=pe)
+        m.set_gpr("a3", oa, pe=pe)
+    m.set_gpr("a1", 256)
+    m.run(prog(_add_program()))
+    got = m.read_gm(oa, np.float32, (8, 64))
+    assert np.array_equal(got.view(np.uint32), (x + y).view(np.uint32))
+    gm = m.state.gm
+    assert isinstance(gm, SparseMemory) and gm.resident_bytes <= 6 * PAGE
+
+
+def test_faults_of_a_sparse_memory_are_the_dense_ones_and_leave_no_trace() -> None:
+    """A row past the end of a 2 GiB memory: Fault_DataPage; a misaligned base:
+    Fault_DataAlignment; both leave the (sparse) memory and the machine as they were."""
+    m = Machine(MachineConfig(gm_size=2 << 30))
+    m.load_gm((2 << 30) - 256, np.ones(64, np.float32))
+    m.set_gpr("a1", 256)
+    m.set_gpr("a0", (2 << 30) - 256)
+    text = tload(DataType.FP32, 2, 64) + tstore(DataType.FP32, base="a2")
+    e = rejected_without_effect(m, text, DataPageFault)
+    assert "beyond the 0x80000000-byte global memory" in str(e)
+    m.set_gpr("a0", HIGH + 2)
+    rejected_without_effect(m, tload(DataType.FP32, 1, 64), DataAlignmentFault)
+    m.set_gpr("a0", HIGH)
+    m.run(prog(tload(DataType.FP32, 1, 64)))
+    m.set_gpr("a2", (2 << 30) - 128)  # a store whose row runs past the end
+    rejected_without_effect(m, tstore(DataType.FP32, base="a2"), DataPageFault)
+
+
+def test_scalar_stores_beyond_one_gib_and_their_rollback() -> None:
+    """AGU stores into a sparse memory; a block that faults after a store undoes it."""
+    m = Machine(MachineConfig(gm_size=2 << 30, pes=1))
+    m.set_gpr("a0", HIGH)
+    m.set_gpr("a1", 0x1122334455667788)
+    m.run(prog("BSTART.STD FALL\nsdi a1, [a0, 0]\nBSTOP\n"))
+    assert m.read_gm(HIGH, np.uint64, 1)[0] == 0x1122334455667788
+    m.set_gpr("a2", 0x7FFFFFF8 + 8)  # one past the end
+    text = "BSTART.STD FALL\nsdi zero, [a0, 0]\nsdi a1, [a2, 0]\nBSTOP\n"
+    rejected_without_effect(m, text, DataPageFault)
+
+
+def test_peak_memory_of_a_kernel_beyond_one_gib_is_modest() -> None:
+    """In a fresh process, a 16 GiB machine running the kernel at addresses past 1 GiB
+    (and a snapshot of it) peaks far below the memory size."""
+    code = textwrap.dedent(
+        """
+        import resource, numpy as np
+        from ptoc.runtime import Machine, MachineConfig
+        from tests.runtime.test_sparse_gm import HIGH, _add_program
+        from tests.runtime.util import prog
+        m = Machine(MachineConfig(gm_size=16 << 30))
+        x = np.arange(512, dtype=np.float32).reshape(8, 64)
+        m.load_gm(HIGH, x); m.load_gm(HIGH + (5 << 30), x)
+        m.set_gpr("a0", HIGH); m.set_gpr("a2", HIGH + (5 << 30))
+        m.set_gpr("a3", HIGH + (10 << 30)); m.set_gpr("a1", 256)
+        m.run(prog(_add_program()))
+        assert m.snapshot() == m.snapshot()
+        assert (m.read_gm(HIGH + (10 << 30), np.float32, (8, 64)) == 2 * x).all()
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=_root())  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    peak_kib = int(r.stdout.split()[-1])
+    assert peak_kib < 600 * 1024, f"peak RSS {peak_kib} KiB"
+
+
+def _root() -> str:
+    from pathlib import Path
+
+    return str(Path(__file__).resolve().parents[2])
+
+
+@pytest.mark.parametrize("size", [1 << 20, 2 << 30])
+def test_snapshots_compare_bits_of_either_memory(size: int) -> None:
+    m = Machine(MachineConfig(gm_size=size, pes=1))
+    a = m.snapshot()
+    m.load_gm(size - 8, np.ones(8, np.uint8))
+    b = m.snapshot()
+    assert a != b and b.differences(a) == [f"GM differs at 8 byte(s), first 0x{size - 8:x}"]
+    m.load_gm(size - 8, np.zeros(8, np.uint8))
+    assert m.snapshot() == a
