@@ -237,7 +237,9 @@ def _run_block(
             continue
         if is_scalar_op(op):
             try:
-                env.scalars[op.results[0]] = scalar_value(op, env.scalars, env.tensors)
+                env.scalars[op.results[0]] = scalar_value(
+                    op, env.scalars, env.tensors, env.core
+                )
             except ElementError as e:
                 e.op = op  # type: ignore[attr-defined]
                 raise

@@ -9,10 +9,10 @@ hold them on the machine do.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, IntegerType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -139,10 +139,34 @@ class LoadScalarOp(IRDLOperation):
         return r, c
 
 
+@irdl_op_definition
+class CoreOp(IRDLOperation):
+    """``%i = tile.core index`` / ``tile.core count``: the index of the core running the
+    kernel in its grid launch, or the number of cores (D13)."""
+
+    name = "tile.core"
+    kind = prop_def(IntegerAttr[I64])
+    result = result_def(i64)
+    assembly_format = "$kind attr-dict"
+
+    INDEX: ClassVar[int] = 0
+    COUNT: ClassVar[int] = 1
+
+    def __init__(self, kind: int) -> None:
+        super().__init__(result_types=[i64], properties={"kind": IntegerAttr(kind, i64)})
+
+    @property
+    def is_count(self) -> bool:
+        return self.kind.value.data == self.COUNT
+
+
 def is_scalar_op(op: Operation) -> bool:
     """An op that computes a run-time scalar (``arith.constant``, a binary op above, or a
     ``tile.load_scalar``)."""
-    return isinstance(op, (arith.ConstantOp, LoadScalarOp, arith.CmpiOp)) or type(op) in BINARY
+    return (
+        isinstance(op, (arith.ConstantOp, LoadScalarOp, arith.CmpiOp, CoreOp))
+        or type(op) in BINARY
+    )
 
 
 def constant(value: int) -> arith.ConstantOp:
@@ -167,10 +191,16 @@ class ElementError(Exception):
 
 
 def evaluate(
-    op: Operation, values: dict[SSAValue, int], tensors: dict[SSAValue, Any] | None = None
+    op: Operation,
+    values: dict[SSAValue, int],
+    tensors: dict[SSAValue, Any] | None = None,
+    core: tuple[int, int] = (0, 1),
 ) -> int:
     """The value of scalar op ``op`` given its operands' values (and, for a
-    ``tile.load_scalar``, the tensors' contents)."""
+    ``tile.load_scalar``, the tensors' contents; for a ``tile.core``, the (index, count)
+    of the core)."""
+    if isinstance(op, CoreOp):
+        return core[1] if op.is_count else core[0]
     if isinstance(op, LoadScalarOp):
         assert tensors is not None
         data = tensors[op.source]

@@ -142,6 +142,8 @@ class RefEnv:
     tensors: dict[SSAValue, np.ndarray] = field(default_factory=dict)
     #: run-time integer scalars (parameters, loop indices) by SSA value
     scalars: dict[SSAValue, int] = field(default_factory=dict)
+    #: (index, count) of the core of a grid launch the evaluation is for (D13)
+    core: tuple[int, int] = (0, 1)
 
     def gpr(self, raw: int) -> np.ndarray:
         """The same raw 64-bit GPR value on every PE, as the semantics expect it."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.catalog import SCALAR_AGU
-from ptoc.backend.isa.fields import GPR_NAMES, size_bytes
+from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_NAMES, size_bytes
 from ptoc.backend.program import Ior, Iot, Scalar, ScalarStart, TileStart
 from ptoc.backend.target import MachineConfig
 
@@ -73,6 +73,9 @@ class _Replay:
             # a scalar parameter's register holds the parameter (a polynomial variable)
             value = Sym(0, None, ((f"param{b.tensor}", 1),)) if b.scalar else Sym(0, b)
             self.gpr[GPR_NAMES.index(reg)] = value
+        # the grid ABI (D13): the core's index and the core count
+        self.gpr[GPR_NAMES.index(CORE_INDEX_GPR)] = Sym(0, None, (("core", 1),))
+        self.gpr[GPR_NAMES.index(CORE_COUNT_GPR)] = Sym(0, None, (("cores", 1),))
         #: the argument table's bindings by byte offset (its register holds TABLE)
         self.table = {8 * k: b for k, b in enumerate(em.table)}
         for b in em.table:

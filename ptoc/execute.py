@@ -136,19 +136,27 @@ def reference(kernel: Kernel, **arrays: Any) -> dict[str, np.ndarray]:
     return reference_of(kernel, arrays)
 
 
-def reference_of(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """:func:`reference` with the arrays as one mapping."""
+def reference_of(
+    kernel: Kernel, arrays: Mapping[str, Any], grid: int | None = None
+) -> dict[str, np.ndarray]:
+    """:func:`reference` with the arrays as one mapping (``grid`` cores: default the
+    kernel's)."""
     kernel = _kernel(kernel, "ptoc.reference")
     inputs = check_inputs(kernel, arrays)
+    cores = grid if grid is not None else getattr(kernel, "grid", 1)
     try:
-        return evaluate(kernel, inputs)
+        return evaluate(kernel, inputs, cores)
     except Error as e:
         raise e.with_traceback(None) from None
 
 
-def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def evaluate(
+    kernel: Kernel, inputs: Mapping[str, np.ndarray], cores: int = 1
+) -> dict[str, np.ndarray]:
     """The reference interpreter's walk (``ptoc.dialects.reference``), op by op, so that
-    a rejected operation is reported at its kernel line."""
+    a rejected operation is reported at its kernel line; for a grid launch of ``cores``
+    cores, once per core in index order over the same tensors (a race-free kernel's
+    result does not depend on the order)."""
     from ptoc.backend.isa.semantics.core import SemanticError
     from ptoc.dialects import reference as ref
     from ptoc.dialects.compound_ref import CompoundError
@@ -159,10 +167,6 @@ def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
     traced = kernel.trace()
     f = ref.kernel_func(traced.module)
     tensors = ref.initial_tensors(f, {k: v for k, v in inputs.items() if v.ndim})
-    env = RefEnv(ref.kernel_pes_of(f))
-    for a in ref.tensor_args(f):
-        env.tensors[a.value] = tensors[a.name]
-    ref.bind_scalars(f, env, {a.name: int(inputs[a.name]) for a in ref.scalar_args(f)})
 
     def apply(op: Any, env: RefEnv, args: list[np.ndarray]) -> Any:
         try:
@@ -180,7 +184,13 @@ def evaluate(kernel: Kernel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
 
     # dead ops are not evaluated (nor compiled)
     try:
-        ref.evaluate_kernel(f, env, apply)
+        for core in range(cores):
+            env = RefEnv(ref.kernel_pes_of(f), core=(core, cores))
+            for a in ref.tensor_args(f):
+                env.tensors[a.value] = tensors[a.name]
+            scalars = {a.name: int(inputs[a.name]) for a in ref.scalar_args(f)}
+            ref.bind_scalars(f, env, scalars)
+            ref.evaluate_kernel(f, env, apply)
     except ElementError as e:
         loc = source_of(e.op, traced)  # type: ignore[attr-defined]
         hint = "the machine stops with a fault at this read for these scalar arguments"
@@ -422,7 +432,7 @@ def verify_on(
     for i, (what, given) in enumerate(sets):
         inputs = given if given is not None else k.random_inputs(int(what.split()[1]))
         what = what or (context or "")
-        want = reference_of(k, inputs)
+        want = reference_of(k, inputs, grid)
         got = run_on(program, inputs, machine, grid=grid, check_races=check_races)
         compare(k.name, got, want, context=what)
         if expected is not None:

@@ -45,6 +45,7 @@ from ptoc.dialects.pto import (
 )
 from ptoc.dialects.pto_base import mask_attr
 from ptoc.dialects.pto_types import PtoTileType
+from ptoc.dialects.scalars import CoreOp
 
 from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
@@ -305,7 +306,7 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         scalar_ops = [
             x
             for op in blk.ops
-            if is_dynamic(op) or isinstance(op, arith.CmpiOp)
+            if is_dynamic(op) or isinstance(op, (arith.CmpiOp, CoreOp))
             for x in (*index_ops.get(op, ()), op)
         ]
         keep_top = [op for op in blk.ops if isinstance(op, (ConstOp, AddrOp, ScratchAddrOp))]

@@ -34,7 +34,7 @@ from ptoc.dialects.pto import (
 )
 from ptoc.dialects.pto_base import mask_attr
 from ptoc.dialects.pto_types import PtoTileType
-from ptoc.dialects.scalars import is_scalar, is_scalar_op
+from ptoc.dialects.scalars import CoreOp, is_scalar, is_scalar_op
 
 from ..diagnostics import fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
@@ -211,7 +211,7 @@ def scalar_params(f: func.FuncOp) -> list[BlockArgument]:
 def is_dynamic(op: Operation) -> bool:
     """An op computing a run-time integer in a register: ``arith`` or a scalar load (a
     comparison is the condition setter of its conditional's guard: no register)."""
-    return (is_scalar_op(op) and not isinstance(op, arith.CmpiOp)) or isinstance(
+    return (is_scalar_op(op) and not isinstance(op, (arith.CmpiOp, CoreOp))) or isinstance(
         op, LoadScalarOp
     )
 

@@ -24,10 +24,10 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from ptoc.backend.isa.fields import GPR_BY_NAME
+from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_BY_NAME
 from ptoc.backend.program import Command
 from ptoc.dialects.pto import IndexAddrOp
-from ptoc.dialects.scalars import constant_value
+from ptoc.dialects.scalars import CoreOp, constant_value
 
 from ..allocate.gprs import Binding
 from ..allocate.gprs import Scalar as Sym
@@ -61,6 +61,8 @@ class Scalars:
                 return reg_of(owner)
             return self.params[v.index]
         assert isinstance(v.owner, Operation)
+        if isinstance(v.owner, CoreOp):  # the grid ABI's register (D13)
+            return GPR_BY_NAME[CORE_COUNT_GPR if v.owner.is_count else CORE_INDEX_GPR]
         return reg_of(v.owner)
 
     def meaning(self, v: SSAValue, names: dict[SSAValue, str]) -> Sym:
@@ -74,6 +76,8 @@ class Scalars:
             return Sym(c & M64)
         if v in self.loaded:
             return Sym(0, None, ((self.loaded[v], 1),))
+        if isinstance(v.owner, CoreOp):
+            return Sym(0, None, (("cores" if v.owner.is_count else "core", 1),))
         op = v.owner
         assert isinstance(op, Operation)
         a, b = (self.meaning(x, names) for x in op.operands)
@@ -89,7 +93,7 @@ class Scalars:
     def code(self, op: Operation) -> list[Command]:
         """The instructions of an ``arith`` op (its result into its register); a
         comparison has none: its conditional's guard compares (:func:`skip_when`)."""
-        if isinstance(op, arith.CmpiOp):
+        if isinstance(op, (arith.CmpiOp, CoreOp)):
             return []
         rd = reg_of(op)
         c = constant_value(op.results[0])

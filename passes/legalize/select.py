@@ -21,8 +21,15 @@ from ptoc.backend.isa import info
 from ptoc.backend.target import LIMITS, MachineConfig
 from ptoc.dialects.compound_ops.view import ViewOp
 from ptoc.dialects.pto import IndexAddrOp, LoadScalarOp
+from ptoc.dialects.scalars import (
+    CoreOp,
+    constant,
+    constant_value,
+    is_scalar,
+    is_scalar_op,
+    predicate,
+)
 from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
-from ptoc.dialects.scalars import constant, constant_value, is_scalar, is_scalar_op, predicate
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType, TileType
@@ -110,6 +117,8 @@ def _legalize_scalar(ctx: LegalizeCtx, op: Operation) -> None:
     if isinstance(op, arith.CmpiOp):
         a, b = (ctx.scalar(v) for v in op.operands)
         new: Operation = arith.CmpiOp(a, b, predicate(op))
+    elif isinstance(op, CoreOp):
+        new = CoreOp(op.kind.value.data)
     elif c is not None:
         new = constant(c)
     else:

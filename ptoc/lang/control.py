@@ -30,7 +30,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from ptoc.dialects.scalars import constant, constant_value
+from ptoc.dialects.scalars import CoreOp, constant, constant_value
 
 from ..errors import KernelError
 from ..source import SourceLoc, user_location
@@ -38,7 +38,7 @@ from ..tile import Tile
 from ..trace import current
 from ._core import describe, fail
 
-__all__ = ["Condition", "Index", "range", "when"]
+__all__ = ["Condition", "Index", "block_idx", "block_num", "range", "when"]
 
 _range = range
 
@@ -244,6 +244,50 @@ def _emit_binary(cls: type[Operation], a: Index, b: Index, sym: str) -> Index:
     op = cls(a.value, b.value)  # type: ignore[call-arg]
     current(f"'{sym}'").emit(op, user_location(3), f"'{sym}'")
     return Index(op.results[0])
+
+
+def _core(kind: int, fn: str) -> Index:
+    op = CoreOp(kind)
+    current(fn).emit(op, user_location(3), fn)
+    return Index(op.results[0])
+
+
+def block_idx() -> Index:
+    """The index of the core running the kernel in its grid launch (0 .. grid - 1), a
+    run-time integer: ``@ptoc.kernel(grid=N)`` runs the kernel on N cores that share
+    global memory (D13; ``docs/many-cores.md``).
+
+    Example::
+
+        @ptoc.kernel(grid=4)
+        def block_idx_example(
+            x: ptoc.Tensor[ptoc.fp32, 64, 32], out: ptoc.Tensor[ptoc.fp32, 64, 32]
+        ):
+            rows = pt.block_idx() * 16  # each core its own 16 rows
+            pt.store(out, pt.exp(pt.load(x, rows=(rows, 16))), rows=(rows, 16))
+
+
+        ptoc.verify(block_idx_example)
+    """
+    return _core(CoreOp.INDEX, "pt.block_idx")
+
+
+def block_num() -> Index:
+    """The number of cores of the kernel's grid launch, a run-time integer.
+
+    Example::
+
+        @ptoc.kernel(grid=3)
+        def block_num_example(
+            x: ptoc.Tensor[ptoc.fp32, 8, 32], out: ptoc.Tensor[ptoc.fp32, 8, 32]
+        ):
+            with pt.when(pt.block_idx() == pt.block_num() - 1):  # the last core only
+                pt.store(out, pt.load(x) * 2.0)
+
+
+        ptoc.verify(block_num_example)
+    """
+    return _core(CoreOp.COUNT, "pt.block_num")
 
 
 # --------------------------------------------------------------------------- loops
