@@ -391,6 +391,16 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     heads: list[Operation] = [*b.consts.values(), *b.scratch.values()]
     heads.extend(MaterializeOp(value_of[s], reg) for reg, s in (gp.writes[0] if final else []))
     block.insert_ops_before(heads, first)
+    # scalars that do not fit a register of their own: written right before each reader
+    for op, writes in zip(readers, gp.per_use, strict=False):
+        if not writes:
+            continue
+        at = op
+        while at.prev_op is not None and isinstance(at.prev_op, IndexAddrOp):
+            at = at.prev_op  # in front of its address computation, which reads the base
+        parent = at.parent_block()
+        assert parent is not None
+        parent.insert_ops_before([MaterializeOp(value_of[s], reg) for reg, s in writes], at)
     _record_abi(f, gp, scratch_step, target)
     c = alloc.counts
     return AllocStats(

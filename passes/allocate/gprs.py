@@ -83,6 +83,9 @@ class GprPlan:
     #: the bindings passed in the argument table (:data:`TABLE_REG`), in slot order,
     #: with the register each is loaded into
     table: list[tuple[Binding, str]] = field(default_factory=list)
+    #: per bundle: (register, scalar) writes right before it, for the scalars ``hoist``
+    #: found no register of their own for (:func:`_hoist_most_used`)
+    per_use: list[list[tuple[str, Scalar]]] = field(default_factory=list)
 
     @property
     def blocks(self) -> int:
@@ -146,12 +149,8 @@ def plan_gprs(
                 uses.setdefault(s, []).append(i)
     plan = GprPlan(abi, [], [[] for _ in needs], reserved=reserved, table=table)
     if hoist and len(uses) > len(pool):
-        raise CompileError(
-            f"the kernel's run-time loops need {len(uses)} distinct constants and addresses "
-            f"in registers at once, and {reserve} registers for run-time integers; the "
-            f"machine has {len(pool) + reserve} free registers",
-            hint="use fewer tensors or fewer distinct window strides in the loops",
-        )
+        _hoist_most_used(needs, uses, pool, fixed, plan)
+        return plan
     if len(uses) <= len(pool):
         reg_of = dict(zip(uses, pool, strict=False))
         if needs:
@@ -160,6 +159,43 @@ def plan_gprs(
         return plan
     _belady(needs, uses, pool, fixed, plan)
     return plan
+
+
+#: registers a bundle's non-hoisted scalars are written into right before it (a bundle
+#: reads at most three)
+PER_USE = 3
+
+
+def _hoist_most_used(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no-untyped-def]
+    """Hoisting when not every scalar fits: the most-read ones get registers of their own,
+    written before the first bundle; every other one is written right before each bundle
+    that reads it, into one of :data:`PER_USE` registers -- no register is assumed to
+    keep such a value from one bundle to the next, which holds on every path, loops
+    included."""
+    if len(pool) <= PER_USE:
+        raise CompileError(
+            f"the kernel needs {len(uses)} distinct constants and addresses and has "
+            f"{len(pool)} free registers",
+            hint="use fewer tensors or fewer distinct window strides",
+        )
+    keep = len(pool) - PER_USE
+    plan.per_use = [[] for _ in needs]
+    ranked = sorted(uses, key=lambda s: (-len(uses[s]), uses[s][0]))
+    reg_of = dict(zip(ranked[:keep], pool, strict=False))
+    spare = pool[keep:]
+    if needs:
+        plan.writes[0] = [(reg_of[s], s) for s in ranked[:keep]]
+    for i, ss in enumerate(needs):
+        regs: list[str] = []
+        free = list(spare)
+        given: dict[Scalar, str] = {}
+        for s in ss:
+            r = fixed(s) or reg_of.get(s) or given.get(s)
+            if r is None:
+                r = given[s] = free.pop(0)
+                plan.per_use[i].append((r, s))
+            regs.append(r)
+        plan.regs.append(regs)
 
 
 def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no-untyped-def]

@@ -80,3 +80,16 @@ def test_paged_gather_verifies_and_faults_on_a_bad_page(machine) -> None:
     bad["table"][0, 0], bad["blocks"] = 32, 1  # one page past the cache
     with pytest.raises(ptoc.MachineFault, match=r"row start 512 .*'cache'.*0\.\.496"):
         ptoc.run(prog, **bad)
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_topk_rows_verifies(machine) -> None:
+    k = load_kernel(f"{EXAMPLES}/topk_rows.py::topk_rows")
+    prog = ptoc.compile(k, machine)
+    for seed, rows in ((0, 3), (1, 0), (2, 7)):
+        inputs = k.random_inputs(seed) | {"rows": rows}
+        got = ptoc.verify(prog, **inputs)
+        x = inputs["x"][:rows]
+        order = np.argsort(-x, axis=1, kind="stable")[:, :16]
+        assert np.array_equal(got["values"][:rows], np.take_along_axis(x, order, axis=1))
+        assert np.array_equal(got["indices"][:rows], order.astype(np.uint32))
