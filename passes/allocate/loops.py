@@ -31,8 +31,8 @@ from ptoc.backend.program import TileRef
 from ptoc.dialects.pto import PtoOp
 
 from ..diagnostics import fail, value_name
-from .state import Entry, Queues
-from .tiles import Action, BundlePlan, TileAllocator, _immovable, spill_bytes
+from .state import Entry
+from .tiles import Action, BundlePlan, TileAllocator, _immovable
 
 #: simulated iterations of a body before its entry state must have been found
 MAX_ROUNDS = 40
@@ -455,8 +455,4 @@ def _tile_results(loop: Loop) -> list[SSAValue]:
     return out
 
 
-def spill_size(v: SSAValue) -> int:
-    return spill_bytes(v)
-
-
-__all__ = ["Event", "Loop", "LoopAllocator", "Queues", "flatten", "state_values"]
+__all__ = ["Event", "Loop", "LoopAllocator", "flatten", "state_values"]

@@ -14,23 +14,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i64
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ptoc.backend.target import MachineConfig
 from ptoc.dialects import pto_ops
 from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import (
-    AddrOp,
-    ConstOp,
     IndexAddrOp,
     LoadScalarOp,
-    MaterializeOp,
     PtoOp,
-    ScratchAddrOp,
 )
 from ptoc.dialects.pto_base import mask_attr
 from ptoc.dialects.pto_types import PtoTileType
@@ -38,7 +32,6 @@ from ptoc.dialects.scalars import CoreOp, is_scalar, is_scalar_op
 
 from ..diagnostics import fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
-from .gprs import Binding, Scalar, plan_gprs
 from .loops import Event, Loop, LoopAllocator, flatten, state_values
 from .schedule import build_dataflow, live_ops, schedule
 from .tiles import BundlePlan, TileAllocator
@@ -57,18 +50,6 @@ def has_loops(f: func.FuncOp) -> bool:
         isinstance(op, (scf.ForOp, IndexAddrOp, LoadScalarOp)) or is_scalar_op(op)
         for op in f.walk()
     )
-
-
-@dataclass
-class StructuredResult:
-    final: list[PtoOp]
-    plan_writes: list[tuple[str, Scalar]]
-    counts: dict[str, int]
-    peak: int
-    dead: int
-    scratch_step: int
-    abi: dict[Binding, str]
-    gprs: list[list[str]]
 
 
 def _copy_op(v: SSAValue, mask: int, at: Operation) -> PtoOp:
@@ -249,14 +230,8 @@ def count_dynamic(f: func.FuncOp) -> int:
     return ADDR_TEMPS + sum(1 for op in f.walk() if isinstance(op, scf.ForOp) or is_dynamic(op))
 
 
-def ensure_hoisted(op: Operation) -> bool:
-    return isinstance(op, (ConstOp, AddrOp, ScratchAddrOp))
-
-
 __all__ = [
     "GPR_ATTR",
-    "IndexAddrOp",
-    "MaterializeOp",
     "address_temps",
     "body_block",
     "build_items",
@@ -264,10 +239,6 @@ __all__ = [
     "distinct_carried",
     "dynamic_registers",
     "has_loops",
-    "plan_gprs",
     "plan_tiles",
     "scalar_params",
 ]
-
-# silence unused imports kept for the driver in assign.py
-_ = (ArrayAttr, IntegerAttr, i64)
