@@ -273,17 +273,24 @@ def run_on(
     try:
         report = m.run(program.program, trace=trace)
     except MachineFault as f:
-        _window_fault(program, m, f)
-        loc = program.source_of(f.bundle.command) if f.bundle is not None else None
-        if loc is not None:
-            f.source = loc
-            excerpt = loc.excerpt()
-            f.add_note(f"from the kernel at {loc}" + (f"\n{excerpt}" if excerpt else ""))
-        raise f.with_traceback(None) from None
+        raise locate_fault(program, f, m).with_traceback(None) from None
     out = Outputs(read_outputs(program, m, placement))
     out.trace, out.status = report.trace, m.status
     out.bundles, out.scalar_blocks = report.bundles, report.scalar_blocks
     return out
+
+
+def locate_fault(program: Program, f: Any, m: Any = None) -> Any:
+    """Machine fault ``f`` named after the kernel: the kernel line of its bundle (source
+    and a note with the excerpt) and, for a bounds check's trap, which window left which
+    tensor (with the index's value when the machine ``m`` is given)."""
+    _window_fault(program, m, f)
+    loc = program.source_of(f.bundle.command) if f.bundle is not None else None
+    if loc is not None:
+        f.source = loc
+        excerpt = loc.excerpt()
+        f.add_note(f"from the kernel at {loc}" + (f"\n{excerpt}" if excerpt else ""))
+    return f
 
 
 def _window_fault(program: Program, m: Any, f: Any) -> None:
@@ -295,9 +302,9 @@ def _window_fault(program: Program, m: Any, f: Any) -> None:
     check = program.checks.get(at) if at is not None else None
     if check is None or f.bundle.command - at > 64:
         return
-    value = int(np.int64(np.uint64(m.gpr(_gpr_name(check.reg)))))
+    value = "" if m is None else f" {int(np.int64(np.uint64(m.gpr(_gpr_name(check.reg)))))}"
     f.rule = (
-        f"the run-time {check.axis} start {value} moves {check.what} out of the tensor "
+        f"the run-time {check.axis} start{value} moves {check.what} out of the tensor "
         f"(the {check.axis} starts {check.low}..{check.high} keep it inside); the bounds "
         "check before the access branched into no block"
     )

@@ -33,7 +33,7 @@ def run_grid(
     from ptoc.runtime import MachineFault, RaceDetected
     from ptoc.runtime.grid import Grid
 
-    from .execute import Outputs
+    from .execute import Outputs, locate_fault
 
     if trace:
         raise InputError("trace=True records one core: run a grid launch without a trace")
@@ -53,12 +53,7 @@ def run_grid(
                            + (f"\n{excerpt}" if excerpt else ""))  # fmt: skip
         raise f.with_traceback(None) from None
     except MachineFault as f:
-        loc = program.source_of(f.bundle.command) if f.bundle is not None else None
-        if loc is not None:
-            f.source = loc
-            excerpt = loc.excerpt()
-            f.add_note(f"from the kernel at {loc}" + (f"\n{excerpt}" if excerpt else ""))
-        raise f.with_traceback(None) from None
+        raise locate_fault(program, f).with_traceback(None) from None
     out = Outputs(read_outputs(program, first, placement))
     out.status = report.status
     out.bundles, out.scalar_blocks = report.bundles, report.scalar_blocks

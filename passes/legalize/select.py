@@ -91,21 +91,19 @@ def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
         if isinstance(op, func.ReturnOp):
             ctx.block.add_op(func.ReturnOp())
             return
-        if isinstance(op, scf.ForOp):
-            _legalize_loop(ctx, op)
-            continue
-        if isinstance(op, scf.IfOp):
-            _legalize_if(ctx, op)
-            continue
-        if is_scalar_op(op):
-            _legalize_scalar(ctx, op)
-            continue
-        handler = legalize_view if isinstance(op, ViewOp) else rule_of(op)
-        if handler is None:
-            if isinstance(op, CompoundTileOp):
-                raise fail(op, "compound op: run lower-compound before legalize")
-            raise fail(op, "no legalization rule (not a tile op)")
-        handler(ctx, op)
+        _legalize_op(ctx, op)
+
+
+def _legalize_op(ctx: LegalizeCtx, op: Operation) -> None:
+    """One op of a kernel body: a loop, a conditional, a run-time integer or a tile op."""
+    if isinstance(op, scf.ForOp):
+        _legalize_loop(ctx, op)
+    elif isinstance(op, scf.IfOp):
+        _legalize_if(ctx, op)
+    elif is_scalar_op(op):
+        _legalize_scalar(ctx, op)
+    else:
+        _legalize_one(ctx, op)
 
 
 def _legalize_scalar(ctx: LegalizeCtx, op: Operation) -> None:
@@ -195,16 +193,9 @@ def _legalize_loop(ctx: LegalizeCtx, op: scf.ForOp) -> None:
     saved, anchor = ctx.block, ctx.loop_anchor
     ctx.block = body
     ctx.loop_anchor = anchor or loop
-    body_ops = [o for o in old.ops if not isinstance(o, scf.YieldOp)]
-    for inner in body_ops:
-        if isinstance(inner, scf.ForOp):
-            _legalize_loop(ctx, inner)
-        elif isinstance(inner, scf.IfOp):
-            _legalize_if(ctx, inner)
-        elif is_scalar_op(inner):
-            _legalize_scalar(ctx, inner)
-        else:
-            _legalize_one(ctx, inner)
+    for inner in old.ops:
+        if not isinstance(inner, scf.YieldOp):
+            _legalize_op(ctx, inner)
     yielded = old.last_op
     assert isinstance(yielded, scf.YieldOp)
     outs = []
@@ -233,16 +224,8 @@ def _legalize_if(ctx: LegalizeCtx, op: scf.IfOp) -> None:
     ctx.block = body
     ctx.loop_anchor = anchor or new
     for inner in op.true_region.block.ops:
-        if isinstance(inner, scf.YieldOp):
-            continue
-        if isinstance(inner, scf.ForOp):
-            _legalize_loop(ctx, inner)
-        elif isinstance(inner, scf.IfOp):
-            _legalize_if(ctx, inner)
-        elif is_scalar_op(inner):
-            _legalize_scalar(ctx, inner)
-        else:
-            _legalize_one(ctx, inner)
+        if not isinstance(inner, scf.YieldOp):
+            _legalize_op(ctx, inner)
     body.add_op(scf.YieldOp())
     ctx.block, ctx.loop_anchor = saved, anchor
 
