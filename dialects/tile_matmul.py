@@ -235,14 +235,18 @@ class MatmulOp(TileOp):
 
     def direct_operands(self) -> tuple[bool, bool, bool, bool]:
         """Whether A / B / A scale / B scale can be read straight from their tensor: the
-        operand is a ``tile.load`` of a tensor the kernel never stores to (so reading it
-        later, at the matmul, reads the same bytes)."""
+        operand is a ``tile.load`` at a compile-time window (a run-time index moves the
+        window: its image goes through the scratch area) of a tensor the kernel never
+        stores to (so reading it later, at the matmul, reads the same bytes)."""
         f = self.parent_op()
         while f is not None and not isinstance(f, func.FuncOp):
             f = f.parent_op()
         stored = set() if f is None else {o.dest for o in f.walk() if isinstance(o, StoreOp)}
         return tuple(  # type: ignore[return-value]
-            v is not None and isinstance(v.owner, LoadOp) and v.owner.tensor not in stored
+            v is not None
+            and isinstance(v.owner, LoadOp)
+            and not v.owner.dynamic_axes
+            and v.owner.tensor not in stored
             for v in (self.a, self.b, self.a_scale, self.b_scale)
         )
 

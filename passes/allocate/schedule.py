@@ -22,7 +22,7 @@ from ptoc.backend.isa import Executor
 from ptoc.backend.isa import row as optable_row
 from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.dtypes import is_pred
-from ptoc.dialects.pto import PtoOp
+from ptoc.dialects.pto import IndexAddrOp, PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
 
@@ -49,6 +49,8 @@ def _tensor_key(op: PtoOp) -> SSAValue | None:
     if _access(op) is None or not op.scalars:
         return None
     addr = op.scalars[0].owner
+    if isinstance(addr, IndexAddrOp):  # a window a run-time index moves: its tensor
+        addr = addr.base.owner
     tensor = getattr(addr, "tensor", None)
     return tensor if isinstance(tensor, SSAValue) else None
 

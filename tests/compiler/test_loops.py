@@ -507,3 +507,38 @@ def test_validator_rejects_a_conditional_body_that_changes_the_queues() -> None:
     bad = dataclasses.replace(em, program=broken, intents=intents, ifs=ifs, checks=checks)
     with pytest.raises(ValidationError, match="its body leaves the queues"):
         validate(bad, ptoc.MachineConfig())
+
+
+@ptoc.kernel
+def row_block_matmul(
+    a: ptoc.Tensor[ptoc.fp16, 64, 32],
+    b: ptoc.Tensor[ptoc.fp16, 32, 32],
+    c: ptoc.Tensor[F32, 64, 32],
+    n: ptoc.Scalar[ptoc.s32],
+):
+    for i in pt.range(0, n, 16):  # the A operand's window moves with the index
+        pt.store(c, pt.matmul(pt.load(a, rows=(i, 16)), pt.load(b), dtype=F32), rows=(i, 16))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_a_matmul_whose_operand_window_moves(machine) -> None:
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 32)).astype(np.float16)
+    out = ptoc.verify(ptoc.compile(row_block_matmul, machine), a=a, b=b, n=48)["c"]
+    want = a.astype(np.float64)[:48] @ b.astype(np.float64)
+    assert np.allclose(out[:48], want, rtol=1e-5, atol=1e-5) and not out[48:].any()
+
+
+@ptoc.kernel
+def store_then_load(
+    x: ptoc.Tensor[F32, 64, 32], buf: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32]
+):
+    for i in pt.range(0, 64, 8):
+        pt.store(buf, pt.exp(pt.load(x, rows=(i, 8))), rows=(i, 8))
+        # the load must see the store above: memory order through a moving window
+        pt.store(out, pt.load(buf, rows=(i, 8)) + 1.0, rows=(i, 8))
+
+
+def test_memory_order_holds_for_moving_windows() -> None:
+    ptoc.verify(store_then_load, x=_x(64, 32), buf=np.zeros((64, 32), np.float32))
