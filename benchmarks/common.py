@@ -42,10 +42,16 @@ def slug(name: str) -> str:
 
 
 def as_json(rows: list[Row]) -> list[dict[str, object]]:
-    """The table as plain data, one object per row keyed by :attr:`Row.row_key`."""
-    return [
-        {
-            "key": r.row_key,
+    """The table as plain data, one object per row keyed by :attr:`Row.row_key`; rows
+    that share a key (one measurement against several baselines) add their baseline's
+    slug to it."""
+    keys = [r.row_key for r in rows]
+    shared = {k for k in keys if keys.count(k) > 1}
+    out: list[dict[str, object]] = []
+    for r, k in zip(rows, keys, strict=True):
+        key = f"{k}__{slug(r.baseline_name)}" if k in shared else k
+        out.append({
+            "key": key,
             "name": r.name,
             "seconds": r.value,
             "baseline_seconds": r.baseline,
@@ -54,9 +60,8 @@ def as_json(rows: list[Row]) -> list[dict[str, object]]:
             "goal": r.goal,
             "meets_goal": None if r.goal is None else r.ratio <= r.goal,
             "note": r.note,
-        }
-        for r in rows
-    ]
+        })  # fmt: skip
+    return out
 
 
 def best_of(

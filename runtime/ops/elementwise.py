@@ -15,7 +15,9 @@ from types import MappingProxyType
 import numpy as np
 
 from ptoc.backend.isa import DataType, Executor, legality
+from ptoc.backend.isa.fields import DZ, NV, OF
 from ptoc.backend.isa.semantics.core import SemanticError
+from ptoc.backend.isa.semantics.fastpath import known_finite, remember_finite
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
@@ -42,6 +44,27 @@ from .common import (
     source_key,
 )
 
+#: IEEE operations whose every result is finite when their operands are finite and they
+#: raised no OF, NV or DZ on any PE (overflow, an invalid operation and a division by
+#: zero are the only ways such an operation makes an infinity or a NaN)
+FINITE_CLOSED = frozenset({"TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"})
+_FINITE_TYPES = frozenset({DataType.FP64, DataType.FP32, DataType.FP16, DataType.BF16})
+_NONFINITE = NV | DZ | OF
+
+
+def finite_closed(name: str, dt: DataType) -> bool:
+    """Does ``name`` at ``dt`` keep finite operands finite unless it raises OF/NV/DZ?"""
+    return name in FINITE_CLOSED and dt in _FINITE_TYPES
+
+
+def publish_finite(tile: Tile, operands: tuple[np.ndarray, ...], st: np.ndarray) -> None:
+    """Declare ``tile``'s every-PE valid region finite when its operation is
+    :func:`finite_closed`, every operand was already known finite (the fast path scanned
+    or was told so; nothing is scanned here) and the status has no OF/NV/DZ: the next
+    bundle reading the tile then skips its NaN/Inf scan."""
+    if all(known_finite(v) for v in operands) and not any(b & _NONFINITE for b in st.tobytes()):
+        remember_finite(region(tile, slice(None), None))
+
 
 def fused_runner(
     fn: Callable[..., tuple[np.ndarray, np.ndarray]],
@@ -65,6 +88,7 @@ def fused_runner(
     slot = dests.slots[0]
     push_spec = dests.push
     mask = slot.mask
+    closed = finite_closed(name, dt)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
@@ -80,12 +104,15 @@ def fused_runner(
             if t.key != key or t.mask & mask != mask:
                 return False
             tiles.append(t)
+        views = tuple(region(t, pidx, pkey) for t in tiles)
         try:
             push = state.check_push(push_spec)
-            res, st = fn(dt, *(region(t, pidx, pkey) for t in tiles))
+            res, st = fn(dt, *views)
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
         tile = build_tile(state, name, slot, res, pad, pes, pidx)
+        if closed and pkey is None:
+            publish_finite(tile, views, st)
         state.apply_push(push, [(slot.hand, tile)])
         or_status(state, st, pidx, p)
         return True
@@ -106,6 +133,7 @@ def binary(spec: Spec) -> Runner:
     dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
     key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
     enc = dt in ENCODING_TYPES
+    closed = finite_closed(spec.name, dt)
 
     def run(ctx: Ctx) -> None:
         a, b = ctx.sources
@@ -122,6 +150,10 @@ def binary(spec: Spec) -> Runner:
             same_rows(ctx, 1, b, slot.rows)
         res, st = fn(dt, va, vb)
         ctx.publish(slot, res, pad)
+        if closed and ctx.pkey is None:
+            tile = ctx.tiles[slot.k]
+            assert tile is not None
+            publish_finite(tile, (va, vb), st)
         ctx.add_status(st)
 
     if not enc:  # TF32/HF32 sources need their encodings checked: generic path only

@@ -76,7 +76,15 @@ from .floatfmt import CANONICAL_NAN, NV, NX, UF
 Result = tuple[np.ndarray, np.ndarray]
 _Check = Callable[..., np.ndarray]
 
-__all__ = ["binary", "enabled", "exact_only", "fold", "unary"]
+__all__ = [
+    "binary",
+    "enabled",
+    "exact_only",
+    "fold",
+    "known_finite",
+    "remember_finite",
+    "unary",
+]
 
 
 def _ieee_native() -> bool:
@@ -217,11 +225,32 @@ def _finite_operand(a: np.ndarray) -> bool:
         return True
     ok = bool(a.max() < np.inf) and bool(a.min() > -np.inf)
     if ok and _immutable(a):
-        if len(_FINITE) > 4096:  # only ever dead entries pile up
-            for k in [k for k, v in _FINITE.items() if v.ref() is None]:
-                del _FINITE[k]
-        _FINITE[key] = _Known(weakref.ref(a, partial(_forget, key)))
+        _remember(key, a)
     return ok
+
+
+def _remember(key: int, a: np.ndarray) -> None:
+    if len(_FINITE) > 4096:  # only ever dead entries pile up
+        for k in [k for k, v in _FINITE.items() if v.ref() is None]:
+            del _FINITE[k]
+    _FINITE[key] = _Known(weakref.ref(a, partial(_forget, key)))
+
+
+def known_finite(a: np.ndarray) -> bool:
+    """True when ``a`` is an immutable array already known to hold no NaN and no
+    infinity (scanned before, or declared by :func:`remember_finite`); never scans."""
+    known = _FINITE.get(id(a))
+    return known is not None and known.ref() is a
+
+
+def remember_finite(a: np.ndarray) -> None:
+    """Declare that the immutable array ``a`` holds no NaN and no infinity, so operations
+    reading it skip the scan. For callers that proved it without scanning, e.g. the
+    executor publishing an IEEE sum of finite operands that raised no OF/NV/DZ (the only
+    ways such a result can be infinite or NaN). A writable array is ignored (its
+    elements could still change)."""
+    if _immutable(a):
+        _remember(id(a), a)
 
 
 # ---------------------------------------------------------------- formats
