@@ -155,3 +155,36 @@ def test_an_overflowing_result_is_not_declared_finite() -> None:
     assert np.isinf(fast.tile("U#2").values).all() and np.isnan(fast.tile("U#1").values).all()
     assert np.array_equal(_raw(fast.tile("U#1").payload), _raw(exact.tile("U#1").payload))
     assert status == want == [[4 | 16] * 4, [0] * 4, [1] * 4]  # OF|NX, exact, NV
+
+
+EXPAND_OPS = ["TROWEXPANDMIN", "TROWEXPANDMAX", "TROWEXPANDADD", "TROWEXPANDSUB",
+              "TROWEXPANDMUL", "TROWEXPANDDIV"]  # fmt: skip
+
+
+@given(chains(), st.data())
+def test_chained_row_expansions_match_the_exact_engine(
+    case: tuple[DataType, int, int, list[np.ndarray], list[str]], data: st.DataObject
+) -> None:
+    """A full tile combined with a broadcast column, each result read by the next
+    bundle (the fused expansion path and its published facts against the engine)."""
+    dt, rows, cols, (full, other), _ = case
+    column = np.ascontiguousarray(other[:, :, :1])
+    ops = data.draw(st.lists(st.sampled_from(EXPAND_OPS), min_size=2, max_size=4))
+    size = size_for(dt, rows, cols)
+    bundles = []
+    for k, op in enumerate(ops):
+        srcs = "T#2, T#1" if k == 0 else "U#1, T#1"
+        bundles.append(
+            f"{op_def(op).bstart} {op}, {dt.name}\nB.DIM zero, {cols}, ->LB0\n"
+            f"B.DIM zero, {rows}, ->LB1\nB.IOT {srcs}, mask=1111, last, ->U<{size}>\nBSTOP\n"
+        )
+    fast, status = _run(dt, [full, column], bundles)
+    with fastpath.exact_only():
+        exact, want_status = _run(dt, [full, column], bundles)
+    assert status == want_status
+    want = exact.tiles()
+    got = fast.tiles()
+    assert got.keys() == want.keys()
+    for name, w in want.items():
+        assert np.array_equal(_raw(got[name].payload), _raw(w.payload)), name
+        assert np.array_equal(got[name].defined, w.defined), name

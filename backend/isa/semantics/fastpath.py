@@ -600,7 +600,19 @@ def _tiny_band(
 
 def _minmax(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
     """``HardwareNumericMinMaxSpecial``: ties keep the left operand, max(+0, -0) = +0,
-    min(+0, -0) = -0; any NaN operand goes to the engine."""
+    min(+0, -0) = -0; any NaN operand goes to the engine.
+
+    FP32/FP64 first try one native ``np.minimum``/``np.maximum``: it is the exact result
+    wherever the result is neither a NaN nor a zero (equal non-zero numbers share one
+    encoding, so which operand a tie returns does not matter), and it propagates every
+    NaN operand. The smallest magnitude of the result is positive exactly when the
+    result holds neither (a NaN propagates through the reduction, and NaN > 0 is
+    false); otherwise the general path below runs.
+    """
+    if f.same:
+        r = (np.minimum if op == "min" else np.maximum)(a, b)
+        if r.size and np.abs(r).min() > 0:
+            return r, np.zeros(p, np.uint8)
     x, y = f.widen(a), f.widen(b)
     pick = (x >= y) if op == "max" else (x <= y)
     r = np.where(pick, a, b)
