@@ -25,6 +25,8 @@ hook ``TileProfileConvert``, which is impdef except for E8M0 destinations
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import op as catalog_op
@@ -140,7 +142,7 @@ def _round_odd(x: np.ndarray) -> np.ndarray:
 #: B.DATR rounding modes as float64 operations that are exact for |x| < 2**52: there
 #: every float64 is a multiple of 2**-52 below 2**52, so the fraction ``x - trunc(x)``
 #: (or ``x - floor(x)``) is exact, and so is every integer result
-_NATIVE_ROUND = {
+_NATIVE_ROUND: dict[int, Callable[[np.ndarray], np.ndarray]] = {
     RTZ: np.trunc,
     RNE: np.rint,  # ties to even
     RTP: np.ceil,
