@@ -5,6 +5,7 @@ Benchmarks print ratios measured side by side in one run; nothing here is assert
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,10 +21,47 @@ class Row:
     baseline_name: str
     goal: float | None = None  # the ratio the issue aims for (at most)
     note: str = ""
+    #: the stable name of the row in ``run_all.py --json`` (default: derived from
+    #: ``name`` without its counts, so ``--quick`` and full runs share the keys)
+    key: str = ""
+
+    @property
+    def row_key(self) -> str:
+        return self.key or slug(self.name)
 
     @property
     def ratio(self) -> float:
         return self.value / self.baseline if self.baseline else float("inf")
+
+
+def slug(name: str) -> str:
+    """A stable key for a row name: lower case, counts such as ``x1000`` or ``435 ops``
+    dropped, other runs of non-alphanumerics turned into ``_``."""
+    text = re.sub(r"\bx[\d,]+\b|\b[\d,]+ ops\b", " ", name.lower())
+    return re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+
+
+def as_json(rows: list[Row]) -> list[dict[str, object]]:
+    """The table as plain data, one object per row keyed by :attr:`Row.row_key`; rows
+    that share a key (one measurement against several baselines) add their baseline's
+    slug to it."""
+    keys = [r.row_key for r in rows]
+    shared = {k for k in keys if keys.count(k) > 1}
+    out: list[dict[str, object]] = []
+    for r, k in zip(rows, keys, strict=True):
+        key = f"{k}__{slug(r.baseline_name)}" if k in shared else k
+        out.append({
+            "key": key,
+            "name": r.name,
+            "seconds": r.value,
+            "baseline_seconds": r.baseline,
+            "baseline": r.baseline_name,
+            "ratio": r.ratio,
+            "goal": r.goal,
+            "meets_goal": None if r.goal is None else r.ratio <= r.goal,
+            "note": r.note,
+        })  # fmt: skip
+    return out
 
 
 def best_of(

@@ -9,6 +9,8 @@ Imports only the standard library, numpy, ml_dtypes and ``ptoc.backend``.
     m.tile("T#1").values       # (pes, ValidRow, ValidCol)
 """
 
+from typing import TYPE_CHECKING
+
 from ptoc.backend.target import MachineConfig
 
 from .faults import (
@@ -25,12 +27,41 @@ from .faults import (
     TileLegalityFault,
     UnsupportedOperation,
 )
-from .grid import Grid, GridReport
-from .machine import Machine, MachineError, RunReport, TileView
 from .memory import GMError
-from .state import MachineSnapshot
-from .tiles import Layout
-from .trace import Trace, TraceRecord
+
+if TYPE_CHECKING:
+    from .grid import Grid, GridReport
+    from .machine import Machine, MachineError, RunReport, TileView
+    from .state import MachineSnapshot
+    from .tiles import Layout
+    from .trace import Trace, TraceRecord
+
+#: names imported on first use (the executor proper: importing the faults, as ``ptoc``
+#: does, must not load the machine)
+_LAZY = {
+    "Grid": ".grid",
+    "GridReport": ".grid",
+    "Machine": ".machine",
+    "MachineError": ".machine",
+    "RunReport": ".machine",
+    "TileView": ".machine",
+    "MachineSnapshot": ".state",
+    "Layout": ".tiles",
+    "Trace": ".trace",
+    "TraceRecord": ".trace",
+}
+
+
+def __getattr__(name: str) -> object:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'ptoc.runtime' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BundleControlFault",

@@ -11,7 +11,6 @@ the faulting block has no effect.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,9 +138,6 @@ class Machine:
             raise ConfigError(
                 f"cannot allocate the {self.config.gm_size}-byte global memory on this host"
             ) from None
-        self._compiled: OrderedDict[int, tuple[Program, BlockGraph, list[_Step]]] = (
-            OrderedDict()
-        )
 
     # ------------------------------------------------------------------ GM
 
@@ -429,18 +425,30 @@ class Machine:
         return t
 
     def _compile(self, program: Program) -> tuple[BlockGraph, list[_Step]]:
-        key = id(program)
-        hit = self._compiled.get(key)
-        if hit is not None and hit[0] is program:
-            self._compiled.move_to_end(key)
-            return hit[1], hit[2]
-        graph = program.graph()
-        addrs, _ = program.addresses()
-        steps = [_compile_block(b, addrs) for b in graph.blocks]
-        self._compiled[key] = (program, graph, steps)
-        if len(self._compiled) > 8:
-            self._compiled.popitem(last=False)
-        return graph, steps
+        return compiled(program)
+
+
+#: the attribute of a Program that holds its executable form (see :func:`compiled`)
+_STEPS = "_executable_steps"
+
+
+def compiled(program: Program) -> tuple[BlockGraph, list[_Step]]:
+    """The executable form of ``program``: its block graph and one step per block (tile
+    bundles as their validated :class:`BundlePlan`, scalar blocks compiled).
+
+    Built once and kept on the Program itself (which is immutable), so repeated runs,
+    new Machines and loop bodies executed many times reuse it: nothing in it depends on
+    the machine (each plan caches its static preparation per LB tuple, checked against
+    the running machine's PEs and queues when it executes).
+    """
+    hit = program.__dict__.get(_STEPS)
+    if hit is not None:
+        return hit
+    graph = program.graph()
+    addrs, _ = program.addresses()
+    steps = [_compile_block(b, addrs) for b in graph.blocks]
+    object.__setattr__(program, _STEPS, (graph, steps))  # a frozen dataclass: a cache
+    return graph, steps
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import bench_asm, bench_executor, bench_grid, bench_matmul, bench_report
-from benchmarks.common import render
+from benchmarks import (
+    bench_asm,
+    bench_executor,
+    bench_grid,
+    bench_import,
+    bench_loops,
+    bench_matmul,
+    bench_report,
+)
+from benchmarks.common import Row, as_json, render, slug
 
 
 def test_asm_benchmark_runs_on_a_small_program() -> None:
@@ -20,8 +28,30 @@ def test_asm_benchmark_runs_on_a_small_program() -> None:
 
 def test_executor_benchmark_runs_on_few_bundles() -> None:
     rows = bench_executor.rows(bundles=10)
-    assert len(rows) == 8 and all(r.value > 0 and r.baseline > 0 for r in rows)
-    assert "TADD FP32 64x256 mask 1111 x10" in render(rows)
+    assert all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert [r.row_key for r in rows] == [
+        "tadd_fresh", "tadd_same", "tadd_tiny", "trowexpandmin", "tsort", "tmrgsort",
+        "tmrgsort_argsort", "softmax_mix_fp32", "softmax_mix_fp16", "softmax_mix_bf16",
+        "softmax_run",
+    ]  # fmt: skip
+    assert rows[0].goal == 1.5 and "TADD FP32 64x256 fresh source x10" in render(rows)
+
+
+def test_row_keys_do_not_depend_on_the_counts() -> None:
+    assert slug("random corpus x6 (tiny)") == slug("random corpus x24 (tiny)")
+    assert slug("  <=16 live & fitting: 42 ops (tiny)") == "16_live_fitting_tiny"
+    data = as_json([Row("TADD x5", 2.0, 1.0, "numpy", 1.5, key="tadd")])
+    assert data == [{"key": "tadd", "name": "TADD x5", "seconds": 2.0,
+                     "baseline_seconds": 1.0, "baseline": "numpy", "ratio": 2.0,
+                     "goal": 1.5, "meets_goal": False, "note": ""}]  # fmt: skip
+    twice = as_json([Row("mm", 1.0, 1.0, "np FP16"), Row("mm", 1.0, 2.0, "np f32")])
+    assert [d["key"] for d in twice] == ["mm__np_fp16", "mm__np_f32"]
+
+
+def test_import_benchmark_reports_what_the_command_line_loads() -> None:
+    rows = bench_import.rows(repeat=1)
+    assert [r.row_key for r in rows] == ["import_ptoc", "ptoc_help"]
+    assert "xdsl" not in rows[1].note
 
 
 def test_matmul_benchmark_runs_on_a_small_shape() -> None:
@@ -41,3 +71,9 @@ def test_grid_benchmark_runs_on_a_small_grid() -> None:
     assert len(rows) == 3 and all(r.value > 0 and r.baseline > 0 for r in rows)
     text = render(rows)
     assert "grid 4 cores x 4 bundles, 2 workers" in text and "bit-identical" in text
+
+
+def test_loop_benchmark_runs_on_few_rows() -> None:
+    rows = bench_loops.rows(rows=64)
+    assert len(rows) == 3 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert "loop run, per bundle" in render(rows)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from functools import cached_property
 
-import ml_dtypes
 import numpy as np
 
 
@@ -66,17 +66,28 @@ class DTypeInfo:
     ``carrier`` is the numpy dtype the executor stores one logical element in. Formats
     that numpy and ml_dtypes do not model (HiF8, E1M2X2, HiF4X2, and the reduced
     TF32/HF32 mantissas) are carried as raw bits of the container width; their
-    arithmetic lives in ``ptoc.backend.isa.semantics``.
+    arithmetic lives in ``ptoc.backend.isa.semantics``. ``carrier_name`` names it (a
+    numpy type, or ``ml_dtypes.<name>``); ml_dtypes is imported on the first use of an
+    ml_dtypes carrier, so importing the ISA does not load its extension.
     """
 
     dtype: DataType
     bits: int
-    carrier: np.dtype
+    carrier_name: str
     type_class: TypeClass
     #: the element's interpretation inside a packed pair (4-bit types only)
     lane: TypeClass | None = None
     #: True when ``carrier`` is an exact numeric model of the format
     exact_carrier: bool = True
+
+    @cached_property
+    def carrier(self) -> np.dtype:
+        module, _, attr = self.carrier_name.rpartition(".")
+        if module == "ml_dtypes":
+            import ml_dtypes
+
+            return np.dtype(getattr(ml_dtypes, attr))
+        return np.dtype(attr)
 
     @property
     def name(self) -> str:
@@ -108,12 +119,13 @@ class DTypeInfo:
 def _info(
     dt: DataType,
     bits: int,
-    carrier: type | np.dtype,
+    carrier: type | str,
     cls: TypeClass,
     lane: TypeClass | None = None,
     exact: bool = True,
 ) -> DTypeInfo:
-    return DTypeInfo(dt, bits, np.dtype(carrier), cls, lane, exact)
+    name = carrier if isinstance(carrier, str) else np.dtype(carrier).name
+    return DTypeInfo(dt, bits, name, cls, lane, exact)
 
 
 _F, _S, _U, _P = TypeClass.FLOAT, TypeClass.SIGNED, TypeClass.UNSIGNED, TypeClass.PACKED4
@@ -126,26 +138,26 @@ DTYPES: dict[DataType, DTypeInfo] = {
         _info(DataType.TF32, 32, np.float32, _F, exact=False),
         _info(DataType.HF32, 32, np.float32, _F, exact=False),
         _info(DataType.FP16, 16, np.float16, _F),
-        _info(DataType.BF16, 16, ml_dtypes.bfloat16, _F),
+        _info(DataType.BF16, 16, "ml_dtypes.bfloat16", _F),
         _info(DataType.HiF8, 8, np.uint8, _F, exact=False),
-        _info(DataType.E4M3, 8, ml_dtypes.float8_e4m3fn, _F),
-        _info(DataType.E5M2, 8, ml_dtypes.float8_e5m2, _F),
-        _info(DataType.E3M2, 8, ml_dtypes.float6_e3m2fn, _F),
-        _info(DataType.E2M3, 8, ml_dtypes.float6_e2m3fn, _F),
-        _info(DataType.E2M1X2, 4, ml_dtypes.float4_e2m1fn, _P, _F),
+        _info(DataType.E4M3, 8, "ml_dtypes.float8_e4m3fn", _F),
+        _info(DataType.E5M2, 8, "ml_dtypes.float8_e5m2", _F),
+        _info(DataType.E3M2, 8, "ml_dtypes.float6_e3m2fn", _F),
+        _info(DataType.E2M3, 8, "ml_dtypes.float6_e2m3fn", _F),
+        _info(DataType.E2M1X2, 4, "ml_dtypes.float4_e2m1fn", _P, _F),
         _info(DataType.E1M2X2, 4, np.uint8, _P, _F, exact=False),
-        _info(DataType.E8M0, 8, ml_dtypes.float8_e8m0fnu, _F),
+        _info(DataType.E8M0, 8, "ml_dtypes.float8_e8m0fnu", _F),
         _info(DataType.HiF4X2, 4, np.uint8, _P, _F, exact=False),
         _info(DataType.S64, 64, np.int64, _S),
         _info(DataType.S32, 32, np.int32, _S),
         _info(DataType.S16, 16, np.int16, _S),
         _info(DataType.S8, 8, np.int8, _S),
-        _info(DataType.S4X2, 4, ml_dtypes.int4, _P, _S),
+        _info(DataType.S4X2, 4, "ml_dtypes.int4", _P, _S),
         _info(DataType.U64, 64, np.uint64, _U),
         _info(DataType.U32, 32, np.uint32, _U),
         _info(DataType.U16, 16, np.uint16, _U),
         _info(DataType.U8, 8, np.uint8, _U),
-        _info(DataType.U4X2, 4, ml_dtypes.uint4, _P, _U),
+        _info(DataType.U4X2, 4, "ml_dtypes.uint4", _P, _U),
     )
 }
 

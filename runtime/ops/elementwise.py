@@ -15,7 +15,9 @@ from types import MappingProxyType
 import numpy as np
 
 from ptoc.backend.isa import DataType, Executor, legality
+from ptoc.backend.isa.fields import DZ, NV, OF
 from ptoc.backend.isa.semantics.core import SemanticError
+from ptoc.backend.isa.semantics.fastpath import known_finite, remember_finite
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
@@ -42,17 +44,43 @@ from .common import (
     source_key,
 )
 
+#: IEEE operations (``OpRow.arith``) whose every result is finite when their operands
+#: are finite and they raised no OF, NV or DZ on any PE (overflow, an invalid operation
+#: and a division by zero are the only ways they make an infinity or a NaN)
+FINITE_CLOSED = frozenset({"add", "sub", "mul", "div", "max", "min"})
+_FINITE_TYPES = frozenset({DataType.FP64, DataType.FP32, DataType.FP16, DataType.BF16})
+_NONFINITE = NV | DZ | OF
+
+
+def finite_closed(spec: Spec, dt: DataType) -> bool:
+    """Does the bundle's operation at ``dt`` keep finite operands finite unless it
+    raises OF/NV/DZ?"""
+    return spec.row.arith in FINITE_CLOSED and dt in _FINITE_TYPES
+
+
+def publish_finite(tile: Tile, operands: tuple[np.ndarray, ...], st: np.ndarray) -> None:
+    """Declare ``tile``'s every-PE valid region finite when its operation is
+    :func:`finite_closed`, every operand was already known finite (the fast path scanned
+    or was told so; nothing is scanned here) and the status has no OF/NV/DZ: the next
+    bundle reading the tile then skips its NaN/Inf scan."""
+    if all(known_finite(v) for v in operands) and not any(b & _NONFINITE for b in st.tobytes()):
+        remember_finite(region(tile, slice(None), None))
+
 
 def fused_runner(
     fn: Callable[..., tuple[np.ndarray, np.ndarray]],
     dt: DataType,
     dests: Dests,
-    key: tuple[object, ...] | None,
+    keys: tuple[tuple[object, ...] | None, ...] | None,
     pad: int,
     name: str,
+    closed: bool = False,
 ) -> Fused:
-    """The fused form (``engine.execute_untraced``) of a one-destination elementwise
-    bundle whose sources all carry the expected descriptor ``key``.
+    """The fused form (``engine.execute_untraced``) of a one-destination bundle whose
+    sources carry the expected descriptors ``keys`` (one :attr:`Tile.key` per source in
+    binding order; a 5-tuple prefix accepts any physical Rows), computing
+    ``fn(dt, *valid regions)``; ``closed``: publish finite results as known finite
+    (:func:`publish_finite`).
 
     It performs what the generic runner and ``engine.commit`` do on that path -- source
     lookup, mask coverage, capacity, computation, publication, status -- without the
@@ -60,11 +88,12 @@ def fused_runner(
     descriptor, an allocation or semantic fault) returns False before any effect, and
     the generic path then raises the fault in its order.
     """
-    if key is None or dests.fault is not None or len(dests.slots) != 1:
+    if keys is None or None in keys or dests.fault is not None or len(dests.slots) != 1:
         return _never
     slot = dests.slots[0]
     push_spec = dests.push
     mask = slot.mask
+    prefix = tuple(len(k) == 5 for k in keys if k is not None)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
@@ -73,19 +102,28 @@ def fused_runner(
             return False
         queues, depth = state.queues, cfg.depth
         tiles: list[Tile] = []
-        for hand, index, _ in plan.source_pos:
+        for (hand, index, _), want, part in zip(plan.source_pos, keys, prefix, strict=True):
             if hand >= len(queues) or index > depth or index > len(queues[hand]):
                 return False
             t = queues[hand][index - 1]
-            if t.key != key or t.mask & mask != mask:
+            k = t.key
+            if part:
+                if k[:5] != want or not k[6]:
+                    return False
+            elif k != want:
+                return False
+            if t.mask & mask != mask:
                 return False
             tiles.append(t)
+        views = tuple(region(t, pidx, pkey) for t in tiles)
         try:
             push = state.check_push(push_spec)
-            res, st = fn(dt, *(region(t, pidx, pkey) for t in tiles))
+            res, st = fn(dt, *views)
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
         tile = build_tile(state, name, slot, res, pad, pes, pidx)
+        if closed and pkey is None:
+            publish_finite(tile, views, st)
         state.apply_push(push, [(slot.hand, tile)])
         or_status(state, st, pidx, p)
         return True
@@ -106,6 +144,7 @@ def binary(spec: Spec) -> Runner:
     dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
     key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
     enc = dt in ENCODING_TYPES
+    closed = finite_closed(spec, dt)
 
     def run(ctx: Ctx) -> None:
         a, b = ctx.sources
@@ -122,10 +161,14 @@ def binary(spec: Spec) -> Runner:
             same_rows(ctx, 1, b, slot.rows)
         res, st = fn(dt, va, vb)
         ctx.publish(slot, res, pad)
+        if closed and ctx.pkey is None:
+            tile = ctx.tiles[slot.k]
+            assert tile is not None
+            publish_finite(tile, (va, vb), st)
         ctx.add_status(st)
 
     if not enc:  # TF32/HF32 sources need their encodings checked: generic path only
-        run.fused = fused_runner(fn, dt, dests, key, pad, spec.name)  # type: ignore[attr-defined]
+        run.fused = fused_runner(fn, dt, dests, (key, key), pad, spec.name, closed)  # type: ignore[attr-defined]
     return run
 
 
@@ -154,7 +197,7 @@ def unary(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     if not enc:
-        run.fused = fused_runner(fn, dt, dests, key, pad, spec.name)  # type: ignore[attr-defined]
+        run.fused = fused_runner(fn, dt, dests, (key,), pad, spec.name)  # type: ignore[attr-defined]
     return run
 
 

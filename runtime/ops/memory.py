@@ -17,13 +17,47 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+import numpy as np
+
 from ptoc.backend.isa import DTYPE_NONE, DataType, Executor
 from ptoc.backend.isa.fields import MODEL_TILE_ELEMENTS
 
 from ..engine import Ctx, Preparer, Runner
-from ..memory import dense_stride, footprint, gather, scatter_plan
+from ..memory import Footprint, dense_stride, footprint, gather, scatter_plan
 from ..spec import Shape, Spec
 from .layout import check_dest_layout, generic_shape, require_optional_dims
+
+#: footprints a TLOAD/TSTORE plan keeps (per distinct base and stride registers), and
+#: the largest address array kept (bytes): the cache stays small however long the run
+FOOTPRINTS_PER_PLAN = 8
+FOOTPRINT_BYTES = 1 << 18
+
+
+class _Footprints:
+    """The probed footprints of one TLOAD/TSTORE plan, by the registers that determine
+    them: a bundle run again with the same base and stride on the same memory size and
+    PEs (a loop body, a repeated run, a new Machine) reuses its address array and its
+    bounds and alignment proof. Only successful probes are kept, so a faulting footprint
+    is probed (and raises) again every time."""
+
+    __slots__ = ("cols", "dt", "entries", "rows", "write")
+
+    def __init__(self, dt: DataType, rows: int, cols: int, write: bool) -> None:
+        self.dt, self.rows, self.cols, self.write = dt, rows, cols, write
+        self.entries: dict[tuple[object, ...], Footprint] = {}
+
+    def get(self, ctx: Ctx, base: np.ndarray, stride: np.ndarray) -> Footprint:
+        gm_size = ctx.state.config.gm_size
+        key = (base.tobytes(), stride.tobytes(), gm_size, ctx.pes)
+        fp = self.entries.get(key)
+        if fp is None:
+            fp = footprint(self.dt, base, stride, self.rows, self.cols, gm_size, ctx.name,
+                           self.write, ctx.pes)  # fmt: skip
+            if fp.addr.nbytes <= FOOTPRINT_BYTES:
+                if len(self.entries) >= FOOTPRINTS_PER_PLAN:
+                    self.entries.pop(next(iter(self.entries)))
+                self.entries[key] = fp
+        return fp
 
 
 def _tlsu_schema(spec: Spec) -> None:
@@ -42,14 +76,14 @@ def tload(spec: Spec) -> Runner:
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
+    footprints = _Footprints(dt, shape.valid_rows, shape.valid_cols, False)
 
     def run(ctx: Ctx) -> None:
         (slot,) = ctx.allocate((dt, shape, dst_layout))
         check_dest_layout(ctx, slot)
         base = ctx.gpr_slot(0)
         stride = ctx.gpr_slot(1, dense_stride(shape.cols, dt))
-        fp = footprint(dt, base, stride, shape.valid_rows, shape.valid_cols,
-                       ctx.state.config.gm_size, ctx.name, False, ctx.pes)  # fmt: skip
+        fp = footprints.get(ctx, base, stride)
         if ctx.state.access_log is not None:  # a grid launch records what it read (D13)
             ctx.state.access_log.read_footprint(fp)
         ctx.publish(slot, gather(ctx.state.gm, fp, dt))
@@ -63,6 +97,7 @@ def tstore(spec: Spec) -> Runner:
     dt = spec.dtype()
     require_optional_dims(spec)
     src_layout, _ = spec.layouts()
+    by_shape: dict[tuple[int, int], _Footprints] = {}  # the shape may come from the tile
 
     def run(ctx: Ctx) -> None:
         t = ctx.source(0, dt, layout=src_layout)
@@ -76,8 +111,13 @@ def tstore(spec: Spec) -> Runner:
             raise ctx.illegal(f"{ctx.name} ValidCol (LB0) exceeds Col (LB2)")
         base = ctx.gpr_slot(0)
         stride = ctx.gpr_slot(1, dense_stride(shape.cols, dt))
-        fp = footprint(dt, base, stride, shape.valid_rows, shape.valid_cols,
-                       ctx.state.config.gm_size, ctx.name, True, ctx.pes)  # fmt: skip
+        footprints = by_shape.get((shape.valid_rows, shape.valid_cols))
+        if footprints is None:
+            footprints = _Footprints(dt, shape.valid_rows, shape.valid_cols, True)
+            if len(by_shape) >= FOOTPRINTS_PER_PLAN:
+                by_shape.pop(next(iter(by_shape)))
+            by_shape[(shape.valid_rows, shape.valid_cols)] = footprints
+        fp = footprints.get(ctx, base, stride)
         vals = t.payload[ctx.pidx, : shape.valid_rows, : shape.valid_cols]
         ctx.gm_writes.extend(scatter_plan(ctx.state.gm, fp, vals, stride))
 

@@ -14,14 +14,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import astuple
 from types import MappingProxyType
+
+import numpy as np
 
 from ptoc.backend.isa import Axis, DataType, Executor, OperandKind
 from ptoc.backend.isa.semantics import expand as sx
 
 from ..engine import Ctx, Preparer, Runner, make_dests
 from ..spec import Shape, Spec
-from .common import RM, require_encodings, same_rows
+from .common import ENCODING_TYPES, RM, require_encodings, same_rows, source_key
+from .elementwise import finite_closed, fused_runner
 
 
 def reduction(spec: Spec) -> Runner:
@@ -94,6 +98,17 @@ def expansion(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if not copy and not expdif and b_index == 1 and src_dt not in ENCODING_TYPES:
+        vshape = (shape.valid_rows, shape.valid_cols)
+        rows = dests.slots[0].rows if dests.slots else None
+        # the broadcast source may have any physical Rows: its key prefix is matched
+        keys = (source_key(src_dt, shape, rows), (src_dt, RM, *astuple(b_shape)))
+
+        def expand(dt: DataType, vs: np.ndarray, vb: np.ndarray) -> tuple:
+            return fn(dt, vs, vb, vshape)
+
+        closed = finite_closed(spec, src_dt)
+        run.fused = fused_runner(expand, src_dt, dests, keys, pad, spec.name, closed)  # type: ignore[attr-defined]
     return run
 
 

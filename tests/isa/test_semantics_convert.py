@@ -475,3 +475,62 @@ def test_e8m0_rounds_the_exponent_not_the_value() -> None:
     for rmode in range(8):
         r, s = convert(D.FP32, D.E8M0, f32([0x7F400000]), rmode)  # 1.5 * 2**127
         assert int(core.to_bits(r).ravel()[0]) == 0xFF and s[0] == OF | NX
+
+
+# ------------------------------------------------- float -> int: native path vs exact
+
+
+def _f2i_edges() -> list[float]:
+    """float64 values at every boundary float -> int rounding has: zeros, subnormals,
+    ties k + 0.5 and their neighbours, neighbours of the integer range limits of every
+    destination width, 2**52 (where float64 spacing reaches 1), huge, Inf and NaN."""
+    edges = [0.0, 5e-324, 2.2250738585072014e-308, 0.3, 0.49999999999999994, 0.5, 0.7]
+    edges += [1.5, 2.5, 3.5, 2.4999999999999996, 2.5000000000000004, 7.0]
+    for w in (3, 4, 7, 8, 15, 16, 31, 32, 52, 53, 63, 64):
+        for base in (2.0 ** (w - 1), 2.0**w):
+            edges += [base - 1, base - 0.5, base, base + 0.5, base + 1]
+    edges += [1e300, float("inf"), float("nan")]
+    return edges + [-v for v in edges]
+
+
+def _f2i_values() -> st.SearchStrategy[float]:
+    bits = st.integers(0, (1 << 64) - 1).map(
+        lambda b: float(np.array(b, np.uint64).view(np.float64))
+    )
+    return st.one_of(
+        st.sampled_from(_f2i_edges()), st.floats(-1e4, 1e4), st.floats(allow_nan=True), bits
+    )
+
+
+F2I_DESTS = [D.S64, D.S32, D.S16, D.S8, D.S4X2, D.U64, D.U32, D.U16, D.U8, D.U4X2]
+
+
+def _f2i_same(x: np.ndarray, dst: D, rmode: int, sat: bool) -> None:
+    from ptoc.backend.isa.semantics import fastpath
+    from ptoc.backend.isa.semantics.convert import float_to_int
+
+    got, got_flags = float_to_int(x, dst, rmode, sat)
+    with fastpath.exact_only():
+        want, want_flags = float_to_int(x, dst, rmode, sat)
+    assert got.dtype == want.dtype
+    assert np.array_equal(got.astype(np.int64), want.astype(np.int64))
+    assert np.array_equal(got_flags, want_flags)
+
+
+@pytest.mark.parametrize("dst", F2I_DESTS)
+@pytest.mark.parametrize("rmode", range(8))
+def test_float_to_int_native_path_matches_the_exact_path_at_the_edges(
+    dst: D, rmode: int
+) -> None:
+    """Every rounding mode (0 = RTZ) x integer destination x saturation, at every edge."""
+    x = np.array(_f2i_edges(), np.float64)
+    for sat in (False, True):
+        _f2i_same(x, dst, rmode, sat)
+
+
+@given(st.lists(_f2i_values(), min_size=1, max_size=24), st.sampled_from(F2I_DESTS),
+       st.integers(0, 7), st.booleans())  # fmt: skip
+def test_float_to_int_native_path_matches_the_exact_path(
+    values: list[float], dst: D, rmode: int, sat: bool
+) -> None:
+    _f2i_same(np.array(values, np.float64), dst, rmode, sat)

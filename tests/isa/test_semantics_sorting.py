@@ -302,3 +302,23 @@ def test_direction_per_pe_from_gpr():
     assert descending_gpr_legal(np.array([2], np.uint64)) is not None
     with pytest.raises(SemanticError):
         tsort(FP32, v, 8, np.array([0, 2], np.uint64))
+
+
+def test_tsort_rows_too_wide_for_the_packed_key_sort_stably():
+    """Rows whose group, key and column do not fit one 64-bit packed key (never a legal
+    tile, but the function takes any array) fall back to a stable argsort: the same
+    order as the packed unique-key sort."""
+    from ptoc.backend.isa.semantics.sorting import _group_order, _sort_key
+
+    rng = np.random.default_rng(7)
+    c = 70_000
+    x = rng.choice(np.array([0.0, -0.0, 1.5, -2.0, np.nan], np.float32), (1, 1, c))
+    key, _ = _sort_key(FP32, x, False)
+    order = _group_order(FP32, key.copy(), 2)
+    bits = x.view(np.uint32).reshape(-1).tolist()
+    want = []
+    for g in range(c // 2):
+        ka = oracle_key(FP32, bits[2 * g], False)
+        kb = oracle_key(FP32, bits[2 * g + 1], False)
+        want += [2 * g + 1, 2 * g] if kb < ka else [2 * g, 2 * g + 1]
+    assert order.reshape(-1).tolist() == want

@@ -31,6 +31,7 @@ def local_cluster() -> distributed.LocalCluster:
 @pytest.fixture(scope="module")
 def client() -> Iterator[distributed.Client]:
     with local_cluster() as cluster, distributed.Client(cluster) as c:
+        c.wait_for_workers(2, timeout=120)  # a loaded host starts them slowly
         yield c
 
 
@@ -57,6 +58,7 @@ def test_a_mismatch_on_the_cluster_reports_the_first_failing_seed(
 
 
 def test_ptoc_verify_on_a_cluster_address(client: distributed.Client, capsys) -> None:
+    client.wait_for_workers(2, timeout=120)
     address = client.scheduler.address
     spec = f"{HERE / 'kernels.py'}::double"
     assert main(["verify", spec, "--runs", "30", "--cluster", address]) == 0

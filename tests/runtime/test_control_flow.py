@@ -15,6 +15,7 @@ from ptoc.backend.target import ConfigError, MachineConfig
 from ptoc.runtime import Machine
 from ptoc.runtime.cli import run_main
 from ptoc.runtime.faults import BundleControlFault, InstructionPCFault, StepBoundExceeded
+from ptoc.runtime.machine import compiled
 
 COUNTDOWN = """\
 BSTART.STD FALL
@@ -306,10 +307,44 @@ def test_loop_over_tile_bundles_with_register_dims() -> None:
         cols = n - k
         assert np.array_equal(out[k, :cols], src[:cols] + np.float32(0.5))
         assert np.all(out[k, cols:] == -1)
-    _, _, steps = m._compiled[id(prog)]  # the compiled program (white box: the caches)
+    _, steps = compiled(prog)  # the compiled program (white box: the caches)
     plans = [payload for kind, _, payload in steps if kind == "tile"]
     assert [len(p.cache) for p in plans] == [n, n, 1]  # TSTORE takes its shape from the tile
     m.set_gpr("a0", n)
     m.set_gpr("a2", 0x2000)
     m.run(prog)  # a second run reuses the plans and their caches
     assert [len(p.cache) for p in plans] == [n, n, 1]
+
+
+def test_program_keeps_its_executable_form_across_machines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The block graph, the compiled scalar blocks and the validated bundle plans live on
+    the Program: a new Machine running it builds none of them again, and the loop body's
+    per-shape preparation is reused (one entry per LB tuple, never per run)."""
+    n = 3
+    prog = Program.parse(TILE_LOOP)
+    graphs = []
+    real = Program.graph
+
+    def counted(self: Program):  # type: ignore[no-untyped-def]
+        graphs.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Program, "graph", counted)
+    outs, sizes = [], []
+    for _ in range(3):
+        m = Machine("gm_size=65536,depth=4")
+        m.load_gm(0x1000, np.arange(1, 9, dtype=np.float32))
+        m.set_gpr("a0", n)
+        m.set_gpr("a1", 0x1000)
+        m.set_gpr("a2", 0x2000)
+        m.set_gpr("a4", int(np.float32(0.5).view(np.uint32)))
+        m.run(prog)
+        outs.append(m.read_gm(0x2000, np.float32, (n, 8)))
+        _, steps = compiled(prog)
+        sizes.append([len(p.cache) for kind, _, p in steps if kind == "tile"])
+    assert len(graphs) == 1
+    assert all(np.array_equal(o, outs[0]) for o in outs)
+    assert sizes[0] == sizes[1] == sizes[2]
+    assert sizes[0][0] >= n and sizes[0][2] == 1

@@ -25,10 +25,13 @@ hook ``TileProfileConvert``, which is impdef except for E8M0 destinations
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import op as catalog_op
 from ..datatypes import DataType, info
+from . import fastpath as _fp
 from .core import (
     NV,
     SemanticError,
@@ -38,7 +41,21 @@ from .core import (
     round_float,
     to_bits,
 )
-from .floatfmt import RNE, RTZ, _round_at, bitlen, classify, decode, encode_parts, parts_of
+from .floatfmt import (
+    RHB,
+    RNA,
+    RNE,
+    RTM,
+    RTO,
+    RTP,
+    RTZ,
+    _round_at,
+    bitlen,
+    classify,
+    decode,
+    encode_parts,
+    parts_of,
+)
 
 __all__ = ["convert", "float_to_int", "int_to_float", "int_to_int"]
 
@@ -102,6 +119,71 @@ def float_to_int(
     """
     x = np.asarray(x, np.float64)
     rmode = rmode or RTZ
+    if _fp.enabled() and rmode in _NATIVE_ROUND:
+        return _float_to_int_native(x, dst, rmode, sat, nan)
+    return _float_to_int_exact(x, dst, rmode, sat, nan)
+
+
+def _round_away(x: np.ndarray) -> np.ndarray:
+    t = np.trunc(x)
+    return t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0.0)
+
+
+def _round_half_up(x: np.ndarray) -> np.ndarray:
+    t = np.floor(x)
+    return t + (x - t >= 0.5)
+
+
+def _round_odd(x: np.ndarray) -> np.ndarray:
+    t = np.trunc(x)
+    return t + np.where((t != x) & (np.fmod(t, 2.0) == 0), np.sign(x), 0.0)
+
+
+#: B.DATR rounding modes as float64 operations that are exact for |x| < 2**52: there
+#: every float64 is a multiple of 2**-52 below 2**52, so the fraction ``x - trunc(x)``
+#: (or ``x - floor(x)``) is exact, and so is every integer result
+_NATIVE_ROUND: dict[int, Callable[[np.ndarray], np.ndarray]] = {
+    RTZ: np.trunc,
+    RNE: np.rint,  # ties to even
+    RTP: np.ceil,
+    RTM: np.floor,
+    RNA: _round_away,  # ties away from zero
+    RHB: _round_half_up,  # ties toward +Inf
+    RTO: _round_odd,  # truncate, then make an inexact magnitude odd
+}
+
+
+def _float_to_int_native(
+    x: np.ndarray, dst: DataType, rmode: int, sat: bool, nan: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`float_to_int` computed natively where that is provably exact: finite
+    values below 2**52 in magnitude whose rounded integer lies in ``dst``'s range (the
+    integer and its inexactness are then exact in float64, and the only flag is NX).
+    Every other element -- NaN, infinity, huge or out of range -- is handed to the exact
+    path as one subset."""
+    with np.errstate(invalid="ignore"):
+        r = _NATIVE_ROUND[rmode](x)
+        lo, hi = _int_range(dst)
+        ok = (np.abs(x) < 2.0**52) & (r >= lo) & (r <= hi)
+    if nan is not None:
+        ok &= ~nan
+    word = np.where(ok, r, 0.0).astype(np.int64).view(_U64)
+    res = _from_int64_bits(word, dst)
+    flags = np.where(r != x, np.uint8(16), np.uint8(0))
+    if not ok.all():
+        bad = ~ok
+        sub, sub_flags = _float_to_int_exact(
+            x[bad], dst, rmode, sat, None if nan is None else nan[bad]
+        )
+        res[bad] = sub
+        flags[bad] = sub_flags
+    return res, flags
+
+
+def _float_to_int_exact(
+    x: np.ndarray, dst: DataType, rmode: int, sat: bool, nan: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`float_to_int` by exact integer arithmetic on the float64 parts."""
     nan = np.isnan(x) if nan is None else nan
     inf = np.isinf(x)
     neg, m, e = parts_of(np.where(nan | inf, 0.0, x))

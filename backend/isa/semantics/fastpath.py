@@ -63,20 +63,27 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, cached_property, partial
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from ..datatypes import DataType
+from ..datatypes import DataType, info
 from . import floatarith as _fa
 from .floatfmt import CANONICAL_NAN, NV, NX, UF
 
 Result = tuple[np.ndarray, np.ndarray]
 _Check = Callable[..., np.ndarray]
 
-__all__ = ["binary", "enabled", "exact_only", "fold", "unary"]
+__all__ = [
+    "binary",
+    "enabled",
+    "exact_only",
+    "fold",
+    "known_finite",
+    "remember_finite",
+    "unary",
+]
 
 
 def _ieee_native() -> bool:
@@ -217,17 +224,43 @@ def _finite_operand(a: np.ndarray) -> bool:
         return True
     ok = bool(a.max() < np.inf) and bool(a.min() > -np.inf)
     if ok and _immutable(a):
-        if len(_FINITE) > 4096:  # only ever dead entries pile up
-            for k in [k for k, v in _FINITE.items() if v.ref() is None]:
-                del _FINITE[k]
-        _FINITE[key] = _Known(weakref.ref(a, partial(_forget, key)))
+        _remember(key, a)
     return ok
+
+
+def _remember(key: int, a: np.ndarray) -> None:
+    if len(_FINITE) > 4096:  # only ever dead entries pile up
+        for k in [k for k, v in _FINITE.items() if v.ref() is None]:
+            del _FINITE[k]
+    _FINITE[key] = _Known(weakref.ref(a, partial(_forget, key)))
+
+
+def known_finite(a: np.ndarray) -> bool:
+    """True when ``a`` is an immutable array already known to hold no NaN and no
+    infinity (scanned before, or declared by :func:`remember_finite`); never scans."""
+    known = _FINITE.get(id(a))
+    return known is not None and known.ref() is a
+
+
+def remember_finite(a: np.ndarray) -> None:
+    """Declare that the immutable array ``a`` holds no NaN and no infinity, so operations
+    reading it skip the scan. For callers that proved it without scanning, e.g. the
+    executor publishing an IEEE sum of finite operands that raised no OF/NV/DZ (the only
+    ways such a result can be infinite or NaN). A writable array is ignored (its
+    elements could still change)."""
+    if _immutable(a):
+        _remember(id(a), a)
 
 
 # ---------------------------------------------------------------- formats
 
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
+@cache
+def _bf16() -> np.dtype:
+    """The bfloat16 carrier (ml_dtypes is imported on first use, not with the ISA)."""
+    return info(DataType.BF16).carrier
+
+
 _F16, _F32, _F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 
 
@@ -252,15 +285,14 @@ def _bf16_from_f64(y: np.ndarray) -> np.ndarray:
     ) >> np.uint64(45)
     normal = mag >= np.uint64(897 << 7)  # zero (and anything below the normal range) -> 0
     mag = np.minimum(mag - np.uint64(896 << 7), np.uint64(0x7F80)) * normal  # above: Inf
-    return (sign | mag).astype(np.uint16).view(_BF16)
+    return (sign | mag).astype(np.uint16).view(_bf16())
 
 
 @dataclass(frozen=True, eq=False)
 class _Fmt:
-    """How one DataType is computed natively."""
+    """How one DataType is computed natively (``carrier`` resolved on first use)."""
 
     dt: DataType
-    carrier: np.dtype
     comp: np.dtype  # native compute type: the carrier, or float32 for FP16/BF16
     min_normal: float
     max_finite: float
@@ -274,6 +306,10 @@ class _Fmt:
     def same(self) -> bool:
         return self.low_mask == 0
 
+    @cached_property
+    def carrier(self) -> np.dtype:
+        return info(self.dt).carrier
+
 
 #: float32 value of every FP16 encoding: a table lookup widens FP16 about 2.5 times
 #: faster than numpy's float16 -> float32 cast, which is scalar code on many builds
@@ -284,23 +320,31 @@ def _widen_f16(a: np.ndarray) -> np.ndarray:
     return np.take(_F16_TO_F32, a.view(np.uint16))
 
 
-def _astype(dt: np.dtype) -> Callable[[np.ndarray], np.ndarray]:
-    def conv(a: np.ndarray) -> np.ndarray:
-        return a.astype(dt)
+def _astype(dt: np.dtype | Callable[[], np.dtype]) -> Callable[[np.ndarray], np.ndarray]:
+    """``a.astype(dt)``; ``dt`` may be a function giving the dtype on first use."""
+    if isinstance(dt, np.dtype):
 
-    return conv
+        def conv(a: np.ndarray) -> np.ndarray:
+            return a.astype(dt)
+
+        return conv
+
+    def lazy(a: np.ndarray) -> np.ndarray:
+        return a.astype(dt())
+
+    return lazy
 
 
 FORMATS: dict[DataType, _Fmt] = {
-    DataType.FP64: _Fmt(DataType.FP64, _F64, _F64, 2.0**-1022,
+    DataType.FP64: _Fmt(DataType.FP64, _F64, 2.0**-1022,
                         float(np.finfo(np.float64).max), 0, _same, _same, _same),
-    DataType.FP32: _Fmt(DataType.FP32, _F32, _F32, 2.0**-126,
+    DataType.FP32: _Fmt(DataType.FP32, _F32, 2.0**-126,
                         float(np.finfo(np.float32).max), 0, _same, _same, _astype(_F32)),
-    DataType.FP16: _Fmt(DataType.FP16, _F16, _F32, 2.0**-14, 65504.0, 0x1FFF,
+    DataType.FP16: _Fmt(DataType.FP16, _F32, 2.0**-14, 65504.0, 0x1FFF,
                         _widen_f16, _astype(_F16), _astype(_F16)),
-    DataType.BF16: _Fmt(DataType.BF16, _BF16, _F32, 2.0**-126,
-                        float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), 0xFFFF,
-                        _astype(_F32), _astype(_BF16), _bf16_from_f64),
+    # the largest bfloat16, (2 - 2**-7) * 2**127 (ml_dtypes.finfo(bfloat16).max)
+    DataType.BF16: _Fmt(DataType.BF16, _F32, 2.0**-126, (2 - 2**-7) * 2.0**127, 0xFFFF,
+                        _astype(_F32), _astype(_bf16), _bf16_from_f64),
 }  # fmt: skip
 
 
@@ -571,7 +615,19 @@ def _tiny_band(
 
 def _minmax(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
     """``HardwareNumericMinMaxSpecial``: ties keep the left operand, max(+0, -0) = +0,
-    min(+0, -0) = -0; any NaN operand goes to the engine."""
+    min(+0, -0) = -0; any NaN operand goes to the engine.
+
+    FP32/FP64 first try one native ``np.minimum``/``np.maximum``: it is the exact result
+    wherever the result is neither a NaN nor a zero (equal non-zero numbers share one
+    encoding, so which operand a tie returns does not matter), and it propagates every
+    NaN operand. The smallest magnitude of the result is positive exactly when the
+    result holds neither (a NaN propagates through the reduction, and NaN > 0 is
+    false); otherwise the general path below runs.
+    """
+    if f.same:
+        r = (np.minimum if op == "min" else np.maximum)(a, b)
+        if r.size and np.abs(r).min() > 0:
+            return r, np.zeros(p, np.uint8)
     x, y = f.widen(a), f.widen(b)
     pick = (x >= y) if op == "max" else (x <= y)
     r = np.where(pick, a, b)

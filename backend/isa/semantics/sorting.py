@@ -65,30 +65,42 @@ def descending_gpr_legal(gpr: np.ndarray) -> str | None:
 def _sort_key(
     dt: DataType, a: np.ndarray, descending: bool | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Packed uint64 sort key of every element and the per-element signalling-NaN mask.
+    """Sort key of every element (unsigned, the element's width) and the per-element
+    signalling-NaN mask.
 
     Smaller key = earlier position. With m the magnitude bits, numbers get
     ``sign + m`` (positive), ``sign - m`` (negative) or ``sign`` (both zeros): the order
     of ``TileFloatingOrderKey`` (positive -> carrier | sign, negative -> NOT carrier;
     only the order matters to a stable sort), with +0 and -0 equal. Descending mirrors
-    the numbers around ``sign``. NaNs get ``1 << width`` (all equal, after every number)
-    so a stable sort keeps their order.
+    the numbers around ``sign``. Every number's key lies in ``(0, sign + Inf's
+    magnitude]``, below the all-ones value that every NaN gets (all equal, after every
+    number), so a stable sort keeps their order.
     """
     width, exp_mask, _frac_mask, quiet = _FMT[dt]
-    sign = 1 << (width - 1)
-    bits = to_bits(a).astype(np.int64)
-    mag = bits & (sign - 1)
-    is_nan = mag > exp_mask  # all-ones exponent and a nonzero fraction
-    is_snan = is_nan & ((bits & quiet) == 0)
+    ut = np.uint32 if width == 32 else np.uint16
+    sign = ut(1 << (width - 1))
+    bits = to_bits(a)
+    mag = bits & ut(sign - 1)
+    is_nan = mag > ut(exp_mask)  # all-ones exponent and a nonzero fraction
+    is_snan = is_nan & ((bits & ut(quiet)) == 0)
     negative = bits >= sign
     desc = np.asarray(descending)
     if desc.ndim == 0 and desc.dtype == bool:
-        flip = negative ^ bool(desc)  # the side of ``sign`` the number goes to
+        flip = negative ^ bool(desc) if desc else negative  # the side of ``sign``
     else:
         flip = negative ^ _descending(descending, a.shape[0])
-    key = np.where(flip, sign - mag, sign + mag)
-    key[is_nan] = 1 << width
-    return key.astype(np.uint64), is_snan
+    key = np.where(flip, sign - mag, sign + mag).astype(ut, copy=False)
+    key[is_nan] = ut((1 << width) - 1)
+    return key, is_snan
+
+
+def _take(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``take_along_axis(values, order, axis=-1)`` of a (P, R, C) array as one flat
+    ``np.take`` (much cheaper than the index grids ``take_along_axis`` builds)."""
+    p, r, c = values.shape
+    flat = np.ascontiguousarray(values).reshape(-1)
+    offsets = (np.arange(p * r, dtype=np.intp) * c).reshape(p, r, 1)
+    return np.take(flat, order + offsets)
 
 
 def _check_dtype(dt: DataType) -> DataType:
@@ -114,17 +126,38 @@ def tsort(
     dt = _check_dtype(dt)
     if not SORT_WIDTH_MIN <= int(sort_width) <= SORT_WIDTH_MAX:
         raise ValueError(f"sort_width {sort_width} outside 1..64")
-    p, _r, c = src.shape
+    p = src.shape[0]
     key, is_snan = _sort_key(dt, src, descending)
-    col = np.arange(c, dtype=np.uint64)
-    group = col // np.uint64(sort_width)
-    # The group number is the most significant part, so one stable argsort per row
-    # sorts every group independently and never moves an element across groups.
-    packed = (group << np.uint64(40)) | key
-    order = np.argsort(packed, axis=-1, kind="stable")
-    values = np.take_along_axis(src, order, axis=-1)
+    order = _group_order(dt, key, int(sort_width))
+    values = _take(src, order)
     indices = (order % int(sort_width)).astype(np.uint32)
     return values, indices, fold_status(is_snan.reshape(p, -1), NV)
+
+
+def _group_order(dt: DataType, key: np.ndarray, sort_width: int) -> np.ndarray:
+    """The stable order (column indices, intp) that sorts each row's groups of
+    ``sort_width`` columns by ``key`` (from :func:`_sort_key`, consumed).
+
+    The group number is the most significant part, so one sort per row sorts every
+    group independently and never moves an element across groups. With the column as
+    the least significant part every packed key is unique, so an unstable sort (numpy's
+    SIMD quicksort) gives exactly the stable order: equal keys (both zeros, NaNs) keep
+    their column order. Rows too wide for the packing take a stable argsort instead.
+    """
+    c = key.shape[-1]
+    key_bits = _FMT[dt][0]
+    col_bits = max(c - 1, 1).bit_length()
+    groups = -(-c // sort_width)
+    col = np.arange(c, dtype=np.uint64)
+    wide = key.astype(np.uint64)
+    if key_bits + col_bits + max(groups - 1, 1).bit_length() > 64:
+        wide |= (col // np.uint64(sort_width)) << np.uint64(key_bits)
+        return np.argsort(wide, axis=-1, kind="stable")
+    wide <<= np.uint64(col_bits)
+    wide |= ((col // np.uint64(sort_width)) << np.uint64(key_bits + col_bits)) | col
+    wide.sort(axis=-1)
+    wide &= np.uint64((1 << col_bits) - 1)
+    return wide.astype(np.intp)
 
 
 def tmrgsort_sorted(
@@ -162,5 +195,5 @@ def tmrgsort(
         if not np.all(part[:, :-1] <= part[:, 1:]):  # as tmrgsort_sorted
             raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
     order = np.argsort(key, axis=-1, kind="stable")
-    merged = np.take_along_axis(both, order, axis=-1)
+    merged = _take(both, order)
     return merged, fold_status(is_snan.reshape(both.shape[0], -1), NV)

@@ -1,0 +1,190 @@
+"""The executor's fast paths against its exact engine, bundle by bundle.
+
+The same program runs twice on identical machines: once as shipped (native fast paths,
+known-finite facts published with each tile, fused runners) and once under
+:func:`fastpath.exact_only` (every operation through the exact engine, nothing known in
+advance). Every published tile must agree in payload bits (NaN payloads, zero signs and
+padding included), definedness, descriptor and the per-PE numeric status.
+
+Chains matter here: a result is read by the next bundle, so a fact published with a
+tile (for example "holds no NaN or infinity") is trusted by the bundle that reads it.
+Operands span every binade: signed zeros, subnormals, the top binade, values that
+overflow when added or multiplied, +-Inf, quiet and signalling NaNs with payloads,
+ties and duplicates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa import op as op_def
+from ptoc.backend.isa.semantics import fastpath
+from ptoc.runtime import Machine, MachineConfig
+
+from .util import prog, size_for
+
+#: (width, exponent bits, fraction bits) of the fast-path formats
+LAYOUT = {
+    DataType.FP64: (64, 11, 52),
+    DataType.FP32: (32, 8, 23),
+    DataType.FP16: (16, 5, 10),
+    DataType.BF16: (16, 8, 7),
+}
+UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+CHAIN_OPS = ["TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"]
+
+
+def _special(dt: DataType) -> list[int]:
+    w, e, m = LAYOUT[dt]
+    bias, top, fmax = (1 << (e - 1)) - 1, (1 << e) - 1, (1 << m) - 1
+
+    def b(exp: int, frac: int) -> int:
+        return (exp << m) | frac
+
+    mags = [
+        0, 1, fmax, b(1, 0), b(1, fmax), b(bias, 0), b(bias, 1), b(bias - 1, fmax),
+        b(top - 1, fmax), b(top - 1, 0), b(top, 0),  # the top binade, Inf
+        b(top, 1 << (m - 1)), b(top, (1 << (m - 1)) | 5), b(top, 1),  # qNaN, payload, sNaN
+    ]  # fmt: skip
+    return mags + [v | (1 << (w - 1)) for v in mags]
+
+
+def _elements(dt: DataType, finite_only: bool) -> st.SearchStrategy[int]:
+    w, e, m = LAYOUT[dt]
+    bias, top = (1 << (e - 1)) - 1, (1 << e) - 1
+    special = [v for v in _special(dt) if not finite_only or (v >> m) & top != top]
+    moderate = st.builds(
+        lambda s, x, f: (s << (w - 1)) | ((bias + x) << m) | f,
+        st.integers(0, 1),
+        st.integers(-min(bias - 1, 12), min(bias - 1, 12)),
+        st.integers(0, (1 << m) - 1),
+    )
+    anything = st.integers(0, (1 << w) - 1).filter(
+        lambda v: not finite_only or (v >> m) & top != top
+    )
+    return st.one_of(st.sampled_from(special), moderate, anything)
+
+
+@st.composite
+def chains(draw: st.DrawFn) -> tuple[DataType, int, int, list[np.ndarray], list[str]]:
+    dt = draw(st.sampled_from(list(LAYOUT)))
+    rows, cols = draw(st.integers(1, 3)), draw(st.sampled_from([1, 4, 8, 16]))
+    # finite sources most of the time: then only overflow can break the chain's facts
+    finite = draw(st.booleans())
+    n = 4 * rows * cols
+    w = LAYOUT[dt][0]
+    srcs = [
+        np.array(draw(st.lists(_elements(dt, finite), min_size=n, max_size=n)), np.uint64)
+        .astype(UINT[w])
+        .reshape(4, rows, cols)
+        .view(info(dt).carrier)
+        for _ in range(2)
+    ]
+    ops = draw(st.lists(st.sampled_from(CHAIN_OPS), min_size=2, max_size=4))
+    return dt, rows, cols, srcs, ops
+
+
+def _program(dt: DataType, rows: int, cols: int, ops: list[str]) -> list[str]:
+    size = size_for(dt, rows, cols)
+    out = []
+    # the first bundle reads the two sources, each later one the previous result and
+    # alternately the first source and the result before that
+    operands = ["T#2, T#1"] + ["U#1, T#1" if k % 2 else "U#1, U#2" for k in range(1, len(ops))]
+    for op, srcs in zip(ops, operands, strict=True):
+        out.append(
+            f"{op_def(op).bstart} {op}, {dt.name}\nB.DIM zero, {cols}, ->LB0\n"
+            f"B.DIM zero, {rows}, ->LB1\nB.IOT {srcs}, mask=1111, last, ->U<{size}>\nBSTOP\n"
+        )
+    return out
+
+
+def _run(dt: DataType, srcs: list[np.ndarray], bundles: list[str]) -> tuple[Machine, list]:
+    """The machine after the bundles, and each bundle's own status (the sticky status is
+    cleared after every bundle, so an earlier flag cannot hide a later one)."""
+    m = Machine(MachineConfig(gm_size=4096, depth=8))
+    for a in srcs:
+        m.push_tile("T", a, dt)
+    statuses = []
+    for text in bundles:
+        m.run(prog(text))
+        statuses.append(m.status.tolist())
+        m.state.status[:] = 0
+    return m, statuses
+
+
+def _raw(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+
+
+@given(chains())
+def test_chained_bundles_match_the_exact_engine(
+    case: tuple[DataType, int, int, list[np.ndarray], list[str]],
+) -> None:
+    dt, rows, cols, srcs, ops = case
+    text = _program(dt, rows, cols, ops)
+    fast = _run(dt, srcs, text)
+    fast_again = _run(dt, srcs, text)  # the plans are warm now
+    with fastpath.exact_only():
+        exact, want_status = _run(dt, srcs, text)
+    want = exact.tiles()
+    for m, status in (fast, fast_again):
+        assert status == want_status
+        got = m.tiles()
+        assert got.keys() == want.keys()
+        for name, w in want.items():
+            g = got[name]
+            assert (g.rows, g.cols, g.valid_rows, g.valid_cols, g.mask) == (
+                w.rows, w.cols, w.valid_rows, w.valid_cols, w.mask,
+            )  # fmt: skip
+            assert np.array_equal(_raw(g.payload), _raw(w.payload)), name
+            assert np.array_equal(g.defined, w.defined), name
+
+
+def test_an_overflowing_result_is_not_declared_finite() -> None:
+    """The first sum overflows to +Inf (OF): the next bundle must see the infinity, so
+    Inf - Inf gives the canonical NaN and NV, exactly as the exact engine says."""
+    big = np.full((4, 1, 8), np.finfo(np.float32).max, np.float32)
+    text = _program(DataType.FP32, 1, 8, ["TADD", "TSUB", "TSUB"])
+    fast, status = _run(DataType.FP32, [big, big], text)
+    with fastpath.exact_only():
+        exact, want = _run(DataType.FP32, [big, big], text)
+    # Inf + max = Inf (exact: no flag), then Inf - Inf = NaN with NV
+    assert np.isinf(fast.tile("U#2").values).all() and np.isnan(fast.tile("U#1").values).all()
+    assert np.array_equal(_raw(fast.tile("U#1").payload), _raw(exact.tile("U#1").payload))
+    assert status == want == [[4 | 16] * 4, [0] * 4, [1] * 4]  # OF|NX, exact, NV
+
+
+EXPAND_OPS = ["TROWEXPANDMIN", "TROWEXPANDMAX", "TROWEXPANDADD", "TROWEXPANDSUB",
+              "TROWEXPANDMUL", "TROWEXPANDDIV"]  # fmt: skip
+
+
+@given(chains(), st.data())
+def test_chained_row_expansions_match_the_exact_engine(
+    case: tuple[DataType, int, int, list[np.ndarray], list[str]], data: st.DataObject
+) -> None:
+    """A full tile combined with a broadcast column, each result read by the next
+    bundle (the fused expansion path and its published facts against the engine)."""
+    dt, rows, cols, (full, other), _ = case
+    column = np.ascontiguousarray(other[:, :, :1])
+    ops = data.draw(st.lists(st.sampled_from(EXPAND_OPS), min_size=2, max_size=4))
+    size = size_for(dt, rows, cols)
+    bundles = []
+    for k, op in enumerate(ops):
+        srcs = "T#2, T#1" if k == 0 else "U#1, T#1"
+        bundles.append(
+            f"{op_def(op).bstart} {op}, {dt.name}\nB.DIM zero, {cols}, ->LB0\n"
+            f"B.DIM zero, {rows}, ->LB1\nB.IOT {srcs}, mask=1111, last, ->U<{size}>\nBSTOP\n"
+        )
+    fast, status = _run(dt, [full, column], bundles)
+    with fastpath.exact_only():
+        exact, want_status = _run(dt, [full, column], bundles)
+    assert status == want_status
+    want = exact.tiles()
+    got = fast.tiles()
+    assert got.keys() == want.keys()
+    for name, w in want.items():
+        assert np.array_equal(_raw(got[name].payload), _raw(w.payload)), name
+        assert np.array_equal(got[name].defined, w.defined), name
