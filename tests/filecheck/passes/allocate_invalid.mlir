@@ -20,27 +20,3 @@ func.func @pair(%x: !tile.tensor<FP32, 32x64>, %o: !tile.tensor<FP32, 32x64>) {
   func.return
 }
 // CHECK: @pair tile.add #2: pto.tadd: its sources and results need 24576 bytes per PE at once, more than the machine's capacity of 16384 bytes per PE
-
-// -----
-
-// The ABI passes at most eight base addresses.
-func.func @bases(%x: !tile.tensor<FP32, 64x64>, %o: !tile.tensor<FP32, 1x64>) attributes {"tile.pes" = 2 : i64} {
-  %a = tile.load %x[0, 0] pe [1, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %b = tile.load %x[0, 0] pe [2, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %c = tile.load %x[0, 0] pe [3, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %d = tile.load %x[0, 0] pe [4, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %e = tile.load %x[0, 0] pe [5, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %f = tile.load %x[0, 0] pe [6, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %g = tile.load %x[0, 0] pe [7, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %h = tile.load %x[0, 0] pe [8, 0] : !tile.tensor<FP32, 64x64> -> !tile.tile<FP32, 1x64>
-  %s1 = tile.add %a, %b : !tile.tile<FP32, 1x64>
-  %s2 = tile.add %c, %d : !tile.tile<FP32, 1x64>
-  %s3 = tile.add %e, %f : !tile.tile<FP32, 1x64>
-  %s4 = tile.add %g, %h : !tile.tile<FP32, 1x64>
-  %s5 = tile.add %s1, %s2 : !tile.tile<FP32, 1x64>
-  %s6 = tile.add %s3, %s4 : !tile.tile<FP32, 1x64>
-  %s7 = tile.add %s5, %s6 : !tile.tile<FP32, 1x64>
-  tile.store %s7, %o[0, 0] : !tile.tile<FP32, 1x64>, !tile.tensor<FP32, 1x64>
-  func.return
-}
-// CHECK: the kernel needs 9 base addresses but the ABI passes at most 8 (a0..a7)
