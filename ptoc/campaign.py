@@ -125,6 +125,8 @@ def drive(
     passed: set[tuple[int, int]] = set()
     while pending:
         for fut in wait_first(set(pending)):
+            if fut not in pending:  # dropped by an earlier failure of this same batch
+                continue
             a, b, tries = pending.pop(fut)
             if fut.cancelled():
                 continue

@@ -12,7 +12,8 @@ the code after it reads, and the carried tiles' new values -- so the allocator k
 resident through the body. ``E`` is found by simulation: the body is allocated from the
 entry state again and again until the state at its back edge is the state it started
 from (a fixed point: each hand the body pushes into is then full, holding what the body's
-last pushes into it hold). The *construction* before the loop then rebuilds each hand the
+last pushes into it hold); when the states cycle instead, fillers at the back edge close
+the cycle (:func:`_fixups`). The *construction* before the loop then rebuilds each hand the
 body pushes into so that the queues hold ``E``: fillers of the right sizes for entries no
 bundle reads, and the state values, copied from a hand the body does not touch or
 reloaded from the spill area. That costs at most ``depth`` bundles per hand, once per
@@ -389,8 +390,7 @@ class LoopAllocator:
                 raise fail(
                     loop.op, f"internal: {value_name(src)} is neither resident nor spilled"
                 )
-            a.home.pop(src, None) if src in a.out else None
-            a._spill(src, plan)
+            a._spill(src, plan)  # a value's spill slot stays valid: it never changes (SSA)
         for h in rebuild:
             for e in reversed(entry[h]):
                 if e.value is None:

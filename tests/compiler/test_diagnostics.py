@@ -120,6 +120,8 @@ KERNEL_LEVEL = {
     ("legalize/select.py", "legalize_func"): "the kernel's tile.pes attribute",
     ("allocate/assign.py", "apply"): "the pass options",
     ("allocate/gprs.py", "plan_gprs"): "a backstop: allocate names the bundle first",
+    ("allocate/gprs.py", "_hoist_most_used"): "a backstop: fewer free registers than the "
+    "three a bundle reads",
     ("allocate/tiles.py", "_fail"): "only when no bundle is being planned",
     ("stages.py", "_stage_error"): "the pipeline stage of a whole kernel or module",
     ("emit/program.py", "emit"): "the ptoc-asm target: a module that holds no single program",

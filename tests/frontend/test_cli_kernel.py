@@ -106,8 +106,8 @@ def test_verify_mismatch_exits_1_with_bit_patterns(capsys, monkeypatch) -> None:
 
     real = ptoc.execute.reference_of
 
-    def off_by_one_ulp(k, arrays):
-        out = real(k, arrays)
+    def off_by_one_ulp(k, arrays, grid=None):
+        out = real(k, arrays, grid)
         out["out"] = out["out"].copy()
         out["out"].view(np.uint32)[2, 5] += 1
         return out

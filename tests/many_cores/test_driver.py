@@ -78,3 +78,24 @@ def test_the_lowest_failing_seed_wins() -> None:
 
     report, _ = run(SPANS, outcome)
     assert report.first_failure == 17
+
+
+def test_a_batch_whose_first_failure_drops_a_later_chunk_of_the_same_batch() -> None:
+    """Every chunk completes at once; the failing chunk is handled first and drops the
+    later chunks, which are still in the completed batch being walked."""
+
+    def outcome(a: int, b: int, k: int) -> object:
+        return ChunkResult(a, b, 3, a + 3) if a == 0 else ChunkResult(a, b, b - a, None)
+
+    def all_at_once(fs: set[cf.Future]) -> list[cf.Future]:
+        return sorted(fs, key=lambda f: f.result().start)  # the failing chunk first
+
+    report = CampaignReport()
+    futures: dict[tuple[int, int], cf.Future] = {}
+
+    def submit(a: int, b: int) -> cf.Future:
+        futures[(a, b)] = done(outcome(a, b, 1))
+        return futures[(a, b)]
+
+    drive(SPANS, submit, all_at_once, lambda e: False, None, report)  # type: ignore[arg-type]
+    assert report.first_failure == 3
