@@ -187,12 +187,13 @@ def _outer_reads(body: Block, inner_live: set[Operation]) -> list[SSAValue]:
         for v in op.operands:
             owner = v.owner
             block = owner if isinstance(owner, Block) else owner.parent_block()
-            if not _inside(block, body):
+            if not inside(block, body):
                 out.append(v)
     return out
 
 
-def _inside(block: Block | None, body: Block) -> bool:
+def inside(block: Block | None, body: Block) -> bool:
+    """Whether ``block`` is ``body`` or lies in a region nested in it."""
     while block is not None:
         if block is body:
             return True

@@ -76,12 +76,9 @@ def as_tile(x: Any, fn: str, what: str = "its operand") -> Tile:
 
 def _in_trace(block: Any, top: Any) -> bool:
     """Whether ``block`` lies inside the kernel body ``top`` (in a nested region)."""
-    while block is not None:
-        if block is top:
-            return True
-        parent = block.parent_op() if hasattr(block, "parent_op") else None
-        block = parent.parent_block() if parent is not None else None
-    return False
+    from ptoc.dialects.reference import inside
+
+    return hasattr(block, "parent_op") and inside(block, top)
 
 
 def is_scalar(x: Any) -> bool:

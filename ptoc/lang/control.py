@@ -30,6 +30,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from ptoc.dialects.reference import inside
 from ptoc.dialects.scalars import CoreOp, constant, constant_value
 
 from ..errors import KernelError
@@ -501,10 +502,4 @@ def _close(state: Any, loop: OpenLoop) -> None:
 
 
 def _within(op: Operation, body: Block) -> bool:
-    block = op.parent_block()
-    while block is not None:
-        if block is body:
-            return True
-        parent = block.parent_op()
-        block = parent.parent_block() if parent is not None else None
-    return False
+    return inside(op.parent_block(), body)
