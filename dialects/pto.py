@@ -30,6 +30,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 
+from ptoc.backend.isa import scalar_load
+
 from .pto_base import PtoOp
 from .pto_ops import PTO_OPS
 from .pto_types import GPR, DatrAttr, GprType, PtoTileType
@@ -179,10 +181,8 @@ class LoadScalarOp(IRDLOperation):
 
     @property
     def mnemonic(self) -> str:
-        """The AGU load: ``LBI`` .. ``LDI`` (``U`` zero-extends)."""
-        size, signed = self.size.value.data, bool(self.signed.value.data)
-        base = {1: "LB", 2: "LH", 4: "LW", 8: "LD"}[size]
-        return base + ("" if signed or size == 8 else "U") + "I"
+        """The AGU load of the catalog for this size and extension (``LBI`` .. ``LDI``)."""
+        return scalar_load(self.size.value.data, bool(self.signed.value.data))
 
 
 @irdl_op_definition

@@ -96,6 +96,24 @@ def scalar_form(mnemonic: str) -> CommandForm:
     return _SCALAR[mnemonic.upper()]
 
 
+def scalar_load(size: int, signed: bool) -> str:
+    """The AGU load of ``size`` bytes at a register plus an immediate offset (no address
+    update), sign-extending when ``signed`` (a 64-bit load extends nothing): LBI .. LDI."""
+    found = sorted(
+        m
+        for m, a in catalog.SCALAR_AGU.items()
+        if a.action == "Load"
+        and a.address_kind == "Immediate"
+        and a.update_mode == "None"
+        and "." not in m
+        and a.size_bytes == size
+        and (a.signed_load == signed or size == 8)
+    )
+    if len(found) != 1:
+        raise KeyError(f"no single {size}-byte {'signed' if signed else 'unsigned'} load")
+    return found[0]
+
+
 def scalar_mnemonics() -> tuple[str, ...]:
     return tuple(_SCALAR)
 
