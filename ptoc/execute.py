@@ -298,9 +298,10 @@ def _window_fault(program: Program, m: Any, f: Any) -> None:
     left which tensor, with the index's value."""
     if f.bundle is None or not program.checks:
         return
-    at = max((k for k in program.checks if k <= f.bundle.command), default=None)
-    check = program.checks.get(at) if at is not None else None
-    if check is None or f.bundle.command - at > 64:
+    # the block holding the faulting command: a check block is keyed by its BSTART
+    starts = [b.index for b in program.program.blocks() if b.index <= f.bundle.command]
+    check = program.checks.get(starts[-1]) if starts else None
+    if check is None:
         return
     value = "" if m is None else f" {int(np.int64(np.uint64(m.gpr(_gpr_name(check.reg)))))}"
     f.rule = (
