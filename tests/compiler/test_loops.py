@@ -179,54 +179,63 @@ def test_scalar_arguments_are_checked() -> None:
 # ----------------------------------------------------------------------------- validator
 
 
+def _push_extra_filler(em, at: int, hand):  # type: ignore[no-untyped-def]
+    """``em`` with a copy of its first filler bundle, pushing into ``hand``, in front of
+    command ``at`` (and of any label there): every command index from ``at`` on moves.
+    Through the text, so that the labels of the branches move with their blocks."""
+    from ptoc.backend.asm import format_command
+    from ptoc.backend.program import Iot, Stop
+
+    cmds = list(em.program.commands)
+    filler_at = min(i for i, it in em.intents.items() if it.kind == "filler")
+    end = next(i for i in range(filler_at, len(cmds)) if isinstance(cmds[i], Stop))
+    filler = [
+        dataclasses.replace(c, dst=hand) if isinstance(c, Iot) else c
+        for c in cmds[filler_at : end + 1]
+    ]
+    assert isinstance(filler[0], TileStart)
+    lines = em.program.asm().splitlines()
+    commands = [k for k, line in enumerate(lines) if not line.endswith(":")]
+    where = commands[at] if at < len(commands) else len(lines)
+    while where > 0 and lines[where - 1].endswith(":"):
+        where -= 1
+    lines[where:where] = [format_command(c) for c in filler]
+    broken = Program.parse("\n".join(lines) + "\n")
+    assert len(broken.commands) == len(cmds) + len(filler)
+
+    def moved(i: int) -> int:
+        return i + len(filler) if i >= at else i
+
+    intents = {
+        moved(i): dataclasses.replace(it, index=moved(i)) for i, it in em.intents.items()
+    }
+    intents[at] = dataclasses.replace(em.intents[filler_at], index=at)
+    positions = ("init", "guard", "header", "latch", "exit")
+    loops = tuple(
+        dataclasses.replace(lp, **{k: moved(getattr(lp, k)) for k in positions})
+        for lp in em.loops
+    )
+    ifs = {
+        moved(g): dataclasses.replace(c, guard=moved(c.guard), exit=moved(c.exit))
+        for g, c in em.ifs.items()
+    }
+    checks = {moved(i): dataclasses.replace(c, index=moved(i)) for i, c in em.checks.items()}
+    return dataclasses.replace(
+        em, program=broken, intents=intents, loops=loops, ifs=ifs, checks=checks
+    )
+
+
 def test_validator_rejects_a_back_edge_with_another_queue_state() -> None:
+    from ptoc.backend.isa.fields import Hand
     from ptoc.passes.pipeline import Options, run_pipeline
 
     c = run_pipeline(exp_rows.trace().module.clone(), options=Options(validate=False))
     em = c.emitted
     assert em is not None and len(em.loops) == 1
     validate(em, ptoc.MachineConfig())  # as emitted: valid
-    loop = em.loops[0]
-    cmds = list(em.program.commands)
-    # a filler (a TEXPANDS) inserted just before the latch
-    filler_at = next(i for i, it in em.intents.items() if it.kind == "filler" and i < loop.init)
-    end = next(i for i in range(filler_at, len(cmds)) if type(cmds[i]).__name__ == "Stop")
-    # ... into hand U, which the body leaves alone: each iteration would grow U by one
-    from ptoc.backend.isa.fields import Hand
-    from ptoc.backend.program import Iot
-
-    filler = [
-        dataclasses.replace(c, dst=Hand.U) if isinstance(c, Iot) else c
-        for c in cmds[filler_at : end + 1]
-    ]
-    assert isinstance(filler[0], TileStart)
-    at = loop.latch
-    # through the text, so that the labels of the branches move with their blocks
-    from ptoc.backend.asm import format_command
-
-    lines, seen = [], 0
-    for line in em.program.asm().splitlines():
-        if not line.endswith(":"):
-            if seen == at:
-                lines.extend(format_command(c) for c in filler)
-            seen += 1
-        lines.append(line)
-    broken = Program.parse("\n".join(lines) + "\n")
-    assert len(broken.commands) == len(cmds) + len(filler)
-    shift = len(filler)
-
-    def moved(i: int) -> int:
-        return i + shift if i >= at else i
-
-    intents = {
-        moved(i): dataclasses.replace(it, index=moved(i)) for i, it in em.intents.items()
-    }
-    intents[at] = dataclasses.replace(em.intents[filler_at], index=at)
-    loops = tuple(
-        dataclasses.replace(lp, latch=moved(lp.latch), exit=moved(lp.exit)) for lp in em.loops
-    )
-    checks = {moved(i): dataclasses.replace(c, index=moved(i)) for i, c in em.checks.items()}
-    bad = dataclasses.replace(em, program=broken, intents=intents, loops=loops, checks=checks)
+    # a filler into hand U, which the body leaves alone, just before the latch: each
+    # iteration would grow U by one
+    bad = _push_extra_filler(em, em.loops[0].latch, Hand.U)
     with pytest.raises(ValidationError, match="back edge leaves the queues"):
         validate(bad, ptoc.MachineConfig())
 
@@ -463,9 +472,7 @@ def test_a_condition_has_no_trace_time_truth_value() -> None:
 
 
 def test_validator_rejects_a_conditional_body_that_changes_the_queues() -> None:
-    from ptoc.backend.asm import format_command
     from ptoc.backend.isa.fields import Hand
-    from ptoc.backend.program import Iot
     from ptoc.passes.pipeline import Options, run_pipeline
 
     @ptoc.kernel
@@ -478,33 +485,7 @@ def test_validator_rejects_a_conditional_body_that_changes_the_queues() -> None:
     assert em is not None and len(em.ifs) == 1
     validate(em, ptoc.MachineConfig())
     (cond,) = em.ifs.values()
-    cmds = list(em.program.commands)
-    filler_at = next(i for i, it in em.intents.items() if it.kind == "filler")
-    end = next(i for i in range(filler_at, len(cmds)) if type(cmds[i]).__name__ == "Stop")
-    filler = [
-        dataclasses.replace(c2, dst=Hand.N) if isinstance(c2, Iot) else c2
-        for c2 in cmds[filler_at : end + 1]
-    ]
-    at = cond.exit  # the end of the body: in front of the exit's label
-    lines = em.program.asm().splitlines()
-    commands = [k for k, line in enumerate(lines) if not line.endswith(":")]
-    where = commands[at] if at < len(commands) else len(lines)
-    while where > 0 and lines[where - 1].endswith(":"):
-        where -= 1
-    lines[where:where] = [format_command(c2) for c2 in filler]
-    broken = Program.parse("\n".join(lines) + "\n")
-    shift = len(filler)
-
-    def moved(i: int) -> int:
-        return i + shift if i >= at else i
-
-    intents = {
-        moved(i): dataclasses.replace(it, index=moved(i)) for i, it in em.intents.items()
-    }
-    intents[at] = dataclasses.replace(em.intents[filler_at], index=at)
-    ifs = {cond.guard: dataclasses.replace(cond, exit=cond.exit + shift)}
-    checks = {moved(i): dataclasses.replace(c2, index=moved(i)) for i, c2 in em.checks.items()}
-    bad = dataclasses.replace(em, program=broken, intents=intents, ifs=ifs, checks=checks)
+    bad = _push_extra_filler(em, cond.exit, Hand.N)  # the end of the body
     with pytest.raises(ValidationError, match="its body leaves the queues"):
         validate(bad, ptoc.MachineConfig())
 
