@@ -25,6 +25,25 @@ def _x(rows: int, cols: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((rows, cols)).astype(np.float32)
 
 
+#: FP32 bit patterns a loop's data must carry through unchanged or as the ops define:
+#: quiet and signalling NaNs with payloads, +-0, +-inf, the smallest and largest
+#: subnormals, the top binade, ties of the rounding (x.5) and values below 1
+_SPECIAL = np.array(
+    [0x7FC00001, 0xFFC12345, 0x7F800001, 0x00000000, 0x80000000, 0x7F800000, 0xFF800000,
+     0x00000001, 0x807FFFFF, 0x7F7FFFFF, 0xFF7FFFFE, 0x3FC00000, 0x40200000, 0x3E800000],
+    np.uint32,
+).view(np.float32)  # fmt: skip
+
+
+def _wild(rows: int, cols: int, seed: int) -> np.ndarray:
+    """Normal values with a quarter of the elements replaced by :data:`_SPECIAL` ones."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    pick = rng.random((rows, cols)) < 0.25
+    x[pick] = rng.choice(_SPECIAL, int(pick.sum()))
+    return x
+
+
 @ptoc.kernel
 def exp_rows(
     x: ptoc.Tensor[F32, 64, 32], out: ptoc.Tensor[F32, 64, 32], n: ptoc.Scalar[ptoc.s32]
@@ -380,11 +399,15 @@ def _random_body_kernel(ops: list[tuple[str, int, int]], invariants: int, carrie
     carried=st.booleans(),
     n=st.integers(0, 8).map(lambda v: 8 * v),
     tiny=st.booleans(),
+    data=st.integers(0, 2**16),
 )
-def test_random_loop_bodies_allocate_validate_and_verify(ops, invariants, carried, n, tiny):
+def test_random_loop_bodies_allocate_validate_and_verify(
+    ops, invariants, carried, n, tiny, data
+):
     k = _random_body_kernel(ops, invariants, carried)
     prog = ptoc.compile(k, TINY if tiny else None)  # validates every path
-    ptoc.verify(prog, x=_x(64, 32), w=_x(32, 32, 3) * 0.5, n=n)
+    # payload bits of NaNs, signed zeros, infinities and subnormals compared bit for bit
+    ptoc.verify(prog, x=_wild(64, 32, data), w=_wild(32, 32, data + 1), n=n)
 
 
 # ----------------------------------------------------------------------------- pt.when
