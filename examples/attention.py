@@ -11,9 +11,19 @@ rounded to FP16 for the PV product.
 
     ptoc verify examples/attention.py::attention_d64
     ptoc verify examples/attention.py::attention_d128
+
+``attention_loop_d64`` and ``attention_loop_d128`` run the same recurrence as a loop of
+the program over a run-time number of keys (``keys``, a multiple of ``BLOCK`` up to
+``MAX_KEYS``): the first chunk initialises ``m``, ``l`` and the accumulator, and one
+compiled body updates them for every further chunk, so the program's size does not depend
+on the sequence length:
+
+    ptoc verify examples/attention.py::attention_loop_d64 --runs 4
 """
 
 import math
+
+import numpy as np
 
 import ptoc
 import ptoc.lang as pt
@@ -62,8 +72,69 @@ def attention_d128(
     _attention(q, k, v, o, 128)
 
 
+#: the longest key sequence the loop kernels take (the tensors' height)
+MAX_KEYS = 512
+
+
+def _attention_loop(q, k, v, o, keys, dim: int) -> None:  # type: ignore[no-untyped-def]
+    scale = 1.0 / math.sqrt(dim)
+    qt = pt.load(q)
+    s = pt.matmul(qt, pt.load(k, rows=(0, BLOCK)), transpose_b=True) * scale
+    m = pt.row_max(s)
+    p = pt.exp(s - m)
+    row_sum = pt.row_sum(p)
+    acc = pt.matmul(pt.cast(p, ptoc.fp16), pt.load(v, rows=(0, BLOCK)))
+    for j in pt.range(BLOCK, keys, BLOCK):  # m, row_sum and acc are carried
+        s = pt.matmul(qt, pt.load(k, rows=(j, BLOCK)), transpose_b=True) * scale
+        m_new = pt.maximum(m, pt.row_max(s))
+        p = pt.exp(s - m_new)
+        alpha = pt.exp(m - m_new)
+        row_sum = row_sum * alpha + pt.row_sum(p)
+        acc = pt.matmul(pt.cast(p, ptoc.fp16), pt.load(v, rows=(j, BLOCK)), acc=acc * alpha)
+        m = m_new
+    pt.store(o, acc / row_sum)
+
+
+@ptoc.kernel
+def attention_loop_d64(
+    q: ptoc.Tensor[ptoc.fp16, QUERIES, 64],
+    k: ptoc.Tensor[ptoc.fp16, MAX_KEYS, 64],
+    v: ptoc.Tensor[ptoc.fp16, MAX_KEYS, 64],
+    o: ptoc.Tensor[ptoc.fp32, QUERIES, 64],
+    keys: ptoc.Scalar[ptoc.s32],
+):
+    _attention_loop(q, k, v, o, keys, 64)
+
+
+@ptoc.kernel
+def attention_loop_d128(
+    q: ptoc.Tensor[ptoc.fp16, QUERIES, 128],
+    k: ptoc.Tensor[ptoc.fp16, MAX_KEYS, 128],
+    v: ptoc.Tensor[ptoc.fp16, MAX_KEYS, 128],
+    o: ptoc.Tensor[ptoc.fp32, QUERIES, 128],
+    keys: ptoc.Scalar[ptoc.s32],
+):
+    _attention_loop(q, k, v, o, keys, 128)
+
+
+def _loop_inputs(dim: int):  # type: ignore[no-untyped-def]
+    def inputs(rng: np.random.Generator) -> dict:
+        return {
+            "q": rng.standard_normal((QUERIES, dim)).astype(np.float16),
+            "k": rng.standard_normal((MAX_KEYS, dim)).astype(np.float16),
+            "v": rng.standard_normal((MAX_KEYS, dim)).astype(np.float16),
+            "keys": int(rng.integers(1, MAX_KEYS // BLOCK + 1)) * BLOCK,
+        }
+
+    return inputs
+
+
+attention_loop_d64.inputs(_loop_inputs(64))
+attention_loop_d128.inputs(_loop_inputs(128))
+
+
 if __name__ == "__main__":
-    for kern in (attention_d64, attention_d128):
+    for kern in (attention_d64, attention_d128, attention_loop_d64, attention_loop_d128):
         print(ptoc.compile(kern).stats().text())
         ptoc.verify(kern)
         print(kern.name, "bit-exact")

@@ -393,6 +393,9 @@ class _Loops:
         made = {
             d for i, it in self.em.intents.items() if lp.header <= i < lp.latch for d in it.dsts
         }
+        for inner in self.em.loops:  # a nested loop's entry and exit rename into new ids
+            if lp.header <= inner.guard < lp.latch:
+                made |= {d for _, d in (*inner.enter, *inner.leave)}
         read = {v for i, ids in self.reads if i >= lp.header for v in ids if v >= 0}
         return (read - made).union(*self.enclosing)
 

@@ -51,6 +51,7 @@ from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
 from ..stages import ABI_ATTR, Stage, expect_stage
 from .gprs import Binding, GprPlan, Scalar, plan_gprs
+from .integers import is_dynamic, sink_constants
 from .loops import Loop
 from .schedule import build_dataflow, live_ops, schedule
 from .structured import (
@@ -62,7 +63,6 @@ from .structured import (
     distinct_carried,
     dynamic_registers,
     has_loops,
-    is_dynamic,
     plan_tiles,
     scalar_params,
 )
@@ -365,6 +365,7 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
             owner = v.owner
             value_of.setdefault(k, owner.base if isinstance(owner, IndexAddrOp) else v)
     extra = [Binding(a.index, 0, True) for a in scalar_params(f)]
+    sink_constants(f)
     gp = plan_gprs(needs, extra, reserve=count_dynamic(f), hoist=True)
     addr_reg, term_reg = address_temps(gp.reserved)
     dynamic_registers(f, gp.reserved)

@@ -22,6 +22,7 @@ entry into the loop; an iteration itself costs only what the body's own allocati
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -248,18 +249,22 @@ class LoopAllocator:
         # the entry renames each carried tile's initial value to the body's argument
         entry = self._entry_view(loop, keep)
         restore(a, start)
-        seen: set[tuple] = set()  # type: ignore[type-arg]
-        fixups: list[tuple[int, int]] = []
+        #: (entry, end) of each simulated round, and the round each entry shape began
+        rounds: list[tuple[list[list[Entry]], list[list[Entry]]]] = []
+        began: dict[tuple, int] = {}  # type: ignore[type-arg]
+        fixups: list[Fixup] = []
         for _ in range(MAX_ROUNDS):
             end = self._iteration(loop, entry, BundlePlan())
             restore(a, start)
             if shape(end, keep) == shape(entry, keep):
                 break
-            seen.add(shape(entry, keep))
-            if shape(end, keep) in seen:  # the states cycle: end each iteration with
-                found = _fixups(entry, end, keep, a.qs.depth)  # fillers that close it
-                if found is not None:
-                    fixups = found
+            began[shape(entry, keep)] = len(rounds)
+            rounds.append((entry, end))
+            first = began.get(shape(end, keep))
+            if first is not None:  # the states cycle: close it at the cheapest of them
+                best = self._close(rounds[first:], keep)
+                if best is not None:
+                    entry, fixups = best
                     break
             entry = end
         else:
@@ -282,12 +287,24 @@ class LoopAllocator:
         relabel(q, names)
         self._set_queues(q)
 
+    def _close(
+        self, cycle: Sequence[tuple[list[list[Entry]], list[list[Entry]]]], keep: set[SSAValue]
+    ) -> tuple[list[list[Entry]], list[Fixup]] | None:
+        """The entry of a cycle of states whose back-edge actions (:func:`_fixups`) are
+        fewest, with those actions; None when no state of the cycle can be closed."""
+        best = None
+        for entry, end in cycle:
+            found = _fixups(entry, end, keep, self.a.qs.depth)
+            if found is not None and (best is None or len(found) < len(best[1])):
+                best = (entry, found)
+        return best
+
     def _iteration(
         self,
         loop: Loop,
         entry: list[list[Entry]],
         plan: BundlePlan,
-        fixups: Sequence[tuple[int, int]] = (),
+        fixups: Sequence[Fixup] = (),
     ) -> list[list[Entry]]:
         """From the loop's entry: the construction of ``entry`` (into ``plan``) and one
         iteration of the body; the (normalized) state at the back edge."""
@@ -325,8 +342,7 @@ class LoopAllocator:
         qs.used = sum(e.size for h in q for e in h)
         qs.peak = max(qs.peak, qs.used)
 
-    def _body(self, loop: Loop, fixups: Sequence[tuple[int, int]] = ()) -> None:
-        a = self.a
+    def _body(self, loop: Loop, fixups: Sequence[Fixup] = ()) -> None:
         self._span(loop.enter + 1, loop.back)
         self.plans[loop.back] = self.a._bundle(loop.back, _Pseudo(loop))  # type: ignore[arg-type]
         # the carried arguments' entries hold the finished iteration's values: stale now
@@ -335,24 +351,48 @@ class LoopAllocator:
             for k, e in enumerate(h):
                 if e.value in stale:
                     h[k] = Entry(None, e.size)
-        names = dict(zip(loop.yields, loop.carried, strict=True))
-        relabel(self.a.qs.q, names)
-        back = self.plans[loop.back]
-        for h, size in fixups:  # fillers that return the queues to the entry state
-            a.qs.push(h, Entry(None, size))
-            back.actions.append(Action("filler", None, h, size=size))
-            a.counts["filler"] += 1
-            if a.qs.used > a.qs.capacity:
-                raise fail(
-                    loop.op,
-                    f"the fillers that close this loop's back edge exceed the "
-                    f"{a.qs.capacity}-byte capacity",
-                    "use smaller tiles in the loop body",
-                )
+        self._fixup(loop, fixups)
+        relabel(self.a.qs.q, dict(zip(loop.yields, loop.carried, strict=True)))
         for y, arg in zip(loop.yields, loop.carried, strict=True):
             self.a.out.discard(y)
             self.a.home.pop(y, None)
             self.a.out.discard(arg)
+
+    def _fixup(self, loop: Loop, fixups: Sequence[Fixup]) -> None:
+        """The back edge's actions (before the carried values' renaming: a carried
+        argument's new value is still its yield here)."""
+        a, back = self.a, self.plans[loop.back]
+        new = dict(zip(loop.carried, loop.yields, strict=True))
+        for f in fixups:
+            v = None if f.value is None else new.get(f.value, f.value)
+            if f.kind == "filler":
+                a.qs.push(f.hand, Entry(None, f.size))
+                back.actions.append(Action("filler", None, f.hand, size=f.size))
+            elif f.kind == "spill":
+                assert v is not None
+                a._spill(v, back)
+                continue
+            elif f.kind == "reload":
+                assert v is not None
+                a.qs.push(f.hand, Entry(v, f.size))
+                back.actions.append(Action("reload", v, f.hand, None, a.home[v]))
+            else:
+                assert v is not None
+                hk = a.qs.find(v)
+                assert hk is not None, "the fixup search found the copy resident"
+                old = a.qs.q[hk[0]][hk[1]]
+                a.qs.q[hk[0]][hk[1]] = Entry(old.value, old.size, dead=True)
+                a.qs.push(f.hand, Entry(v, f.size))
+                ref = TileRef.from_code(hk[0] * 16 + hk[1])
+                back.actions.append(Action("refresh", v, f.hand, ref))
+            a.counts[f.kind] += 1
+            if a.qs.used > a.qs.capacity:
+                raise fail(
+                    loop.op,
+                    f"the copies and fillers that close this loop's back edge exceed the "
+                    f"{a.qs.capacity}-byte capacity",
+                    "use smaller tiles in the loop body",
+                )
 
     # ------------------------------------------------------------------ construction
 
@@ -420,27 +460,107 @@ class LoopAllocator:
 
 def _fixups(
     entry: list[list[Entry]], end: list[list[Entry]], keep: set[SSAValue], depth: int
-) -> list[tuple[int, int]] | None:
-    """Fillers (hand, bytes) that turn the state ``end`` into ``entry``: per differing
-    hand the fewest pushes ``k`` such that ``entry``'s first ``k`` entries are dead and the
-    rest is what ``end`` holds after ``k`` pushes; None when some hand has none."""
-    out: list[tuple[int, int]] = []
-    for h in range(len(entry)):
-        (want,), (have,) = shape(entry[h : h + 1], keep), shape(end[h : h + 1], keep)
-        if want == have:
-            continue
-        for k in range(1, len(want) + 1):
-            head, rest = want[:k], want[k:]
-            if any(v != -1 for _, v in head):
-                break
-            if have[: len(rest)] == rest and min(depth, k + len(have)) == len(want):
-                out.extend((h, size) for size, _ in reversed(head))
+) -> list[Fixup] | None:
+    """Pushes at the back edge that turn the state ``end`` into ``entry``: per differing
+    hand the fewest pushes ``k`` such that the rest of ``entry``'s hand is what ``end``
+    holds after ``k`` pushes; each pushed entry is a filler of the entry's bytes or, for a
+    state value, a refresh copy of its resident copy (which goes dead). None when some
+    hand has no such pushes (a value to copy is gone, or cannot be copied)."""
+    by_id = {id(v): v for v in keep}
+    want_all = shape(entry, keep)
+    have = shape(end, keep)
+    differ = [h for h in range(len(want_all)) if want_all[h] != have[h]]
+    best: list[Fixup] | None = None
+    # a hand rebuilt first may evict a copy another hand needs: try every order
+    for order in itertools.permutations(differ):
+        q = [list(h) for h in have]
+        out: list[Fixup] = []
+        for h in order:
+            for k in range(1, len(want_all[h]) + 1):
+                trial = [list(x) for x in q]
+                pushes = _pushes(trial, h, want_all[h][:k], depth, by_id)
+                if pushes is not None and tuple(trial[h]) == want_all[h]:
+                    q = trial
+                    out.extend(pushes)
+                    break
+            else:
                 break
         else:
-            return None
-        if not out or out[-1][0] != h:
-            return None
-    return out
+            if tuple(map(tuple, q)) == want_all and (best is None or len(out) < len(best)):
+                best = out
+    return best if best is not None else _rebuild(want_all, have, differ, depth, by_id)
+
+
+def _rebuild(
+    want: tuple[tuple[tuple[int, int], ...], ...],
+    have: tuple[tuple[tuple[int, int], ...], ...],
+    differ: Sequence[int],
+    depth: int,
+    by_id: dict[int, SSAValue],
+) -> list[Fixup] | None:
+    """The back edge rebuilds every differing hand whole (``depth`` pushes each, as the
+    construction before the loop does): fillers, copies of values resident in a hand it
+    keeps, and values whose copies all sit in rebuilt hands spilled first and reloaded.
+    None when a hand is not full (pushes cannot shorten it) or a value cannot move."""
+    if any(len(want[h]) != depth for h in differ):
+        return None
+    kept = [h for h in range(len(want)) if h not in differ]
+    spills: list[Fixup] = []
+    pushes: list[Fixup] = []
+    for h in differ:
+        for size, key in reversed(want[h]):
+            if key == -1:
+                pushes.append(Fixup("filler", h, size))
+                continue
+            value = by_id[key]
+            if _immovable(value) or not any(e[1] == key for row in have for e in row):
+                return None
+            if any(e[1] == key for k in kept for e in have[k]):
+                pushes.append(Fixup("refresh", h, size, value))
+            else:
+                spills.append(Fixup("spill", h, size, value))
+                pushes.append(Fixup("reload", h, size, value))
+    return spills + pushes
+
+
+@dataclass(frozen=True)
+class Fixup:
+    """One action at a loop's back edge: ``filler`` (a dead push of ``size`` bytes into
+    ``hand``), ``refresh`` (a TMOV copy of ``value``'s resident copy into ``hand``, the
+    old copy going dead), ``spill`` (``value`` to its scratch slot) or ``reload`` (from
+    there into ``hand``)."""
+
+    kind: str
+    hand: int
+    size: int
+    value: SSAValue | None = None
+
+
+def _pushes(
+    q: list[list[tuple[int, int]]],
+    h: int,
+    head: Sequence[tuple[int, int]],
+    depth: int,
+    by_id: dict[int, SSAValue],
+) -> list[Fixup] | None:
+    """Push ``head`` (oldest last) into hand ``h`` of the shape ``q`` in place; the
+    pushes, or None when a value it copies is not resident or cannot be copied."""
+    pushes = []
+    for size, key in reversed(head):
+        value = None
+        if key != -1:
+            value = by_id[key]
+            at = next(
+                ((hh, k) for hh, row in enumerate(q) for k, e in enumerate(row) if e[1] == key),
+                None,
+            )
+            if at is None or _immovable(value):
+                return None
+            q[at[0]][at[1]] = (q[at[0]][at[1]][0], -1)  # the old copy goes dead
+        q[h].insert(0, (size, key))
+        del q[h][depth:]
+        pushes.append(Fixup("filler" if value is None else "refresh", h, size, value))
+    return pushes
 
 
 def _tile_results(loop: Loop) -> list[SSAValue]:

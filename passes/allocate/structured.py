@@ -7,14 +7,15 @@
    loop-free kernel; a value read outside its run keeps its producer alive.
 3. The runs and loops form one timeline that :class:`~.loops.LoopAllocator` plans.
 4. Scalars: every constant and address a bundle reads gets a register of its own, written
-   before the first bundle (bundles in loops run again and again); each run-time integer
-   -- loop index, ``arith`` result -- gets a register from the reserved ones, and one
-   register holds each run-time address (``pto.index``) from its computation to its bundle.
+   before the first bundle (bundles in loops run again and again); the run-time integers
+   -- loop indices, ``arith`` results -- share the reserved registers by live range
+   (:mod:`.integers`), and one register holds each run-time address (``pto.index``) from
+   its computation to its bundle.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -28,10 +29,11 @@ from ptoc.dialects.pto import (
 )
 from ptoc.dialects.pto_base import mask_attr
 from ptoc.dialects.pto_types import PtoTileType
-from ptoc.dialects.scalars import CoreOp, is_scalar, is_scalar_op
+from ptoc.dialects.scalars import is_scalar, is_scalar_op
 
 from ..diagnostics import fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
+from .integers import integer_colors
 from .loops import Event, Loop, LoopAllocator, flatten, state_values
 from .schedule import build_dataflow, live_ops, schedule
 from .tiles import BundlePlan, TileAllocator
@@ -189,14 +191,6 @@ def scalar_params(f: func.FuncOp) -> list[BlockArgument]:
     return [a for a in f.body.block.args if is_scalar(a)]
 
 
-def is_dynamic(op: Operation) -> bool:
-    """An op computing a run-time integer in a register: ``arith`` or a scalar load (a
-    comparison is the condition setter of its conditional's guard: no register)."""
-    return (is_scalar_op(op) and not isinstance(op, (arith.CmpiOp, CoreOp))) or isinstance(
-        op, LoadScalarOp
-    )
-
-
 def body_block(op: Operation) -> Block:
     """The body of a loop or conditional."""
     if isinstance(op, scf.ForOp):
@@ -206,20 +200,19 @@ def body_block(op: Operation) -> Block:
 
 
 def dynamic_registers(f: func.FuncOp, regs: list[str]) -> None:
-    """Registers of the run-time integers: the loop indices and ``arith`` results each get
-    one of ``regs`` (after the address temporaries, which come first); scalar parameters
-    are the ABI's."""
+    """Registers of the run-time integers: the loop indices and ``arith`` results get
+    ``regs`` (after the address temporaries, which come first) by their live ranges
+    (:mod:`.integers`); scalar parameters are the ABI's."""
     free = list(regs[ADDR_TEMPS:])
-    for op in f.walk():
-        if isinstance(op, scf.ForOp) or is_dynamic(op):
-            if not free:
-                raise fail(
-                    op,
-                    "the kernel has more loop indices and run-time integers than free "
-                    "registers",
-                    "compute fewer distinct run-time integers",
-                )
-            op.attributes[GPR_ATTR] = StringAttr(free.pop(0))
+    for op, color in integer_colors(f).items():
+        if color >= len(free):
+            raise fail(
+                op,
+                "the kernel has more loop indices and run-time integers live at once "
+                "than free registers",
+                "compute fewer distinct run-time integers",
+            )
+        op.attributes[GPR_ATTR] = StringAttr(free[color])
 
 
 def address_temps(regs: list[str]) -> tuple[str, str]:
@@ -227,7 +220,9 @@ def address_temps(regs: list[str]) -> tuple[str, str]:
 
 
 def count_dynamic(f: func.FuncOp) -> int:
-    return ADDR_TEMPS + sum(1 for op in f.walk() if isinstance(op, scf.ForOp) or is_dynamic(op))
+    """The registers the run-time integers and address temporaries need at once."""
+    colors = integer_colors(f)
+    return ADDR_TEMPS + (max(colors.values()) + 1 if colors else 0)
 
 
 __all__ = [

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
 
-from xdsl.ir import SSAValue
+from xdsl.ir import BlockArgument, SSAValue
 
 from ptoc.backend.isa import Access, Executor
 from ptoc.backend.isa import row as optable_row
@@ -537,6 +537,24 @@ class TileAllocator:
                 self._reload(v, t, plan)
             else:
                 e = self.qs.entry(v)
+                if e is None and _immovable(v):
+                    raise fail(
+                        op,
+                        f"{value_name(v)} left its queue before this bundle reads it: "
+                        "predicates and CUBE tiles can be neither copied nor spilled, and the "
+                        "bundles between its producer and this reader push it out",
+                        "read it closer to where it is computed (in a loop: compute fewer "
+                        "tiles in the body, or make the CUBE results smaller), or compile "
+                        "for a machine with deeper queues",
+                    )
+                if e is None and isinstance(v, BlockArgument):
+                    raise fail(
+                        op,
+                        f"the allocation could not keep {value_name(v)}, a tile the loop "
+                        "carries, resident or spilled from the loop's entry to this read",
+                        "carry fewer or smaller tiles through the loop (for example, loop "
+                        "over blocks of the result and carry one block's accumulator)",
+                    )
                 assert e is not None, f"{value_name(v)} is not resident at bundle {t}"
                 self.pinned.add(id(e))
         sizes = [tile_bytes(d) for d in op.dsts]

@@ -439,6 +439,12 @@ def _close(state: Any, loop: OpenLoop) -> None:
         new = after.get(path)
         if new is None or new is old:
             continue
+        if (
+            isinstance(new, Index)
+            and isinstance(loop.op, scf.ForOp)
+            and new.value is loop.body.args[0]
+        ):
+            continue  # the loop variable itself (reused from an earlier loop): not carried
         if isinstance(old, (Tile, Index)) and isinstance(new, (Tile, Index)):
             if type(old) is not type(new):
                 raise KernelError(

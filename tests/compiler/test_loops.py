@@ -546,3 +546,44 @@ def store_then_load(
 
 def test_memory_order_holds_for_moving_windows() -> None:
     ptoc.verify(store_then_load, x=_x(64, 32), buf=np.zeros((64, 32), np.float32))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_run_time_integers_share_registers_by_live_range(machine) -> None:
+    """Twelve loops one after another, each with its own bounds and index: more run-time
+    integers than there are registers, but only one loop's are live at a time."""
+    T = ptoc.Tensor[F32, 96, 64]
+
+    @ptoc.kernel
+    def twelve_loops(x: T, out: T):
+        for j in range(12):
+            for r in pt.range(8 * j, 8 * j + 8, 4):
+                pt.store(out, pt.load(x, rows=(r, 4)) * float(j + 1), rows=(r, 4))
+
+    xs = _x(96, 64, 5)
+    got = ptoc.verify(ptoc.compile(twelve_loops, machine), x=xs)["out"]
+    scale = np.repeat(np.arange(1, 13, dtype=np.float32), 8)[:, None]
+    assert np.array_equal(got, xs * scale)
+
+
+def test_nested_loops_with_a_carried_inner_tile() -> None:
+    """An inner loop's result read after it inside an outer loop: the validator sees the
+    inner loop's exit rename as a new value of every outer iteration."""
+    T = ptoc.Tensor[F32, 64, 64]
+
+    @ptoc.kernel
+    def block_sums(x: T, out: ptoc.Tensor[F32, 8, 64]):
+        for b in pt.range(0, 2, 1):
+            acc = pt.load(x, rows=(0, 8)) * 0.0
+            for r in pt.range(0, 64, 8):
+                acc = acc + pt.load(x, rows=(r, 8))
+            pt.store(out, acc * 2.0, rows=(0, 8))
+            del b
+
+    xs = _x(64, 64, 6)
+    for m in (None, TINY):
+        got = ptoc.verify(ptoc.compile(block_sums, m), x=xs)["out"]
+        want = np.zeros((8, 64), np.float32)
+        for r in range(0, 64, 8):
+            want = want + xs[r : r + 8]
+        assert np.array_equal(got, want * np.float32(2.0))

@@ -93,3 +93,75 @@ def test_topk_rows_verifies(machine) -> None:
         order = np.argsort(-x, axis=1, kind="stable")[:, :16]
         assert np.array_equal(got["values"][:rows], np.take_along_axis(x, order, axis=1))
         assert np.array_equal(got["indices"][:rows], order.astype(np.uint32))
+
+
+def _example_module(name: str):  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_gemm_loop_gives_the_bits_of_the_unrolled_chain(machine) -> None:
+    """The K loop's TMATMUL_ACC chain is the unrolled kernel's chain (D11: one FP32
+    rounding per K step, in increasing K order), so the outputs are equal bit for bit."""
+    loop = load_kernel(f"{EXAMPLES}/gemm.py::gemm_fp16_loop")
+    unrolled = load_kernel(f"{EXAMPLES}/gemm.py::gemm_fp16")
+    prog = ptoc.compile(loop, machine)
+    inputs = loop.random_inputs(3)
+    got = ptoc.verify(prog, **inputs)["c"]
+    want = ptoc.run(ptoc.compile(unrolled), **inputs)["c"]
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    a, b = (inputs[n].astype(np.float64) for n in ("a", "b"))
+    bound = 512 * 2.0**-24 * (np.abs(a) @ np.abs(b))  # K roundings of the FP32 fold
+    assert np.all(np.abs(got - a @ b) <= bound + 1e-30)
+
+
+def test_gemm_loop_size_does_not_depend_on_the_matrix_sizes() -> None:
+    mod = _example_module("gemm")
+    sizes = [(64, 64, 128), (128, 128, 512), (256, 128, 1024)]
+    counts = {ptoc.compile(mod.make_gemm_fp16_loop(*s)).program.bundle_count() for s in sizes}
+    assert len(counts) == 1, counts
+    loops = ptoc.compile(mod.make_gemm_fp16_loop(128, 128, 512)).stats().loops
+    assert len(loops) == 3  # the block loops over M and N, and the K loop
+
+
+@pytest.mark.parametrize("kernel", ["attention_loop_d64", "attention_loop_d128"])
+def test_attention_loop_matches_the_unrolled_recurrence(kernel: str) -> None:
+    """Over a run-time number of keys the loop computes what the unrolled kernel computes
+    for the same keys, bit for bit, and attention within the FP16 rounding of P."""
+    mod = _example_module("attention")
+    k = load_kernel(f"{EXAMPLES}/attention.py::{kernel}")
+    prog = ptoc.compile(k)
+    dim = 64 if kernel.endswith("64") else 128
+    for seed, keys in ((0, mod.BLOCK), (1, mod.KEYS), (2, mod.MAX_KEYS)):
+        inputs = k.random_inputs(seed)
+        inputs["keys"] = keys
+        got = ptoc.verify(prog, **inputs)["o"]
+        q, kk, v = (inputs[n].astype(np.float64) for n in ("q", "k", "v"))
+        s = q @ kk[:keys].T / np.sqrt(dim)
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        want = (p / p.sum(axis=1, keepdims=True)) @ v[:keys]
+        assert np.allclose(got, want, rtol=0, atol=2e-2 * np.abs(v[:keys]).max())
+        if keys == mod.KEYS:  # the unrolled example covers exactly KEYS keys
+            unrolled = load_kernel(f"{EXAMPLES}/attention.py::attention_d{dim}")
+            small = {n: inputs[n][: mod.KEYS] if n in "kv" else inputs[n] for n in "qkv"}
+            ref = ptoc.run(ptoc.compile(unrolled), **small)["o"]
+            assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+    (loop,) = prog.stats().loops
+    assert loop.bundles > loop.overhead > 0  # the back edge re-forms the entry state
+
+
+def test_attention_loop_program_size_does_not_depend_on_the_keys() -> None:
+    k = load_kernel(f"{EXAMPLES}/attention.py::attention_loop_d64")
+    prog = ptoc.compile(k)
+    small, large = (k.random_inputs(0) for _ in range(2))
+    small["keys"], large["keys"] = 32, 512
+    runs = [ptoc.run(prog, **x) for x in (small, large)]
+    (loop,) = prog.stats().loops
+    # the same program; the long sequence runs 15 more iterations of the one body
+    assert runs[1].bundles - runs[0].bundles == 15 * loop.bundles

@@ -19,8 +19,11 @@ func.func @rows(%x: !tile.tensor<FP32, 64x32>, %out: !tile.tensor<FP32, 64x32>, 
 // CHECK:      # a2 = scalar n
 // The body's entry state is set up once: four fillers fill hand T (depth 4).
 // CHECK-COUNT-4: BSTART.VEC TEXPANDS, U8
+// The loop's constants are written right before it (their registers are free before).
 // CHECK:      BSTART.STD FALL
-// CHECK-NEXT: add [[LB:[a-z0-9]+]], zero, ->[[I:[a-z0-9]+]]
+// CHECK-NEXT: c.movi 0, ->[[LB:[a-z0-9]+]]
+// CHECK-NEXT: c.movi 8,
+// CHECK-NEXT: add [[LB]], zero, ->[[I:[a-z0-9]+]]
 // CHECK-NEXT: BSTOP
 // CHECK-NEXT: BSTART.STD COND, [[EXIT:L[0-9]+]]
 // CHECK-NEXT: setc.ge [[I]], a2.t3
