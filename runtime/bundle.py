@@ -10,9 +10,13 @@ command* are raised here in command order, before the commit-time no-op test:
   and C.B.DIMI share the write-once bit), a B.IOT after the binding carrying ``last``,
   a fifth effective B.IOT, a B.FPATR outside a CUBE bundle, a scalar instruction inside
   a tile bundle -> ``Fault_BundleControl``;
-* a B.IOT whose decoded mask differs from the bundle's earlier bindings ->
-  ``Fault_TileLegality`` (``BundleTileMaskCanAppend`` in ``commands.asl`` and the B.IOT
-  contract: "A mismatched effective decoded PE mask ... raises Fault_TileLegality").
+* a B.IOS naming a register an earlier B.IOS of the bundle names, or a fifth effective
+  B.IOS -> ``Fault_BundleControl``;
+* a B.IOT whose decoded mask differs from the bundle's earlier bindings, or a B.IOS
+  whose mask differs from any earlier binding's -> ``Fault_TileLegality``
+  (``BundleTileMaskCanAppend``, ``BundleSharedMaskCanAppend`` in ``commands.asl`` and the
+  B.IOT contract: "A mismatched effective decoded PE mask ... raises
+  Fault_TileLegality").
 
 A B.IOT or B.IOS with PEMode 000 is skipped entirely, before placement checks; when no
 effective binding remains the whole bundle is a strict no-op at commit
@@ -28,6 +32,7 @@ from typing import Any
 
 from ptoc.backend.encoding import command_name, field_violation
 from ptoc.backend.isa import Family, OpDef
+from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.fields import Hand, mask_text
 from ptoc.backend.program import (
     Command,
@@ -137,6 +142,26 @@ def generic_kind(c: Generic) -> str:
     return command_name(c)
 
 
+def _bind_shared(c: Ios, bindings: list[Iot], shared: list[Ios], name: str) -> None:
+    """``BindBundleSharedIO``: one PE_MASK across every effective binding
+    (``BundleSharedMaskCanAppend``: Fault_TileLegality), each register named once and at
+    most four B.IOS (Fault_BundleControl)."""
+    earlier = [b.mask for b in bindings] + [s.mask for s in shared]
+    if any(m != c.mask for m in earlier):
+        raise TileLegalityFault(
+            f"B.IOS mask={mask_text(c.mask)} differs from the bundle's mask="
+            f"{mask_text(earlier[0])}; every effective binding uses one PE_MASK",
+            name,
+        )
+    if any(s.tid == c.tid for s in shared):
+        raise BundleControlFault(f"B.IOS binds S{c.tid} twice in one bundle", name)
+    if len(shared) == isa_shared.MAX_BINDINGS:
+        raise BundleControlFault(
+            f"a bundle accepts at most {isa_shared.MAX_BINDINGS} effective B.IOS bindings",
+            name,
+        )
+
+
 @lru_cache(maxsize=2048)
 def build_plan(start: TileStart, commands: tuple[Command, ...]) -> BundlePlan:
     """Process a tile bundle's header in order (see the module docstring)."""
@@ -212,6 +237,7 @@ def _collect(plan: BundlePlan, commands: tuple[Command, ...]) -> None:
             if c.mask == 0:
                 plan.zero_seen = True
                 continue
+            _bind_shared(c, bindings, shared, name)
             shared.append(c)
         elif isinstance(c, Generic):
             kind = generic_kind(c)

@@ -39,6 +39,7 @@ from .faults import (
     unsupported,
 )
 from .memory import GMWrite
+from .shared import SharedTile
 from .spec import Shape, Spec, elem_bits
 from .state import MASK_PES, MachineState, PushPlan
 from .tiles import CUBE_LAYOUTS, Layout, Tile, size_code_bytes
@@ -69,7 +70,7 @@ class Ctx:
 
     __slots__ = (
         "P", "dims", "gm_writes", "mask", "name", "pes", "pidx", "pkey", "plan", "push",
-        "released", "slots", "sources", "spec", "state", "status", "tiles",
+        "released", "shared_write", "slots", "sources", "spec", "state", "status", "tiles",
     )  # fmt: skip
 
     def __init__(self, state: MachineState, plan: BundlePlan, spec: Spec) -> None:
@@ -92,6 +93,8 @@ class Ctx:
         self.tiles: list[Tile | None] = []
         self.status: np.ndarray | None = None
         self.gm_writes: list[GMWrite] = []
+        #: a checked Shared register write: (id, the new record, per-PE usage after)
+        self.shared_write: tuple[int, SharedTile, list[int]] | None = None
         self.push: PushPlan | None = None
         self.released: list[Tile] = []
         queues = state.queues
@@ -494,6 +497,11 @@ def commit(state: MachineState, ctx: Ctx) -> None:
                 tiles.append((s.hand, t))
         state.apply_push(push, tiles)
         ctx.released = push.released
+    sw = ctx.shared_write
+    if sw is not None:
+        tid, record, used = sw
+        state.shared[tid] = record
+        state.used = used
     log = state.access_log
     for w in ctx.gm_writes:
         w.apply(state.gm)

@@ -19,6 +19,7 @@ import numpy as np
 from ptoc.backend.encoding import decode
 from ptoc.backend.errors import Error
 from ptoc.backend.isa.fields import GPR_BY_NAME, GPR_COUNT, XMASK, Hand, mask_pes
+from ptoc.backend.isa.shared import SHARED_TILE_COUNT
 from ptoc.backend.literals import show
 from ptoc.backend.program import (
     END,
@@ -59,6 +60,7 @@ from .scalar import (
     is_condition_setter,
     run_scalar_block,
 )
+from .shared import SharedTile
 from .state import MachineSnapshot, MachineState
 from .tiles import Layout, Tile, poisoned, raw_bits
 from .trace import Trace, TraceRecord, record_bundle, record_scalar
@@ -235,6 +237,17 @@ class Machine:
         except MachineFault as e:
             raise MachineError(e.rule) from None
         return _view(str(ref), t)
+
+    def shared(self, tid: int) -> SharedTile | None:
+        """Shared register ``S<tid>`` (0..255) as it is now: its immutable record, or None
+        while it is unallocated."""
+        if (
+            isinstance(tid, bool)
+            or not isinstance(tid, (int, np.integer))
+            or not (0 <= int(tid) < SHARED_TILE_COUNT)
+        ):
+            raise MachineError(f"{tid!r} is not a Shared register number 0..255")
+        return self.state.shared.get(int(tid))
 
     def tiles(self) -> dict[str, TileView]:
         """Every tile present in a queue, by relative name."""

@@ -67,13 +67,15 @@ def footprint(
     write: bool,
     pes: tuple[int, ...],
     stride_elements: bool = False,
+    select: np.ndarray | None = None,
 ) -> Footprint:
     """Addresses of every valid element on every participating PE, fully probed.
 
     ``stride`` is a row stride in bytes (``TileMemoryStridedByteAddress``: TLOAD,
     TSTORE) or, with ``stride_elements``, in elements (``TileMemoryStridedIndex`` then
     ``TileMemoryIndexedAddress``: TPREFETCH), where a packed 4-bit element's byte and
-    nibble follow its linear index ``row * stride + col``.
+    nibble follow its linear index ``row * stride + col``. ``select`` (P, R, C) limits
+    the probe to the elements a PE accesses (a Shared TLOAD: its own quarter).
     """
     u = np.uint64
     four = info(dt).bits == 4
@@ -94,6 +96,8 @@ def footprint(
     # addr + eb > size, written without overflowing near 2**64
     oob = addr > u(gm_size - eb) if gm_size >= eb else np.ones(addr.shape, bool)
     bad = oob if misaligned is None else (oob | misaligned)
+    if select is not None:
+        bad = bad & select
     if bad.any():
         first = int(np.argmax(bad.reshape(-1)))
         p, rr, cc = np.unravel_index(first, bad.shape)

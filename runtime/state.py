@@ -5,7 +5,10 @@
 * Per-PE GPRs: ``gpr[pe, reg]`` uint64 (24 architectural registers, ``zero`` reads 0).
 * Four relative generation queues (D1): ``queues[hand][k-1]`` is ``hand#k``; a new
   destination becomes ``#1`` and the entry pushed past ``depth`` is released.
-* Per-PE capacity accounting (D2): ``used[pe]`` bytes of the tiles allocated on ``pe``.
+* Per-PE capacity accounting (D2): ``used[pe]`` bytes of the tiles allocated on ``pe``
+  (Local tiles and allocated Shared registers alike).
+* Shared registers S0..S255 (``shared[id]``, :mod:`ptoc.runtime.shared`): one core-wide
+  record each, absent until its first write.
 * Per-PE sticky numeric status NV/DZ/OF/UF/NX (``status[pe]``).
 """
 
@@ -23,6 +26,7 @@ from ptoc.backend.target import MachineConfig
 
 from .faults import TileAllocationFault, TileLegalityFault
 from .gm import Memory, memory_differences, memory_equal, new_memory
+from .shared import SharedTile
 from .tiles import Tile, raw_bits
 
 #: PE indices of every 4-bit PE_MASK
@@ -56,6 +60,8 @@ class MachineState:
         #: each, entry 0 the newest, a value per PE and one validity per entry
         self.squeue = np.zeros((config.pes, 2, 4), np.uint64)
         self.squeue_valid = np.zeros((2, 4), bool)
+        #: allocated Shared registers by id (S0..S255)
+        self.shared: dict[int, SharedTile] = {}
         self._serial = 0
 
     # ------------------------------------------------------------------ queues
@@ -176,6 +182,7 @@ class MachineState:
             status=self.status.copy(),
             squeue=self.squeue.copy(),
             squeue_valid=self.squeue_valid.copy(),
+            shared=tuple(sorted((k, v.record()) for k, v in self.shared.items())),
         )
 
 
@@ -225,6 +232,7 @@ class MachineSnapshot:
     status: np.ndarray
     squeue: np.ndarray | None = None
     squeue_valid: np.ndarray | None = None
+    shared: tuple[tuple[int, tuple[object, ...]], ...] = ()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MachineSnapshot):
@@ -237,6 +245,7 @@ class MachineSnapshot:
             and bool(np.array_equal(self.status, other.status))
             and _same(self.squeue, other.squeue)
             and _same(self.squeue_valid, other.squeue_valid)
+            and self.shared == other.shared
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -260,6 +269,8 @@ class MachineSnapshot:
         )
         if not queues:
             out.append("scalar temporary queues differ")
+        if self.shared != other.shared:
+            out.append("Shared registers differ")
         return out
 
 

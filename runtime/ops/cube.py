@@ -40,6 +40,7 @@ import numpy as np
 
 from ptoc.backend.isa import DTYPE_NONE, TABLE, DataType, Executor, info, rows
 from ptoc.backend.isa import cube as isa_cube
+from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.cube import LOAD_CODES, STORE_CODES, CubeLayout, MatrixFunction
 from ptoc.backend.isa.fields import LAYOUT_NAMES
 from ptoc.backend.isa.semantics import fpatr as sf
@@ -48,7 +49,7 @@ from ptoc.backend.isa.semantics.core import SemanticError
 
 from ..alloc import Dests, Slot
 from ..engine import Ctx, Preparer, Runner
-from ..faults import BundleControlFault, TileAllocationFault, unsupported
+from ..faults import BundleControlFault, TileAllocationFault
 from ..memory import dense_stride, footprint, gather, scatter_plan
 from ..spec import Spec
 from ..tiles import Layout, Tile, derived_rows, size_code_bytes
@@ -205,6 +206,9 @@ class _Plan:
         #: stream position of each role (None: absent)
         self.pos: dict[str, int] = {}
         self.scalars: tuple[str, ...] = ()
+        #: the operand groups B.IOS carries, and each Shared role's B.IOS ordinal
+        self.groups = isa_shared.SharedGroups.NONE
+        self.shared_pos: dict[str, int] = {}
 
 
 def _fpatr(spec: Spec) -> sf.Fpatr:
@@ -250,10 +254,11 @@ def matmul(spec: Spec) -> Runner:
             "RowMaxEn, GroupMaxEn exactly when GroupNCode is nonzero, MaxAbsEn needs a "
             "reduction)"
         )
-    if spec.plan.shared:
-        if not spec.op.ios_legal:
-            raise spec.illegal(f"{spec.name} is Local-only: it takes no B.IOS")
-        raise unsupported("Shared matrix operands (B.IOS)", spec.name)
+    p.a_scale = sm.needs_scale(p.a_type, mx)
+    p.b_scale = sm.needs_scale(p.b_type, mx)
+    if spec.plan.shared and not spec.op.ios_legal:
+        raise spec.illegal(f"{spec.name} is Local-only: it takes no B.IOS")
+    _shared_groups(spec, p)
     _stream(spec, p)
     _ior_schema(spec, p)
     _datr(spec, p)
@@ -261,13 +266,25 @@ def matmul(spec: Spec) -> Runner:
     m, n, k = (1 if v is None else v for v in spec.dims)
     if 0 in (m, n, k):
         raise spec.illegal(f"{spec.name} needs nonzero M (LB0), N (LB1) and K (LB2)")
+    shared = p.groups is not isa_shared.SharedGroups.NONE
+    if shared and not all(isa_shared.is_power_of_two(v) for v in (m, n, k)):
+        raise spec.illegal(
+            f"{spec.name} with Shared operands needs M (LB0), N (LB1) and K (LB2) powers "
+            f"of two, not {m}, {n}, {k} (BundleTMATMULDimensionsLegal)"
+        )
+    _masks_agree(spec)
     p.m, p.n, p.k = m, n, k
     if p.fn.gemv and m != 1:
         raise spec.illegal(f"{spec.name} computes one row: M (LB0) must be 1, not {m}")
-    if f.trans_a or f.trans_b:
+    if (f.trans_a or f.trans_b) and not shared:
         raise spec.illegal(
             "B.FPATR TransA/TransB transpose a Shared primary only; this bundle's "
             "primaries are Local (BundleMatrixSharedSchemasLegal)"
+        )
+    if f.trans_a and p.groups is not isa_shared.SharedGroups.BOTH:
+        raise spec.illegal(
+            "B.FPATR TransA transposes a Shared A; this bundle's A is Local (only B is "
+            "Shared) (BundleMatrixSharedSchemasLegal)"
         )
     p.out_type = (
         sf.output_type(f, p.acc_type) if f.pre_quant_mode in sf.PRE_QUANT else p.acc_type
@@ -279,21 +296,61 @@ def matmul(spec: Spec) -> Runner:
     return run
 
 
+def _shared_groups(spec: Spec, p: _Plan) -> None:
+    """The complete operand groups the B.IOS sources carry
+    (``TileMatrixSharedSourceCountLegal``), in stream order: the left group (A, its
+    scale) before the right group (B, its scale); every B.IOS is a source."""
+    ios = spec.plan.shared
+    groups = isa_shared.shared_groups(p.fn, p.a_scale, p.b_scale, len(ios))
+    if groups is None:
+        right = isa_shared.group_size(p.fn, p.b_scale)
+        both = isa_shared.group_size(p.fn, p.a_scale) + right
+        raise spec.illegal(
+            f"{spec.name} takes Shared operands in complete groups: {right} B.IOS (the right "
+            f"group) or {both} (both groups), not {len(ios)} "
+            "(TileMatrixSharedSourceCountLegal)"
+        )
+    p.groups = groups
+    roles: list[str] = []
+    if groups is isa_shared.SharedGroups.BOTH:
+        roles += ["A"] + (["A scale"] if p.a_scale else [])
+    if groups is not isa_shared.SharedGroups.NONE:
+        roles += ["B"] + (["B scale"] if p.b_scale else [])
+    p.shared_pos = {r: i for i, r in enumerate(roles)}
+    for i, b in enumerate(ios):
+        if b.size:
+            raise spec.illegal(
+                f"{spec.name} reads its Shared operands: B.IOS {i} (S{b.tid}) must be a "
+                "source (no ->S destination) (BundleMatrixSharedSourceSchemaLegal)"
+            )
+
+
+def _masks_agree(spec: Spec) -> None:
+    """``BundleTMATMULMasksAgree``: every Local and Shared binding has one PE_MASK."""
+    masks = {b.mask for b in spec.plan.bindings} | {b.mask for b in spec.plan.shared}
+    if len(masks) > 1:
+        raise spec.illegal(
+            f"{spec.name}: every B.IOT and B.IOS of a matrix bundle uses one PE_MASK, not "
+            + ", ".join(sorted(f"{m:04b}" for m in masks))
+        )
+
+
 def _stream(spec: Spec, p: _Plan) -> None:
-    """Source stream positions and the counts B.FPATR implies
-    (``BundleMatrixDynamicBindingsComplete``)."""
+    """Local source stream positions and the counts B.FPATR implies, after the Shared
+    groups are removed (``BundleMatrixDynamicBindingsComplete``,
+    ``TileMatrixLocalMathematicalSourceCount``)."""
     fn, f = p.fn, p.f
-    p.a_scale = sm.needs_scale(p.a_type, fn.mx)
-    p.b_scale = sm.needs_scale(p.b_type, fn.mx)
     roles: list[str] = []
     if fn.acc:
         roles.append("C")
-    roles.append("A")
-    if p.a_scale:
-        roles.append("A scale")
-    roles.append("B")
-    if p.b_scale:
-        roles.append("B scale")
+    if "A" not in p.shared_pos:
+        roles.append("A")
+        if p.a_scale:
+            roles.append("A scale")
+    if "B" not in p.shared_pos:
+        roles.append("B")
+        if p.b_scale:
+            roles.append("B scale")
     if fn.bias:
         roles.append("bias")
     roles.extend(sf.vector_sources(f))
@@ -302,8 +359,9 @@ def _stream(spec: Spec, p: _Plan) -> None:
     got_s, got_d = len(spec.plan.sources), len(spec.plan.destinations)
     if (got_s, got_d) != (len(roles), dsts):
         outs = ["D"] + ["RowMaxOut"] * f.row_max + ["GroupMaxOut"] * f.group_max
+        shared = f" beside {len(spec.plan.shared)} Shared" if spec.plan.shared else ""
         raise spec.illegal(
-            f"{spec.name} with this B.FPATR binds {len(roles)} Local sources "
+            f"{spec.name} with this B.FPATR{shared} binds {len(roles)} Local sources "
             f"({', '.join(roles)}) and {dsts} destination(s) ({', '.join(outs)}); the "
             f"bundle binds {got_s} and {got_d}"
         )
@@ -402,11 +460,76 @@ def _cube_source(
     return ctx.source(i, dt, layout=t.layout)
 
 
+def _m_layout_legal(ctx: Ctx, layout: Layout, m: int) -> None:
+    """``TileMatrixMLayoutLegal``: M fits the rows of the M layout of A, C and D."""
+    limit = isa_cube.M_LIMIT[layout.value]
+    if m > limit:
+        raise ctx.illegal(
+            f"M = {m} exceeds the {limit} rows a {layout.value} primary holds "
+            "(TileMatrixMLayoutLegal)"
+        )
+
+
+def _per_pe(ctx: Ctx, operand: Tile | np.ndarray) -> np.ndarray:
+    """(P, rows, cols) values of a Local tile on the participating PEs, or of a Shared
+    operand (one core-wide array: every PE reads the same values)."""
+    if isinstance(operand, Tile):
+        return ctx.values(operand)
+    return np.broadcast_to(operand, (ctx.P, *operand.shape))
+
+
+def _shared_operands(ctx: Ctx, p: _Plan) -> dict[str, np.ndarray]:
+    """Each Shared operand's logical values, after its readiness and read schema
+    (``BundleMatrixSharedSchemasLegal``): the register is cooperatively ready
+    (``SharedTileCooperativeMatrixReady``) and RowMajor, of the operand's DataType, its
+    Col is the stored operand's columns and its valid region covers the stored rectangle
+    (``SharedTileReadSchemaLegal``). A TransA/TransB primary is stored transposed (K x M,
+    N x K) and read as its transpose (``MaterializeBundleSharedMatrixPrimary``)."""
+    m, n, k = p.m, p.n, p.k
+    blocks = sm.scale_blocks(k)
+    want = {
+        "A": (m, k, p.a_type, p.f.trans_a),
+        "A scale": (m, blocks, DataType.E8M0, False),
+        "B": (k, n, p.b_type, p.f.trans_b),
+        "B scale": (blocks, n, DataType.E8M0, False),
+    }
+    out: dict[str, np.ndarray] = {}
+    for role, i in p.shared_pos.items():
+        tid = ctx.plan.shared[i].tid
+        rows, cols, dt, trans = want[role]
+        s_rows, s_cols = (cols, rows) if trans else (rows, cols)
+        rec = ctx.state.shared.get(tid)
+        if rec is None or not rec.matrix_ready:
+            state = "unallocated" if rec is None else rec.shape_text
+            raise ctx.illegal(
+                f"the Shared {role} S{tid} is not cooperatively ready ({state}): a matrix "
+                "operand is allocated and initialized on all four PEs and published "
+                "(SharedTileCooperativeMatrixReady)"
+            )
+        if (
+            rec.layout is not RM
+            or rec.dtype != dt
+            or rec.cols != s_cols
+            or s_rows > rec.valid_rows
+            or s_cols > rec.valid_cols
+        ):
+            what = f"{dt.name} {s_rows}x{s_cols} of Col {s_cols}"
+            raise ctx.illegal(
+                f"the Shared {role} S{tid} is {rec.shape_text}; this bundle reads "
+                f"{what}{' (stored transposed)' if trans else ''} RowMajor "
+                "(SharedTileReadSchemaLegal)"
+            )
+        vals = rec.payload[:s_rows, :s_cols]
+        out[role] = vals.T if trans else vals
+    return out
+
+
 def _run(ctx: Ctx, p: _Plan) -> None:
     f, fn = p.f, p.fn
     m, n, k = p.m, p.n, p.k
     pos = p.pos
     words = _scalar_words(ctx, p)
+    shared_vals = _shared_operands(ctx, p)
     # 7. the accumulator class the PreQuantMode converts, then the auxiliary sources
     try:
         sf.check_accumulator(f, p.acc_type)
@@ -431,38 +554,58 @@ def _run(ctx: Ctx, p: _Plan) -> None:
                     f"{'Quant' if legal == 'quant' else 'Relu'}ContentsLegal)"
                 )
             vec[name] = t
-    # 8. mathematical sources, in stream order
-    a_i = pos["A"]
-    a_layout = ctx.sources[a_i].layout
+    # 8. mathematical sources, in stream order (Local ones; the Shared ones were read
+    # above)
+    blocks = sm.scale_blocks(k)
+    a_local = "A" in pos
+    a_layout = ctx.sources[pos["A"]].layout if a_local else None
     c = None
     if fn.acc:
-        c = _cube_source(ctx, pos["C"], "accumulator C", p.acc_type, m, n,
-                         a_layout if a_layout.cube is not CubeLayout.N8 else None)  # fmt: skip
-    a_t = ctx.sources[a_i]
-    if a_t.layout.cube not in (CubeLayout.M16, CubeLayout.M32):
-        raise ctx.illegal(
-            f"the left operand A {ctx.ref(a_i)} must be a CUBE_M16 or CUBE_M32 tile, not "
-            f"{a_t.shape_text} (TileMatrixLocalMOperandSchemaLegal)"
+        want = a_layout if a_layout is not None and a_layout.cube is not CubeLayout.N8 else None
+        c = _cube_source(ctx, pos["C"], "accumulator C", p.acc_type, m, n, want)
+    a: Tile | np.ndarray
+    if a_local:
+        a_i = pos["A"]
+        a_t = ctx.sources[a_i]
+        if a_t.layout.cube not in (CubeLayout.M16, CubeLayout.M32):
+            raise ctx.illegal(
+                f"the left operand A {ctx.ref(a_i)} must be a CUBE_M16 or CUBE_M32 tile, "
+                f"not {a_t.shape_text} (TileMatrixLocalMOperandSchemaLegal)"
+            )
+        _m_layout_legal(ctx, a_t.layout, m)
+        a = _cube_source(ctx, a_i, "left operand A", p.a_type, m, k, a_t.layout)
+        d_layout = a_t.layout
+    else:
+        a = shared_vals["A"]
+        # BundleMatrixCooperativeMLayout: C's layout, else the smallest that holds M
+        d_layout = c.layout if c is not None else (
+            Layout.CUBE_M16 if m <= 16 else Layout.CUBE_M32
+        )  # fmt: skip
+        if c is not None and c.layout.cube not in (CubeLayout.M16, CubeLayout.M32):
+            raise ctx.illegal(
+                f"the accumulator C {ctx.ref(pos['C'])} must be a CUBE_M16 or CUBE_M32 "
+                f"tile, not {c.shape_text} (BundleMatrixCooperativeMLayout)"
+            )
+        _m_layout_legal(ctx, d_layout, m)
+    sa: Tile | np.ndarray | None = None
+    if p.a_scale:
+        sa = (
+            _row_major(ctx, pos["A scale"], "A scale", DataType.E8M0, m, blocks)
+            if "A scale" in pos
+            else shared_vals["A scale"]
         )
-    limit = isa_cube.M_LIMIT[a_t.layout.value]
-    if m > limit:
-        raise ctx.illegal(
-            f"M = {m} exceeds the {limit} rows a {a_t.layout.value} primary holds "
-            "(TileMatrixMLayoutLegal)"
+    b: Tile | np.ndarray = (
+        _cube_source(ctx, pos["B"], "right operand B", p.b_type, k, n, Layout.CUBE_N8)
+        if "B" in pos
+        else shared_vals["B"]
+    )
+    sb: Tile | np.ndarray | None = None
+    if p.b_scale:
+        sb = (
+            _row_major(ctx, pos["B scale"], "B scale", DataType.E8M0, blocks, n)
+            if "B scale" in pos
+            else shared_vals["B scale"]
         )
-    a = _cube_source(ctx, a_i, "left operand A", p.a_type, m, k, a_t.layout)
-    blocks = sm.scale_blocks(k)
-    sa = (
-        _row_major(ctx, pos["A scale"], "A scale", DataType.E8M0, m, blocks)
-        if p.a_scale
-        else None
-    )
-    b = _cube_source(ctx, pos["B"], "right operand B", p.b_type, k, n, Layout.CUBE_N8)
-    sb = (
-        _row_major(ctx, pos["B scale"], "B scale", DataType.E8M0, blocks, n)
-        if p.b_scale
-        else None
-    )
     bias = _row_major(ctx, pos["bias"], "bias", p.acc_type, 1, n) if fn.bias else None
     # 9. C's encoded selector differs from D's zero-extended hand code
     d_hand, d_size = ctx.plan.destinations[0]
@@ -480,7 +623,7 @@ def _run(ctx: Ctx, p: _Plan) -> None:
             "unless B.FPATR converts the output)"
         )
     # 11. the destination group
-    layout = a_t.layout.cube
+    layout = d_layout.cube
     assert layout is not None
     d_slot = cube_slot(ctx, 0, layout, p.out_type, m, n)
     if isinstance(d_slot, str):
@@ -505,10 +648,10 @@ def _run(ctx: Ctx, p: _Plan) -> None:
                           info(p.acc_type).carrier))  # fmt: skip
     ctx.reserve(Dests(tuple(slots), tuple((s.hand, s.mask, s.capacity) for s in slots)))
     # 12. compute per participating PE, publish the group at once
-    av, bv = ctx.values(a), ctx.values(b)
+    av, bv = _per_pe(ctx, a), _per_pe(ctx, b)
     cv = None if c is None else ctx.values(c)
-    sav = None if sa is None else ctx.values(sa)
-    sbv = None if sb is None else ctx.values(sb)
+    sav = None if sa is None else _per_pe(ctx, sa)
+    sbv = None if sb is None else _per_pe(ctx, sb)
     biasv = None if bias is None else ctx.values(bias)
     rmi = None if "RowMaxIn" not in vec else ctx.values(vec["RowMaxIn"])
     qv = None if "QuantVector" not in vec else ctx.values(vec["QuantVector"])

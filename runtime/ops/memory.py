@@ -8,8 +8,9 @@ elements move. B.DATR.Layout selects the tile-side layout: for TLOAD the destina
 layout of the transform (``ND2DN`` loads a column-major tile), for TSTORE and TMOV the
 source must be in the transform's source layout. The GM side is addressed by logical
 (row, col) exactly as the ASL does for every generic layout. The CUBE transport
-conversions (B.DATR Layout 21..26) are ``ops/cube.py``; Shared tiles are not modelled.
-PadValue must be zero outside the CUBE forms; TLOAD padding is Null.
+conversions (B.DATR Layout 21..26) are ``ops/cube.py``. A TLOAD with one destination
+B.IOS writes a Shared register (:func:`tload_shared`); TSTORE and TMOV of Shared tiles
+are not modelled. PadValue must be zero outside the CUBE forms; TLOAD padding is Null.
 """
 
 from __future__ import annotations
@@ -19,12 +20,17 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ptoc.backend.isa import DTYPE_NONE, DataType, Executor
-from ptoc.backend.isa.fields import MODEL_TILE_ELEMENTS
+from ptoc.backend.isa import DTYPE_NONE, DataType, Executor, info, legality
+from ptoc.backend.isa import shared as isa_shared
+from ptoc.backend.isa.fields import LAYOUT_NAMES, MODEL_TILE_ELEMENTS, size_bytes
 
 from ..engine import Ctx, Preparer, Runner
+from ..faults import BundleControlFault, unsupported
 from ..memory import Footprint, dense_stride, footprint, gather, scatter_plan
+from ..shared import SharedTile, compatible, updated
 from ..spec import Shape, Spec
+from ..state import MASK_PES
+from ..tiles import LAYOUT_TRANSFORMS, Layout, derived_rows, poisoned
 from .layout import check_dest_layout, generic_shape, require_optional_dims
 
 #: footprints a TLOAD/TSTORE plan keeps (per distinct base and stride registers), and
@@ -72,6 +78,8 @@ def _tlsu_schema(spec: Spec) -> None:
 
 
 def tload(spec: Spec) -> Runner:
+    if spec.plan.shared:
+        return tload_shared(spec)
     _tlsu_schema(spec)
     dt = spec.dtype()
     shape = spec.std_shape()
@@ -89,6 +97,112 @@ def tload(spec: Spec) -> Runner:
         ctx.publish(slot, gather(ctx.state.gm, fp, dt))
 
     return run
+
+
+def tload_shared(spec: Spec) -> Runner:
+    """TLOAD into a Shared register (``ExecuteBundleSharedTLSUOperation`` Function 0,
+    ``TLOADShared``): one destination B.IOS and no B.IOT; LB0 = ValidCol, LB1 =
+    ValidRow and LB2 = Col all present (the dispatcher reads the three LB registers);
+    each PE of the mask loads the valid elements of its own quarter from its own base
+    and row stride, and the selected quarters are installed as one atomic update."""
+    plan = spec.plan
+    name = spec.name
+    if len(plan.shared) != 1:
+        raise spec.illegal(f"a Shared {name} binds exactly one B.IOS, not {len(plan.shared)}")
+    ios = plan.shared[0]
+    dt = None if spec.dtype_code == DTYPE_NONE else DataType(spec.dtype_code)
+    spec._check(legality.dtype(spec.op, dt))
+    assert dt is not None
+    ior = plan.ior
+    if ior is not None:
+        rule = legality.ior_slots(spec.op, True, ior.sources, ior.dst)
+        if rule is not None:  # the Shared TLSU path raises BundleControl for this rule
+            raise BundleControlFault(f"{rule} (BundleOperationScalarBindingSchemaLegal)", name)
+    spec.require_datr_applicable()
+    if spec.datr is not None and spec.datr.pad:
+        raise spec.illegal(f"B.DATR.PadValueOrByteId must be zero for a Shared {name}")
+    if ios.size == 0 or plan.bindings:
+        raise spec.illegal(
+            f"a Shared {name} binds one destination B.IOS (->S<id><size>) and no B.IOT"
+        )
+    code = 0 if spec.datr is None else spec.datr.layout
+    layout = LAYOUT_TRANSFORMS[code][1]
+    if layout is not Layout.ROW_MAJOR:
+        raise unsupported(f"a Shared tile in layout {LAYOUT_NAMES.get(code, code)}", name)
+    vc, vr, col = spec.dims
+    if vc is None or vr is None or col is None or 0 in (vc, vr, col) or vc > col:
+        raise spec.illegal(
+            f"a Shared {name} needs LB0 = ValidCol, LB1 = ValidRow and LB2 = Col, all "
+            f"present and nonzero, ValidCol <= Col; got LB0={vc}, LB1={vr}, LB2={col}"
+        )
+    bits = info(dt).bits
+    cap = size_bytes(ios.size)
+    rows = derived_rows(cap, col, bits)
+    logical = cap * 8 // bits
+    if rows == 0 or vr > rows or rows * col > logical:
+        raise spec.illegal(
+            f"a {cap}-byte Shared TSize holds no {dt.name} {vr}x{vc} tile of Col {col} "
+            "(TileDescriptorShapeLegal: Rows = capacity_bits / (Col * bits) >= ValidRow)"
+        )
+    quarter = isa_shared.quarters(rows, col, bits, cap)[:vr, :vc]
+    pes = MASK_PES[ios.mask]
+    # (P, vr, vc): the valid elements of each participating PE's own quarter
+    own = np.stack([quarter == q for q in pes])
+    sel = own.any(axis=0)
+    pick = np.searchsorted(np.array(pes), np.where(sel, quarter, pes[0]))[None]
+    carrier = info(dt).carrier
+
+    def run(ctx: Ctx) -> None:
+        state = ctx.state
+        if cap > state.config.capacity:  # SharedTileCapacityIsLegal
+            raise ctx.illegal(
+                f"a {cap}-byte Shared TSize exceeds the machine's capacity of "
+                f"{state.config.capacity} bytes per PE (SharedTileCapacityIsLegal)"
+            )
+        old = state.shared.get(ios.tid)
+        probe = SharedTile(dt, rows, col, vr, vc, layout, cap, ios.mask, ios.mask, True,
+                           _EMPTY, _EMPTY)  # fmt: skip
+        rule = compatible(old, probe, ios.mask)
+        if rule is not None:
+            raise ctx.illegal(f"S{ios.tid}: {rule} (SharedTileUpdateCompatible)")
+        used = state.used
+        if old is None:
+            used = used.copy()
+            for pe in pes:
+                used[pe] += cap
+            if max(used) > state.config.capacity:
+                worst = int(np.argmax(used))
+                raise ctx.illegal(
+                    f"allocating S{ios.tid} ({cap} B on each PE of mask={ios.mask:04b}) "
+                    f"would leave PE{worst} holding {used[worst]} bytes of Local and Shared "
+                    f"tiles, more than its capacity of {state.config.capacity} bytes "
+                    "(SharedTileUpdateCompatible)"
+                )
+        base = ctx.gpr_slot(0)
+        stride = ctx.gpr_slot(1, dense_stride(col, dt))
+        fp = footprint(dt, base, stride, vr, vc, state.config.gm_size, name, False,
+                       ctx.pes, select=own)  # fmt: skip
+        # unselected addresses are never probed: read a safe byte there, then drop it
+        safe = Footprint(np.where(own, fp.addr, np.uint64(0)), fp.nbytes, fp.high)
+        if state.access_log is not None:  # a grid launch records what it read (D13)
+            idx = fp.addr[own].astype(np.int64)
+            state.access_log.read(idx[:, None] + np.arange(fp.nbytes, dtype=np.int64))
+        vals = gather(state.gm, safe, dt)  # (P, vr, vc)
+        got = np.take_along_axis(vals, pick, axis=0)[0]  # each element from its owner
+        payload = poisoned(dt, (rows, col))
+        payload[:vr, :vc] = np.where(sel, got, payload[:vr, :vc]).astype(carrier)
+        written = np.zeros((rows, col), bool)
+        written[:vr, :vc] = sel
+        payload.flags.writeable = False
+        written.flags.writeable = False
+        new = SharedTile(dt, rows, col, vr, vc, layout, cap, ios.mask, ios.mask, True,
+                         payload, written)  # fmt: skip
+        ctx.shared_write = (ios.tid, updated(old, new, ios.mask, True), used)
+
+    return run
+
+
+_EMPTY = np.zeros((0, 0), bool)
 
 
 def tstore(spec: Spec) -> Runner:

@@ -28,7 +28,6 @@ from ptoc.runtime import (
     MachineFault,
     TileAllocationFault,
     TileLegalityFault,
-    UnsupportedOperation,
 )
 
 from ._progs import PE_SPAN, Rig, block, dim_lines, iot
@@ -433,8 +432,8 @@ FAULTS: list[tuple[type[MachineFault], str, str]] = [
     (TileAllocationFault, MM.replace("->U<2KB>", "->U<512B>"), "TileCubeRequiredBytes"),
     (TileLegalityFault,
      matrix("TMATMUL_MX", D.E4M3, (16, 16, 32), ["T#1", "N#1"], [("U", 5)]), "A scale"),
-    (UnsupportedOperation, MM.replace(ZERO_FPATR, ZERO_FPATR + "\nB.IOS S3, mask=1111"),
-     "Shared"),
+    (TileLegalityFault, MM.replace(ZERO_FPATR, ZERO_FPATR + "\nB.IOS S3, mask=1111"),
+     "beside 1 Shared"),
     (TileLegalityFault,
      matrix("TGEMV", D.FP16, (1, 16, 32), ["T#1", "N#1"], [("U", 5)]).replace(
          ZERO_FPATR, ZERO_FPATR + "\nB.IOS S3, mask=1111"), "Local-only"),

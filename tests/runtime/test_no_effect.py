@@ -204,10 +204,36 @@ CASES: list[tuple[type[MachineFault], str]] = [
             iot(dst="U", size=1),
         ),
     ),
+    # ---------------------------------------------------------------- Shared tiles
+    (
+        TileLegalityFault,
+        block("TLOAD", "S32", dim_lines(4), "B.IOR a0, a1", "B.IOS mask=1111, ->S3<1>"),
+    ),  # a Shared TLOAD names LB1 and LB2
+    (
+        TileLegalityFault,
+        block("TLOAD", "S32", dim_lines(4, 2, 4), "B.IOR a0, a1", "B.IOS S3, mask=1111"),
+    ),  # a source B.IOS
+    (
+        BundleControlFault,
+        block(
+            "TLOAD",
+            "S32",
+            dim_lines(4, 2, 4),
+            "B.IOR a0, a1",
+            "B.IOS mask=1111, ->S3<1>",
+            "B.IOS mask=1111, ->S3<1>",
+        ),
+    ),  # one register twice
+    (
+        DataPageFault,
+        block(
+            "TLOAD", "S32", dim_lines(4, 32, 4), "B.IOR a2, a1", "B.IOS mask=1111, ->S3<1KB>"
+        ).replace("BSTART.TLOAD", P.std(*P.const_lines("a2", P.GM_SIZE - 64)) + "BSTART.TLOAD"),
+    ),  # every PE's quarter is probed before the register changes
     (
         UnsupportedOperation,
-        block("TLOAD", "S32", dim_lines(4), "B.IOR a0, a1", "B.IOS mask=1111, ->S3<1>"),
-    ),  # Shared tiles
+        block("TSTORE", "S32", "B.IOR a0, a1", "B.IOS S3, mask=1111"),
+    ),  # TSTORE of a Shared tile is not modelled
     # ---------------------------------------------------------------- memory
     (
         DataPageFault,

@@ -57,7 +57,10 @@ UNTRANSLATED_GROUPS: dict[str, str] = {
     "and locations, B.FPATR post-processing)",
     "indexed GM transfers": "ptoc's executor does not model MGATHER/MSCATTER (and their "
     "MASK/CAS forms) or GMOV",
-    "Shared tiles": "ptoc's executor does not model Shared tiles (B.IOS, S0..S255)",
+    "Shared tiles": (
+        "the Shared register file (B.IOS, S0..S255) is not bound to the test harness: "
+        "the ASL's SharedTileInfo records and their direct helpers"
+    ),
     "memory events": "ptoc's executor records no memory-access events (the ASL's ordering "
     "and visibility traces)",
     "fault address": "ptoc locates a fault by bundle and command, not by a PC",
