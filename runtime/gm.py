@@ -13,6 +13,7 @@ module only stores bytes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -206,3 +207,39 @@ def memory_differences(a: Memory, b: Memory) -> tuple[int, int]:
         return a.differing(b)
     idx = np.flatnonzero(np.asarray(a) != np.asarray(b))
     return len(idx), int(idx[0]) if len(idx) else -1
+
+
+@dataclass(frozen=True)
+class MemoryImage:
+    """The non-zero pages of a global memory, to rebuild it in another process: what a
+    grid launch on a cluster ships instead of the memory (a 64 MiB memory that holds a
+    few tensors is a few pages). ``pages`` maps a page number to its :data:`PAGE` bytes
+    (the last page of a memory whose size is not a multiple of PAGE is shorter)."""
+
+    size: int
+    sparse: bool
+    pages: dict[int, np.ndarray]
+
+    @classmethod
+    def of(cls, gm: Memory) -> MemoryImage:
+        if isinstance(gm, SparseMemory):
+            pages = {n: p.copy() for n, p in gm.pages.items() if p.any()}
+            return cls(gm.size, True, pages)
+        whole = len(gm) >> PAGE_BITS << PAGE_BITS
+        nonzero = np.flatnonzero(gm[:whole].reshape(-1, PAGE).any(axis=1)).tolist()
+        pages = {n: gm[n << PAGE_BITS : (n + 1) << PAGE_BITS].copy() for n in nonzero}
+        if whole < len(gm) and gm[whole:].any():
+            pages[whole >> PAGE_BITS] = gm[whole:].copy()
+        return cls(len(gm), False, pages)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the pages the image holds."""
+        return sum(len(p) for p in self.pages.values())
+
+    def memory(self) -> Memory:
+        """A fresh memory of the same size and kind holding the image's bytes."""
+        gm = new_memory(self.size, self.sparse)
+        for n, page in self.pages.items():
+            gm[n << PAGE_BITS : (n << PAGE_BITS) + len(page)] = page
+        return gm

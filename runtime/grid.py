@@ -18,9 +18,10 @@ copy of GM, their written bytes merged) bit-identical to the serial one.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from ptoc.backend.program import Program
 from ptoc.backend.target import MachineConfig
 
 from .faults import BundleLocation, MachineFault, RaceDetected
-from .gm import Memory, new_memory
+from .gm import Memory, MemoryImage, new_memory
 from .machine import Machine, MachineError, RunReport
 from .memory import Footprint
 
@@ -44,9 +45,15 @@ __all__ = [
     "CORE_INDEX_GPR",
     "MAX_GRID",
     "AccessLog",
+    "ChunkJob",
+    "ChunkResult",
+    "ChunkRunner",
     "Grid",
     "GridReport",
+    "LaunchImage",
+    "chunk_ranges",
     "find_race",
+    "run_job",
 ]
 
 
@@ -138,6 +145,11 @@ class AccessLog:
         if write or self.reads:
             s = np.unique(np.asarray(addr, np.int64))
             self.records.append((s, s + size, self._label(), write))
+
+    def forget(self, count: int) -> None:
+        """Drop every access after the first ``count`` (a faulting scalar block's, whose
+        stores were undone)."""
+        del self.records[count:]
 
     def label(self, k: int) -> tuple[bool, int, int]:
         return self._labels[k]
@@ -335,12 +347,22 @@ class Grid:
             m.set_gpr(reg, value, pe)
 
     def run(
-        self, program: Program | bytes, *, check_races: bool = False, workers: int = 1
+        self,
+        program: Program | bytes,
+        *,
+        check_races: bool = False,
+        workers: int = 1,
+        runner: ChunkRunner | None = None,
     ) -> GridReport:
         """Run ``program`` on every core (core order; see the module docstring), after
         setting the grid ABI registers. A fault names its core (``MachineFault.core``)
-        and stops the launch; ``check_races`` raises :class:`RaceDetected` for a race;
-        ``workers`` > 1 runs the cores in that many worker processes."""
+        and stops the launch; ``check_races`` raises :class:`RaceDetected` for a race.
+
+        ``workers`` > 1 cuts the cores into that many chunks of consecutive cores, run in
+        forked worker processes, or by ``runner`` when given (a cluster: it runs each
+        :class:`ChunkJob` elsewhere and returns the :class:`ChunkResult` of each, in job
+        order). Either way the GM and the core states after the launch -- after a fault
+        too -- are those of the serial run (docs/many-cores.md, fault parity)."""
         if isinstance(program, (bytes, bytearray)):
             program = decode(bytes(program))
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -349,8 +371,11 @@ class Grid:
         for i, m in enumerate(self.machines):
             m.set_gpr(CORE_INDEX_GPR, i)
             m.set_gpr(CORE_COUNT_GPR, n)
-        if workers > 1 and n > 1 and "fork" in multiprocessing.get_all_start_methods():
-            return self._run_parallel(program, check_races, min(workers, n))
+        parts = chunk_ranges(n, workers)
+        if runner is not None:
+            return self._merge(runner(self.jobs(program, check_races, parts)), program)
+        if len(parts) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            return self._merge(self._run_forked(program, check_races, parts), program)
         check = check_races and n > 1
         logs: list[AccessLog | None] = []
         report = GridReport()
@@ -365,43 +390,58 @@ class Grid:
         report.status = np.stack([m.state.status for m in self.machines])
         return report
 
-    def _run_parallel(self, program: Program, check_races: bool, workers: int) -> GridReport:
-        """Cores in ``workers`` forked processes, each on a copy of GM: a chunk of
-        consecutive cores per process; their written bytes are merged in core order."""
+    def jobs(self, program: Program, check_races: bool, parts: list[range]) -> list[ChunkJob]:
+        """The launch as one :class:`ChunkJob` per range of cores, for another process."""
+        launch = LaunchImage(program, self.config, check_races, MemoryImage.of(self.gm))
+        return [
+            ChunkJob(launch, cores.start, tuple(_state(self.machines[i]) for i in cores))
+            for cores in parts
+        ]
+
+    def _run_forked(
+        self, program: Program, check_races: bool, parts: list[range]
+    ) -> list[ChunkResult]:
+        """The chunks in forked processes, each on a copy-on-write copy of GM."""
         global _FORKED
-        n = self.cores
-        bounds = np.linspace(0, n, workers + 1).astype(int)
-        chunks = [range(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
         _FORKED = (self, program, check_races)
         try:
             ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(workers) as pool:
-                results = pool.map(_run_chunk, chunks)
+            with ctx.Pool(len(parts)) as pool:
+                return pool.map(_run_forked_chunk, parts)
         finally:
             _FORKED = None
-        chunked: list[_Chunk] = []
-        for result in results:  # the lowest faulting core wins, as in a serial run
-            if isinstance(result, _Fault):
-                raise result.error()
-            chunked.append(result)
+
+    def _merge(self, results: Sequence[ChunkResult], program: Program) -> GridReport:
+        """The chunks' results, in core order: each core's state, then the bytes the
+        chunk wrote. A chunk that faulted has run its cores only up to the fault (its
+        written bytes are theirs): its fault is raised after its writes are merged and
+        before any later chunk's, which leaves exactly the serial run's GM and states."""
         logs: list[AccessLog | None] = []
         report = GridReport()
-        for result in chunked:
+        check = False
+        for result in results:
             for i, state, log, run in result.cores:
-                for queue in state["queues"]:
-                    for tile in queue:  # published storage is read-only; unpickling
-                        tile.payload.flags.writeable = False  # made it writable
-                vars(self.machines[i].state).update(state)
+                _restore(self.machines[i], state)
                 logs.append(log)
-                report.cores.append(run)
+                check = check or log is not None
+                if run is not None:
+                    report.cores.append(run)
             for start, data in result.written:
                 self.gm[start : start + len(data)] = data
-        if check_races:
+            if result.fault is not None:  # the lowest faulting core, as in a serial run
+                raise result.fault.error()
+        if check and len(logs) > 1:
             race = find_race(logs)
             if race is not None:
                 raise race_error(race, logs, program)
         report.status = np.stack([m.state.status for m in self.machines])
         return report
+
+
+def chunk_ranges(cores: int, parts: int) -> list[range]:
+    """``cores`` cut into at most ``parts`` ranges of consecutive cores, sizes within one."""
+    bounds = np.linspace(0, cores, min(parts, cores) + 1).astype(int)
+    return [range(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
 
 
 def _run_core(m: Machine, i: int, program: Program, log: AccessLog | None) -> RunReport:
@@ -415,19 +455,62 @@ def _run_core(m: Machine, i: int, program: Program, log: AccessLog | None) -> Ru
         m.state.access_log = None
 
 
-#: the grid, program and mode a forked worker runs (set only around a parallel run)
-_FORKED: tuple[Grid, Program, bool] | None = None
-#: MachineState attributes a worker sends back (the GM comes back as written ranges)
+#: MachineState attributes that stay with their process (the GM travels as written
+#: ranges or as a :class:`MemoryImage`)
 _LOCAL = ("gm", "config", "access_log")
 
 
-@dataclass
-class _Chunk:
-    """A worker's result: per core (index, state, access log, run report), and the
-    byte ranges the chunk's cores wrote with their final contents."""
+def _state(m: Machine) -> dict[str, Any]:
+    """What another process needs of a core's state."""
+    return {k: v for k, v in vars(m.state).items() if k not in _LOCAL}
 
-    cores: list[tuple[int, dict[str, Any], AccessLog | None, RunReport]]
+
+def _restore(m: Machine, state: dict[str, Any]) -> None:
+    for queue in state["queues"]:
+        for tile in queue:  # published storage is read-only; unpickling made it writable
+            tile.payload.flags.writeable = False
+    vars(m.state).update(state)
+
+
+@dataclass(frozen=True)
+class LaunchImage:
+    """What every chunk of a launch run in another process shares: the program, the
+    machine, the mode (``check``: record reads for the race detector) and the global
+    memory's non-zero pages."""
+
+    program: Program
+    config: MachineConfig
+    check: bool
+    gm: MemoryImage
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """Cores ``first ..`` of a launch, one pre-launch state (GPRs, queues, status) each;
+    :func:`run_job` runs it in any process."""
+
+    launch: LaunchImage
+    first: int
+    states: tuple[dict[str, Any], ...]
+
+    @property
+    def cores(self) -> range:
+        return range(self.first, self.first + len(self.states))
+
+
+@dataclass
+class ChunkResult:
+    """A chunk's result: per core (index, state, access log if checked, run report --
+    None for the core that faulted), the byte ranges its cores wrote with their final
+    contents, and the fault that stopped it (its later cores did not run)."""
+
+    cores: list[tuple[int, dict[str, Any], AccessLog | None, RunReport | None]]
     written: list[tuple[int, np.ndarray]]
+    fault: _Fault | None = None
+
+
+#: runs every job of a launch somewhere and returns their results in job order
+ChunkRunner = Callable[[list[ChunkJob]], list[ChunkResult]]
 
 
 @dataclass
@@ -446,24 +529,51 @@ class _Fault:
         return f
 
 
-def _run_chunk(cores: range) -> _Chunk | _Fault:
-    assert _FORKED is not None
-    grid, program, check = _FORKED
-    out = _Chunk([], [])
+def run_chunk(
+    machines: Sequence[Machine], first: int, program: Program, check: bool
+) -> ChunkResult:
+    """Run cores ``first ..`` (``machines``, over one GM of this process) in order, up
+    to the first fault; every chunk of a parallel launch runs here."""
+    out = ChunkResult([], [])
     logs = []
-    for i in cores:
-        m = grid.machines[i]
+    for i, m in enumerate(machines, first):
         log = AccessLog(reads=check)
         logs.append(log)
+        run: RunReport | None = None
         try:
             run = _run_core(m, i, program, log)
         except MachineFault as f:
-            return _Fault(type(f), f.rule, f.op, f.bundle, i)
-        state = {k: v for k, v in vars(m.state).items() if k not in _LOCAL}
-        out.cores.append((i, state, log if check else None, run))
+            out.fault = _Fault(type(f), f.rule, f.op, f.bundle, i)
+        out.cores.append((i, _state(m), log if check else None, run))
+        if out.fault is not None:
+            break
     parts = [log.union(True) for log in logs]
     starts, ends = _union(
         np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     )
-    out.written = [(int(s), grid.gm[int(s) : int(e)]) for s, e in zip(starts, ends)]
+    gm = machines[0].state.gm
+    out.written = [(int(s), gm[int(s) : int(e)]) for s, e in zip(starts, ends)]
     return out
+
+
+def run_job(job: ChunkJob) -> ChunkResult:
+    """A :class:`ChunkJob` in this process: its cores over a memory rebuilt from the
+    launch's image (the job's states are copied, so running it again starts afresh)."""
+    launch = job.launch
+    gm = launch.gm.memory()
+    machines = []
+    for state in job.states:
+        m = Machine(launch.config, gm=gm)
+        vars(m.state).update(copy.deepcopy(state))
+        machines.append(m)
+    return run_chunk(machines, job.first, launch.program, launch.check)
+
+
+#: the grid, program and mode a forked worker runs (set only around a parallel run)
+_FORKED: tuple[Grid, Program, bool] | None = None
+
+
+def _run_forked_chunk(cores: range) -> ChunkResult:
+    assert _FORKED is not None
+    grid, program, check = _FORKED
+    return run_chunk(grid.machines[cores.start : cores.stop], cores.start, program, check)

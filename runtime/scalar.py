@@ -64,8 +64,13 @@ class ScalarContext:
     taken: bool | None = None
     #: a grid launch's access recorder (:class:`ptoc.runtime.grid.AccessLog`), or None
     log: Any = None
+    #: how many accesses the log held before the block: a rollback forgets the block's
+    #: (a parallel launch merges the logged writes; an undone store wrote nothing)
+    log_mark: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
+        if self.log is not None:
+            self.log_mark = len(self.log.records)
         if self.squeue is None:
             self.squeue = np.zeros((self.gpr.shape[0], 2, 4), _U)
         if self.squeue_valid is None:
@@ -101,6 +106,8 @@ class ScalarContext:
         for index, old in reversed(self.undo):
             self.gm[index] = old
         self.undo.clear()
+        if self.log is not None:
+            self.log.forget(self.log_mark)
 
 
 ScalarStep = Callable[[ScalarContext], None]

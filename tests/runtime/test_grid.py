@@ -3,6 +3,8 @@ the race detector and parallel runs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -11,8 +13,9 @@ from hypothesis import strategies as st
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GRID_GPRS
 from ptoc.runtime import DataPageFault, MachineConfig, MachineFault, RaceDetected
-from ptoc.runtime.grid import AccessLog, Grid, find_race
+from ptoc.runtime.grid import AccessLog, ChunkJob, ChunkResult, Grid, find_race, run_job
 from ptoc.runtime.machine import MachineError
+from ptoc.runtime.state import MachineSnapshot
 
 from .util import _const, prog, tload, tstore
 
@@ -165,6 +168,89 @@ def test_a_fault_names_its_core() -> None:
             g.run(prog(row_block_program()), workers=workers)
         assert info.value.core == 3
         assert str(info.value).startswith("Fault_DataPage at core 3, bundle 3, line ")
+
+
+def in_process(jobs: list[ChunkJob]) -> list[ChunkResult]:
+    """A runner that runs the shipped jobs here: the path of a cluster launch (a job's
+    states and GM image, not the grid's machines), without the cluster."""
+    return [run_job(job) for job in jobs]
+
+
+def _faulting_launch(
+    text: str, config: MachineConfig, regs: dict[str, int], **run: object
+) -> tuple[str, np.ndarray, list[MachineSnapshot]]:
+    g = Grid(config, 6)
+    rng = np.random.default_rng(6)
+    g.load_gm(X, rng.standard_normal((6 * ROWS, COLS)).astype(np.float32))
+    for reg, v in regs.items():
+        g.set_gpr(reg, v)
+    with pytest.raises(MachineFault) as info:
+        g.run(prog(text), **run)  # type: ignore[arg-type]
+    return str(info.value), np.asarray(g.gm).copy(), [m.snapshot() for m in g.machines]
+
+
+#: every core stores its row block, then a second copy at a7 (OUT2), which leaves global
+#: memory from core 4 on: core 4 faults after its first store, core 5 too
+OUT2 = OUT + 0x8000
+_TWO_STORES = row_block_program() + tstore(DataType.FP32, base="a7", stride="a1", mask="1000")
+_TWO_STORES = _TWO_STORES.replace("->a6\n", "->a6\nadd a7, s1, ->a7\n", 1)
+#: every core stores its index + 1 to a0 + 8 * (index & 1) -- cores 0 and 2 share the
+#: bytes -- then, from core 2 on, loads beyond global memory in the same scalar block,
+#: which undoes the block's store
+_UNDONE_STORE = (
+    "BSTART.STD FALL\naddi x2, 1, ->s0\nandi x2, 1, ->s1\nslli s1, 3, ->s1\n"
+    "add a0, s1, ->s2\nsdi s0, [s2, 0]\nslli x2, 12, ->s3\nadd a5, s3, ->s3\n"
+    "ldi [s3, 0], ->s4\nBSTOP\n"
+)
+
+
+def _two_stores_left(gm: np.ndarray) -> bool:
+    """Core 4's first store is there, core 5's is not; the second copies of cores 0..3."""
+    block = [gm[OUT + i * BLOCK : OUT + (i + 1) * BLOCK].any() for i in range(6)]
+    copy = [gm[OUT2 + i * BLOCK : OUT2 + (i + 1) * BLOCK].any() for i in range(4)]
+    return block == [True] * 5 + [False] and all(copy)
+
+
+def _undone_store_left(gm: np.ndarray) -> bool:
+    """Core 0's 1 (core 2's 3 was undone) and core 1's 2."""
+    return gm[0x100:0x110].view(np.uint64).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize(("text", "config", "regs", "core", "left"), [
+    (_TWO_STORES, MachineConfig(pes=1, gm_size=OUT2 + 4 * BLOCK),
+     {"a0": X, "a1": COLS * 4, "a2": Y, "a3": OUT, "a7": OUT2}, 4, _two_stores_left),
+    (_UNDONE_STORE, MachineConfig(pes=1, gm_size=1 << 14), {"a0": 0x100, "a5": 0x2008}, 2,
+     _undone_store_left),
+], ids=["partial-tile-stores", "undone-scalar-store"])  # fmt: skip
+def test_a_fault_leaves_the_serial_memory_and_states_on_every_schedule(
+    text: str, config: MachineConfig, regs: dict[str, int], core: int, left: Any
+) -> None:
+    """Fault parity: cores before the faulting one have run, the faulting core's writes
+    up to the fault remain, later cores never ran -- in forked workers and in shipped
+    jobs alike, however the cores are cut into chunks (a later chunk's own fault and an
+    undone store to bytes an earlier chunk wrote included)."""
+    rule, gm, states = _faulting_launch(text, config, regs)
+    assert rule.startswith(f"Fault_DataPage at core {core}, ")
+    assert left(gm)
+    for workers in (2, 3, 6):
+        for runner in (None, in_process):
+            got = _faulting_launch(text, config, regs, workers=workers, runner=runner)
+            assert got[0] == rule, (workers, runner)
+            assert np.array_equal(got[1], gm), (workers, runner)
+            for a, b in zip(states, got[2], strict=True):
+                assert a == b, a.differences(b)
+
+
+def test_shipped_jobs_give_the_serial_bytes_and_find_races() -> None:
+    serial, _, _ = launch(16, row_block_program(), check_races=True)
+    shipped, _, _ = launch(16, row_block_program(), check_races=True, workers=3,
+                           runner=in_process)  # fmt: skip
+    assert np.array_equal(np.asarray(serial.gm), np.asarray(shipped.gm))
+    for a, b in zip(serial.machines, shipped.machines):
+        assert a.snapshot() == b.snapshot(), a.snapshot().differences(b.snapshot())
+    with pytest.raises(RaceDetected, match="cores 0 and 1 both write"):
+        launch(4, row_block_program(out_offset="zero"), check_races=True, workers=2,
+               runner=in_process)  # fmt: skip
 
 
 def test_grid_sizes_are_checked() -> None:

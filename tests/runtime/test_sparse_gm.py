@@ -175,3 +175,35 @@ def test_snapshots_compare_bits_of_either_memory(size: int) -> None:
     assert a != b and b.differences(a) == [f"GM differs at 8 byte(s), first 0x{size - 8:x}"]
     m.load_gm(size - 8, np.zeros(8, np.uint8))
     assert m.snapshot() == a
+
+
+@given(
+    st.booleans(),
+    st.integers(0, 3),
+    st.lists(st.tuples(st.integers(0, 4 * PAGE + 99), st.integers(0, 255)), max_size=12),
+)
+def test_a_memory_image_rebuilds_the_memory_from_its_non_zero_pages(
+    sparse: bool, zeros: int, bytes_: list[tuple[int, int]]
+) -> None:
+    """What a cluster launch ships: only non-zero pages (a page written with zeros is
+    left out), the short last page of an odd size, and the memory's kind."""
+    from ptoc.runtime.gm import MemoryImage, memory_equal
+
+    size = 4 * PAGE + 100
+    gm = new_memory(size, sparse)
+    for k in range(zeros):  # pages written with zeros hold nothing worth shipping
+        gm[k * PAGE : k * PAGE + 10] = np.zeros(10, np.uint8)
+    for addr, value in bytes_:
+        gm[np.array([addr])] = value
+    image = MemoryImage.of(gm)
+    written = {}
+    for a, v in bytes_:
+        written[a] = v  # the last write of an address wins
+    pages = {a // PAGE for a, v in written.items() if v}
+    assert set(image.pages) == pages
+    assert image.nbytes == sum(100 if n == 4 else PAGE for n in pages)
+    again = image.memory()
+    assert isinstance(again, SparseMemory) == sparse and len(again) == size
+    assert memory_equal(again, gm)
+    again[np.array([0])] = 1  # a fresh memory: the image and the original are untouched
+    assert memory_equal(image.memory(), gm)
