@@ -29,14 +29,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .cluster import RESUBMITS, ClusterError, client_for, dask, rerun, worker_set
 from .errors import Error, InputError
 
-#: how many times the campaign resubmits a chunk whose workers kept dying
-RESUBMITS = 3
 
-
-class CampaignError(Error):
-    """A campaign that could not account for every run, or a cluster it cannot use."""
+class CampaignError(ClusterError):
+    """A campaign that could not account for every run."""
 
 
 @dataclass(frozen=True)
@@ -293,60 +291,6 @@ def _cluster_chunk(ref: KernelRef, job: Job, start: int, stop: int) -> ChunkResu
     return ChunkResult(start, stop, n, failed, worker)
 
 
-def client_for(cluster: Any) -> tuple[Any, Callable[[], None]]:
-    """A Dask client for ``cluster``: a ``distributed.Client``, a scheduler address
-    (``tcp://HOST:PORT``), or ``local`` / ``local:N`` (a local cluster of N worker
-    processes, 2 by default, closed after the campaign); and its closer."""
-    try:
-        import distributed
-    except ImportError:
-        raise CampaignError(
-            "a cluster campaign needs Dask distributed: pip install 'ptoc[distributed]'"
-        ) from None
-    if isinstance(cluster, distributed.Client):
-        return cluster, lambda: None
-    if not isinstance(cluster, str) or not cluster:
-        raise InputError(f"cluster is a scheduler address or local[:N], not {cluster!r}")
-    if cluster == "local" or cluster.startswith("local:"):
-        count = cluster.partition(":")[2] or "2"
-        if not count.isdigit() or int(count) < 1:
-            raise InputError(f"--cluster local:N takes a worker count, not {count!r}")
-        lc = distributed.LocalCluster(n_workers=int(count), threads_per_worker=1,
-                                      processes=True, dashboard_address=":0")  # fmt: skip
-        client = distributed.Client(lc)
-
-        def close() -> None:
-            client.close()
-            lc.close()
-
-        return client, close
-    try:
-        client = distributed.Client(cluster, timeout="20s")
-    except OSError as e:
-        raise CampaignError(f"cannot reach the Dask scheduler at {cluster}: {e}") from None
-    return client, client.close
-
-
-def _workers(dask_scheduler: Any) -> list[str]:
-    """On the scheduler: the addresses of the workers it has now."""
-    return list(dask_scheduler.workers)
-
-
-def _worker_set(client: Any) -> set[str]:
-    """The scheduler's current workers (asked on the scheduler when it has ptoc, else
-    the client's last view of it)."""
-    try:
-        return set(client.run_on_scheduler(_workers))
-    except Exception:
-        return set(client.scheduler_info()["workers"])
-
-
-def _suspicious(dask_scheduler: Any, keys: list[str]) -> dict[str, int]:
-    """On the scheduler: how often each task was on a worker that died."""
-    tasks = dask_scheduler.tasks
-    return {k: tasks[k].suspicious for k in keys if k in tasks}
-
-
 def _on_cluster(
     program: Any,
     job: Job,
@@ -355,14 +299,13 @@ def _on_cluster(
     cluster: Any,
     progress: Callable[[int], None] | None,
 ) -> CampaignReport:
-    import distributed
-
+    distributed = dask("a cluster campaign")  # the extra's name when it is missing
     ref = KernelRef.of(program)
     if job.expected is not None:
         job = replace(job, expected=ExpectedRef.of(program, job.expected))
     client, close = client_for(cluster)
     try:
-        workers = _worker_set(client)
+        workers = worker_set(client)
         report = CampaignReport(workers=len(workers))
         submitted: dict[Any, tuple[int, int]] = {}
 
@@ -378,16 +321,11 @@ def _on_cluster(
             return isinstance(e, distributed.KilledWorker)
 
         drive(chunks(seed, runs, len(workers)), submit, wait_first, lost, progress, report)
-        keys = [f.key for f in submitted]
-        try:
-            counts = client.run_on_scheduler(_suspicious, keys=keys)
-        except Exception:  # a scheduler without ptoc cannot run it: lost workers only
-            counts = {}
-        for f, span in submitted.items():
-            if counts.get(f.key, 0) and span not in report.retried:
-                report.retried.append(span)
+        for f in rerun(client, list(submitted)):
+            if submitted[f] not in report.retried:
+                report.retried.append(submitted[f])
         report.retried.sort()
-        report.lost = sorted(workers - _worker_set(client))
+        report.lost = sorted(workers - worker_set(client))
         return report
     finally:
         close()

@@ -309,7 +309,8 @@ def run_kernel_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ptoc run",
         usage="ptoc run FILE.py::KERNEL [--seed N | --inputs FILE.npz] [--save OUT.npz] "
-        "[--machine SPEC] [--trace] [--grid N] [--workers N] [--check-races]",
+        "[--machine SPEC] [--trace] [--grid N] [--workers N] [--cluster ADDRESS] "
+        "[--check-races]",
         description="Compile a Python kernel and run it on the machine model; prints "
         "each output.",
     )
@@ -328,7 +329,19 @@ def run_kernel_parser() -> argparse.ArgumentParser:
     p.add_argument("--machine", help="machine parameters, e.g. depth=4,capacity=16384")
     p.add_argument("--trace", action="store_true", help="print a per-bundle trace")
     p.add_argument("--grid", type=int, help="cores of the launch (default: the kernel's grid)")
-    p.add_argument("--workers", type=int, default=1, help="run the cores in N processes")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="run the cores in N processes (with --cluster: N chunks of cores; default one "
+        "per worker thread)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the cores as tasks on a Dask cluster (tcp://HOST:PORT, or local[:N] for a "
+        "local one; needs pip install 'ptoc[distributed]')",
+    )
     p.add_argument(
         "--check-races", action="store_true", help="report GM accesses of cores that race"
     )
@@ -348,7 +361,15 @@ def cmd_run_kernel(argv: Sequence[str]) -> int:
     if args.workers < 1 or (args.grid is not None and args.grid < 1):
         raise UsageError("ptoc run: --grid and --workers must be at least 1")
     out = run_on(k, arrays, _machine(args.machine), trace=args.trace, grid=args.grid,
-                 workers=args.workers, check_races=args.check_races)  # fmt: skip
+                 workers=args.workers, cluster=args.cluster,
+                 check_races=args.check_races)  # fmt: skip
+    if out.cluster is not None:
+        c = out.cluster
+        cores = len(out.status) if out.status.ndim == 2 else 1
+        print(f"ptoc run: ran the {cores} cores as {c.chunks} chunk(s) on {c.workers} "
+              f"worker(s) of cluster {args.cluster}", file=sys.stderr)  # fmt: skip
+        for note in c.notes():
+            print(f"ptoc run: {note}", file=sys.stderr)
     if args.trace and out.trace is not None:
         print(out.trace.text())
     for name, a in out.items():

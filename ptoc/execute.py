@@ -40,6 +40,8 @@ class Outputs(dict[str, np.ndarray]):
     closeness: dict[str, tuple[float, float]] | None = None
     #: with ``verify(workers=N)`` or ``verify(cluster=...)``: the campaign's report
     campaign: Any = None
+    #: with ``run(cluster=...)``: where the cores ran (:class:`ptoc.cluster.ClusterReport`)
+    cluster: Any = None
 
 
 def _specs(kernel: Kernel) -> dict[str, TensorSpec]:
@@ -211,6 +213,7 @@ def run(
     *,
     grid: int | None = None,
     workers: int = 1,
+    cluster: Any = None,
     check_races: bool = False,
     **arrays: Any,
 ) -> Outputs:
@@ -222,9 +225,12 @@ def run(
     ``grid`` (default: the kernel's ``@ptoc.kernel(grid=N)``) launches that many cores
     over one global memory (D13, docs/many-cores.md); ``check_races`` reports cores
     whose GM accesses conflict; ``workers`` runs the cores in that many processes.
+    ``cluster`` (a Dask scheduler address, ``local[:N]`` or a ``distributed.Client``)
+    runs them as tasks on a Dask cluster instead, ``workers`` chunks of consecutive cores
+    (default: one per worker thread); the result is the serial run's, faults included.
     """
     return run_on(program, arrays, machine, trace, grid=grid, workers=workers,
-                  check_races=check_races)  # fmt: skip
+                  cluster=cluster, check_races=check_races)  # fmt: skip
 
 
 def run_on(
@@ -235,6 +241,7 @@ def run_on(
     *,
     grid: int | None = None,
     workers: int = 1,
+    cluster: Any = None,
     check_races: bool = False,
 ) -> Outputs:
     """:func:`run` with the arrays as one mapping."""
@@ -263,10 +270,10 @@ def run_on(
             f"gm_size={need}M (--machine gm_size={need}M)"
         )
     cores = launch_size(program, grid, workers)
-    if cores > 1 or workers > 1:
+    if cores > 1 or workers > 1 or cluster is not None:
         from .launch import run_grid
 
-        return run_grid(program, inputs, config, cores, workers, check_races, trace)
+        return run_grid(program, inputs, config, cores, workers, check_races, trace, cluster)
     m = Machine(config)
     placement = place(program, m, inputs)
     m.set_gpr(CORE_COUNT_GPR, 1)  # the grid ABI of a one-core launch (core index 0)

@@ -4,7 +4,8 @@ The tensors are placed once in the shared global memory, every core gets the sam
 registers (tensor bases per PE) plus its core index and the core count
 (:data:`~ptoc.backend.isa.fields.CORE_INDEX_GPR`, ``CORE_COUNT_GPR``), and the outputs
 are read back after every core has run. A fault or a race names the core and the kernel
-line of each block involved.
+line of each block involved. With ``cluster`` the cores run as Dask tasks
+(:mod:`ptoc.cluster`), ``workers`` chunks of them (default: one per worker thread).
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ def run_grid(
     workers: int,
     check_races: bool,
     trace: bool,
+    cluster: Any = None,
 ) -> Any:
     """Run ``program`` on ``cores`` cores; :class:`ptoc.execute.Outputs` whose ``status``
-    is (cores, pes) and whose counts add up every core's."""
+    is (cores, pes) and whose counts add up every core's (and, on a cluster, whose
+    ``cluster`` is the :class:`~ptoc.cluster.ClusterReport`)."""
     from ptoc.passes.execute import place, read_outputs
     from ptoc.runtime import MachineFault, RaceDetected
     from ptoc.runtime.grid import Grid
@@ -42,8 +45,17 @@ def run_grid(
     placement = place(program, first, inputs)
     for m in g.machines[1:]:
         m.state.gpr[:] = first.state.gpr
+    runner = None
+    if cluster is not None:
+        from .cluster import DaskRunner, client_for
+
+        client, close = client_for(cluster, "a grid launch on a cluster")
+        runner = DaskRunner(client)
     try:
-        report = g.run(program.program, check_races=check_races, workers=workers)
+        if runner is not None and workers == 1:
+            workers = runner.slots()
+        report = g.run(program.program, check_races=check_races, workers=workers,
+                       runner=runner)  # fmt: skip
     except RaceDetected as f:
         for core, verb, where in f.accesses:
             loc = program.source_of(where.command)
@@ -51,10 +63,23 @@ def run_grid(
                 excerpt = loc.excerpt()
                 f.add_note(f"core {core} {verb} from the kernel at {loc}"
                            + (f"\n{excerpt}" if excerpt else ""))  # fmt: skip
-        raise f.with_traceback(None) from None
+        raise _with_notes(f, runner).with_traceback(None) from None
     except MachineFault as f:
-        raise locate_fault(program, f).with_traceback(None) from None
+        core = g.core(f.core) if f.core is not None else None  # its state at the fault
+        raise _with_notes(locate_fault(program, f, core), runner).with_traceback(None) from None
+    finally:
+        if runner is not None:
+            close()
     out = Outputs(read_outputs(program, first, placement))
+    out.cluster = runner.report if runner is not None else None
     out.status = report.status
     out.bundles, out.scalar_blocks = report.bundles, report.scalar_blocks
     return out
+
+
+def _with_notes(f: Any, runner: Any) -> Any:
+    """A launch's error with the cluster's notes (workers lost, chunks run again)."""
+    if runner is not None:
+        for note in runner.report.notes():
+            f.add_note(note)
+    return f

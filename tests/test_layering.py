@@ -68,7 +68,7 @@ FLOORS = (
         ("ptoc",),
         ("xdsl", *NUMERIC),
         never=("ptoc.testing",),
-        extras=(("ptoc/campaign.py", "distributed"),),
+        extras=(("ptoc/campaign.py", "distributed"), ("ptoc/cluster.py", "distributed")),
     ),
 )
 

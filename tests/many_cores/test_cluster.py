@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import distributed
@@ -21,18 +20,6 @@ from ptoc.execute import verify_on
 from .kernels import double, first_failing_seed, twice
 
 HERE = Path(__file__).resolve().parent
-
-
-def local_cluster() -> distributed.LocalCluster:
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0")  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[distributed.Client]:
-    with local_cluster() as cluster, distributed.Client(cluster) as c:
-        c.wait_for_workers(2, timeout=120)  # a loaded host starts them slowly
-        yield c
 
 
 def test_a_campaign_on_the_cluster_matches_the_serial_one(client: distributed.Client) -> None:
@@ -58,7 +45,6 @@ def test_a_mismatch_on_the_cluster_reports_the_first_failing_seed(
 
 
 def test_ptoc_verify_on_a_cluster_address(client: distributed.Client, capsys) -> None:
-    client.wait_for_workers(2, timeout=120)
     address = client.scheduler.address
     spec = f"{HERE / 'kernels.py'}::double"
     assert main(["verify", spec, "--runs", "30", "--cluster", address]) == 0
@@ -74,7 +60,7 @@ def test_ptoc_verify_on_a_cluster_address(client: distributed.Client, capsys) ->
 def test_a_worker_killed_mid_campaign_loses_no_run(client: distributed.Client) -> None:
     """SIGKILL one of the two workers after the first chunk reports: the chunks it held
     run again elsewhere, the report names it, and every one of the 200 runs is counted.
-    (Last in this file: the cluster's nanny restarts the worker afterwards.)"""
+    (The cluster's nanny restarts the worker afterwards: ``client`` waits for it.)"""
     pids = client.run(os.getpid)
     killed: list[str] = []
 

@@ -116,3 +116,20 @@ def test_ptoc_run_a_grid_on_the_command_line(capsys) -> None:
     out = capsys.readouterr().out
     assert "ran 12 bundles" in out and "core 3: PE0:" in out
     assert main(["run", f"{SPEC}::double4", "--check-races"]) == 3
+
+
+def test_a_cluster_launch_without_dask_names_the_extra(monkeypatch) -> None:
+    import sys
+
+    from ptoc.cli import main
+    from ptoc.cluster import ClusterError
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    with pytest.raises(ClusterError) as info:
+        ptoc.run(double4, x=X, cluster="local")
+    assert str(info.value) == (
+        "a grid launch on a cluster needs Dask distributed: pip install 'ptoc[distributed]'"
+    )
+    assert main(["run", f"{SPEC}::double4", "--cluster", "local"]) == 2
+    with pytest.raises(ClusterError, match="a cluster campaign needs Dask distributed"):
+        ptoc.verify(double, runs=4, cluster="local")

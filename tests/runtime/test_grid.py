@@ -176,7 +176,7 @@ def in_process(jobs: list[ChunkJob]) -> list[ChunkResult]:
     return [run_job(job) for job in jobs]
 
 
-def _faulting_launch(
+def faulting_launch(
     text: str, config: MachineConfig, regs: dict[str, int], **run: object
 ) -> tuple[str, np.ndarray, list[MachineSnapshot]]:
     g = Grid(config, 6)
@@ -216,12 +216,17 @@ def _undone_store_left(gm: np.ndarray) -> bool:
     return gm[0x100:0x110].view(np.uint64).tolist() == [1, 2]
 
 
-@pytest.mark.parametrize(("text", "config", "regs", "core", "left"), [
-    (_TWO_STORES, MachineConfig(pes=1, gm_size=OUT2 + 4 * BLOCK),
-     {"a0": X, "a1": COLS * 4, "a2": Y, "a3": OUT, "a7": OUT2}, 4, _two_stores_left),
-    (_UNDONE_STORE, MachineConfig(pes=1, gm_size=1 << 14), {"a0": 0x100, "a5": 0x2008}, 2,
-     _undone_store_left),
-], ids=["partial-tile-stores", "undone-scalar-store"])  # fmt: skip
+#: (program, machine, registers, faulting core, what the serial run leaves)
+FAULT_CASES = [
+    pytest.param(_TWO_STORES, MachineConfig(pes=1, gm_size=OUT2 + 4 * BLOCK),
+                 {"a0": X, "a1": COLS * 4, "a2": Y, "a3": OUT, "a7": OUT2}, 4,
+                 _two_stores_left, id="partial-tile-stores"),
+    pytest.param(_UNDONE_STORE, MachineConfig(pes=1, gm_size=1 << 14),
+                 {"a0": 0x100, "a5": 0x2008}, 2, _undone_store_left, id="undone-scalar-store"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "config", "regs", "core", "left"), FAULT_CASES)
 def test_a_fault_leaves_the_serial_memory_and_states_on_every_schedule(
     text: str, config: MachineConfig, regs: dict[str, int], core: int, left: Any
 ) -> None:
@@ -229,12 +234,12 @@ def test_a_fault_leaves_the_serial_memory_and_states_on_every_schedule(
     up to the fault remain, later cores never ran -- in forked workers and in shipped
     jobs alike, however the cores are cut into chunks (a later chunk's own fault and an
     undone store to bytes an earlier chunk wrote included)."""
-    rule, gm, states = _faulting_launch(text, config, regs)
+    rule, gm, states = faulting_launch(text, config, regs)
     assert rule.startswith(f"Fault_DataPage at core {core}, ")
     assert left(gm)
     for workers in (2, 3, 6):
         for runner in (None, in_process):
-            got = _faulting_launch(text, config, regs, workers=workers, runner=runner)
+            got = faulting_launch(text, config, regs, workers=workers, runner=runner)
             assert got[0] == rule, (workers, runner)
             assert np.array_equal(got[1], gm), (workers, runner)
             for a, b in zip(states, got[2], strict=True):
