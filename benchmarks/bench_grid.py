@@ -6,10 +6,14 @@ the parallel rows spend their time in other processes):
 * a 64-core grid launch with the race detector on against the same launch without it
   (the cost of recording every core's access intervals and checking them);
 * the launch run by 2 worker processes against the same launch in 1 (each core adds
-  its row block with a chain of TADDs); on a host with two free cores the ratio
+  its 16x256 row block with a chain of ``adds`` TADDs, tens of milliseconds a core, so
+  that forking and merging do not dominate); on a host with two free cores the ratio
   approaches 0.5x, on a loaded one it shows the fork and merge overhead;
-* a verification campaign of ``runs`` random inputs on a 2-worker local Dask cluster
-  (started and warmed up outside the timed region) against the same runs serially;
+* the same launch with its cores as tasks on a 2-worker local Dask cluster (started
+  and warmed up outside the timed region) against 1 worker; the note says how many
+  bytes of GM image every task carried and what building that image cost;
+* a verification campaign of ``runs`` random inputs of the softmax example on the
+  2-worker local cluster against the same runs serially;
 * the executor on a sparse 4 GiB global memory (tensors beyond 1 GiB) against the dense
   64 MiB default (the dense memory is the plain numpy array it always was: this row
   shows what paging costs, the goal keeps it small).
@@ -21,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +34,7 @@ from ptoc.runtime import Grid, Machine, MachineConfig
 
 from .common import Row, best_of
 
-ROWS, COLS, ADDS = 16, 256, 24
+ROWS, COLS, ADDS = 16, 256, 120
 BLOCK = ROWS * COLS * 4
 
 
@@ -52,24 +57,38 @@ def _grid_program(adds: int = ADDS) -> str:
     )
 
 
-def _launch(cores: int, workers: int, adds: int, check: bool = False) -> Grid:
+def _grid(cores: int) -> Grid:
     g = Grid(MachineConfig(pes=1, depth=4, gm_size=2 * cores * BLOCK + (1 << 20)), cores)
     x = np.random.default_rng(0).standard_normal((cores * ROWS, COLS)).astype(np.float32)
     g.load_gm(0x1000, x)
     for reg, v in (("a0", 0x1000), ("a1", COLS * 4), ("a3", 0x1000 + cores * BLOCK)):
         g.set_gpr(reg, v)
-    g.run(parse(_grid_program(adds)), workers=workers, check_races=check)
     return g
+
+
+def _launch(
+    cores: int, workers: int, adds: int, check: bool = False, runner: Any = None
+) -> Grid:
+    g = _grid(cores)
+    g.run(parse(_grid_program(adds)), workers=workers, check_races=check, runner=runner)
+    return g
+
+
+def _host_load() -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"host load {load:.1f}"
+
+
+def _same(a: Grid, b: Grid) -> str:
+    same = np.array_equal(np.asarray(a.gm), np.asarray(b.gm))
+    return "bit-identical" if same else "DIFFERENT BYTES"
 
 
 def grid_rows(cores: int = 64, adds: int = ADDS) -> list[Row]:
     assert BLOCK == 4 << 12  # lui 4 materialises the block size
     serial = best_of(lambda: _launch(cores, 1, adds), 3)
     parallel = best_of(lambda: _launch(cores, 2, adds), 3)
-    a, b = _launch(cores, 1, adds), _launch(cores, 2, adds)
-    same = np.array_equal(np.asarray(a.gm), np.asarray(b.gm))
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    note = f"{'bit-identical' if same else 'DIFFERENT BYTES'}, host load {load:.1f}"
+    note = f"{_same(_launch(cores, 1, adds), _launch(cores, 2, adds))}, {_host_load()}"
     checked = best_of(lambda: _launch(cores, 1, adds, True), 3)
     return [
         Row(f"grid {cores} cores, race detector on", checked, serial, "off", goal=2.0),
@@ -83,36 +102,58 @@ def grid_rows(cores: int = 64, adds: int = ADDS) -> list[Row]:
     ]
 
 
-def campaign_rows(runs: int = 1000) -> list[Row]:
+def _local_cluster() -> Any:
+    import distributed
+
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                    dashboard_address=":0")  # fmt: skip
+
+
+def cluster_rows(cores: int = 64, adds: int = ADDS, runs: int = 1000) -> list[Row]:
+    """The grid launch and a campaign on a 2-worker local Dask cluster, against 1
+    worker and serial (the cluster starts and warms up outside the timed regions)."""
     try:
         import distributed
     except ImportError:
-        print("skipping the cluster campaign row: pip install 'ptoc[distributed]'",
-              file=sys.stderr)  # fmt: skip
+        print("skipping the cluster rows: pip install 'ptoc[distributed]'", file=sys.stderr)
         return []
     import ptoc
+    from ptoc.cluster import DaskRunner
     from ptoc.loader import import_file
+    from ptoc.runtime.gm import MemoryImage
 
-    here = Path(__file__).resolve().parents[1] / "tests" / "many_cores" / "kernels.py"
-    kernel = import_file(here).double
-    serial = best_of(lambda: ptoc.verify(kernel, runs=runs), 1)
-    with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                 dashboard_address=":0") as cluster,
-        distributed.Client(cluster) as client,
-    ):  # fmt: skip
-        ptoc.verify(kernel, runs=20, cluster=client)  # workers import and compile once
+    softmax = import_file(Path(__file__).resolve().parents[1] / "examples" / "softmax.py")
+    kernel = softmax.softmax
+    serial_grid = best_of(lambda: _launch(cores, 1, adds), 3)
+    serial_runs = best_of(lambda: ptoc.verify(kernel, runs=runs), 1)
+    image = best_of(lambda: MemoryImage.of(_grid(cores).gm), 3)
+    with _local_cluster() as cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        runner = DaskRunner(client)
+        _launch(cores, 2, 1, runner=runner)  # workers import ptoc once
+        on_cluster = best_of(lambda: _launch(cores, 2, adds, runner=runner), 3)
+        same = _same(_launch(cores, 1, adds), _launch(cores, 2, adds, runner=runner))
+        shipped = runner.report.shipped
+        ptoc.verify(kernel, runs=20, cluster=client)  # workers compile the kernel once
         t0 = time.perf_counter()
         out = ptoc.verify(kernel, runs=runs, cluster=client)
-        cluster_time = time.perf_counter() - t0
+        campaign = time.perf_counter() - t0
     return [
         Row(
-            f"campaign {runs} runs, 2-worker local cluster",
-            cluster_time,
-            serial,
+            f"grid {cores} cores x {adds + 3} bundles, 2-worker local cluster",
+            on_cluster,
+            serial_grid,
+            "1 worker",
+            note=f"{same}, {shipped >> 10} KiB of GM pages a task (imaged in "
+            f"{image * 1e3:.1f} ms), {_host_load()}",
+        ),
+        Row(
+            f"campaign {runs} runs of softmax, 2-worker local cluster",
+            campaign,
+            serial_runs,
             "serial",
-            note=f"{out.campaign.runs} runs counted",
-        )
+            note=f"{out.campaign.runs} runs counted, {_host_load()}",
+        ),
     ]
 
 
@@ -147,4 +188,4 @@ def sparse_rows(bundles: int = 200) -> list[Row]:
 
 
 def rows(cores: int = 64, runs: int = 1000, adds: int = ADDS, bundles: int = 200) -> list[Row]:
-    return grid_rows(cores, adds) + campaign_rows(runs) + sparse_rows(bundles)
+    return grid_rows(cores, adds) + cluster_rows(cores, adds, runs) + sparse_rows(bundles)

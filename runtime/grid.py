@@ -12,8 +12,10 @@ reading bytes another core writes. In checked mode (``check_races=True``) every 
 records, per executed block, the GM byte intervals it read and wrote (interval sets,
 not bytes), and the launch raises :class:`RaceDetected` naming both cores, both blocks and
 the byte range. Without a race the result is the same under every schedule; that is
-what makes the parallel run (``workers=N``: cores in worker processes, each on its own
-copy of GM, their written bytes merged) bit-identical to the serial one.
+what makes the parallel run (``workers=N``: chunks of cores in worker processes, or
+tasks of a :data:`ChunkRunner` such as a cluster's, each on its own copy of GM, their
+written bytes merged in core order) bit-identical to the serial one. A fault too leaves
+the serial run's GM and states: chunks are merged up to the lowest faulting core.
 """
 
 from __future__ import annotations

@@ -73,6 +73,16 @@ def test_grid_benchmark_runs_on_a_small_grid() -> None:
     assert "grid 4 cores x 4 bundles, 2 workers" in text and "bit-identical" in text
 
 
+def test_cluster_benchmark_runs_a_small_grid_and_campaign() -> None:
+    """The grid and campaign rows on a 2-worker local Dask cluster (started in the row)."""
+    rows = bench_grid.cluster_rows(cores=4, adds=1, runs=10)
+    assert len(rows) == 2 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    text = render(rows)
+    assert "grid 4 cores x 4 bundles, 2-worker local cluster" in text and "bit-identical" in text
+    assert "campaign 10 runs of softmax, 2-worker local cluster" in text
+    assert "10 runs counted" in text
+
+
 def test_loop_benchmark_runs_on_few_rows() -> None:
     rows = bench_loops.rows(rows=64)
     assert len(rows) == 3 and all(r.value > 0 and r.baseline > 0 for r in rows)
