@@ -126,7 +126,8 @@ def cluster_rows(cores: int = 64, adds: int = ADDS, runs: int = 1000) -> list[Ro
     kernel = softmax.softmax
     serial_grid = best_of(lambda: _launch(cores, 1, adds), 3)
     serial_runs = best_of(lambda: ptoc.verify(kernel, runs=runs), 1)
-    image = best_of(lambda: MemoryImage.of(_grid(cores).gm), 3)
+    gm = _grid(cores).gm
+    image = best_of(lambda: MemoryImage.of(gm), 3)
     with _local_cluster() as cluster, distributed.Client(cluster) as client:
         client.wait_for_workers(2)
         runner = DaskRunner(client)

@@ -33,8 +33,8 @@ def test_a_grid_on_the_cluster_gives_the_serial_outputs(client: distributed.Clie
     x = _x(256, 32)
     program = ptoc.compile(row_blocks)
     serial = ptoc.run(program, x=x)
-    for workers, chunks in ((1, 2), (5, 5)):  # default: a chunk per worker thread
-        got = ptoc.run(program, x=x, cluster=client, workers=workers)
+    for workers, chunks, check in ((1, 2, False), (5, 5, True)):  # default: per thread
+        got = ptoc.run(program, x=x, cluster=client, workers=workers, check_races=check)
         assert got["out"].tobytes() == serial["out"].tobytes()
         assert np.array_equal(got.status, serial.status) and got.bundles == serial.bundles
         report = got.cluster
