@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -68,7 +69,12 @@ class PtoOp(IRDLOperation):
     dtype = prop_def(DTypeAttr)
     srcs = var_operand_def(PtoTileType)
     scalars = var_operand_def(GPR)
+    #: the run-time values of the LBs named in ``dyn_lbs`` (B.DIM's register form)
+    dim_values = var_operand_def(i64)
     dims = prop_def(DenseArrayBase.constr(i64))
+    #: LBs whose value is a run-time integer (``dim_values``, in order); ``dims`` keeps
+    #: their largest value, which every static rule checks
+    dyn_lbs = opt_prop_def(DenseArrayBase.constr(i64))
     datr = opt_prop_def(DatrAttr)
     fpatr = opt_prop_def(DenseArrayBase.constr(i64))
     mask = prop_def(IntegerAttr[I64])
@@ -80,7 +86,8 @@ class PtoOp(IRDLOperation):
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$dtype ($srcs^)? (`gpr` `(` $scalars^ `)`)? `dims` $dims (`datr` $datr^)? "
+        "$dtype ($srcs^)? (`gpr` `(` $scalars^ `)`)? `dims` $dims "
+        "(`lbregs` $dyn_lbs^ `(` $dim_values `)`)? (`datr` $datr^)? "
         "(`fpatr` $fpatr^)? "
         "`mask` $mask "
         "(`refs` $refs^)? (`hands` $hands^)? (`gprs` $gprs^)? (`role` $role^)? attr-dict `:` "
@@ -96,6 +103,14 @@ class PtoOp(IRDLOperation):
         """LB0..LB2 as written (None = omitted)."""
         a, b, c = (int(v) for v in self.dims.get_values())
         return tuple(None if v == OMITTED else v for v in (a, b, c))  # type: ignore[return-value]
+
+    @property
+    def dynamic_lbs(self) -> dict[int, SSAValue]:
+        """LB index -> the run-time integer giving its value (B.DIM's register form)."""
+        if self.dyn_lbs is None:
+            return {}
+        lbs = [int(v) for v in self.dyn_lbs.get_values()]
+        return dict(zip(lbs, self.dim_values, strict=True))
 
     @property
     def bound_srcs(self) -> tuple:
@@ -177,6 +192,14 @@ class PtoOp(IRDLOperation):
         values = self.dims.get_values()
         if len(values) != 3:
             raise VerifyException(f"{self.name} dims are [LB0, LB1, LB2]")
+        dyn = [] if self.dyn_lbs is None else [int(v) for v in self.dyn_lbs.get_values()]
+        if len(dyn) != len(self.dim_values) or len(set(dyn)) != len(dyn):
+            raise VerifyException(f"{self.name} names one run-time value per register LB")
+        for lb in dyn:
+            if lb not in (0, 1, 2) or self.lbs[lb] is None:
+                raise VerifyException(
+                    f"{self.name} LB{lb} from a register needs its largest value in dims"
+                )
         for lb, v in enumerate(self.lbs):
             if v is not None and not 0 <= v <= 0xFFFF:
                 raise VerifyException(f"{self.name} LB{lb} = {v} is not a 16-bit value")

@@ -44,6 +44,8 @@ BINARY: dict[type[Operation], Callable[[int, int], int]] = {
     arith.AddiOp: lambda a, b: a + b,
     arith.SubiOp: lambda a, b: a - b,
     arith.MuliOp: lambda a, b: a * b,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
 }
 
 

@@ -17,6 +17,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -161,19 +162,23 @@ class AccessOp(TileOp):
 
 @irdl_op_definition
 class LoadOp(AccessOp):
-    """``%t = tile.load %x[r, c] [step s] [pe [pr, pc]] : Tensor -> T``: the tile's valid
-    elements from the tensor (TLOAD)."""
+    """``%t = tile.load %x[r, c] [step s] [pe [pr, pc]] [rows %n] : Tensor -> T``: the
+    tile's valid elements from the tensor (TLOAD); with ``rows %n`` only the first ``n``
+    rows of the window (a run-time integer, 1 <= n <= the tile's rows: a ragged tail,
+    :mod:`ptoc.dialects.valid_rows`)."""
 
     MNEMONIC: ClassVar[str | None] = sole_row(
         TileFamily.ACCESS, legalize=LegalizeRule.LOAD
     ).mnemonic
     name = op_name(MNEMONIC)
     source = operand_def(TensorType)
+    counts = var_operand_def(i64)
     result = result_def(TileType)
     traits = traits_def(MemoryReadEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$source `` $offsets (`plus` $dyn^ `(` $indices `)`)? (`step` $step^)? (`pe` $pe^)? "
-        "attr-dict `:` type($source) `->` type($result)"
+        "(`rows` $counts^)? attr-dict `:` type($source) `->` type($result)"
     )
 
     def __init__(
@@ -184,9 +189,11 @@ class LoadOp(AccessOp):
         step: int = 1,
         pe: Sequence[int] | None = None,
         indices: Sequence[tuple[int, SSAValue]] = (),
+        valid_rows: SSAValue | None = None,
     ) -> None:
+        counts = [] if valid_rows is None else [valid_rows]
         super().__init__(
-            operands=[source, [v for _, v in indices]],
+            operands=[source, counts, [v for _, v in indices]],
             result_types=[result_type],
             properties=_access_props(offsets, step, pe, indices),
         )
@@ -195,13 +202,28 @@ class LoadOp(AccessOp):
     def tile(self) -> TileType:
         return tile_type(self.result)
 
+    @property
+    def valid_rows(self) -> SSAValue | None:
+        """The run-time count of rows read (None: every row of the tile)."""
+        return self.counts[0] if self.counts else None
+
     def verify_(self) -> None:
         self.check_dtype(self.tile.dtype)
         self.verify_access()
+        if len(self.counts) > 1:
+            raise VerifyException(f"{self.name} takes at most one run-time row count")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         data = env.tensors[self.source]
-        return (np.stack([data[self.dynamic_window(env, p)] for p in range(env.pes)]),)
+        out = np.stack([data[self.dynamic_window(env, p)] for p in range(env.pes)])
+        if self.valid_rows is None:
+            return (out,)
+        n = int(env.scalars[self.valid_rows])
+        if not 1 <= n <= out.shape[1]:
+            raise WindowError(
+                f"{self.name}: {n} valid rows is outside 1..{out.shape[1]} (the tile's rows)"
+            )
+        return (out[:, :n],)
 
 
 @irdl_op_definition
@@ -247,8 +269,10 @@ class StoreOp(AccessOp):
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         data = env.tensors[self.dest]
         windows = [self.dynamic_window(env, p) for p in range(env.pes)]
+        n = args[0].shape[1]  # the valid rows (fewer than the tile's: a ragged tail)
         for p in range(env.pes):  # PEs write in increasing order (one bundle, all PEs)
-            data[windows[p]] = args[0][p]
+            rows, cols = windows[p]
+            data[rows[:n], cols] = args[0][p]
         return ()
 
 

@@ -2,7 +2,10 @@
 
     y = x / sqrt(mean(x * x) + eps) * gamma
 
-``rows`` is a kernel argument; the kernel loops over 8-row blocks at run time. ``gamma``
+``rows`` is a kernel argument, any count up to ``MAX_ROWS``; the kernel loops over 8-row
+blocks at run time, and the last block is a ragged tail when ``rows`` is not a multiple of
+8: ``valid_rows=rows - r`` loads only the rows that exist, every bundle computing on them
+runs over that many rows (``B.DIM`` from a register), and the store writes them. ``gamma``
 is loaded once, before the loop, and every iteration reads it where it stays (a tile live
 across the loop keeps its queue entry from iteration to iteration).
 
@@ -27,7 +30,7 @@ def rmsnorm_rows(
 ):
     g = pt.load(gamma)  # loop-invariant: loaded once
     for r in pt.range(0, rows, BLOCK):
-        t = pt.load(x, rows=(r, BLOCK))
+        t = pt.load(x, rows=(r, BLOCK), valid_rows=rows - r)  # the tail may be short
         ms = pt.row_sum(t * t) * (1.0 / COLS)  # 1/128 is exact
         y = t * pt.rsqrt(ms + EPS)  # TROWEXPANDMUL
         pt.store(out, y * g, rows=(r, BLOCK))  # TCOLEXPANDMUL
@@ -35,7 +38,7 @@ def rmsnorm_rows(
 
 @rmsnorm_rows.inputs
 def _inputs(rng: np.random.Generator) -> dict:
-    rows = int(rng.integers(0, MAX_ROWS // BLOCK + 1)) * BLOCK
+    rows = int(rng.integers(0, MAX_ROWS + 1))
     return {
         "x": rng.standard_normal((MAX_ROWS, COLS)).astype(np.float32),
         "gamma": rng.standard_normal((1, COLS)).astype(np.float32),

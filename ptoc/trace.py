@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from ptoc.dialects.tile_base import RuleError
+from ptoc.dialects.tile_types import TileType
+from ptoc.dialects.valid_rows import refusal, result_count
 
 from .errors import KernelError
 from .source import SourceLoc, user_location
@@ -47,6 +49,11 @@ class TraceState:
     #: a rule broken where no error can be raised (a ``break`` out of a ``pt.range``
     #: loop closes its generator): raised at the next op or at the end of the trace
     pending: KernelError | None = None
+    #: tiles whose valid rows are a run-time count -> that count
+    #: (:mod:`ptoc.dialects.valid_rows`)
+    counts: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    #: run-time integer expressions already computed: (op class, operands, block) -> value
+    integers: dict[tuple[Any, ...], SSAValue] = field(default_factory=dict)
 
     @property
     def body(self) -> Block:
@@ -81,6 +88,14 @@ class TraceState:
         rule of the op is reported as ``fn``'s (the ``ptoc.lang`` function called)."""
         self.check()
         loc = loc or user_location(2)
+        why = refusal(op, self.counts)
+        if why is not None:
+            raise KernelError(
+                f"{fn or op.name} {why}",
+                loc,
+                hint="tiles loaded with valid_rows=n combine with tiles of the same count "
+                "(computed from them), row vectors and scalars; store or reduce them first",
+            )
         if loc is not None:
             op.location = FileLineColLoc(
                 StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col + 1)
@@ -94,6 +109,9 @@ class TraceState:
             op.erase(safe_erase=False)
             text = f"{fn}: {e.rule}" if fn and isinstance(e, RuleError) else _rule_text(e)
             raise KernelError(text, loc) from None
+        count = result_count(op, self.counts)
+        if count is not None:
+            self.counts.update((r, count) for r in op.results if isinstance(r.type, TileType))
         return op
 
     def use(self, names: list[str], name: str) -> None:

@@ -48,7 +48,7 @@ from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.scalars import CoreOp
 
 from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
-from ..legalize.ctx import dims_attr, std_dims
+from ..legalize.ctx import DYN_ROWS, dims_attr, std_dims
 from ..stages import ABI_ATTR, Stage, expect_stage
 from .gprs import Binding, GprPlan, Scalar, plan_gprs
 from .integers import is_dynamic, sink_constants
@@ -115,15 +115,21 @@ class _Builder:
             self.scratch[offset] = ScratchAddrOp(offset)
         return self.scratch[offset].result
 
-    def _op(self, cls: type[PtoOp], dtype, srcs, scalars, dims, results, role: str) -> PtoOp:  # type: ignore[no-untyped-def]
+    def _op(
+        self, cls: type[PtoOp], dtype, srcs, scalars, dims, results, role: str, count=None
+    ) -> PtoOp:  # type: ignore[no-untyped-def]
         props = {
             "dtype": dtype,
             "dims": dims_attr(tuple(dims)),
             "mask": mask_attr(self.mask),
             "role": StringAttr(role),
         }
+        if count is not None:  # a ragged tile: copied and reloaded over its valid rows
+            props["dyn_lbs"] = DYN_ROWS
         op = cls.build(
-            operands=[list(srcs), list(scalars)], result_types=[list(results)], properties=props
+            operands=[list(srcs), list(scalars), [] if count is None else [count]],
+            result_types=[list(results)],
+            properties=props,
         )
         assert isinstance(op, PtoOp)
         return op
@@ -144,8 +150,10 @@ class _Builder:
         v = a.value
         assert v is not None
         t = _pto_type(v)
+        count = _row_count(v)
         if a.kind == "refresh":
-            op = self._op(pto_ops.TmovOp, t.dtype, [v], [], std_dims(t), [t], "refresh")
+            dims = std_dims(t)
+            op = self._op(pto_ops.TmovOp, t.dtype, [v], [], dims, [t], "refresh", count)
             op.refs = _strs([str(a.src)])
             op.hands = _strs([Hand(a.hand).name])
         elif a.kind == "spill":
@@ -163,10 +171,23 @@ class _Builder:
         else:
             assert a.slot is not None
             op = self._op(
-                pto_ops.TloadOp, t.dtype, [v], self._gm(v, a.slot), std_dims(t), [t], "reload"
+                pto_ops.TloadOp,
+                t.dtype,
+                [v],
+                self._gm(v, a.slot),
+                std_dims(t),
+                [t],
+                "reload",
+                count,
             )
             op.hands = _strs([Hand(a.hand).name])
         return op
+
+
+def _row_count(v: SSAValue) -> SSAValue | None:
+    """The run-time valid-row count of tile ``v`` (its producer's LB1 register), if any."""
+    owner = v.owner
+    return owner.dynamic_lbs.get(1) if isinstance(owner, PtoOp) else None
 
 
 def _check_fits(op: PtoOp, capacity: int) -> None:

@@ -65,7 +65,7 @@ def _copy_op(v: SSAValue, mask: int, at: Operation) -> PtoOp:
             "compute the value inside the loop body, or carry a numeric tile",
         )
     props = {"dtype": t.dtype, "dims": dims_attr(tuple(std_dims(t))), "mask": mask_attr(mask)}
-    op = pto_ops.TmovOp.build(operands=[[v], []], result_types=[[t]], properties=props)
+    op = pto_ops.TmovOp.build(operands=[[v], [], []], result_types=[[t]], properties=props)
     assert isinstance(op, PtoOp)
     return op
 

@@ -104,6 +104,9 @@ class Scalars:
             return [_s("ADD", RegDst=rd, SrcL=a, SrcR=b, SrcRType=3, shamt=0)]
         if isinstance(op, arith.SubiOp):
             return [_s("SUB", RegDst=rd, SrcL=a, SrcR=b, SrcRType=3, shamt=0)]
+        if isinstance(op, (arith.MinSIOp, arith.MaxSIOp)):  # signed, as the i64 values
+            name = "MIN" if isinstance(op, arith.MinSIOp) else "MAX"
+            return [_s(name, RegDst=rd, SrcL=a, SrcR=b)]
         assert isinstance(op, arith.MuliOp), op
         return [_s("MUL", RegDst=rd, SrcL=a, SrcR=b)]
 

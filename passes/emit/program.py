@@ -192,11 +192,22 @@ class Emitted:
 
 def _dims(op: PtoOp) -> list[Command]:
     out: list[Command] = []
+    counted = op.dynamic_lbs
     for lb, v in enumerate(op.lbs):
         if v is None:
             continue
-        out.append(Dim(lb, 0, v, compressed=True) if v < 256 else Dim(lb, 0, v))
+        if lb in counted:  # a run-time count: B.DIM's register form
+            out.append(Dim(lb, _count_reg(counted[lb]), 0))
+        else:
+            out.append(Dim(lb, 0, v, compressed=True) if v < 256 else Dim(lb, 0, v))
     return out
+
+
+def _count_reg(v: SSAValue) -> int:
+    """The register holding run-time count ``v`` (an ``arith`` result: ``min(k, rows)``)."""
+    owner = v.owner
+    assert isinstance(owner, arith.MinSIOp | arith.ConstantOp), owner
+    return reg_of(owner)
 
 
 def _iots(op: PtoOp, refs: list[TileRef], hands: list[Hand], sizes: list[int]) -> list[Command]:

@@ -81,6 +81,11 @@ class LegalizeCtx:
     top: Block | None = None
     #: the outermost run-time loop being legalized: top-block definitions go before it
     loop_anchor: Operation | None = None
+    #: tile values with a run-time number of valid rows -> the count (tile-level values)
+    counts: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    #: while an op with such rows is legalized: its count in the new body (every bundle
+    #: emitted gets ``B.DIM count, ->LB1``)
+    rows: SSAValue | None = None
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 
@@ -168,13 +173,23 @@ class LegalizeCtx:
         props = {"dtype": d, "dims": dims_attr(tuple(dims)), "mask": mask_attr(self.mask)}
         if datr is not None:
             props["datr"] = datr
+        counted: list[SSAValue] = []
+        if self.rows is not None and dims[1] is not None:
+            props["dyn_lbs"] = DYN_ROWS
+            counted.append(self.rows)
         new = cls.build(
-            operands=[list(srcs), list(scalars)], result_types=[list(results)], properties=props
+            operands=[list(srcs), list(scalars), counted],
+            result_types=[list(results)],
+            properties=props,
         )
         if source is not None:
             new.location = source.location
         self.block.add_op(new)
         return new
+
+
+#: ``dyn_lbs`` of a bundle whose LB1 (ValidRow) is a run-time count
+DYN_ROWS = DenseArrayBase.from_list(i64, [1])
 
 
 @cache

@@ -33,8 +33,9 @@ from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType, TileType
+from ptoc.dialects.valid_rows import op_count, valid_counts
 
-from ..diagnostics import CompileError, fail
+from ..diagnostics import CompileError, fail, value_name
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
 from ..stages import Stage, expect_stage
 from .ctx import LegalizeCtx, Piece
@@ -75,6 +76,7 @@ def legalize_func(
     ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
     flat = [op for op in f.walk() if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
+    ctx.counts = valid_counts(f)
     for i, op in enumerate(flat):
         if isinstance(op.location, UnknownLoc):
             # name the bundles after their tile op, so later diagnostics can point at it
@@ -236,7 +238,25 @@ def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
         if isinstance(op, CompoundTileOp):
             raise fail(op, "compound op: run lower-compound before legalize")
         raise fail(op, "no legalization rule (not a tile op)")
-    handler(ctx, op)
+    count = op_count(op, ctx.counts)
+    if count is None:
+        handler(ctx, op)
+        return
+    # a ragged tail: every bundle of the op runs with its valid rows from a register
+    ctx.rows = ctx.scalar(count)
+    try:
+        handler(ctx, op)
+    finally:
+        ctx.rows = None
+    for v in (*op.operands, *op.results):
+        if v in ctx.counts and len(ctx.pieces.get(v, ())) > 1:
+            raise fail(
+                op,
+                f"{value_name(v)} has a run-time number of valid rows and is larger than "
+                f"one tile allocation ({ctx.max_bytes} bytes per PE): it would be split "
+                "into row pieces, whose valid rows the machine cannot count at run time",
+                "load the ragged tail in blocks that fit one allocation",
+            )
 
 
 def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:

@@ -103,6 +103,11 @@ def _full_like(fn: str, value: Any, like: Tile) -> Tile:
 def binary(kind: str, a: Any, b: Any, fn: str | None = None) -> Tile:
     """``a <kind> b`` for kind ADD, SUB, MUL, DIV, REM, AND, OR, XOR, SHL, SHR, MAX, MIN."""
     fn = fn or SYMBOL[kind]
+    if kind in ("MIN", "MAX") and not isinstance(a, Tile) and not isinstance(b, Tile):
+        from .control import Index, extreme
+
+        if isinstance(a, Index) or isinstance(b, Index):  # of run-time integers
+            return extreme(kind, a, b, fn)  # type: ignore[return-value]
     if is_scalar(a) and is_scalar(b):
         fail(f"{fn} needs at least one tile operand, not two numbers")
     if is_scalar(b):

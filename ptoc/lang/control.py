@@ -230,8 +230,13 @@ def as_index(x: Any, fn: str, what: str = "the operand") -> Index:
         return x
     if isinstance(x, int) and not isinstance(x, bool):
         state = current(fn)
+        key = ("constant", x, state.body)
+        known = state.integers.get(key)
+        if known is not None:
+            return Index(known)
         op = constant(x)
         state.emit(op, user_location(3), fn)
+        state.integers[key] = op.results[0]
         return Index(op.results[0])
     fail(f"{fn}: {what} is an integer or a run-time integer, not {describe(x)}")
 
@@ -242,9 +247,23 @@ def _emit_binary(cls: type[Operation], a: Index, b: Index, sym: str) -> Index:
         from ptoc.dialects.scalars import BINARY, wrap64
 
         return as_index(wrap64(BINARY[cls](ca, cb)), f"'{sym}'")
+    state = current(f"'{sym}'")
+    # the same integer expression in the same block is one value (so that two loads with
+    # valid_rows=n - r have one count, and the program computes it once)
+    key = (cls, a.value, b.value, state.body)
+    known = state.integers.get(key)
+    if known is not None:
+        return Index(known)
     op = cls(a.value, b.value)  # type: ignore[call-arg]
-    current(f"'{sym}'").emit(op, user_location(3), f"'{sym}'")
+    state.emit(op, user_location(3), f"'{sym}'")
+    state.integers[key] = op.results[0]
     return Index(op.results[0])
+
+
+def extreme(kind: str, a: Any, b: Any, fn: str) -> Index:
+    """``pt.minimum`` / ``pt.maximum`` of run-time integers (signed: MIN / MAX)."""
+    x, y = as_index(a, fn, "the left operand"), as_index(b, fn, "the right operand")
+    return _emit_binary(arith.MinSIOp if kind == "MIN" else arith.MaxSIOp, x, y, fn)
 
 
 def _core(kind: int, fn: str) -> Index:
@@ -453,6 +472,16 @@ def _close(state: Any, loop: OpenLoop) -> None:
                     loop.loc,
                 )
             if old.value is not new.value:
+                if isinstance(new, Tile) and (
+                    old.value in state.counts or new.value in state.counts
+                ):
+                    raise KernelError(
+                        f"'{_spell(path)}' would carry a tile with a run-time number of "
+                        "valid rows from iteration to iteration",
+                        loop.loc,
+                        hint="carry tiles whose rows are all valid (load the ragged tail "
+                        "inside the body, and reduce or store it there)",
+                    )
                 carried.append((path, old, new))
         elif isinstance(new, Index) and isinstance(old, int):
             carried.append((path, old, new))

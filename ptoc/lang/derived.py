@@ -48,8 +48,11 @@ DOCS: Mapping[str, str] = MappingProxyType(
         "shr": "``a >> b`` (TSHR: arithmetic on signed types).",
         "maximum": "Elementwise maximum (TMAX; TROWEXPANDMAX/TCOLEXPANDMAX/TMAXS when "
         "broadcasting).\n\nOne NaN selects the number, two NaNs give the canonical NaN, "
-        "max(+0, -0) = +0.",
-        "minimum": "Elementwise minimum (TMIN and its broadcast forms); min(+0, -0) = -0.",
+        "max(+0, -0) = +0. Of two run-time integers (or one and a Python int): their "
+        "signed maximum, a run-time integer (MAX).",
+        "minimum": "Elementwise minimum (TMIN and its broadcast forms); min(+0, -0) = -0. "
+        "Of two run-time integers (or one and a Python int): their signed minimum, a "
+        "run-time integer (MIN) -- ``pt.minimum(rows - r, BLOCK)`` is the size of a tail.",
         "abs": "``|t|`` (TABS; floats clear the sign bit).",
         "bitwise_not": "``~t`` on integer tiles (TNOT).",
         "neg": "``-t`` (TNEG; integers wrap, floats flip the sign bit).",

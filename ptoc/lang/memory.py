@@ -194,9 +194,47 @@ def _read_window(
     return r0, nr, c0, nc
 
 
-def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> Tile:
+def load(
+    t: TensorParam,
+    rows: Any = None,
+    cols: Any = None,
+    *,
+    step: int = 1,
+    valid_rows: Any = None,
+) -> Tile:
     """A window of tensor ``t`` as a tile (TLOAD): ``rows=(start, n)`` and ``cols=(start,
-    n)`` (default: the whole axis); ``step`` takes every step-th row."""
+    n)`` (default: the whole axis); ``step`` takes every step-th row.
+
+    ``valid_rows=k`` (a run-time integer) reads only the window's first ``min(k, n)`` rows:
+    a ragged tail. The tile keeps its ``n`` rows of storage, of which that many are
+    valid; what is computed from it has the same valid rows (elementwise ops,
+    comparisons, selections, conversions, row reductions and broadcasts -- each bundle
+    runs with its valid-row count in a register, ``B.DIM``), a column reduction folds
+    them into one row, and :func:`store` writes them. ``k`` must be at least 1 at run
+    time (a loop ``pt.range(0, rows, n)`` has ``rows - r >= 1`` in every iteration);
+    the window itself must lie inside the tensor.
+
+    Example::
+
+        @ptoc.kernel
+        def valid_rows_example(
+            x: ptoc.Tensor[ptoc.fp32, 64, 32],
+            out: ptoc.Tensor[ptoc.fp32, 64, 32],
+            rows: ptoc.Scalar[ptoc.s32],
+        ):
+            for r in pt.range(0, rows, 16):  # the last block may be short
+                t = pt.load(x, rows=(r, 16), valid_rows=rows - r)
+                pt.store(out, pt.exp(t), rows=(r, 16))
+
+
+        @valid_rows_example.inputs
+        def _(rng):
+            x = rng.standard_normal((64, 32)).astype(np.float32)
+            return {"x": x, "rows": int(rng.integers(1, 65))}
+
+
+        ptoc.verify(valid_rows_example)
+    """
     fn = "pt.load"
     x = _tensor(t, fn)
     state = current(fn)
@@ -204,11 +242,26 @@ def load(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -
     r0, nr, c0, nc = _read_window(fn, x, rows, cols, step)
     indices = _indices()
     check_type(fn, LoadOp.MNEMONIC, x.dtype, "tensors")
+    count = None if valid_rows is None else _count(fn, valid_rows, nr)
     state.use(state.loaded, x.name)
     tt = TileType(x.dtype.catalog_name, (nr, nc))
     pe_offsets = (r0.scale, c0.scale)
-    op = LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets, indices)
+    op = LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets, indices, count)
     return emit_tile(fn, op)
+
+
+def _count(fn: str, k: Any, rows: int) -> Any:
+    """The run-time valid-row count ``min(k, rows)`` of a load (an i64 SSA value)."""
+    if isinstance(k, bool) or not isinstance(k, (int, Index)):
+        fail(f"{fn}: valid_rows is a run-time integer, not {describe(k)}")
+    if isinstance(k, int):
+        fail(
+            f"{fn}: valid_rows={k} is a Python integer",
+            f"load the {k} rows as the window: rows=(start, {k})",
+        )
+    from .control import extreme
+
+    return extreme("MIN", k, rows, fn).value
 
 
 def prefetch(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> None:

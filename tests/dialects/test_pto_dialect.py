@@ -42,7 +42,7 @@ def test_source_count_is_the_catalog_role_count(mnemonic: str) -> None:
     dt = sorted(o.dtypes)[0].name
     wrong = len(o.sources) + 1
     op = PTO_OP_BY_MNEMONIC[mnemonic].build(
-        operands=[[create_ssa_value(TILE) for _ in range(wrong)], []],
+        operands=[[create_ssa_value(TILE) for _ in range(wrong)], [], []],
         result_types=[[TILE] * len(o.destinations)],
         properties={
             "dtype": dtype_attr(dt),

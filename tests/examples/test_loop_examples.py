@@ -48,8 +48,10 @@ def test_softmax_rows_size_does_not_depend_on_the_height() -> None:
 def test_rmsnorm_rows_verifies(machine) -> None:
     k = load_kernel(f"{EXAMPLES}/rmsnorm_rows.py::rmsnorm_rows")
     prog = ptoc.compile(k, machine)
-    for seed in range(3):
+    for seed, rows in ((0, None), (1, 1), (2, 13), (3, 1023)):  # ragged tails included
         inputs = k.random_inputs(seed)
+        if rows is not None:
+            inputs["rows"] = rows
         out = ptoc.verify(prog, **inputs)["out"]
         x, g, n = (
             inputs["x"][: inputs["rows"]].astype(np.float64),
@@ -58,6 +60,7 @@ def test_rmsnorm_rows_verifies(machine) -> None:
         )
         want = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6) * g
         assert np.allclose(out[:n], want, rtol=1e-5, atol=1e-6)
+        assert not out[n:].any()  # the tail's missing rows are neither read nor written
     (loop,) = prog.stats().loops
     # gamma stays where it is on the default machine; four entries per hand cost a few
     # refreshes per iteration

@@ -86,7 +86,8 @@ def bodies(tmp_path: Path):
         ("misspelt", 14, 19, "AttributeError: module 'ptoc.lang' has no attribute 'exp2'",
          "did you mean pt.exp? (docs/reference.md lists every ptoc.lang function)"),
         ("keyword", 19, 19, "TypeError: load() got an unexpected keyword argument 'row'",
-         "did you mean rows=? The signature is pt.load(t, rows=None, cols=None, *, step=1)"),
+         "did you mean rows=? The signature is pt.load(t, rows=None, cols=None, *, step=1, "
+         "valid_rows=None)"),
         ("zerodiv", 24, 33, "ZeroDivisionError: division by zero", None),
         ("unprintable", 34, 5,
          "Unprintable (its message cannot be shown: __str__ raised RuntimeError)", None),

@@ -48,7 +48,7 @@ func.func @kernel(%x: !tile.tensor<FP32, 16x64>, %y: !tile.tensor<FP16, 16x64, s
   func.return
 }
 
-// GENERIC: "tile.load"(%x) <{offsets = array<i64: 0, 0>, pe = array<i64: 8, 0>}>
+// GENERIC: "tile.load"(%x) <{offsets = array<i64: 0, 0>, pe = array<i64: 8, 0>, operandSegmentSizes = array<i32: 1, 0, 0>}>
 // GENERIC: "tile.adds"(%a) <{scalar = #tile.scalar<0.1>}>
 // GENERIC: "tile.cmps"(%d) <{cmode = #tile<cmode lt>, scalar = #tile.scalar<nan>}>
 // GENERIC: "tile.quant"(%w) <{multiplier = #tile.scalar<127.5>, zero_point = #tile.scalar<-3>, rmode = #tile<rmode rna>, sat}>

@@ -1,4 +1,4 @@
-// RUN: xdsl-opt %s -p ptoc-legalize,ptoc-allocate{depth=4},ptoc-emit -t ptoc-asm | filecheck %s
+// RUN: xdsl-opt %s --split-input-file -p ptoc-legalize,ptoc-allocate{depth=4},ptoc-emit -t ptoc-asm | filecheck %s
 
 // A run-time loop over 8-row blocks, its trip count a scalar parameter: the index starts
 // at 0, a guard skips the body when it is not below %n, each moved window is checked
@@ -40,3 +40,33 @@ func.func @rows(%x: !tile.tensor<FP32, 64x32>, %out: !tile.tensor<FP32, 64x32>, 
 // CHECK-NEXT: setc.lt [[I]], a2.t3
 // CHECK-NEXT: BSTOP
 // CHECK-NEXT: [[EXIT]]:
+
+// -----
+
+// A ragged tail: the load reads min(%n - %i, 8) rows, and every bundle on the tile runs
+// with that count in a register (B.DIM's register form), the store writing those rows.
+func.func @tail(%x: !tile.tensor<FP32, 64x32>, %out: !tile.tensor<FP32, 64x32>, %n: i64) {
+  %0 = arith.constant 0 : i64
+  %1 = arith.constant 8 : i64
+  scf.for %i = %0 to %n step %1 : i64 {
+    %k = arith.subi %n, %i : i64
+    %c = arith.minsi %k, %1 : i64
+    %t = tile.load %x[0, 0] plus [0](%i) rows %c : !tile.tensor<FP32, 64x32> -> !tile.tile<FP32, 8x32>
+    %e = tile.exp %t : !tile.tile<FP32, 8x32>
+    tile.store %e, %out[0, 0] plus [0](%i) : !tile.tile<FP32, 8x32>, !tile.tensor<FP32, 64x32>
+  }
+  func.return
+}
+
+// CHECK:      # @tail, allocated for hands=4,depth=4
+// CHECK:      sub a2, [[I2:[a-z0-9]+]], ->[[K:[a-z0-9]+]]
+// CHECK:      min [[K]], {{[a-z0-9]+}}, ->[[C:[a-z0-9]+]]
+// CHECK:      BSTART.TLOAD FP32
+// CHECK-NEXT: C.B.DIMI 32, ->LB0
+// CHECK-NEXT: B.DIM [[C]], 0, ->LB1
+// CHECK:      BSTART.SFU TEXP, FP32
+// CHECK-NEXT: C.B.DIMI 32, ->LB0
+// CHECK-NEXT: B.DIM [[C]], 0, ->LB1
+// CHECK:      BSTART.TSTORE FP32
+// CHECK-NOT:  B.DIM
+// CHECK:      B.IOT
