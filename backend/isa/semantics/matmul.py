@@ -23,8 +23,8 @@ significand bits each, E8M0 scales are powers of two) is exact in float64. When 
 inputs have at most 24 significand bits together and every product of the call lies in
 FP32's normal range (checked from the operands' extreme magnitudes), the products are
 exact FP32 values and a step is one IEEE FP32 addition: the fold then runs as one
-float32 in-place addition per k of products formed a block of k at a time (einsum), the path of
-FP16, FP8 and in-range BF16/TF32/HF32 inputs. Otherwise (FP32 inputs, MX scales
+in-place float32 addition per k, of products formed a block of k at a time, which is
+the path of FP16, FP8 and in-range BF16/TF32/HF32 inputs. Otherwise (FP32 inputs, MX scales
 out of range, subnormal or overflowing products, another rounding mode) each step forms
 the exact sum ``s + p`` as the float64 pair of Knuth's TwoSum and rounds it once: for
 RNE by rounding the pair to odd at 53 bits and then to FP32 (correct since 53 >= 24 + 2,
