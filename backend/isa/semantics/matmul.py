@@ -23,8 +23,8 @@ significand bits each, E8M0 scales are powers of two) is exact in float64. When 
 inputs have at most 24 significand bits together and every product of the call lies in
 FP32's normal range (checked from the operands' extreme magnitudes), the products are
 exact FP32 values and a step is one IEEE FP32 addition: the fold then runs as one
-float32 outer product and one in-place float32 addition per k, which is the path of
-FP16, FP8 and in-range BF16/TF32/HF32 inputs. Otherwise (FP32 inputs, MX scales
+in-place float32 addition per k, of products formed a block of k at a time, which is
+the path of FP16, FP8 and in-range BF16/TF32/HF32 inputs. Otherwise (FP32 inputs, MX scales
 out of range, subnormal or overflowing products, another rounding mode) each step forms
 the exact sum ``s + p`` as the float64 pair of Knuth's TwoSum and rounds it once: for
 RNE by rounding the pair to odd at 53 bits and then to FP32 (correct since 53 >= 24 + 2,
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from ..datatypes import DataType, info
@@ -80,6 +81,7 @@ MX_BLOCK = 32
 _FLT_MAX = float(np.finfo(np.float32).max)
 _TINY = 2.0**-125  # below this a rounded FP32 sum may be subnormal or tiny
 _KNOWN_EXACT_SUM = 2**16  # integer chunks: |sum| < 2**48 < 2**53 in float64
+_PRODUCT_BLOCK = 1 << 19  # products formed per call of the native fold (2 MiB of FP32)
 
 
 def type_class(dt: DataType) -> str:
@@ -158,9 +160,28 @@ class MatmulResult:
 # ---------------------------------------------------------------- operands
 
 
+#: carriers whose float64 conversion is exact (numpy/ml_dtypes widen IEEE values exactly)
+_WIDENING_CARRIERS = {
+    D.FP32: np.dtype(np.float32),
+    D.FP16: np.dtype(np.float16),
+    D.BF16: np.dtype(ml_dtypes.bfloat16),
+}
+
+
 def _float_values(x: np.ndarray, dt: DataType) -> tuple[np.ndarray, bool]:
-    """Exact float64 values of a floating carrier array and whether any is a sNaN."""
-    bits = to_bits(np.asarray(x))
+    """Exact float64 values of a floating carrier array and whether any is a sNaN.
+
+    FP32, FP16 and BF16 carriers of finite values widen exactly with one cast (the
+    common case, and much cheaper than decoding bit fields); NaN payloads and the other
+    formats go through the bit-field decoder.
+    """
+    x = np.asarray(x)
+    if x.dtype == _WIDENING_CARRIERS.get(dt):
+        with np.errstate(invalid="ignore"):  # a signalling NaN widens with a warning
+            v = x.astype(np.float64)
+        if not np.isnan(v).any():
+            return v, False
+    bits = to_bits(x)
     return decode(dt, bits), bool(classify(dt, bits).snan.any())
 
 
@@ -247,7 +268,13 @@ def fold(
         s, c_snan = _float_values(acc, D.FP32)
     status = NV if (a_snan or b_snan or c_snan) else 0
     bits_sum = significand_bits(a_type) + significand_bits(b_type)
-    if not exact and rmode in (0, RNE) and _native_exact(av, bv, s, bits_sum):
+    if (
+        not exact
+        and rmode in (0, RNE)
+        and _native_exact(
+            av, bv, s, bits_sum, scaled=a_scale is not None or b_scale is not None
+        )
+    ):
         r, st = _fold_native(av, bv, s)
     else:
         r, st = _fold_exact(av, bv, s, rmode or RNE)
@@ -275,19 +302,22 @@ def _fold_int(
     return low.view(np.int32) if acc_type == D.S32 else low
 
 
-def _native_exact(av: np.ndarray, bv: np.ndarray, s: np.ndarray, bits_sum: int) -> bool:
+def _native_exact(
+    av: np.ndarray, bv: np.ndarray, s: np.ndarray, bits_sum: int, scaled: bool = True
+) -> bool:
     """Whether every product of the call is an exact FP32 value and every operand finite.
 
     Then a fold step is exactly one IEEE FP32 addition. Products of at most 24
     significand bits are exact in FP32 when their magnitudes lie in its normal range;
-    the extreme operand magnitudes bound every product.
+    the extreme operand magnitudes bound every product. Only MX scales (``scaled``)
+    can take an operand beyond FP32.
     """
     if bits_sum > 24:
         return False
     if not (np.isfinite(av).all() and np.isfinite(bv).all() and np.isfinite(s).all()):
         return False
     with np.errstate(over="ignore"):
-        for x in (av, bv):
+        for x in (av, bv) if scaled else ():
             if not np.array_equal(x.astype(np.float32).astype(np.float64), x):
                 return False  # an MX-scaled operand beyond FP32
     a_abs, b_abs = np.abs(av), np.abs(bv)
@@ -301,26 +331,36 @@ def _native_exact(av: np.ndarray, bv: np.ndarray, s: np.ndarray, bits_sum: int) 
 def _fold_native(av: np.ndarray, bv: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, int]:
     """The fold as float32 additions of exact float32 products (see :func:`_native_exact`).
 
-    Products of a block of k in one vectorised multiply, then one in-place IEEE float32
-    addition per k. A step is inexact iff the
-    exact one of ``new - prev`` (when |prev| >= |p|) and ``new - p`` (when |p| >= |prev|)
-    differs from the other addend (Fast2Sum); once NX is known the check stops. Finite
-    operands and exact products leave overflow (OF|NX; the sum becomes and stays Inf) as
-    the only other event: an FP32 sum of two FP32 values is never tiny and inexact.
+    The products of a block of k come from one call, then each k is one in-place IEEE
+    float32 addition. A step is inexact iff the exact one of ``new - prev`` (when
+    |prev| >= |p|) and ``new - p`` (when |p| >= |prev|) differs from the other addend
+    (Fast2Sum); once NX is known the check stops. Finite operands and exact products
+    leave overflow (OF|NX; the sum becomes and stays Inf) as the only other event: an
+    FP32 sum of two FP32 values is never tiny and inexact.
+
+    The block of products is an ``einsum`` outer product (several times faster than a
+    broadcast multiply, whose inner loops are only N long). einsum accumulates into a
+    zeroed output, so a -0 product comes out as +0; that never changes a step unless the
+    running sum is -0, and under RNE a sum becomes -0 only from -0 + -0. So einsum
+    serves every fold whose start has no -0 element (every fold without an accumulator);
+    the others use the broadcast multiply, which keeps zero signs.
     """
     m, k = av.shape
     n = bv.shape[1]
-    a_t = np.ascontiguousarray(av.T.astype(np.float32))[:, :, None]
-    b32 = bv.astype(np.float32)[:, None, :]
+    a_t = np.ascontiguousarray(av.T.astype(np.float32))
+    b32 = np.ascontiguousarray(bv.astype(np.float32))
     run = s.astype(np.float32)
-    # products of a block of k in one call; the block stays within a typical L2 cache
-    kc = max(1, min(k, (1 << 16) // (m * n)))
+    signed_zero_start = bool(np.any((run == 0) & np.signbit(run)))
+    kc = max(1, min(k, _PRODUCT_BLOCK // (m * n)))
     prods = np.empty((kc, m, n), np.float32)
     nx = False
     with np.errstate(over="ignore", invalid="ignore"):
         for k0 in range(0, k, kc):
             c = min(kc, k - k0)
-            np.multiply(a_t[k0 : k0 + c], b32[k0 : k0 + c], out=prods[:c])
+            if signed_zero_start:
+                np.multiply(a_t[k0 : k0 + c, :, None], b32[k0 : k0 + c, None, :], out=prods[:c])
+            else:
+                np.einsum("ki,kj->kij", a_t[k0 : k0 + c], b32[k0 : k0 + c], out=prods[:c])
             for p in prods[:c]:
                 if nx:
                     np.add(run, p, out=run)

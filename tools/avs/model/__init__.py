@@ -1,7 +1,7 @@
 """The ptoc binding of the ASL model functions the AVS tests call.
 
 Importing this package registers every binding (:mod:`.harness`, :mod:`.catalog`,
-:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`, :mod:`.cube`, :mod:`.scalar`);
+:mod:`.bundle`, :mod:`.direct`, :mod:`.internal`, :mod:`.cube`, :mod:`.shared`, :mod:`.scalar`);
 :class:`PtocModel` is the model one test runs against.
 """
 
@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     internal,
     scalar,
     schema,
+    shared,
 )
 from .core import BINDINGS, NOT_APPLICABLE, UNBOUND, PtocModel
 

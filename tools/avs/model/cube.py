@@ -19,13 +19,14 @@ from typing import Any
 from ptoc.backend.isa import DataType, Family, catalog, form
 from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa import op as op_def
+from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.cube import CubeLayout, MatrixFunction
 from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.backend.program import Generic
 
 from ..outcome import NotApplicable
-from ..values import Bits, Enum
+from ..values import AslRuntimeError, Bits, Enum
 from .core import PtocModel, binding
 from .harness import allocate_numeric
 from .tiles import TileInfo, data_type, dtype_enum
@@ -246,6 +247,126 @@ def accumulator_type(m: PtocModel, a: Enum, b: Enum) -> Enum:
 @binding("TileMatrixFunctionAssigned")
 def function_assigned(m: PtocModel, fn: Any) -> bool:
     return _int(fn) in {o.function for o in catalog.OPS if o.family is Family.CUBE}
+
+
+def _function(fn: Any) -> MatrixFunction | None:
+    """The assigned CUBE function ``fn`` names, or None (the ASL predicates are FALSE
+    for an unassigned code even where its bits would say otherwise)."""
+    code = _int(fn)
+    assigned = {o.function for o in catalog.OPS if o.family is Family.CUBE}
+    return MatrixFunction(code) if code in assigned else None
+
+
+@binding("TileMatrixFunctionIsGEMV")
+def function_is_gemv(m: PtocModel, fn: Any) -> bool:
+    f = _function(fn)
+    return f is not None and f.gemv
+
+
+@binding("TileMatrixFunctionUsesMX")
+def function_uses_mx(m: PtocModel, fn: Any) -> bool:
+    f = _function(fn)
+    return f is not None and f.mx
+
+
+@binding("TileMatrixFunctionUsesBias")
+def function_uses_bias(m: PtocModel, fn: Any) -> bool:
+    f = _function(fn)
+    return f is not None and f.bias
+
+
+@binding("TileMatrixFunctionUsesAccumulator")
+def function_uses_accumulator(m: PtocModel, fn: Any) -> bool:
+    f = _function(fn)
+    return f is not None and f.acc
+
+
+def _groups(fn: Any, left: Enum, right: Enum) -> tuple[MatrixFunction, int, int]:
+    """(function, left and right group sizes): ``TileMatrix{Left,Right}GroupSourceCount``."""
+    f = _function(fn)
+    if f is None:
+        raise AslRuntimeError(f"CUBE function {_int(fn)} is not assigned")
+    a, b = data_type(left), data_type(right)
+    return (
+        f,
+        isa_shared.group_size(f, sm.needs_scale(a, f.mx)),
+        isa_shared.group_size(f, sm.needs_scale(b, f.mx)),
+    )
+
+
+@binding("TileMatrixMathematicalSourceCount")
+def mathematical_source_count(m: PtocModel, fn: Any, left: Enum, right: Enum) -> int:
+    f, lg, rg = _groups(fn, left, right)
+    return lg + rg + (1 if f.bias or f.acc else 0)
+
+
+@binding("TileMatrixSharedSourceCountLegal")
+def shared_source_count_legal(
+    m: PtocModel, fn: Any, left: Enum, right: Enum, count: Any
+) -> bool:
+    f = _function(fn)
+    if f is None:
+        raise AslRuntimeError(f"CUBE function {_int(fn)} is not assigned")
+    a, b = data_type(left), data_type(right)
+    groups = isa_shared.shared_groups(
+        f, sm.needs_scale(a, f.mx), sm.needs_scale(b, f.mx), _int(count)
+    )
+    return groups is not None
+
+
+@binding("TileMatrixLocalMathematicalSourceCount")
+def local_source_count(m: PtocModel, fn: Any, left: Enum, right: Enum, count: Any) -> int:
+    """The Local mathematical sources once the Shared groups are taken out (ACC's C or
+    the bias stays Local)."""
+    f, lg, rg = _groups(fn, left, right)
+    a, b = data_type(left), data_type(right)
+    groups = isa_shared.shared_groups(
+        f, sm.needs_scale(a, f.mx), sm.needs_scale(b, f.mx), _int(count)
+    )
+    if groups is None:
+        raise AslRuntimeError(f"{_int(count)} Shared sources form no complete operand group")
+    local = {isa_shared.SharedGroups.NONE: lg + rg, isa_shared.SharedGroups.RIGHT: lg}
+    return local.get(groups, 0) + (1 if f.bias or f.acc else 0)
+
+
+# ----------------------------------------------------------------------------- primaries
+
+
+@binding("TileMatrixMLayoutLegal")
+def m_layout_legal(m: PtocModel, layout: Enum, rows: Any) -> bool:
+    """A/C/D in CUBE_M16 or CUBE_M32 with M within the layout's limit."""
+    lay = cube_layout(layout)
+    limit = isa_cube.M_LIMIT.get(lay.value) if lay is not None else None
+    return limit is not None and 1 <= _int(rows) <= limit
+
+
+@binding("TileMatrixLocalPrimaryInfoLegal")
+def local_primary_info_legal(
+    m: PtocModel, tile: TileInfo, vr: Any, vc: Any, dt: Enum, layout: Enum
+) -> bool:
+    return (
+        descriptor_legal(m, tile)
+        and tile.contents_defined
+        and (tile.valid_rows, tile.valid_columns) == (_int(vr), _int(vc))
+        and tile.data_type == dt
+        and tile.layout == layout
+    )
+
+
+@binding("TileMatrixCubeInfosMatchDimensions")
+def cube_infos_match(
+    m: PtocModel, left: TileInfo, right: TileInfo, mm: Any, nn: Any, kk: Any
+) -> bool:
+    """A is an M x K primary in an M layout, B a K x N CUBE_N8 primary."""
+    mm, nn, kk = _int(mm), _int(nn), _int(kk)
+    if 0 in (mm, nn, kk):
+        return False
+    n8 = Enum(f"TileLayout_{CubeLayout.N8.value}")
+    return (
+        m_layout_legal(m, left.layout, mm)
+        and local_primary_info_legal(m, left, mm, kk, left.data_type, left.layout)
+        and local_primary_info_legal(m, right, kk, nn, right.data_type, n8)
+    )
 
 
 @binding("MatrixQuantParameter")

@@ -42,8 +42,6 @@ unbound(
     "TileCubeStorageColumns",
     "TileCubeDescriptorLegal",
     "TileCubeDataTypeSupported",
-    "TileMatrixSharedSourceCountLegal",
-    "TileMatrixMathematicalSourceCount",
     "TileMXInputTypeNeedsScale",
     "TileMXOperandPairLegal",
     "TileMatrixInfoOptionalScalesLegal",
@@ -97,7 +95,6 @@ not_applicable(
 unbound(
     "Shared tiles",
     "AtomicUpdateSharedTile",
-    "SharedTileRecord",
     "MaterializeSharedTile",
     "ReadSharedTileWord",
     "TLOADShared",
