@@ -75,6 +75,9 @@ class PtoOp(IRDLOperation):
     #: LBs whose value is a run-time integer (``dim_values``, in order); ``dims`` keeps
     #: their largest value, which every static rule checks
     dyn_lbs = opt_prop_def(DenseArrayBase.constr(i64))
+    #: the LBs of ``dyn_lbs`` whose count is the results' valid rows (LB1) or columns
+    #: (LB0): a copy or reload of a result runs with them
+    dst_lbs = opt_prop_def(DenseArrayBase.constr(i64))
     datr = opt_prop_def(DatrAttr)
     fpatr = opt_prop_def(DenseArrayBase.constr(i64))
     mask = prop_def(IntegerAttr[I64])
@@ -87,7 +90,7 @@ class PtoOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$dtype ($srcs^)? (`gpr` `(` $scalars^ `)`)? `dims` $dims "
-        "(`lbregs` $dyn_lbs^ `(` $dim_values `)`)? (`datr` $datr^)? "
+        "(`lbregs` $dyn_lbs^ `(` $dim_values `)`)? (`counts` $dst_lbs^)? (`datr` $datr^)? "
         "(`fpatr` $fpatr^)? "
         "`mask` $mask "
         "(`refs` $refs^)? (`hands` $hands^)? (`gprs` $gprs^)? (`role` $role^)? attr-dict `:` "
@@ -111,6 +114,14 @@ class PtoOp(IRDLOperation):
             return {}
         lbs = [int(v) for v in self.dyn_lbs.get_values()]
         return dict(zip(lbs, self.dim_values, strict=True))
+
+    @property
+    def result_counts(self) -> dict[int, SSAValue]:
+        """LB index -> the run-time count of the results' valid rows (1) or columns (0)."""
+        if self.dst_lbs is None:
+            return {}
+        dyn = self.dynamic_lbs
+        return {int(lb): dyn[int(lb)] for lb in self.dst_lbs.get_values()}
 
     @property
     def bound_srcs(self) -> tuple:
@@ -195,6 +206,9 @@ class PtoOp(IRDLOperation):
         dyn = [] if self.dyn_lbs is None else [int(v) for v in self.dyn_lbs.get_values()]
         if len(dyn) != len(self.dim_values) or len(set(dyn)) != len(dyn):
             raise VerifyException(f"{self.name} names one run-time value per register LB")
+        outs = [] if self.dst_lbs is None else [int(v) for v in self.dst_lbs.get_values()]
+        if any(lb not in dyn or lb not in (0, 1) for lb in outs):
+            raise VerifyException(f"{self.name} counts its results with register LB0/LB1 only")
         for lb in dyn:
             if lb not in (0, 1, 2) or self.lbs[lb] is None:
                 raise VerifyException(

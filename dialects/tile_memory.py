@@ -162,10 +162,11 @@ class AccessOp(TileOp):
 
 @irdl_op_definition
 class LoadOp(AccessOp):
-    """``%t = tile.load %x[r, c] [step s] [pe [pr, pc]] [rows %n] : Tensor -> T``: the
-    tile's valid elements from the tensor (TLOAD); with ``rows %n`` only the first ``n``
-    rows of the window (a run-time integer, 1 <= n <= the tile's rows: a ragged tail,
-    :mod:`ptoc.dialects.valid_rows`)."""
+    """``%t = tile.load %x[r, c] [step s] [pe [pr, pc]] [valid [axes](%n, ...)] : Tensor ->
+    T``: the tile's valid elements from the tensor (TLOAD); ``valid [0](%n)`` reads only
+    the first ``n`` rows of the window and ``valid [1](%m)`` only the first ``m`` columns
+    (run-time integers, 1 <= n <= the tile's rows: a ragged tile,
+    :mod:`ptoc.dialects.ragged`)."""
 
     MNEMONIC: ClassVar[str | None] = sole_row(
         TileFamily.ACCESS, legalize=LegalizeRule.LOAD
@@ -173,12 +174,14 @@ class LoadOp(AccessOp):
     name = op_name(MNEMONIC)
     source = operand_def(TensorType)
     counts = var_operand_def(i64)
+    #: the axes (0 rows, 1 columns) whose valid count is a run-time integer (``counts``)
+    vaxes = opt_prop_def(DenseArrayBase.constr(i64))
     result = result_def(TileType)
     traits = traits_def(MemoryReadEffect())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$source `` $offsets (`plus` $dyn^ `(` $indices `)`)? (`step` $step^)? (`pe` $pe^)? "
-        "(`rows` $counts^)? attr-dict `:` type($source) `->` type($result)"
+        "(`valid` $vaxes^ `(` $counts `)`)? attr-dict `:` type($source) `->` type($result)"
     )
 
     def __init__(
@@ -189,13 +192,15 @@ class LoadOp(AccessOp):
         step: int = 1,
         pe: Sequence[int] | None = None,
         indices: Sequence[tuple[int, SSAValue]] = (),
-        valid_rows: SSAValue | None = None,
+        valid: Sequence[tuple[int, SSAValue]] = (),
     ) -> None:
-        counts = [] if valid_rows is None else [valid_rows]
+        props = _access_props(offsets, step, pe, indices)
+        if valid:
+            props["vaxes"] = DenseArrayBase.from_list(i64, [a for a, _ in valid])
         super().__init__(
-            operands=[source, counts, [v for _, v in indices]],
+            operands=[source, [v for _, v in valid], [v for _, v in indices]],
             result_types=[result_type],
-            properties=_access_props(offsets, step, pe, indices),
+            properties=props,
         )
 
     @property
@@ -203,27 +208,37 @@ class LoadOp(AccessOp):
         return tile_type(self.result)
 
     @property
-    def valid_rows(self) -> SSAValue | None:
-        """The run-time count of rows read (None: every row of the tile)."""
-        return self.counts[0] if self.counts else None
+    def counted_axes(self) -> tuple[int, ...]:
+        return () if self.vaxes is None else tuple(int(a) for a in self.vaxes.get_values())
+
+    def valid_count(self, axis: int) -> SSAValue | None:
+        """The run-time count of valid rows (0) or columns (1) read (None: all)."""
+        axes = self.counted_axes
+        return self.counts[axes.index(axis)] if axis in axes else None
 
     def verify_(self) -> None:
         self.check_dtype(self.tile.dtype)
         self.verify_access()
-        if len(self.counts) > 1:
-            raise VerifyException(f"{self.name} takes at most one run-time row count")
+        axes = self.counted_axes
+        if (
+            len(axes) != len(self.counts)
+            or sorted(set(axes)) != list(axes)
+            or any(a not in (0, 1) for a in axes)
+        ):
+            raise VerifyException(f"{self.name} names one run-time count per valid axis")
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         data = env.tensors[self.source]
         out = np.stack([data[self.dynamic_window(env, p)] for p in range(env.pes)])
-        if self.valid_rows is None:
-            return (out,)
-        n = int(env.scalars[self.valid_rows])
-        if not 1 <= n <= out.shape[1]:
-            raise WindowError(
-                f"{self.name}: {n} valid rows is outside 1..{out.shape[1]} (the tile's rows)"
-            )
-        return (out[:, :n],)
+        for axis, v in zip(self.counted_axes, self.counts, strict=True):
+            n, most = int(env.scalars[v]), out.shape[1 + axis]
+            if not 1 <= n <= most:
+                what = ("rows", "columns")[axis]
+                raise WindowError(
+                    f"{self.name}: {n} valid {what} is outside 1..{most} (the tile's {what})"
+                )
+            out = out[:, :n] if axis == 0 else out[:, :, :n]
+        return (out,)
 
 
 @irdl_op_definition
@@ -269,10 +284,10 @@ class StoreOp(AccessOp):
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         data = env.tensors[self.dest]
         windows = [self.dynamic_window(env, p) for p in range(env.pes)]
-        n = args[0].shape[1]  # the valid rows (fewer than the tile's: a ragged tail)
+        n, m = args[0].shape[1:]  # the valid region (smaller than the tile's: ragged)
         for p in range(env.pes):  # PEs write in increasing order (one bundle, all PEs)
             rows, cols = windows[p]
-            data[rows[:n], cols] = args[0][p]
+            data[rows[:n], cols.start : cols.start + m] = args[0][p]
         return ()
 
 

@@ -17,9 +17,9 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from ptoc.dialects.ragged import Counts, refusal, result_counts
 from ptoc.dialects.tile_base import RuleError
 from ptoc.dialects.tile_types import TileType
-from ptoc.dialects.valid_rows import refusal, result_count
 
 from .errors import KernelError
 from .source import SourceLoc, user_location
@@ -49,9 +49,9 @@ class TraceState:
     #: a rule broken where no error can be raised (a ``break`` out of a ``pt.range``
     #: loop closes its generator): raised at the next op or at the end of the trace
     pending: KernelError | None = None
-    #: tiles whose valid rows are a run-time count -> that count
-    #: (:mod:`ptoc.dialects.valid_rows`)
-    counts: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    #: ragged tiles (valid rows or columns a run-time count) -> their (rows, columns)
+    #: counts (:mod:`ptoc.dialects.ragged`)
+    counts: dict[SSAValue, Counts] = field(default_factory=dict)
     #: run-time integer expressions already computed: (op class, operands, block) -> value
     integers: dict[tuple[Any, ...], SSAValue] = field(default_factory=dict)
 
@@ -93,8 +93,8 @@ class TraceState:
             raise KernelError(
                 f"{fn or op.name} {why}",
                 loc,
-                hint="tiles loaded with valid_rows=n combine with tiles of the same count "
-                "(computed from them), row vectors and scalars; store or reduce them first",
+                hint="a tile loaded with valid_rows= or valid_cols= combines with tiles of the "
+                "same counts (computed from it), broadcasts along the other axis and scalars",
             )
         if loc is not None:
             op.location = FileLineColLoc(
@@ -109,9 +109,9 @@ class TraceState:
             op.erase(safe_erase=False)
             text = f"{fn}: {e.rule}" if fn and isinstance(e, RuleError) else _rule_text(e)
             raise KernelError(text, loc) from None
-        count = result_count(op, self.counts)
-        if count is not None:
-            self.counts.update((r, count) for r in op.results if isinstance(r.type, TileType))
+        counts = result_counts(op, self.counts)
+        if counts != (None, None):
+            self.counts.update((r, counts) for r in op.results if isinstance(r.type, TileType))
         return op
 
     def use(self, names: list[str], name: str) -> None:

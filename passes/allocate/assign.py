@@ -22,6 +22,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -48,7 +49,7 @@ from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.scalars import CoreOp
 
 from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
-from ..legalize.ctx import DYN_ROWS, dims_attr, std_dims
+from ..legalize.ctx import dims_attr, std_dims
 from ..stages import ABI_ATTR, Stage, expect_stage
 from .gprs import Binding, GprPlan, Scalar, plan_gprs
 from .integers import is_dynamic, sink_constants
@@ -118,16 +119,21 @@ class _Builder:
     def _op(
         self, cls: type[PtoOp], dtype, srcs, scalars, dims, results, role: str, count=None
     ) -> PtoOp:  # type: ignore[no-untyped-def]
+        lbs = sorted(count or {})
+        if 0 in lbs and dims[2] is None:  # Col stays the storage's, not the count
+            dims = (dims[0], dims[1], dims[0])
         props = {
             "dtype": dtype,
             "dims": dims_attr(tuple(dims)),
             "mask": mask_attr(self.mask),
             "role": StringAttr(role),
         }
-        if count is not None:  # a ragged tile: copied and reloaded over its valid rows
-            props["dyn_lbs"] = DYN_ROWS
+        if lbs:  # a ragged tile: copied and reloaded over its valid region
+            props["dyn_lbs"] = DenseArrayBase.from_list(i64, lbs)
+            if results:
+                props["dst_lbs"] = props["dyn_lbs"]
         op = cls.build(
-            operands=[list(srcs), list(scalars), [] if count is None else [count]],
+            operands=[list(srcs), list(scalars), [count[lb] for lb in lbs] if count else []],
             result_types=[list(results)],
             properties=props,
         )
@@ -184,10 +190,11 @@ class _Builder:
         return op
 
 
-def _row_count(v: SSAValue) -> SSAValue | None:
-    """The run-time valid-row count of tile ``v`` (its producer's LB1 register), if any."""
+def _row_count(v: SSAValue) -> dict[int, SSAValue]:
+    """The run-time counts of ragged tile ``v``'s valid region: LB -> register value (its
+    producer's ``dst_lbs``; empty for a static tile)."""
     owner = v.owner
-    return owner.dynamic_lbs.get(1) if isinstance(owner, PtoOp) else None
+    return owner.result_counts if isinstance(owner, PtoOp) else {}
 
 
 def _check_fits(op: PtoOp, capacity: int) -> None:

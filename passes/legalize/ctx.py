@@ -20,6 +20,7 @@ from ptoc.dialects.dtypes import DTypeAttr, dtype_attr
 from ptoc.dialects.pto import PTO_OP_BY_MNEMONIC, AddrOp, ConstOp
 from ptoc.dialects.pto_base import OMITTED, mask_attr
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
+from ptoc.dialects.ragged import Counts
 from ptoc.dialects.tile_types import TileType
 
 from ..diagnostics import fail, value_name
@@ -81,11 +82,12 @@ class LegalizeCtx:
     top: Block | None = None
     #: the outermost run-time loop being legalized: top-block definitions go before it
     loop_anchor: Operation | None = None
-    #: tile values with a run-time number of valid rows -> the count (tile-level values)
-    counts: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    #: while an op with such rows is legalized: its count in the new body (every bundle
-    #: emitted gets ``B.DIM count, ->LB1``)
-    rows: SSAValue | None = None
+    #: ragged tiles -> their (rows, columns) run-time counts (tile-level values)
+    counts: dict[SSAValue, Counts] = field(default_factory=dict)
+    #: while an op on ragged tiles is legalized: LB -> its count in the new body (every
+    #: bundle emitted gets ``B.DIM count, ->LBn``), and the LBs describing its results
+    lb_counts: dict[int, SSAValue] = field(default_factory=dict)
+    result_lbs: list[int] = field(default_factory=list)
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 
@@ -170,13 +172,18 @@ class LegalizeCtx:
         """Append one ``pto`` op (``dims`` None = omitted B.DIM)."""
         cls = PTO_OP_BY_MNEMONIC[mnemonic]
         d = dtype if isinstance(dtype, DTypeAttr) else dtype_attr(dtype)
+        if 0 in self.lb_counts and dims[2] is None:  # Col stays the storage's, not the count
+            dims = (dims[0], dims[1], dims[0])
         props = {"dtype": d, "dims": dims_attr(tuple(dims)), "mask": mask_attr(self.mask)}
         if datr is not None:
             props["datr"] = datr
-        counted: list[SSAValue] = []
-        if self.rows is not None and dims[1] is not None:
-            props["dyn_lbs"] = DYN_ROWS
-            counted.append(self.rows)
+        lbs = sorted(lb for lb in self.lb_counts if dims[lb] is not None)
+        counted = [self.lb_counts[lb] for lb in lbs]
+        if lbs:
+            props["dyn_lbs"] = DenseArrayBase.from_list(i64, lbs)
+            outs = [lb for lb in self.result_lbs if lb in lbs]
+            if outs and results:
+                props["dst_lbs"] = DenseArrayBase.from_list(i64, outs)
         new = cls.build(
             operands=[list(srcs), list(scalars), counted],
             result_types=[list(results)],
@@ -186,10 +193,6 @@ class LegalizeCtx:
             new.location = source.location
         self.block.add_op(new)
         return new
-
-
-#: ``dyn_lbs`` of a bundle whose LB1 (ValidRow) is a run-time count
-DYN_ROWS = DenseArrayBase.from_list(i64, [1])
 
 
 @cache

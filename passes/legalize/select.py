@@ -21,6 +21,7 @@ from ptoc.backend.isa import info
 from ptoc.backend.target import LIMITS, MachineConfig
 from ptoc.dialects.compound_ops.view import ViewOp
 from ptoc.dialects.pto import IndexAddrOp, LoadScalarOp
+from ptoc.dialects.ragged import op_counts, ragged_values, result_counts
 from ptoc.dialects.scalars import (
     CoreOp,
     constant,
@@ -33,7 +34,6 @@ from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
 from ptoc.dialects.tile_base import CompoundTileOp
 from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType, TileType
-from ptoc.dialects.valid_rows import op_count, valid_counts
 
 from ..diagnostics import CompileError, fail, value_name
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
@@ -76,7 +76,7 @@ def legalize_func(
     ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
     flat = [op for op in f.walk() if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
-    ctx.counts = valid_counts(f)
+    ctx.counts = ragged_values(f)
     for i, op in enumerate(flat):
         if isinstance(op.location, UnknownLoc):
             # name the bundles after their tile op, so later diagnostics can point at it
@@ -238,24 +238,27 @@ def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
         if isinstance(op, CompoundTileOp):
             raise fail(op, "compound op: run lower-compound before legalize")
         raise fail(op, "no legalization rule (not a tile op)")
-    count = op_count(op, ctx.counts)
-    if count is None:
+    rows, cols = op_counts(op, ctx.counts)
+    if rows is None and cols is None:
         handler(ctx, op)
         return
-    # a ragged tail: every bundle of the op runs with its valid rows from a register
-    ctx.rows = ctx.scalar(count)
+    # a ragged tile: every bundle of the op runs with its counts from registers (LB1 the
+    # valid rows, LB0 the valid columns), and says which describe its results
+    ctx.lb_counts = {lb: ctx.scalar(c) for lb, c in ((1, rows), (0, cols)) if c is not None}
+    out_rows, out_cols = result_counts(op, ctx.counts)
+    ctx.result_lbs = [lb for lb, c in ((0, out_cols), (1, out_rows)) if c is not None]
     try:
         handler(ctx, op)
     finally:
-        ctx.rows = None
+        ctx.lb_counts, ctx.result_lbs = {}, []
     for v in (*op.operands, *op.results):
         if v in ctx.counts and len(ctx.pieces.get(v, ())) > 1:
             raise fail(
                 op,
-                f"{value_name(v)} has a run-time number of valid rows and is larger than "
-                f"one tile allocation ({ctx.max_bytes} bytes per PE): it would be split "
-                "into row pieces, whose valid rows the machine cannot count at run time",
-                "load the ragged tail in blocks that fit one allocation",
+                f"{value_name(v)} has a run-time number of valid rows or columns and is "
+                f"larger than one tile allocation ({ctx.max_bytes} bytes per PE): it would be "
+                "split into row pieces, whose valid rows the machine cannot count at run time",
+                "load the ragged tile in blocks that fit one allocation",
             )
 
 

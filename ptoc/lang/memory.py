@@ -201,18 +201,20 @@ def load(
     *,
     step: int = 1,
     valid_rows: Any = None,
+    valid_cols: Any = None,
 ) -> Tile:
     """A window of tensor ``t`` as a tile (TLOAD): ``rows=(start, n)`` and ``cols=(start,
     n)`` (default: the whole axis); ``step`` takes every step-th row.
 
     ``valid_rows=k`` (a run-time integer) reads only the window's first ``min(k, n)`` rows:
-    a ragged tail. The tile keeps its ``n`` rows of storage, of which that many are
-    valid; what is computed from it has the same valid rows (elementwise ops,
-    comparisons, selections, conversions, row reductions and broadcasts -- each bundle
-    runs with its valid-row count in a register, ``B.DIM``), a column reduction folds
-    them into one row, and :func:`store` writes them. ``k`` must be at least 1 at run
-    time (a loop ``pt.range(0, rows, n)`` has ``rows - r >= 1`` in every iteration);
-    the window itself must lie inside the tensor.
+    a ragged tail; ``valid_cols=k`` likewise its first columns. The tile keeps its
+    storage, of which that many rows (columns) are valid; what is computed from it has the
+    same valid region (elementwise ops, comparisons, selections, conversions, reductions
+    and broadcasts -- each bundle runs with the count in a register, ``B.DIM``), a column
+    reduction folds the valid rows into one, a row reduction the valid columns, and
+    :func:`store` writes the valid region. ``k`` must be at least 1 at run time (a loop
+    ``pt.range(0, rows, n)`` has ``rows - r >= 1`` in every iteration); the window itself
+    must lie inside the tensor.
 
     Example::
 
@@ -242,26 +244,30 @@ def load(
     r0, nr, c0, nc = _read_window(fn, x, rows, cols, step)
     indices = _indices()
     check_type(fn, LoadOp.MNEMONIC, x.dtype, "tensors")
-    count = None if valid_rows is None else _count(fn, valid_rows, nr)
+    valid = [
+        (axis, _count(fn, k, extent, what))
+        for axis, k, extent, what in ((0, valid_rows, nr, "rows"), (1, valid_cols, nc, "cols"))
+        if k is not None
+    ]
     state.use(state.loaded, x.name)
     tt = TileType(x.dtype.catalog_name, (nr, nc))
     pe_offsets = (r0.scale, c0.scale)
-    op = LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets, indices, count)
+    op = LoadOp(x.value, (r0.offset, c0.offset), tt, step, pe_offsets, indices, valid)
     return emit_tile(fn, op)
 
 
-def _count(fn: str, k: Any, rows: int) -> Any:
-    """The run-time valid-row count ``min(k, rows)`` of a load (an i64 SSA value)."""
+def _count(fn: str, k: Any, extent: int, what: str) -> Any:
+    """The run-time valid count ``min(k, extent)`` of a load axis (an i64 SSA value)."""
     if isinstance(k, bool) or not isinstance(k, (int, Index)):
-        fail(f"{fn}: valid_rows is a run-time integer, not {describe(k)}")
+        fail(f"{fn}: valid_{what} is a run-time integer, not {describe(k)}")
     if isinstance(k, int):
         fail(
-            f"{fn}: valid_rows={k} is a Python integer",
-            f"load the {k} rows as the window: rows=(start, {k})",
+            f"{fn}: valid_{what}={k} is a Python integer",
+            f"load the {k} {what} as the window: {what}=(start, {k})",
         )
     from .control import extreme
 
-    return extreme("MIN", k, rows, fn).value
+    return extreme("MIN", k, extent, fn).value
 
 
 def prefetch(t: TensorParam, rows: Any = None, cols: Any = None, *, step: int = 1) -> None:

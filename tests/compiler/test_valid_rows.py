@@ -142,7 +142,9 @@ def test_a_counted_tile_with_a_full_tile_is_a_located_error() -> None:
             pt.store(out, t + full, rows=(r, BLOCK))
 
     e = _error(mixed)
-    assert "mixes a tile with a run-time number of valid rows and a 16-row tile" in str(e)
+    assert (
+        "mixes a tile with a run-time number of valid rows and one whose rows are all" in str(e)
+    )
     assert e.loc is not None and e.loc.line > 0
 
 
@@ -161,7 +163,9 @@ def test_other_families_refuse_counted_tiles() -> None:
     def trans(x: T, out: ptoc.Tensor[F32, COLS, BLOCK], n: ptoc.Scalar[ptoc.s32]):
         pt.store(out, pt.transpose(pt.load(x, rows=(0, BLOCK), valid_rows=n)))
 
-    assert "does not take tiles with a run-time number of valid rows" in str(_error(trans))
+    assert "does not take tiles with a run-time number of valid rows or columns" in str(
+        _error(trans)
+    )
 
 
 def test_a_carried_counted_tile_is_refused() -> None:
@@ -198,3 +202,64 @@ def test_a_count_below_one_stops_the_reference_and_the_machine() -> None:
         ptoc.run(prog, x=x, n=0)
     got = ptoc.run(prog, x=x, n=4)["out"]
     assert np.array_equal(got[:4], x[:4]) and not got[4:].any()
+
+
+# ---------------------------------------------------------------- ragged columns
+
+W = ptoc.Tensor[F32, 16, 48]
+
+
+@ptoc.kernel
+def col_tail(x: W, out: W, sums: W, m: ptoc.Scalar[ptoc.s32]):
+    """Column blocks whose last one is short: row reductions fold the valid columns,
+    column reductions and their broadcasts keep the count."""
+    for c in pt.range(0, m, 16):
+        t = pt.load(x, cols=(c, 16), valid_cols=m - c)
+        s = pt.row_sum(t)  # (16, 1), all rows valid: the columns fold
+        u = t / s - pt.col_max(t)  # a row broadcast, and a column broadcast of (1, count)
+        pt.store(out, u, cols=(c, 16))
+        pt.store(sums, s, cols=(c, 1))
+
+
+@ptoc.kernel
+def both_tails(x: W, out: W, n: ptoc.Scalar[ptoc.s32], m: ptoc.Scalar[ptoc.s32]):
+    """Blocks ragged in both directions."""
+    for r in pt.range(0, n, 8):
+        for c in pt.range(0, m, 16):
+            t = pt.load(x, rows=(r, 8), cols=(c, 16), valid_rows=n - r, valid_cols=m - c)
+            pt.store(out, pt.exp(t) + pt.row_max(t), rows=(r, 8), cols=(c, 16))
+
+
+def _w(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((16, 48)).astype(np.float32)
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("m", [1, 7, 16, 33, 48])
+def test_ragged_columns_verify(machine, m: int) -> None:
+    x = _w(m)
+    got = ptoc.verify(ptoc.compile(col_tail, machine), x=x, m=m)
+    assert not got["out"][:, m:].any()
+    last = (m - 1) // 16 * 16
+    s = x[:, last:m]
+    want = s[:, 0].copy()
+    for k in range(1, s.shape[1]):
+        want = want + s[:, k]  # TROWSUM folds left to right over the valid columns
+    assert np.array_equal(got["sums"][:, last].view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize(("n", "m"), [(1, 1), (5, 20), (16, 48), (9, 47)])
+def test_ragged_rows_and_columns_verify(machine, n: int, m: int) -> None:
+    got = ptoc.verify(ptoc.compile(both_tails, machine), x=_w(n * m), n=n, m=m)["out"]
+    assert not got[n:].any() and not got[:, m:].any()
+
+
+def test_a_ragged_column_tile_with_a_static_row_vector_is_refused() -> None:
+    @ptoc.kernel
+    def scaled(x: W, g: ptoc.Tensor[F32, 1, 16], out: W, m: ptoc.Scalar[ptoc.s32]):
+        t = pt.load(x, cols=(0, 16), valid_cols=m)
+        pt.store(out, t * pt.load(g), cols=(0, 16))
+
+    e = _error(scaled)
+    assert "valid columns and one whose columns are all valid" in str(e)

@@ -51,7 +51,7 @@ func.func @tail(%x: !tile.tensor<FP32, 64x32>, %out: !tile.tensor<FP32, 64x32>, 
   scf.for %i = %0 to %n step %1 : i64 {
     %k = arith.subi %n, %i : i64
     %c = arith.minsi %k, %1 : i64
-    %t = tile.load %x[0, 0] plus [0](%i) rows %c : !tile.tensor<FP32, 64x32> -> !tile.tile<FP32, 8x32>
+    %t = tile.load %x[0, 0] plus [0](%i) valid [0](%c) : !tile.tensor<FP32, 64x32> -> !tile.tile<FP32, 8x32>
     %e = tile.exp %t : !tile.tile<FP32, 8x32>
     tile.store %e, %out[0, 0] plus [0](%i) : !tile.tile<FP32, 8x32>, !tile.tensor<FP32, 64x32>
   }
