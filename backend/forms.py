@@ -20,6 +20,7 @@ ptoc's own tokens (:data:`_TOKENS`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from .isa.fields import (
     Hand,
     mask_text,
 )
+from .isa.scalar_fp import FSU_FORMS, type_suffixes
 from .literals import LiteralError, is_decimal, parse_int, show
 from .program import DATR_BY_NAME, DatrField, TileRef
 
@@ -665,11 +667,15 @@ class Syntax:
     template: str
     style: str = "list"
     prints: bool = True
+    #: fields the word itself fixes (``fadd.fs`` is SrcType 1)
+    fixed: tuple[tuple[str, int], ...] = ()
 
     @cached_property
     def fields(self) -> frozenset[str]:
-        """The form fields its operands spell (the others must be zero)."""
-        return frozenset(f for s in self.slots for f in s.kind.fields)
+        """The form fields its word and operands spell (the others must be zero)."""
+        return frozenset(
+            [f for s in self.slots for f in s.kind.fields] + [f for f, _ in self.fixed]
+        )
 
     # ----------------------------------------------------------- printing
 
@@ -680,7 +686,7 @@ class Syntax:
             values.get(fd.name, 0) != fd.omitted
             for fd in self.form.fields
             if fd.name not in self.fields
-        ):
+        ) or any(values.get(f, 0) != v for f, v in self.fixed):
             return None
         if self.style == "keyed":
             return f"{self.word} " + ", ".join(
@@ -726,7 +732,7 @@ def _memory(m: re.Match[str], f: CommandForm, word: str) -> Memory:
 
 def _field_kind(name: str, f: CommandForm, word: str) -> Kind:
     """The kind of a template token that names a field of ``f``."""
-    if re.fullmatch(r"RegSrc[0-2]?|RegDst|SrcL|SrcR|SrcD1?|SrcP", name):
+    if re.fullmatch(r"RegSrc[0-2]?|RegDst|SrcL|SrcR|SrcD1?|SrcP|SrcA", name):
         return Gpr(name)
     if name.startswith("SrcTile"):
         return Tile(name)
@@ -942,6 +948,21 @@ def _spelling(f: CommandForm) -> Spelling | None:
     return SPELLINGS.get(f.asm)
 
 
+def _typed_syntaxes(f: CommandForm) -> tuple[Syntax, ...]:
+    """An FSU form's syntaxes: one word per carrier suffix (``fadd.{T}`` is
+    ``fadd.fd`` and ``fadd.fs``; ``fcvt.{srcT2dstT}`` ``fcvt.fs2fd`` ...), the word
+    fixing SrcType (and DstType), then ``fadd SrcType=2, ...`` for any values."""
+    word, _, rest = f.asm.partition(" ")
+    stem = word.split(".")[0]
+    out = []
+    for suffix, fixed in type_suffixes(f.mnemonic).items():
+        base = _syntax(f, f"{stem}.{suffix} {rest}")
+        out.append(dataclasses.replace(base, fixed=tuple(fixed.items())))
+    # every field by name, for values no suffix spells (a reserved SrcType or DstType)
+    out.append(_syntax(f, f"{stem} keyed"))
+    return tuple(out)
+
+
 def syntaxes_of(f: CommandForm) -> tuple[Syntax, ...]:
     """The syntaxes of form ``f``, the printed ones first in printing preference."""
     return _SYNTAXES[f.form_id]
@@ -952,6 +973,12 @@ def _build() -> tuple[dict[str, tuple[Syntax, ...]], dict[str, tuple[Syntax, ...
     by_word: dict[str, list[Syntax]] = {}
     for f in (*catalog.COMMAND_FORMS, *catalog.SCALAR_FORMS):
         if not is_modelled(f):
+            continue
+        if f.mnemonic in FSU_FORMS:
+            syns = _typed_syntaxes(f)
+            by_form[f.form_id] = syns
+            for s in syns:
+                by_word.setdefault(s.word.upper(), []).append(s)
             continue
         sp = _spelling(f)
         word = f.asm.split()[0]
@@ -1004,7 +1031,7 @@ def parse_fields(word: str, args: str) -> tuple[CommandForm, dict[str, int]]:
     for s in syns:
         result = _match(s, args, tokens, syns)
         if isinstance(result, dict):
-            return s.form, result
+            return s.form, {**result, **dict(s.fixed)}
         misses.append(result)
     lead = _lead_miss(syns, tokens)
     if lead is not None:

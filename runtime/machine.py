@@ -392,6 +392,8 @@ class Machine:
             state.squeue.copy(),
             state.squeue_valid.copy(),
             log=state.access_log,
+            status=state.status.copy(),
+            fp_rounding=state.fp_rounding,
         )
         ra = state.gpr[:, RA].copy()  # RET snapshots ra before the block runs
         run_scalar_block(ctx, plan.steps)
@@ -403,6 +405,8 @@ class Machine:
         state.gpr = ctx.gpr
         assert ctx.squeue is not None and ctx.squeue_valid is not None
         state.squeue, state.squeue_valid = ctx.squeue, ctx.squeue_valid
+        assert ctx.status is not None
+        state.status = ctx.status
         return nxt
 
     @staticmethod

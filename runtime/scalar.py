@@ -1,4 +1,4 @@
-"""Scalar instructions of standard blocks (``BSTART.STD``): ALU, BRU and AGU forms.
+"""Scalar instructions of standard blocks (``BSTART.STD``): ALU, BRU, AGU and FSU forms.
 
 Semantics from ``asl/scalar/model/alu/semantics.asl`` (``ScalarBinary``,
 ``ScalarBinaryW``, ``ScalarDivideSigned`` ...), ``asl/scalar/model/bru/semantics.asl``
@@ -7,7 +7,7 @@ the dispatch units under ``asl/scalar/model/dispatch/`` (which immediate each fo
 reads, which SrcRType decoding it uses). All arithmetic is 64-bit two's complement and
 wraps; a signed field is sign-extended from its width and an unsigned one
 zero-extended (``ScalarDecodedWord``, from the catalog's FieldDefs). The AGU forms are in
-:mod:`ptoc.runtime.agu`.
+:mod:`ptoc.runtime.agu`, the floating-point (FSU) forms in :mod:`ptoc.runtime.fsu`.
 
 Every PE runs the instruction on its own GPR file (all PEs at once, vectorised).
 Register codes (``asl/scalar/model/types/operands.asl``): sources 0..23 are GPRs,
@@ -67,6 +67,10 @@ class ScalarContext:
     #: how many accesses the log held before the block: a rollback forgets the block's
     #: (a parallel launch merges the logged writes; an undone store wrote nothing)
     log_mark: int = field(init=False, default=0)
+    #: ``(pes,)`` sticky NV/DZ/OF/UF/NX status the FSU forms OR their flags into
+    status: np.ndarray | None = None
+    #: CORE_STATE[39:37]: the FSU forms' active rounding mode
+    fp_rounding: int = 0
 
     def __post_init__(self) -> None:
         if self.log is not None:
@@ -75,6 +79,8 @@ class ScalarContext:
             self.squeue = np.zeros((self.gpr.shape[0], 2, 4), _U)
         if self.squeue_valid is None:
             self.squeue_valid = np.zeros((2, 4), bool)
+        if self.status is None:
+            self.status = np.zeros(self.gpr.shape[0], np.uint8)
 
     def read(self, sel: int, what: str = "") -> np.ndarray:
         """``ReadScalarRegisterOperand``: a GPR or a queue entry (not consumed)."""
@@ -470,11 +476,14 @@ def compile_scalar(c: Scalar, pc: int = 0) -> ScalarStep:
     i.e. before the block has any effect.
     """
     from .agu import compile_agu, is_agu
+    from .fsu import compile_fsu, is_fsu
 
     d = decode(c, pc)
     m = c.mnemonic
     if is_agu(m):
         return compile_agu(d)
+    if is_fsu(m):
+        return compile_fsu(d)
     if m in ("ADD", "SUB", "ADDW", "SUBW", "AND", "OR", "XOR", "ANDW", "ORW", "XORW"):
         base, word = (
             (m[:-1], True) if m in ("ADDW", "SUBW", "ANDW", "ORW", "XORW") else (m, False)

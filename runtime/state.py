@@ -56,6 +56,9 @@ class MachineState:
         self.queues: list[list[Tile]] = [[] for _ in range(config.hands)]
         self.used = [0] * config.pes
         self.status = np.zeros(config.pes, np.uint8)
+        #: CORE_STATE[39:37], the FSU forms' active rounding mode (0: to nearest even);
+        #: no modelled instruction writes it
+        self.fp_rounding = 0
         #: the scalar temporary queues T and U (``_TQueue``/``_UQueue``): four entries
         #: each, entry 0 the newest, a value per PE and one validity per entry
         self.squeue = np.zeros((config.pes, 2, 4), np.uint64)

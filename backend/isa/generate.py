@@ -38,8 +38,9 @@ SPEC_FILES = (
 #: (immediate, register, PC-relative and compressed addressing), and the 16-bit forms.
 #: C.SETRET also owns the c.movi words whose RegDst is 10 (c.movi's not-equal
 #: constraint), so the decoder reads those words as C.SETRET and never as c.movi. The
-#: 48-bit HL forms, C.SETC.TGT, jumps inside a block, atomics, floating point and SYS
-#: forms are not listed.
+#: FSU forms compute FP64/FP32 scalars (``asl/scalar/model/dispatch/fsu.asl``). The
+#: 48-bit HL forms, C.SETC.TGT, jumps inside a block, atomics and SYS forms are not
+#: listed.
 SCALAR_MNEMONICS = (
     # ALU
     "ADD", "ADDW", "SUB", "SUBW", "AND", "ANDW", "OR", "ORW", "XOR", "XORW",
@@ -69,6 +70,11 @@ SCALAR_MNEMONICS = (
     "SBI", "SHI", "SWI", "SDI", "SHI.U", "SWI.U", "SDI.U",
     "SB.PCR", "SH.PCR", "SW.PCR", "SD.PCR",
     "C.LDI", "C.LWI", "C.SDI", "C.SWI",
+    # FSU
+    "FADD", "FSUB", "FMUL", "FDIV", "FMIN", "FMAX",
+    "FMADD", "FMSUB", "FNMADD", "FNMSUB", "FABS", "FSQRT", "FRECIP", "FEXP",
+    "FEQ", "FNE", "FLT", "FGE", "FEQS", "FNES", "FLTS", "FGES",
+    "FCVT", "FCVTA", "FCVTM", "FCVTN", "FCVTP", "FCVTZ", "SCVTF", "UCVTF",
 )  # fmt: skip
 #: header and boundary commands ptoc encodes (every form of each)
 COMMAND_MNEMONICS = (

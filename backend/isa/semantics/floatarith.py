@@ -26,6 +26,7 @@ from .floatfmt import (
     NX,
     OF,
     RNE,
+    RTM,
     RTO,
     UF,
     bitlen,
@@ -258,8 +259,30 @@ def _minmax(
     return r, np.where(ca.snan | cb.snan, NV, 0)
 
 
+def _exact_zero_sign(
+    parts: _Parts, left_neg: np.ndarray, right_neg: np.ndarray, rmode: int
+) -> _Parts:
+    """IEEE 754 6.3: an exact zero sum of two terms keeps their common sign; terms of
+    opposite signs give +0, or -0 when rounding toward -Inf."""
+    neg, m, e, sticky = parts
+    zero = (m == 0) & ~sticky
+    summed = np.where(left_neg == right_neg, left_neg, rmode == RTM)
+    return np.where(zero, summed, neg), m, e, sticky
+
+
+def _huge_parts(neg: np.ndarray) -> _Parts:
+    """Parts of a magnitude far beyond every format: rounds to overflow per direction."""
+    shape = np.shape(neg)
+    return (
+        np.asarray(neg, bool),
+        np.ones(shape, np.uint64),
+        np.full(shape, 5000, np.int64),
+        np.ones(shape, bool),
+    )
+
+
 def float_binary(
-    op: str, dt: DataType, a: np.ndarray, b: np.ndarray
+    op: str, dt: DataType, a: np.ndarray, b: np.ndarray, rmode: int = RNE
 ) -> tuple[np.ndarray, np.ndarray]:
     """Floating ``a op b`` (add, sub, mul, div, rem, max, min): (carrier, element flags).
 
@@ -270,6 +293,8 @@ def float_binary(
     divisor's sign, as REFERENCE 10.1 states for signed integers; the ASL leaves
     floating TREM to ``TileProfileFloatingModulo``); x rem Inf is x when the signs agree
     or x is zero and the infinity otherwise (the floor-modulo limit, as numpy).
+    ``rmode`` (a :mod:`.floatfmt` code) rounds every finite result; an exact zero sum
+    takes its sign as IEEE 754 6.3 says.
     """
     ab, bb = np.broadcast_arrays(_bits(a), _bits(b))
     if op in ("max", "min"):
@@ -286,6 +311,7 @@ def float_binary(
         ovf = np.zeros(x.shape, bool)
         if op == "add":
             parts, ovf = exact_add(xs, ys)
+            parts = _exact_zero_sign(parts, np.signbit(xs), np.signbit(ys), rmode)
             invalid = ca.inf & cb.inf & (np.signbit(x) != np.signbit(y))
             special = np.where(ca.inf, x, y)
         elif op == "mul":
@@ -308,10 +334,11 @@ def float_binary(
             fin = fin & ~cb.zero
         else:
             raise ValueError(f"unknown floating binary op {op!r}")
-        bits, flags = encode_parts(dt, *parts)
+        bits, flags = encode_parts(dt, *parts, rmode)
     if ovf.any():
-        bits = np.where(ovf, overflow_bits(dt, parts[0]), bits)
-        flags = np.where(ovf, OF | NX, flags)
+        obits, oflags = encode_parts(dt, *_huge_parts(parts[0]), rmode)
+        bits = np.where(ovf, obits, bits)
+        flags = np.where(ovf, oflags, flags)
     sp = ~fin
     sbits, _ = round_f64(dt, np.where(sp, special, 0.0), RNE, False, False)
     if op == "rem":
@@ -329,9 +356,9 @@ def float_binary(
 
 
 def float_fma(
-    dt: DataType, a: np.ndarray, b: np.ndarray, c: np.ndarray
+    dt: DataType, a: np.ndarray, b: np.ndarray, c: np.ndarray, rmode: int = RNE
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Fused a*b + c with one rounding (``TileFixedFusedMultiplyAddValue``).
+    """Fused a*b + c with one rounding in ``rmode`` (``TileFixedFusedMultiplyAddValue``).
 
     sNaN, 0*Inf and Inf - Inf give the canonical NaN with NV
     (``TileProfileFusedInvalidResult``); quiet NaNs give the canonical NaN.
@@ -354,7 +381,8 @@ def float_fma(
         else:
             s, e = two_sum(xs * ys, zs)  # the product is exact for <= 26-bit significands
             parts = parts_from_pair(s, e)
-        bits, flags = encode_parts(dt, *parts)
+        parts = _exact_zero_sign(parts, pneg, np.signbit(zs), rmode)
+        bits, flags = encode_parts(dt, *parts, rmode)
     flags = np.where(extra, flags | NX | np.where(_is_tiny(dt, bits), UF, 0), flags)
     special = np.where(pinf, np.where(pneg, -np.inf, np.inf), z)
     sbits, _ = round_f64(dt, np.where(fin, 0.0, special), RNE, False, False)
@@ -370,7 +398,9 @@ def _is_tiny(dt: DataType, bits: np.ndarray) -> np.ndarray:
     return v < 2.0 ** FORMATS[dt].emin if dt in FORMATS else np.zeros(v.shape, bool)
 
 
-def float_unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def float_unary(
+    op: str, dt: DataType, a: np.ndarray, rmode: int = RNE
+) -> tuple[np.ndarray, np.ndarray]:
     """SFU exp, log, recip, sqrt, rsqrt: ``TileSFUUnarySpecialValue`` then the D5 profile.
 
     sqrt and recip are correctly rounded (recip = 1/x; for formats of at most 26
@@ -379,7 +409,8 @@ def float_unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.nd
     numpy's FP64 exp/log/(1/sqrt) and round that once to the element type; their results
     are transcendental or irrational, so NX is always set (rsqrt of 4**k is exact). At
     FP64 itself that evaluation is the result, so it is the correctly rounded one
-    (:mod:`.correct64`, D9) rather than numpy's.
+    (:mod:`.correct64`, D9) rather than numpy's. ``rmode`` rounds the ordinary results
+    (the special values are exact).
     """
     ab = _bits(a)
     c = classify(dt, ab)
@@ -389,9 +420,10 @@ def float_unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.nd
     with np.errstate(all="ignore"):
         xs = np.where(fin & (x > 0), x, 1.0)
         if op == "sqrt":
-            bits, flags = encode_parts(dt, *exact_sqrt(xs))
+            bits, flags = encode_parts(dt, *exact_sqrt(xs), rmode)
         elif op == "recip":
-            bits, flags = encode_parts(dt, *exact_div(np.ones_like(xs), np.where(fin, x, 1.0)))
+            quotient = exact_div(np.ones_like(xs), np.where(fin, x, 1.0))
+            bits, flags = encode_parts(dt, *quotient, rmode)
         elif dt == DataType.FP64:  # the FP64 evaluation is the result: correctly rounded
             if op == "exp":
                 ordinary = fin
@@ -403,7 +435,7 @@ def float_unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.nd
             flags = np.zeros(ab.shape, np.uint8)
             if ordinary.any():
                 v = x[ordinary]
-                b, f = rsqrt64(v) if op == "rsqrt" else exp_log64(op, v)
+                b, f = rsqrt64(v, rmode) if op == "rsqrt" else exp_log64(op, v, rmode)
                 bits[ordinary], flags[ordinary] = b, f
         else:
             if op == "exp":
@@ -412,20 +444,23 @@ def float_unary(op: str, dt: DataType, a: np.ndarray) -> tuple[np.ndarray, np.nd
                 y = np.log(xs)
             else:  # one FP64 evaluation of 1/sqrt, then one rounding to the element type
                 y = 1.0 / np.sqrt(xs)
-            yf = np.where(np.isfinite(y), y, 1.0)
+            big = np.isinf(y)
+            yf = np.where(np.isfinite(y) & (y != 0), y, 1.0)
             neg, m, e = parts_of(yf)
-            bits, _ = encode_parts(dt, neg, m, e, np.zeros(y.shape, bool))
+            # beyond FP64's range: a magnitude far above or below every format
+            e = np.where(big, 5000, np.where(y == 0, -5000, e))
+            bits, _ = encode_parts(dt, neg, m, e, np.zeros(y.shape, bool), rmode)
             # flags as for a value just beyond y: inexact, with after-rounding tininess
             neg4, m4, e4 = neg, m << np.uint64(2), e - 2
-            _, flags = encode_parts(dt, neg4, m4, e4, np.ones(y.shape, bool))
+            _, flags = encode_parts(dt, neg4, m4, e4, np.ones(y.shape, bool), rmode)
             if op == "rsqrt":
                 _, mm, ee = parts_of(xs)
                 exact = ((mm & (mm - np.uint64(1))) == 0) & ((ee + bitlen(mm) - 1) % 2 == 0)
                 flags = np.where(exact, 0, flags)
-            big = np.isinf(y)
-            bits = np.where(big, overflow_bits(dt, y < 0), bits)
-            flags = np.where(big, OF | NX, flags)
-            flags = np.where(y == 0, UF | NX, flags)
+            if rmode == RNE:  # the tile profile's unbounded results (unchanged)
+                bits = np.where(big, overflow_bits(dt, y < 0), bits)
+                flags = np.where(big, OF | NX, flags)
+                flags = np.where(y == 0, UF | NX, flags)
     neg = c.neg
     qnan = _nan_bits(dt)
     pz = np.uint64(0)
