@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
-from xdsl.ir import Dialect, SSAValue
+from xdsl.ir import BlockArgument, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -44,9 +44,11 @@ __all__ = [
     "IndexAddrOp",
     "LoadScalarOp",
     "MaterializeOp",
+    "ParamOp",
     "ProgramOp",
     "Pto",
     "PtoOp",
+    "RegOp",
     "ScratchAddrOp",
     "signed64",
 ]
@@ -226,6 +228,43 @@ class ConstOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ParamOp(IRDLOperation):
+    """``%g = pto.param %alpha``: the register of a run-time scalar parameter, read by a
+    bundle as its scalar operand (a tile-scalar op's value: the parameter's raw bits)."""
+
+    name = "pto.param"
+    param = operand_def(i64)
+    result = result_def(GPR)
+    traits = traits_def(Pure())
+    assembly_format = "$param attr-dict"
+
+    def __init__(self, param: SSAValue) -> None:
+        super().__init__(operands=[param], result_types=[GPR])
+
+    @property
+    def index(self) -> int:
+        """The parameter's position among the kernel's arguments."""
+        arg = self.param
+        assert isinstance(arg, BlockArgument)
+        return arg.index
+
+
+@irdl_op_definition
+class RegOp(IRDLOperation):
+    """``%g = pto.reg %v``: the register holding run-time value ``%v`` (computed by the
+    program: an FP32 scalar, say), read by a bundle as its scalar operand."""
+
+    name = "pto.reg"
+    value = operand_def(i64)
+    result = result_def(GPR)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict"
+
+    def __init__(self, value: SSAValue) -> None:
+        super().__init__(operands=[value], result_types=[GPR])
+
+
+@irdl_op_definition
 class MaterializeOp(IRDLOperation):
     """``pto.materialize %v gpr "s1"``: write the scalar ``%v`` into GPR ``s1`` (emitted as
     scalar instructions in a ``BSTART.STD FALL`` block)."""
@@ -286,7 +325,9 @@ Pto = Dialect(
         ScratchAddrOp,
         ConstOp,
         MaterializeOp,
+        ParamOp,
         ProgramOp,
+        RegOp,
     ],
     [PtoTileType, GprType, DatrAttr],
 )

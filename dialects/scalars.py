@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, IntegerType, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, IntegerType, StringAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -162,11 +162,88 @@ class CoreOp(IRDLOperation):
         return self.kind.value.data == self.COUNT
 
 
+#: FP32 operations of run-time float scalars -> the FSU form computing them
+FLOAT_BINARY = {"add": "FADD", "sub": "FSUB", "mul": "FMUL", "div": "FDIV", "min": "FMIN",
+                "max": "FMAX"}  # fmt: skip
+#: FP32 comparisons -> the FSU form (a 0/1 result; there is no LE or GT form)
+FLOAT_COMPARE = {"eq": "FEQ", "ne": "FNE", "lt": "FLT", "ge": "FGE"}
+#: the FSU SrcType of an FP32 carrier (the GPR's low word)
+FP32_TYPE = 1
+
+
+@irdl_op_definition
+class FloatOp(IRDLOperation):
+    """``%r = tile.float add %a, %b``: FP32 arithmetic of run-time float scalars, each an
+    ``i64`` whose low word holds the FP32 bits (as its GPR does); the FSU form of the
+    operation (FADD, FSUB, FMUL, FDIV, FMIN, FMAX), rounding to nearest even. A
+    comparison (eq, ne, lt, ge) gives 1 or 0 -- false whenever an operand is a NaN."""
+
+    name = "tile.float"
+    kind = prop_def(StringAttr)
+    lhs = operand_def(i64)
+    rhs = operand_def(i64)
+    result = result_def(i64)
+    assembly_format = "$kind $lhs `,` $rhs attr-dict"
+
+    def __init__(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> None:
+        super().__init__(
+            operands=[lhs, rhs], result_types=[i64], properties={"kind": StringAttr(kind)}
+        )
+
+    @property
+    def op_kind(self) -> str:
+        return self.kind.data
+
+    @property
+    def mnemonic(self) -> str:
+        k = self.op_kind
+        return FLOAT_BINARY.get(k) or FLOAT_COMPARE[k]
+
+    def verify_(self) -> None:
+        if self.op_kind not in FLOAT_BINARY and self.op_kind not in FLOAT_COMPARE:
+            raise VerifyException(f"{self.name} {self.op_kind!r} is not an FP32 operation")
+
+
+@irdl_op_definition
+class IntToFloatOp(IRDLOperation):
+    """``%f = tile.int_to_float %i``: a run-time integer rounded to an FP32 scalar
+    (SCVTF of the 64-bit signed value, to nearest even)."""
+
+    name = "tile.int_to_float"
+    source = operand_def(i64)
+    result = result_def(i64)
+    assembly_format = "$source attr-dict"
+
+    def __init__(self, source: SSAValue) -> None:
+        super().__init__(operands=[source], result_types=[i64])
+
+
+def float_value(op: Operation, values: dict[SSAValue, int]) -> int:
+    """The FP32 (or 0/1) result of a run-time float op, as the register's 64-bit word."""
+    import numpy as np
+
+    from ptoc.backend.isa.semantics import fsu
+
+    if isinstance(op, IntToFloatOp):
+        w = np.array([values[op.source] & M64], np.uint64)
+        r, _ = fsu.convert_from_int(True, 0, FP32_TYPE, w, 0)
+        return int(r[0])
+    assert isinstance(op, FloatOp)
+    a, b = (np.array([values[v] & M64], np.uint64) for v in (op.lhs, op.rhs))
+    if op.op_kind in FLOAT_COMPARE:
+        r, _ = fsu.compare(op.op_kind, FP32_TYPE, a, b, False)
+    else:
+        r, _ = fsu.binary(op.op_kind, FP32_TYPE, a, b, 0)
+    return int(r[0])
+
+
 def is_scalar_op(op: Operation) -> bool:
-    """An op that computes a run-time scalar (``arith.constant``, a binary op above, or a
-    ``tile.load_scalar``)."""
+    """An op that computes a run-time scalar (``arith.constant``, a binary op above, a
+    float op, or a ``tile.load_scalar``)."""
     return (
-        isinstance(op, (arith.ConstantOp, LoadScalarOp, arith.CmpiOp, CoreOp))
+        isinstance(
+            op, (arith.ConstantOp, LoadScalarOp, arith.CmpiOp, CoreOp, FloatOp, IntToFloatOp)
+        )
         or type(op) in BINARY
     )
 
@@ -220,5 +297,7 @@ def evaluate(
     if isinstance(op, arith.CmpiOp):
         a, b = (values[v] for v in op.operands)
         return int(COMPARE[predicate(op)](a, b))
+    if isinstance(op, (FloatOp, IntToFloatOp)):
+        return float_value(op, values)
     a, b = (values[v] for v in op.operands)
     return wrap64(BINARY[type(op)](a, b))

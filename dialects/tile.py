@@ -15,7 +15,7 @@ from xdsl.ir import Dialect
 from .compound_ops import COMPOUND_DIALECT_OPS
 from .dtypes import DTypeAttr
 from .modes import CModeAttr, RModeAttr
-from .scalars import CoreOp, LoadScalarOp
+from .scalars import CoreOp, FloatOp, IntToFloatOp, LoadScalarOp
 from .tile_base import CompoundTileOp, RefEnv, ScalarAttr, TileOp
 from .tile_elementwise import BINARY_OPS, OTHER_ELEMENTWISE_OPS, SCALAR_OPS, UNARY_OPS
 from .tile_fill import FILL_OPS
@@ -56,7 +56,7 @@ ALL_TILE_OPS: tuple[type[TileOp], ...] = (
 
 Tile = Dialect(
     "tile",
-    [*ALL_TILE_OPS, LoadScalarOp, CoreOp],
+    [*ALL_TILE_OPS, LoadScalarOp, CoreOp, FloatOp, IntToFloatOp],
     [TileType, TensorType, DTypeAttr, LayoutAttr, CModeAttr, RModeAttr, ScalarAttr],
 )
 

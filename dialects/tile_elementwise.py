@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import UnitAttr, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     VarConstraint,
@@ -18,9 +18,9 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_prop_def,
-    prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -188,28 +188,46 @@ class ScalarOp(TileOp):
     """``%r = tile.<op>s %a, 2.5 : T``: typed ``a op scalar`` with a compile-time scalar.
 
     The scalar denotes the element-type value it rounds to (RNE for floats; integers
-    must be representable), exactly the raw bits the bundle reads from its GPR.
+    must be representable), exactly the raw bits the bundle reads from its GPR. With a
+    run-time scalar, ``tile.<op>s %a, %s : T`` (``%s`` an ``i64`` -- a scalar parameter
+    of the tile's element type -- whose low bits are the scalar's raw bits).
     """
 
     T: ClassVar = VarConstraint("T", base(TileType))
     src = operand_def(T)
-    scalar = prop_def(ScalarAttr)
+    value = var_operand_def(i64)
+    scalar = opt_prop_def(ScalarAttr)
     result = result_def(T)
     traits = _PURE
 
-    def __init__(self, src: SSAValue, scalar: Number) -> None:
+    def __init__(self, src: SSAValue, scalar: Number | SSAValue) -> None:
+        if isinstance(scalar, SSAValue):
+            super().__init__(operands=[src, [scalar]], result_types=[src.type])
+            return
         super().__init__(
-            operands=[src], result_types=[src.type], properties={"scalar": ScalarAttr(scalar)}
+            operands=[src, []],
+            result_types=[src.type],
+            properties={"scalar": ScalarAttr(scalar)},
         )
 
     @property
+    def runtime(self) -> SSAValue | None:
+        """The run-time scalar (None: the compile-time ``scalar``)."""
+        return self.value[0] if self.value else None
+
+    @property
     def bits(self) -> int:
+        assert self.scalar is not None, "a run-time scalar has no compile-time bits"
         return scalar_bits(_dt(self.result), self.scalar.value)
 
     def verify_(self) -> None:
         t = tile_type(self.result)
         self.check_dtype(t.dtype)
         self.check_row_major(t)
+        if (self.scalar is None) == (self.runtime is None) or len(self.value) > 1:
+            raise VerifyException(f"{self.name} has one scalar: a number or a run-time value")
+        if self.runtime is not None:
+            return
         try:
             bits = self.bits
         except ValueError as e:
@@ -223,12 +241,22 @@ class ScalarOp(TileOp):
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
         assert self.MNEMONIC is not None
-        return (_semantics(self.MNEMONIC)(_dt(self.result), args[0], env.gpr(self.bits))[0],)
+        dt = _dt(self.result)
+        if self.runtime is not None:
+            bits = int(env.scalars[self.runtime]) & ((1 << info(dt).bits) - 1)
+        else:
+            bits = self.bits
+        return (_semantics(self.MNEMONIC)(dt, args[0], env.gpr(bits))[0],)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.src)
-        printer.print_string(f", {format_number(self.scalar.value)}")
+        if self.runtime is not None:
+            printer.print_string(", ")
+            printer.print_operand(self.runtime)
+        else:
+            assert self.scalar is not None
+            printer.print_string(f", {format_number(self.scalar.value)}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
@@ -237,11 +265,13 @@ class ScalarOp(TileOp):
     def parse(cls, parser: Parser) -> ScalarOp:
         src = parser.parse_unresolved_operand()
         parser.parse_punctuation(",")
-        value = parse_number(parser)
+        runtime = parser.parse_optional_unresolved_operand()
+        value = parse_number(parser) if runtime is None else None
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         t = parser.parse_type()
-        op = cls(parser.resolve_operand(src, t), value)
+        scalar = value if runtime is None else parser.resolve_operand(runtime, i64)
+        op = cls(parser.resolve_operand(src, t), scalar)  # type: ignore[arg-type]
         op.attributes |= attrs
         return op
 

@@ -53,9 +53,19 @@ def _scalar_specs(kernel: Kernel) -> dict[str, ScalarSpec]:
 
 
 def _scalar_value(kernel: str, name: str, spec: ScalarSpec, value: Any) -> np.ndarray:
-    """A scalar argument as a 0-d int64 array, checked against its element type."""
+    """A scalar argument as a 0-d int64 array, checked against its element type (an
+    FP32 scalar: its bit pattern, the value rounded to FP32 as numpy rounds, RNE)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()
+    if spec.dtype.is_float:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise InputError(
+                f"{kernel}: the scalar '{name}' ({spec.dtype.name}) is a number, not "
+                f"{type(value).__name__} {value!r}"[:200]
+            )
+        with np.errstate(over="ignore"):
+            bits = np.array(value, np.float32).view(np.uint32)
+        return np.array(int(bits), np.int64)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(
             f"{kernel}: the scalar '{name}' ({spec.dtype.name}) is an integer, not "

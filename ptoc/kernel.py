@@ -308,12 +308,15 @@ def _trace(k: Kernel) -> Traced:
     ret = func.ReturnOp()
     block.add_op(ret)
     state = TraceState(k.name, k.pes, block, ret)
-    from .lang.control import Index
+    from .lang.control import Index, RunScalar
 
-    proxies = [
-        Index(a) if p.is_scalar else TensorParam(p.name, p.spec, a)  # type: ignore[arg-type]
-        for p, a in zip(k.params, block.args)
-    ]
+    def proxy(p: Param, a: Any) -> Any:
+        if not p.is_scalar:
+            return TensorParam(p.name, p.spec, a)  # type: ignore[arg-type]
+        dtype = p.spec.dtype
+        return RunScalar(a, dtype) if dtype.is_float else Index(a)
+
+    proxies = [proxy(p, a) for p, a in zip(k.params, block.args)]
     with tracing(state):
         try:
             result = k.fn(*proxies)

@@ -92,16 +92,18 @@ class ScalarSpec:
 
 
 #: the element types a run-time scalar parameter may have
-SCALAR_TYPES = ("s32", "s64")
+SCALAR_TYPES = ("s32", "s64", "fp32")
 
 
 class Scalar:
-    """Annotation of a run-time integer parameter: ``n: ptoc.Scalar[ptoc.s32]``.
+    """Annotation of a run-time scalar parameter: ``n: ptoc.Scalar[ptoc.s32]``.
 
     Its value is given by name to ``ptoc.run`` / ``ptoc.verify`` / ``ptoc.reference``
-    (``n=100``) and reaches the program in a GPR of the kernel ABI; in the body it is a
-    run-time integer usable as a ``pt.range`` bound and in load/store windows. Integer
-    scalars compute in 64-bit two's complement (the GPR width).
+    (``n=100``) and reaches the program in a GPR of the kernel ABI; in the body an integer
+    scalar is a run-time integer usable as a ``pt.range`` bound and in load/store windows
+    (computing in 64-bit two's complement, the GPR width), and an ``fp32`` scalar
+    (``alpha: ptoc.Scalar[ptoc.fp32]``, its register holding the value's FP32 bits) is the
+    scalar operand of tile arithmetic on FP32 tiles (``t * alpha``).
     """
 
     def __init__(self) -> None:
@@ -121,7 +123,7 @@ class Scalar:
             raise KernelError(
                 f"{params!r} is not a run-time scalar type",
                 loc,
-                hint="run-time scalars are integers: ptoc.Scalar[ptoc.s32] or "
-                "ptoc.Scalar[ptoc.s64]",
+                hint="run-time scalars are ptoc.Scalar[ptoc.s32], ptoc.Scalar[ptoc.s64] "
+                "or ptoc.Scalar[ptoc.fp32]",
             )
         return ScalarSpec(params)

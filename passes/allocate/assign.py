@@ -41,7 +41,9 @@ from ptoc.dialects.pto import (
     IndexAddrOp,
     LoadScalarOp,
     MaterializeOp,
+    ParamOp,
     PtoOp,
+    RegOp,
     ScratchAddrOp,
 )
 from ptoc.dialects.pto_base import mask_attr
@@ -225,6 +227,10 @@ def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
         return Scalar(owner.raw)
     if isinstance(owner, ScratchAddrOp):
         return Scalar(owner.byte_offset, Binding(-1, scratch_step))
+    if isinstance(owner, ParamOp):  # the parameter's own ABI register
+        return Scalar(0, None, ((f"param{owner.index}", 1),))
+    if isinstance(owner, RegOp):  # the value's own register (assigned with the integers)
+        return Scalar(0)
     assert isinstance(owner, AddrOp), owner
     arg = owner.tensor
     assert isinstance(arg, BlockArgument)
@@ -334,10 +340,12 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         scalar_ops = [
             x
             for op in blk.ops
-            if is_dynamic(op) or isinstance(op, (arith.CmpiOp, CoreOp))
+            if is_dynamic(op) or isinstance(op, (arith.CmpiOp, CoreOp, RegOp))
             for x in (*index_ops.get(op, ()), op)
         ]
-        keep_top = [op for op in blk.ops if isinstance(op, (ConstOp, AddrOp, ScratchAddrOp))]
+        keep_top = [
+            op for op in blk.ops if isinstance(op, (ConstOp, AddrOp, ScratchAddrOp, ParamOp))
+        ]
         for op in list(blk.ops):
             if op is not term:
                 op.detach()
@@ -406,6 +414,12 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
                 owner.attributes["pto.base"] = StringAttr(reg)
                 owner.attributes["pto.term"] = StringAttr(term_reg)
                 slots.append(addr_reg)
+            elif isinstance(owner, RegOp):
+                held = owner.value.owner
+                assert isinstance(held, Operation)
+                attr = held.attributes[GPR_ATTR]
+                assert isinstance(attr, StringAttr)
+                slots.append(attr.data)
             else:
                 slots.append(reg)
         if isinstance(op, LoadScalarOp):

@@ -135,7 +135,11 @@ def plan_gprs(
     reserved = pool[len(pool) - reserve :] if reserve else []
     pool = pool[: len(pool) - reserve]
 
+    params = {f"param{b.tensor}": reg for b, reg in abi.items() if b.scalar}
+
     def fixed(s: Scalar) -> str | None:
+        if s.base is None and s.value == 0 and len(s.terms) == 1 and s.terms[0][1] == 1:
+            return params.get(s.terms[0][0])  # a scalar parameter: its ABI register
         if s.base is None and s.value == 0:
             return "zero"
         if s.base is not None and s.value == 0:

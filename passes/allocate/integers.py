@@ -15,7 +15,7 @@ from __future__ import annotations
 from xdsl.dialects import arith, func, scf
 from xdsl.ir import Operation, SSAValue
 
-from ptoc.dialects.pto import LoadScalarOp
+from ptoc.dialects.pto import LoadScalarOp, RegOp
 from ptoc.dialects.scalars import CoreOp, is_scalar_op
 
 
@@ -69,7 +69,7 @@ def integer_colors(f: func.FuncOp) -> dict[Operation, int]:
     def read_at(user: Operation, v: SSAValue) -> int:
         if isinstance(user, scf.ForOp) and v is user.ub:
             return end[user]  # the latch compares with it again
-        if isinstance(user, arith.CmpiOp):
+        if isinstance(user, (arith.CmpiOp, RegOp)):  # read by the guard / the bundles
             return max((pos[u.operation] for u in user.result.uses), default=pos[user])
         return pos[user]
 

@@ -97,6 +97,7 @@ class _Pseudo:
         self.srcs = loop.state
         self.dsts: list[SSAValue] = []
         self.location = loop.op.location
+        self.name = loop.op.name  # diagnostics name the loop
         self.MNEMONIC = None
 
 

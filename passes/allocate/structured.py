@@ -25,6 +25,7 @@ from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import (
     IndexAddrOp,
     LoadScalarOp,
+    ParamOp,
     PtoOp,
 )
 from ptoc.dialects.pto_base import mask_attr
@@ -49,7 +50,7 @@ def has_loops(f: func.FuncOp) -> bool:
     """Whether the kernel needs this allocation: it has run-time loops or run-time
     integers (a scalar load, a moved window), which the loop-free path does not know."""
     return any(
-        isinstance(op, (scf.ForOp, IndexAddrOp, LoadScalarOp)) or is_scalar_op(op)
+        isinstance(op, (scf.ForOp, IndexAddrOp, LoadScalarOp, ParamOp)) or is_scalar_op(op)
         for op in f.walk()
     )
 

@@ -27,7 +27,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_BY_NAME
 from ptoc.backend.program import Command
 from ptoc.dialects.pto import IndexAddrOp
-from ptoc.dialects.scalars import CoreOp, constant_value
+from ptoc.dialects.scalars import FP32_TYPE, CoreOp, FloatOp, IntToFloatOp, constant_value
 
 from ..allocate.gprs import Binding
 from ..allocate.gprs import Scalar as Sym
@@ -66,7 +66,9 @@ class Scalars:
         return reg_of(v.owner)
 
     def meaning(self, v: SSAValue, names: dict[SSAValue, str]) -> Sym:
-        """``v`` as a polynomial of the loop indices and scalar parameters."""
+        """``v`` as a polynomial of the loop indices and scalar parameters (None: a value
+        no polynomial describes -- a minimum, an FP32 result -- which the validator knows
+        as unknown)."""
         if isinstance(v, BlockArgument):
             owner = v.block.parent_op()
             name = names[v] if isinstance(owner, scf.ForOp) else f"param{v.index}"
@@ -80,12 +82,15 @@ class Scalars:
             return Sym(0, None, (("cores" if v.owner.is_count else "core", 1),))
         op = v.owner
         assert isinstance(op, Operation)
+        if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+            return None  # type: ignore[return-value]  # min/max, FP32: not a polynomial
         a, b = (self.meaning(x, names) for x in op.operands)
+        if a is None or b is None:
+            return None  # type: ignore[return-value]
         if isinstance(op, arith.AddiOp):
             return poly_add(a, b)
         if isinstance(op, arith.SubiOp):
             return poly_add(a, poly_scale(b, -1))
-        assert isinstance(op, arith.MuliOp), op
         return poly_mul(a, b)
 
     # ------------------------------------------------------------------ instructions
@@ -99,6 +104,12 @@ class Scalars:
         c = constant_value(op.results[0])
         if c is not None:
             return load_const(rd, c)
+        if isinstance(op, IntToFloatOp):  # the signed 64-bit value to FP32
+            x = self.reg(op.source)
+            return [_s("SCVTF", RegDst=rd, SrcL=x, SrcType=0, DstType=FP32_TYPE)]
+        if isinstance(op, FloatOp):  # FP32 on the registers' low words
+            a, b = self.reg(op.lhs), self.reg(op.rhs)
+            return [_s(op.mnemonic, RegDst=rd, SrcL=a, SrcR=b, SrcType=FP32_TYPE)]
         a, b = (self.reg(v) for v in op.operands)
         if isinstance(op, arith.AddiOp):
             return [_s("ADD", RegDst=rd, SrcL=a, SrcR=b, SrcRType=3, shamt=0)]

@@ -48,8 +48,10 @@ from ptoc.dialects.pto import (
     IndexAddrOp,
     LoadScalarOp,
     MaterializeOp,
+    ParamOp,
     ProgramOp,
     PtoOp,
+    RegOp,
     ScratchAddrOp,
 )
 from ptoc.dialects.reference import scalar_args, tensor_args
@@ -289,6 +291,10 @@ class _Emitter:
             return Scalar(o.raw)
         if isinstance(o, ScratchAddrOp):
             return Scalar(o.byte_offset, Binding(-1, self.scratch_bytes))
+        if isinstance(o, ParamOp):
+            return Scalar(0, None, ((f"param{o.index}", 1),))
+        if isinstance(o, RegOp):  # a value the program computed (FP32): not a polynomial
+            return None  # type: ignore[return-value]  # the validator knows it as unknown
         assert isinstance(o, AddrOp)
         arg = o.tensor
         assert isinstance(arg, BlockArgument)

@@ -12,12 +12,12 @@ from functools import cache
 from typing import Any
 
 from xdsl.dialects.builtin import DenseArrayBase, i64
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PEMODE_TO_MASK
 from ptoc.dialects.dtypes import DTypeAttr, dtype_attr
-from ptoc.dialects.pto import PTO_OP_BY_MNEMONIC, AddrOp, ConstOp
+from ptoc.dialects.pto import PTO_OP_BY_MNEMONIC, AddrOp, ConstOp, ParamOp, RegOp
 from ptoc.dialects.pto_base import OMITTED, mask_attr
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
 from ptoc.dialects.ragged import Counts
@@ -89,6 +89,7 @@ class LegalizeCtx:
     lb_counts: dict[int, SSAValue] = field(default_factory=dict)
     result_lbs: list[int] = field(default_factory=list)
     _consts: dict[int, SSAValue] = field(default_factory=dict)
+    _params: dict[SSAValue, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 
     def define(self, op: Operation) -> None:
@@ -118,6 +119,26 @@ class LegalizeCtx:
             self.define(c)
             self._consts[value] = c.result
         return self._consts[value]
+
+    def param(self, value: SSAValue, op: Operation) -> SSAValue:
+        """The register of run-time scalar parameter ``value`` (a ``pto.param``) that
+        ``op`` reads."""
+        arg = self.scalar(value)
+        if not isinstance(arg, BlockArgument) or arg.block is not (self.top or self.block):
+            if isinstance(arg, BlockArgument):
+                raise fail(
+                    op,
+                    "the run-time scalar of a tile-scalar op is a kernel parameter or a "
+                    "value the program computes, not a loop index",
+                )
+            r = RegOp(arg)  # a computed value: the bundle reads its register
+            self.block.add_op(r)
+            return r.result
+        if arg not in self._params:
+            p = ParamOp(arg)
+            self.define(p)
+            self._params[arg] = p.result
+        return self._params[arg]
 
     def addr(self, tensor: SSAValue, offset: int, pe_step: int) -> SSAValue:
         key = (self.tensors[tensor], offset, pe_step)

@@ -92,7 +92,11 @@ def _elementwise(ctx: LegalizeCtx, op: Operation) -> None:
 
 def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
     dt = _dt(op.results[0])
-    c = ctx.const(low_bits_const(dt, op.bits))  # type: ignore[attr-defined]
+    runtime = op.runtime if isinstance(op, ew.ScalarOp) else None
+    if runtime is not None:  # a scalar parameter: the bundle reads its ABI register
+        c = ctx.param(runtime, op)
+    else:
+        c = ctx.const(low_bits_const(dt, op.bits))  # type: ignore[attr-defined]
     _simple(ctx, op, dtype=dt, driver=op.results[0], scalars=lambda cut: [c])
 
 

@@ -24,6 +24,8 @@ from ptoc.dialects.pto import IndexAddrOp, LoadScalarOp
 from ptoc.dialects.ragged import op_counts, ragged_values, result_counts
 from ptoc.dialects.scalars import (
     CoreOp,
+    FloatOp,
+    IntToFloatOp,
     constant,
     constant_value,
     is_scalar,
@@ -119,6 +121,10 @@ def _legalize_scalar(ctx: LegalizeCtx, op: Operation) -> None:
         new: Operation = arith.CmpiOp(a, b, predicate(op))
     elif isinstance(op, CoreOp):
         new = CoreOp(op.kind.value.data)
+    elif isinstance(op, FloatOp):
+        new = FloatOp(op.op_kind, ctx.scalar(op.lhs), ctx.scalar(op.rhs))
+    elif isinstance(op, IntToFloatOp):
+        new = IntToFloatOp(ctx.scalar(op.source))
     elif c is not None:
         new = constant(c)
     else:

@@ -100,14 +100,48 @@ def _full_like(fn: str, value: Any, like: Tile) -> Tile:
     return full(like.shape, value, like.dtype)
 
 
+def _run_scalar(kind: str, a: Any, b: Any, fn: str) -> Tile:
+    """``t <kind> s`` with a run-time scalar ``s`` (the tile-scalar form reading the
+    parameter's register)."""
+    from .control import RunScalar
+
+    if isinstance(a, RunScalar) and isinstance(b, RunScalar):
+        fail(f"{fn} needs a tile operand, not two run-time scalars")
+    if isinstance(a, RunScalar):
+        if kind not in COMMUTATIVE:
+            fail(
+                f"{fn}: the run-time scalar is the left operand of a non-commutative "
+                "operation, which has no tile-scalar form",
+                "rewrite it with the tile on the left (s - t = -(t - s)), or load the "
+                "value as a tile",
+            )
+        a, b = b, a
+    s = b
+    t = as_tile(a, fn, "the tile operand")
+    if t.dtype != s.dtype:
+        fail(
+            f"{fn}: the run-time scalar is {s.dtype.name} and the tile {t.dtype.name}",
+            f"convert the tile: pt.cast(t, ptoc.{s.dtype.name})",
+        )
+    check_type(fn, f"T{kind}S", t.dtype)
+    return emit_tile(fn, _SCALAR[f"T{kind}S"](t.value, s.value))
+
+
 def binary(kind: str, a: Any, b: Any, fn: str | None = None) -> Tile:
     """``a <kind> b`` for kind ADD, SUB, MUL, DIV, REM, AND, OR, XOR, SHL, SHR, MAX, MIN."""
     fn = fn or SYMBOL[kind]
-    if kind in ("MIN", "MAX") and not isinstance(a, Tile) and not isinstance(b, Tile):
-        from .control import Index, extreme
+    from .control import Index, RunScalar, extreme
 
-        if isinstance(a, Index) or isinstance(b, Index):  # of run-time integers
-            return extreme(kind, a, b, fn)  # type: ignore[return-value]
+    tiles = isinstance(a, Tile) or isinstance(b, Tile)
+    runtime = (Index, RunScalar)
+    if (
+        kind in ("MIN", "MAX")
+        and not tiles
+        and (isinstance(a, runtime) or isinstance(b, runtime))
+    ):
+        return extreme(kind, a, b, fn)  # type: ignore[no-any-return]  # run-time scalars
+    if isinstance(a, RunScalar) or isinstance(b, RunScalar):
+        return _run_scalar(kind, a, b, fn)
     if is_scalar(a) and is_scalar(b):
         fail(f"{fn} needs at least one tile operand, not two numbers")
     if is_scalar(b):

@@ -39,7 +39,7 @@ from ..tile import Tile
 from ..trace import current
 from ._core import describe, fail
 
-__all__ = ["Condition", "Index", "block_idx", "block_num", "range", "when"]
+__all__ = ["Condition", "Index", "RunScalar", "block_idx", "block_num", "range", "when"]
 
 _range = range
 
@@ -134,6 +134,150 @@ class Index:
         return self._cmp("ne", other)
 
     __hash__ = object.__hash__
+
+
+class RunScalar:
+    """A run-time FP32 scalar of the kernel being traced: a scalar parameter
+    ``alpha: ptoc.Scalar[ptoc.fp32]``, or what the program computes from such scalars and
+    Python numbers (``alpha * 0.5 + beta``: FMUL, FADD on the GPRs' FP32 words, rounding to
+    nearest even; ``pt.minimum`` / ``pt.maximum``: FMIN, FMAX; ``pt.cast(i, ptoc.fp32)`` of
+    a run-time integer: SCVTF). It is the scalar operand of tile arithmetic on FP32 tiles
+    (``t * alpha``: TMULS reading its register) and compares into ``pt.when`` conditions
+    (``alpha > 0.0``: FLT, false whenever an operand is a NaN, ``!=`` included). It has no
+    value at trace time."""
+
+    __slots__ = ("dtype", "value")
+
+    def __init__(self, value: SSAValue, dtype: Any) -> None:
+        self.value = value
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"RunScalar({self.dtype!r})"
+
+    def _no_value(self, what: str) -> Any:
+        fail(
+            f"a run-time {self.dtype.name} scalar has no value at trace time ({what})",
+            "use it in tile arithmetic (t * alpha), scalar arithmetic (alpha * 2.0) and "
+            "pt.when conditions (alpha > 0.0)",
+        )
+
+    def __bool__(self) -> bool:
+        return self._no_value("its truth value was asked for")
+
+    def __float__(self) -> float:
+        return self._no_value("it was used as a Python float")
+
+    __int__ = __index__ = __float__  # type: ignore[assignment]
+
+    # ---- arithmetic: FSU forms
+
+    def _arith(self, kind: str, other: Any, reflected: bool, sym: str) -> Any:
+        from ..tile import Tile
+
+        if isinstance(other, Tile):
+            return NotImplemented  # the tile's reflected operator handles it
+        o = as_float(other, f"'{sym}'", self.dtype)
+        a, b = (o, self) if reflected else (self, o)
+        return _float_op(kind, a, b, sym)
+
+    def __add__(self, o: Any) -> Any:
+        return self._arith("add", o, False, "+")
+
+    def __radd__(self, o: Any) -> Any:
+        return self._arith("add", o, True, "+")
+
+    def __sub__(self, o: Any) -> Any:
+        return self._arith("sub", o, False, "-")
+
+    def __rsub__(self, o: Any) -> Any:
+        return self._arith("sub", o, True, "-")
+
+    def __mul__(self, o: Any) -> Any:
+        return self._arith("mul", o, False, "*")
+
+    def __rmul__(self, o: Any) -> Any:
+        return self._arith("mul", o, True, "*")
+
+    def __truediv__(self, o: Any) -> Any:
+        return self._arith("div", o, False, "/")
+
+    def __rtruediv__(self, o: Any) -> Any:
+        return self._arith("div", o, True, "/")
+
+    # ---- comparisons: run-time conditions for pt.when (no LE / GT form: swapped)
+
+    def _cmp(self, kind: str, other: Any, swap: bool, sym: str) -> Condition:
+        o = as_float(other, f"'{sym}'", self.dtype)
+        a, b = (o, self) if swap else (self, o)
+        holds = _float_op(kind, a, b, sym)  # 1 or 0
+        state = current("pt.when")
+        zero = as_index(0, "pt.when")
+        op = arith.CmpiOp(holds.value, zero.value, "ne")
+        state.emit(op, user_location(3), "a comparison")
+        return Condition(op.results[0], "ne")
+
+    def __lt__(self, other: Any) -> Condition:
+        return self._cmp("lt", other, False, "<")
+
+    def __le__(self, other: Any) -> Condition:
+        return self._cmp("ge", other, True, "<=")
+
+    def __gt__(self, other: Any) -> Condition:
+        return self._cmp("lt", other, True, ">")
+
+    def __ge__(self, other: Any) -> Condition:
+        return self._cmp("ge", other, False, ">=")
+
+    def __eq__(self, other: object) -> Condition:  # type: ignore[override]
+        return self._cmp("eq", other, False, "==")
+
+    def __ne__(self, other: object) -> Condition:  # type: ignore[override]
+        return self._cmp("ne", other, False, "!=")
+
+    __hash__ = object.__hash__
+
+
+def as_float(x: Any, fn: str, dtype: Any) -> RunScalar:
+    """``x`` as a run-time FP32 scalar: a :class:`RunScalar`, or a Python number rounded
+    to FP32 (nearest even) and made a constant of its bits."""
+    if isinstance(x, RunScalar):
+        return x
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        import numpy as np
+
+        with np.errstate(over="ignore"):
+            bits = int(np.array(x, np.float32).view(np.uint32))
+        return RunScalar(as_index(bits, fn).value, dtype)
+    if isinstance(x, Index):
+        fail(
+            f"{fn}: a run-time integer with a run-time {dtype.name} scalar",
+            f"convert it first: pt.cast(i, ptoc.{dtype.name})",
+        )
+    fail(f"{fn}: the operand is a number or a run-time {dtype.name} scalar, not {describe(x)}")
+
+
+def _float_op(kind: str, a: RunScalar, b: RunScalar, sym: str) -> RunScalar:
+    """``a <kind> b`` as one FloatOp (the same expression in one block is one value)."""
+    from ptoc.dialects.scalars import FloatOp
+
+    state = current(f"'{sym}'")
+    key = (FloatOp, kind, a.value, b.value, state.body)
+    known = state.integers.get(key)
+    if known is None:
+        op = FloatOp(kind, a.value, b.value)
+        state.emit(op, user_location(3), f"'{sym}'")
+        known = state.integers[key] = op.results[0]
+    return RunScalar(known, a.dtype)
+
+
+def int_to_float(i: Index, dtype: Any, fn: str) -> RunScalar:
+    """A run-time integer rounded to an FP32 scalar (SCVTF)."""
+    from ptoc.dialects.scalars import IntToFloatOp
+
+    op = IntToFloatOp(i.value)
+    current(fn).emit(op, user_location(3), fn)
+    return RunScalar(op.results[0], dtype)
 
 
 class Condition:
@@ -260,8 +404,13 @@ def _emit_binary(cls: type[Operation], a: Index, b: Index, sym: str) -> Index:
     return Index(op.results[0])
 
 
-def extreme(kind: str, a: Any, b: Any, fn: str) -> Index:
-    """``pt.minimum`` / ``pt.maximum`` of run-time integers (signed: MIN / MAX)."""
+def extreme(kind: str, a: Any, b: Any, fn: str) -> Any:
+    """``pt.minimum`` / ``pt.maximum`` of run-time integers (signed: MIN / MAX) or of
+    run-time FP32 scalars (FMIN / FMAX)."""
+    if isinstance(a, RunScalar) or isinstance(b, RunScalar):
+        dtype = (a if isinstance(a, RunScalar) else b).dtype
+        x, y = as_float(a, fn, dtype), as_float(b, fn, dtype)
+        return _float_op(kind.lower(), x, y, fn)
     x, y = as_index(a, fn, "the left operand"), as_index(b, fn, "the right operand")
     return _emit_binary(arith.MinSIOp if kind == "MIN" else arith.MaxSIOp, x, y, fn)
 

@@ -53,8 +53,20 @@ def rounding_mode(fn: str, rounding: Any) -> RMode:
 
 def cast(t: Tile, dtype: Any, rounding: str = "rne", saturate: bool | None = None) -> Tile:
     """Convert to ``dtype`` (TCVT). ``rounding`` is rne, rtz, rtm, rtp, rna, rto or rhb;
-    ``saturate=True`` clamps out-of-range values instead of the conversion's default."""
+    ``saturate=True`` clamps out-of-range values instead of the conversion's default.
+
+    Of a run-time integer, ``pt.cast(i, ptoc.fp32)`` is the run-time FP32 scalar nearest
+    to it (SCVTF): ``t * (1.0 / pt.cast(rows, ptoc.fp32))`` scales by a run-time count."""
     fn = "pt.cast"
+    from .control import Index, int_to_float
+
+    if isinstance(t, Index):
+        to = as_dtype(dtype, fn)
+        if to.name != "fp32" or rounding != "rne" or saturate:
+            fail(
+                f"{fn} of a run-time integer gives an fp32 scalar (nearest even), not {to.name}"
+            )
+        return int_to_float(t, to, fn)  # type: ignore[return-value]
     t = as_tile(t, fn)
     to = as_dtype(dtype, fn)
     if to == t.dtype:

@@ -87,7 +87,7 @@ def bodies(tmp_path: Path):
          "did you mean pt.exp? (docs/reference.md lists every ptoc.lang function)"),
         ("keyword", 19, 19, "TypeError: load() got an unexpected keyword argument 'row'",
          "did you mean rows=? The signature is pt.load(t, rows=None, cols=None, *, step=1, "
-         "valid_rows=None)"),
+         "valid_rows=None, valid_cols=None)"),
         ("zerodiv", 24, 33, "ZeroDivisionError: division by zero", None),
         ("unprintable", 34, 5,
          "Unprintable (its message cannot be shown: __str__ raised RuntimeError)", None),

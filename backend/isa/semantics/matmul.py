@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from ..datatypes import DataType, info
@@ -160,12 +159,18 @@ class MatmulResult:
 # ---------------------------------------------------------------- operands
 
 
-#: carriers whose float64 conversion is exact (numpy/ml_dtypes widen IEEE values exactly)
-_WIDENING_CARRIERS = {
-    D.FP32: np.dtype(np.float32),
-    D.FP16: np.dtype(np.float16),
-    D.BF16: np.dtype(ml_dtypes.bfloat16),
-}
+def _widening_carrier(dt: DataType) -> np.dtype | None:
+    """The carrier whose float64 conversion is exact for ``dt`` (numpy/ml_dtypes widen IEEE
+    values exactly); ml_dtypes is imported only when a BF16 operand needs it."""
+    if dt == D.FP32:
+        return np.dtype(np.float32)
+    if dt == D.FP16:
+        return np.dtype(np.float16)
+    if dt == D.BF16:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return None
 
 
 def _float_values(x: np.ndarray, dt: DataType) -> tuple[np.ndarray, bool]:
@@ -176,7 +181,7 @@ def _float_values(x: np.ndarray, dt: DataType) -> tuple[np.ndarray, bool]:
     formats go through the bit-field decoder.
     """
     x = np.asarray(x)
-    if x.dtype == _WIDENING_CARRIERS.get(dt):
+    if x.dtype == _widening_carrier(dt):
         with np.errstate(invalid="ignore"):  # a signalling NaN widens with a warning
             v = x.astype(np.float64)
         if not np.isnan(v).any():
