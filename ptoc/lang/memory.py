@@ -219,7 +219,7 @@ def load(
     Example::
 
         @ptoc.kernel
-        def valid_rows_example(
+        def load_example(
             x: ptoc.Tensor[ptoc.fp32, 64, 32],
             out: ptoc.Tensor[ptoc.fp32, 64, 32],
             rows: ptoc.Scalar[ptoc.s32],
@@ -229,13 +229,13 @@ def load(
                 pt.store(out, pt.exp(t), rows=(r, 16))
 
 
-        @valid_rows_example.inputs
+        @load_example.inputs
         def _(rng):
             x = rng.standard_normal((64, 32)).astype(np.float32)
             return {"x": x, "rows": int(rng.integers(1, 65))}
 
 
-        ptoc.verify(valid_rows_example)
+        ptoc.verify(load_example)
     """
     fn = "pt.load"
     x = _tensor(t, fn)
