@@ -31,24 +31,33 @@ import ptoc.lang as pt
 QUERIES, KEYS, BLOCK = 32, 128, 32
 
 
+def _first(qt, kj, vj, scale: float):  # type: ignore[no-untyped-def]
+    """The first chunk: the row maximum, row sum and accumulator of its scores."""
+    s = pt.matmul(qt, kj, transpose_b=True) * scale  # (QUERIES, BLOCK) FP32
+    m = pt.row_max(s)
+    p = pt.exp(s - m)
+    return m, pt.row_sum(p), pt.matmul(pt.cast(p, ptoc.fp16), vj)
+
+
+def _next(qt, kj, vj, scale: float, m, row_sum, acc):  # type: ignore[no-untyped-def]
+    """A further chunk: the online-softmax update of ``m``, ``row_sum`` and ``acc``."""
+    s = pt.matmul(qt, kj, transpose_b=True) * scale
+    m_new = pt.maximum(m, pt.row_max(s))
+    p = pt.exp(s - m_new)
+    alpha = pt.exp(m - m_new)
+    row_sum = row_sum * alpha + pt.row_sum(p)
+    return m_new, row_sum, pt.matmul(pt.cast(p, ptoc.fp16), vj, acc=acc * alpha)
+
+
 def _attention(q, k, v, o, dim: int) -> None:  # type: ignore[no-untyped-def]
     scale = 1.0 / math.sqrt(dim)
     qt = pt.load(q)
-    m = row_sum = acc = None
-    for j in range(0, KEYS, BLOCK):
-        kj = pt.load(k, rows=(j, BLOCK))
-        vj = pt.load(v, rows=(j, BLOCK))
-        s = pt.matmul(qt, kj, transpose_b=True) * scale  # (QUERIES, BLOCK) FP32
-        m_new = pt.row_max(s) if m is None else pt.maximum(m, pt.row_max(s))
-        p = pt.exp(s - m_new)
-        if m is None:
-            row_sum = pt.row_sum(p)
-            acc = pt.matmul(pt.cast(p, ptoc.fp16), vj)
-        else:
-            alpha = pt.exp(m - m_new)
-            row_sum = row_sum * alpha + pt.row_sum(p)
-            acc = pt.matmul(pt.cast(p, ptoc.fp16), vj, acc=acc * alpha)
-        m = m_new
+    m, row_sum, acc = _first(
+        qt, pt.load(k, rows=(0, BLOCK)), pt.load(v, rows=(0, BLOCK)), scale
+    )
+    for j in range(BLOCK, KEYS, BLOCK):  # unrolled while tracing
+        kj, vj = pt.load(k, rows=(j, BLOCK)), pt.load(v, rows=(j, BLOCK))
+        m, row_sum, acc = _next(qt, kj, vj, scale, m, row_sum, acc)
     pt.store(o, acc / row_sum)
 
 
@@ -79,19 +88,12 @@ MAX_KEYS = 512
 def _attention_loop(q, k, v, o, keys, dim: int) -> None:  # type: ignore[no-untyped-def]
     scale = 1.0 / math.sqrt(dim)
     qt = pt.load(q)
-    s = pt.matmul(qt, pt.load(k, rows=(0, BLOCK)), transpose_b=True) * scale
-    m = pt.row_max(s)
-    p = pt.exp(s - m)
-    row_sum = pt.row_sum(p)
-    acc = pt.matmul(pt.cast(p, ptoc.fp16), pt.load(v, rows=(0, BLOCK)))
-    for j in pt.range(BLOCK, keys, BLOCK):  # m, row_sum and acc are carried
-        s = pt.matmul(qt, pt.load(k, rows=(j, BLOCK)), transpose_b=True) * scale
-        m_new = pt.maximum(m, pt.row_max(s))
-        p = pt.exp(s - m_new)
-        alpha = pt.exp(m - m_new)
-        row_sum = row_sum * alpha + pt.row_sum(p)
-        acc = pt.matmul(pt.cast(p, ptoc.fp16), pt.load(v, rows=(j, BLOCK)), acc=acc * alpha)
-        m = m_new
+    m, row_sum, acc = _first(
+        qt, pt.load(k, rows=(0, BLOCK)), pt.load(v, rows=(0, BLOCK)), scale
+    )
+    for j in pt.range(BLOCK, keys, BLOCK):  # a loop of the program: m, row_sum, acc carried
+        kj, vj = pt.load(k, rows=(j, BLOCK)), pt.load(v, rows=(j, BLOCK))
+        m, row_sum, acc = _next(qt, kj, vj, scale, m, row_sum, acc)
     pt.store(o, acc / row_sum)
 
 

@@ -437,7 +437,7 @@ class _Loops:
                 )
             self._compare(self.blocks[latch], "SETC.LT", lp, where)
             back = _rename(r.state(), dict(lp.back), live, stale=True)
-            if back.queues != head.queues or back.used != head.used:
+            if not _returns_to(back.queues, head.queues) or back.used != head.used:
                 raise ValidationError(
                     f"{where}: the back edge leaves the queues "
                     f"{_show(back.queues)}, the body starts from {_show(head.queues)}"
@@ -601,6 +601,18 @@ def _rename(
             for g, (o, n, v) in s.scratch.items()
             if v not in names and v not in targets and (live is None or v in live)
         },
+    )
+
+
+def _returns_to(back: list[list[tuple[int, int]]], head: list[list[tuple[int, int]]]) -> bool:
+    """Whether the queues at a back edge return to the header's: the same entries (bytes)
+    in every hand, holding the same value wherever the header's entry is live. A dead
+    header entry is never read by the body (its replay would have failed), so what the
+    back edge leaves there -- a stale copy of a value, say -- does not matter."""
+    return len(back) == len(head) and all(
+        len(b) == len(h)
+        and all(bn == hn and (hv < 0 or bv == hv) for (bv, bn), (hv, hn) in zip(b, h))
+        for b, h in zip(back, head)
     )
 
 

@@ -587,3 +587,16 @@ def test_nested_loops_with_a_carried_inner_tile() -> None:
         for r in range(0, 64, 8):
             want = want + xs[r : r + 8]
         assert np.array_equal(got, want * np.float32(2.0))
+
+
+def test_a_stale_copy_where_the_header_is_dead_is_accepted() -> None:
+    """The back edge may leave anything in an entry that is dead at the loop header (the
+    body never reads it: its replay from the header would have failed), but a live entry
+    must hold the header's value."""
+    from ptoc.passes.validate import _returns_to
+
+    head = [[(7, 4096), (-1, 512)], []]
+    assert _returns_to([[(7, 4096), (9, 512)], []], head)  # a stale copy in a dead slot
+    assert not _returns_to([[(9, 4096), (-1, 512)], []], head)  # another value, live slot
+    assert not _returns_to([[(7, 4096), (-1, 4096)], []], head)  # other bytes
+    assert not _returns_to([[(7, 4096)], []], head)  # another length
