@@ -77,10 +77,13 @@ _Check = Callable[..., np.ndarray]
 
 __all__ = [
     "binary",
+    "clean_kernel",
     "enabled",
     "exact_only",
+    "finite",
     "fold",
     "known_finite",
+    "probe_sample",
     "remember_finite",
     "unary",
 ]
@@ -233,6 +236,12 @@ def _remember(key: int, a: np.ndarray) -> None:
         for k in [k for k, v in _FINITE.items() if v.ref() is None]:
             del _FINITE[k]
     _FINITE[key] = _Known(weakref.ref(a, partial(_forget, key)))
+
+
+def finite(a: np.ndarray) -> bool:
+    """True when no element of ``a`` is NaN or infinite (scanned unless already known;
+    remembered for immutable arrays)."""
+    return _finite_operand(a)
 
 
 def known_finite(a: np.ndarray) -> bool:
@@ -882,6 +891,60 @@ _BINARY_PLANS: dict[
     for dt, f in FORMATS.items()
     for op, fn in _BINARY.items()
 }
+
+
+#: a clean-path kernel: (x, y, probe sample of x, of y, out) -> (result, status) or None
+CleanKernel = Callable[[np.ndarray, np.ndarray, _Rows, _Rows, np.ndarray | None], Result | None]
+
+
+def probe_sample(x: np.ndarray) -> _Rows:
+    """The NX probe's sample of a (P, R, C) operand, for :func:`clean_kernel` callers
+    that keep it with the operand (the operand must not change afterwards)."""
+    rows: _Rows = x[_PROBE_AT].tolist()
+    return rows
+
+
+def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
+    """The clean path of :func:`binary` as a kernel for callers that already know both
+    operands finite, e.g. the executor, which records that fact on its tiles: the
+    kernel skips the operand checks and the finiteness lookups of :func:`binary`.
+
+    ``kernel(x, y, xs, ys, out)`` takes (P, R, C) carrier arrays of the same shape
+    holding no NaN and no infinity, their :func:`probe_sample` and an optional output
+    array of that shape; it returns ``(result, status)`` exactly as :func:`binary`
+    would -- the result is finite -- or None when the native operation raised an IEEE
+    exception (then ``out`` holds garbage and the caller takes :func:`binary`). Also
+    None while :func:`exact_only` is in force. ``clean_kernel`` itself is None where
+    :func:`binary` has no clean path (FP32 + - * /, FP64 + -).
+    """
+    clean = _CLEAN.get(dt, {}).get(op)
+    if clean is None or _EXTOBJ is None:
+        return None
+    ufunc, hits, full = clean
+
+    def kernel(
+        x: np.ndarray, y: np.ndarray, xs: _Rows, ys: _Rows, out: np.ndarray | None
+    ) -> Result | None:
+        if not _enabled:
+            return None
+        token = _EXTOBJ.set(_RAISE)
+        try:
+            w = ufunc(x, y, out=out)
+        except FloatingPointError:
+            return None
+        finally:
+            _EXTOBJ.reset(token)
+        p = len(xs)
+        hit = hits(xs, ys, w[_PROBE_AT].tolist())
+        if all(hit):
+            return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
+        todo = [pe for pe, h in enumerate(hit) if not h]
+        found = _quiet(full, x[todo], y[todo], w[todo]).reshape(len(todo), -1).any(axis=1)
+        status = _nx_bits(np.array(hit))
+        status[todo] = _nx_bits(found)
+        return w, status
+
+    return kernel
 
 
 def binary(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None:
