@@ -150,6 +150,29 @@ def _finite_tile(t: Tile, view: np.ndarray) -> bool:
     return f
 
 
+#: PE count -> the PE_MASK of every PE
+_EVERY_PE = {n: first_pes_mask(n) for n in range(1, 5)}
+#: the :attr:`Tile.views` key of the lean runner's own view (see :func:`_lean_view`)
+_LEAN = "lean"
+
+
+def _lean_view(t: Tile, whole: bool) -> np.ndarray:
+    """The every-PE valid region of ``t`` for the lean runner: the payload itself when
+    the valid region is the whole tile, else a view cached on the tile. Unlike
+    :func:`region` it hands no facts to the semantics (the runner reads
+    :attr:`Tile.finite` itself), which keeps a tile that only lean bundles read free of
+    that bookkeeping; :func:`region` still does it for every other reader."""
+    if whole:
+        return t.payload
+    views = t.views
+    if views is None:
+        views = t.views = {}
+    v = views.get(_LEAN)
+    if v is None:
+        v = views[_LEAN] = t.payload[:, : t.valid_rows, : t.valid_cols]
+    return v
+
+
 def lean_runner(
     kernel: CleanKernel, general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
 ) -> Fused:
@@ -165,21 +188,19 @@ def lean_runner(
     back to the generic path with nothing changed.
     """
     slot = dests.slots[0]
-    push_spec = dests.push
     mask, hand = slot.mask, slot.hand
     (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
     dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
     layout, capacity, pad = slot.layout, slot.capacity, spec.pad
     whole = vr == rows and vc == cols
     pad_defined = pad != PAD_NULL
-    every = slice(None)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
         npes = cfg.pes
         queues, depth = state.queues, cfg.depth
         if (
-            mask != first_pes_mask(npes)
+            mask != _EVERY_PE.get(npes)
             or h0 >= len(queues)
             or h1 >= len(queues)
             or i0 > depth
@@ -192,7 +213,7 @@ def lean_runner(
         a, b = q0[i0 - 1], q1[i1 - 1]
         if a.key != key or b.key != key or a.mask & mask != mask or b.mask & mask != mask:
             return general(state, plan)
-        va, vb = region(a, every, None), region(b, every, None)
+        va, vb = _lean_view(a, whole), _lean_view(b, whole)
         if not (_finite_tile(a, va) and _finite_tile(b, vb)):
             return general(state, plan)
         sa, sb = a.sample, b.sample
@@ -200,10 +221,6 @@ def lean_runner(
             sa = a.sample = probe_sample(va)
         if sb is None:
             sb = b.sample = probe_sample(vb)
-        try:
-            push = state.check_push(push_spec)
-        except MachineFault:
-            return general(state, plan)
         if whole:
             payload = out = None
         else:
@@ -215,11 +232,12 @@ def lean_runner(
         w, st = res
         if payload is None:
             payload = w
-        payload.flags.writeable = False
-        tile = Tile(dt, rows, cols, vr, vc, layout, mask, capacity, payload, None,
-                    pad_defined, state.next_serial())  # fmt: skip
+        payload.setflags(write=False)
+        tile = Tile(dt, rows, cols, vr, vc, layout, mask, capacity, payload, None, pad_defined)
+        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
+            return general(state, plan)
+        tile.serial = state.next_serial()
         tile.finite = True
-        state.apply_push(push, [(hand, tile)])
         np.bitwise_or(state.status, st, out=state.status)
         return True
 

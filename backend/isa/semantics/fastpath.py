@@ -894,14 +894,50 @@ _BINARY_PLANS: dict[
 
 
 #: a clean-path kernel: (x, y, probe sample of x, of y, out) -> (result, status) or None
-CleanKernel = Callable[[np.ndarray, np.ndarray, _Rows, _Rows, np.ndarray | None], Result | None]
+CleanKernel = Callable[
+    [np.ndarray, np.ndarray, list[float], list[float], np.ndarray | None], Result | None
+]
 
 
-def probe_sample(x: np.ndarray) -> _Rows:
-    """The NX probe's sample of a (P, R, C) operand, for :func:`clean_kernel` callers
-    that keep it with the operand (the operand must not change afterwards)."""
-    rows: _Rows = x[_PROBE_AT].tolist()
-    return rows
+def probe_sample(x: np.ndarray) -> list[float]:
+    """The first element of every PE of a (P, R, C) operand as Python floats: the
+    sample :func:`clean_kernel` probes first (callers keep it with the operand, which
+    must not change afterwards)."""
+    first: list[float] = x[:, 0, 0].tolist()
+    return first
+
+
+def _first_add32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c != a + b for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_sub32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c != a - b for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_mul32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c != a * b for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_div32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c * b != a for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_add(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c - a != b or c - b != a for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_sub(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [a - c != b or c + b != a for a, b, c in zip(xs, ys, ws)]
+
+
+#: the exact inexactness test of one element per PE (the tests of the _hits_* probes)
+_First = Callable[[list[float], list[float], list[float]], list[bool]]
+_FIRST: dict[DataType, dict[str, _First]] = {
+    DataType.FP32: {"add": _first_add32, "sub": _first_sub32, "mul": _first_mul32,
+                    "div": _first_div32},
+    DataType.FP64: {"add": _first_add, "sub": _first_sub},
+}  # fmt: skip
 
 
 def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
@@ -916,14 +952,19 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
     exception (then ``out`` holds garbage and the caller takes :func:`binary`). Also
     None while :func:`exact_only` is in force. ``clean_kernel`` itself is None where
     :func:`binary` has no clean path (FP32 + - * /, FP64 + -).
+
+    NX: the first element of every PE is tested exactly (ordinary data is inexact
+    there); PEs without an inexact one take the probe and the full test of
+    :func:`_clean`.
     """
     clean = _CLEAN.get(dt, {}).get(op)
     if clean is None or _EXTOBJ is None:
         return None
     ufunc, hits, full = clean
+    first = _FIRST[dt][op]
 
     def kernel(
-        x: np.ndarray, y: np.ndarray, xs: _Rows, ys: _Rows, out: np.ndarray | None
+        x: np.ndarray, y: np.ndarray, xs: list[float], ys: list[float], out: np.ndarray | None
     ) -> Result | None:
         if not _enabled:
             return None
@@ -935,13 +976,18 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
         finally:
             _EXTOBJ.reset(token)
         p = len(xs)
-        hit = hits(xs, ys, w[_PROBE_AT].tolist())
+        hit = first(xs, ys, w[:, 0, 0].tolist())
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
         todo = [pe for pe, h in enumerate(hit) if not h]
-        found = _quiet(full, x[todo], y[todo], w[todo]).reshape(len(todo), -1).any(axis=1)
+        sub = (x[todo], y[todo], w[todo])
+        more = hits(*(v[_PROBE_AT].tolist() for v in sub))
+        rest = [pe for pe, h in zip(todo, more, strict=True) if not h]
         status = _nx_bits(np.array(hit))
-        status[todo] = _nx_bits(found)
+        status[todo] = _nx_bits(np.array(more))
+        if rest:
+            found = _quiet(full, x[rest], y[rest], w[rest]).reshape(len(rest), -1).any(axis=1)
+            status[rest] = _nx_bits(found)
         return w, status
 
     return kernel
