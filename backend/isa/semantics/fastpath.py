@@ -979,9 +979,9 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
         hit = first(xs, ys, w[:, 0, 0].tolist())
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
+        # (basic indexing per PE: fancy indexing would copy whole tiles for the probe)
         todo = [pe for pe, h in enumerate(hit) if not h]
-        sub = (x[todo], y[todo], w[todo])
-        more = hits(*(v[_PROBE_AT].tolist() for v in sub))
+        more = hits(*([v[pe, 0, :16].tolist() for pe in todo] for v in (x, y, w)))
         rest = [pe for pe, h in zip(todo, more, strict=True) if not h]
         status = _nx_bits(np.array(hit))
         status[todo] = _nx_bits(np.array(more))
