@@ -979,12 +979,18 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
         hit = first(xs, ys, w[:, 0, 0].tolist())
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
-        # (basic indexing per PE: fancy indexing would copy whole tiles for the probe)
-        todo = [pe for pe, h in enumerate(hit) if not h]
-        more = hits(*([v[pe, 0, :16].tolist() for pe in todo] for v in (x, y, w)))
-        rest = [pe for pe, h in zip(todo, more, strict=True) if not h]
-        status = _nx_bits(np.array(hit))
-        status[todo] = _nx_bits(np.array(more))
+        # the PEs left: the 16-element probe, basic indexing per PE (fancy indexing
+        # would copy whole tiles), flags as Python ints (one array at the end)
+        flags = []
+        rest = []
+        for pe, h in enumerate(hit):
+            if not h:
+                probe = (pe, 0, slice(None, 16))
+                h = hits([x[probe].tolist()], [y[probe].tolist()], [w[probe].tolist()])[0]
+                if not h:
+                    rest.append(pe)
+            flags.append(NX if h else 0)
+        status = np.array(flags, np.uint8)
         if rest:
             found = _quiet(full, x[rest], y[rest], w[rest]).reshape(len(rest), -1).any(axis=1)
             status[rest] = _nx_bits(found)
