@@ -497,6 +497,36 @@ def test_expansions_and_tile_scalar_match_engine(dt: D, data: st.DataObject) -> 
         both(lambda m=m: row(m).semantics(dt, a, b))
 
 
+@st.composite
+def mostly_ordinary_tiles(draw: st.DrawFn, dt: D) -> list[np.ndarray]:
+    """A (P, R, C) tile and a (P, R, C) broadcast source of ordinary numbers (every
+    binade a moderate exponent reaches), with a special encoding (zeros, NaN payloads,
+    Inf, subnormals, the top binade) in about one element of fifty."""
+    shape = (draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 9)))
+    size = shape[0] * shape[1] * shape[2]
+    specials = special_bits(dt)
+
+    def pick(kind: int, raw: int) -> int:
+        return specials[raw % len(specials)] if kind < 5 else moderate_bits(dt, raw)
+
+    elems = elements(size, pick)
+    return [carrier_array(dt, draw(elems), shape) for _ in range(2)]
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@PER_PAIR
+@given(data=st.data())
+def test_broadcast_min_max_match_engine(dt: D, data: st.DataObject) -> None:
+    """The row/column expansions' native min/max (accepted only where no result is a
+    NaN or a zero) against the engine, on mostly ordinary data so that both the
+    accepted and the rejected outcome occur."""
+    a, b = data.draw(mostly_ordinary_tiles(dt))
+    for op in ("max", "min"):
+        both(lambda op=op: expand.row_expand(op, dt, a, b[:, :, :1]))
+        both(lambda op=op: expand.col_expand(op, dt, a, b[:, :1, :]))
+        both(lambda op=op: expand.row_expand(op, dt, frozen(a), frozen(b)[:, :, :1]))
+
+
 @pytest.mark.parametrize(("src", "dst"), sorted(expand.EXPDIF_PAIRS, key=str))
 @PER_PAIR
 @given(data=st.data())

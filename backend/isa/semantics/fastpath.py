@@ -77,6 +77,7 @@ _Check = Callable[..., np.ndarray]
 
 __all__ = [
     "binary",
+    "broadcast_minmax",
     "clean_kernel",
     "enabled",
     "exact_only",
@@ -723,6 +724,32 @@ def _minmax(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
     if nan.any():
         _patch(_exact_binary(op, f.dt), nan, r, status, a, b)
     return r, status
+
+
+def broadcast_minmax(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None:
+    """TMAX/TMIN of a (P, R, C) tile ``a`` with ``b`` broadcast along rows or columns
+    ((P, R, 1) or (P, 1, C)), for the row/column expansions: the one native
+    ``np.minimum``/``np.maximum`` of :func:`_minmax`, with numpy broadcasting ``b``
+    itself (no broadcast view is built), accepted where no result is a NaN or a zero
+    (there it is the engine's result, see :func:`_minmax`). None otherwise, or for other
+    types: the caller takes :func:`binary`."""
+    f = FORMATS.get(dt)
+    if (
+        not _enabled
+        or f is None
+        or not f.same
+        or op not in ("max", "min")
+        or a.dtype != f.carrier
+        or b.dtype != f.carrier
+        or a.ndim != 3
+        or b.ndim != 3
+        or a.size == 0
+    ):
+        return None
+    r = _quiet(np.minimum if op == "min" else np.maximum, a, b)
+    if r.shape != a.shape or not np.abs(r).min() > 0:
+        return None
+    return r, np.zeros(a.shape[0], np.uint8)
 
 
 _BINARY: dict[str, Callable[[str, _Fmt, np.ndarray, np.ndarray, int], Result]] = {
