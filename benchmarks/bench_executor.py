@@ -9,6 +9,9 @@ baseline does the same work as the bundles, for every PE, and nothing more:
 * ``tadd_same``: the same TADD re-reading the same two tiles every bundle. Goal 1.3x.
 * ``tadd_tiny``: TADD FP32 1x8 (one PE of work is 8 additions): the per-bundle
   bookkeeping against one small numpy addition per bundle. Goal 10x (and 2 us/bundle).
+* ``tadd_nonfinite``: TADD FP32 64x256 on sources of infinities and NaNs (what a chain
+  of adds becomes past the overflow) against the same bundles on finite sources. Goal
+  1.5x: special values take native passes, not the exact engine.
 * ``trowexpandmin``: TROWEXPANDMIN FP32 64x64 against ``np.minimum`` of the tile and
   its broadcast column on all PEs. Goal 2x.
 * ``tsort``: TSORT FP32 16x1024 sort_width 32 (values and U32 indices) against the
@@ -142,6 +145,25 @@ def _fresh_tadd(bundles: int) -> tuple[float, float]:
                 x + y
 
     return t, best_of(baseline)
+
+
+def _nonfinite_row(bundles: int) -> Row:
+    """TADD FP32 64x256 whose sources hold only infinities and NaNs (a chain of adds
+    past the overflow) against the same bundles on finite sources: the special values
+    must cost about what ordinary ones do."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((PES, 64, 256)).astype(np.float32)
+    b = rng.standard_normal((PES, 64, 256)).astype(np.float32)
+    inf = np.where(a < 0, -np.inf, np.inf).astype(np.float32)
+    nan = np.where(b < 0, np.nan, -np.inf).astype(np.float32)  # Inf - Inf: NaN too
+    head = "BSTART.VEC TADD, FP32\nB.DIM zero, 256, ->LB0\nB.DIM zero, 64, ->LB1\n"
+    program = _repeat(head + "B.IOT T#2, T#1, mask=1111, last, ->U<64KB>\nBSTOP\n", bundles)
+    special = _machine(2, [(inf, DataType.FP32), (nan, DataType.FP32)])
+    finite = _machine(2, [(a, DataType.FP32), (b, DataType.FP32)])
+    t_special = _timed(special, program)
+    t_finite = _timed(finite, program)
+    return Row(f"TADD FP32 64x256 Inf/NaN sources x{bundles}", t_special, t_finite,
+               "the same bundles on finite sources", 1.5, key="tadd_nonfinite")  # fmt: skip
 
 
 def _rowexpand_row(bundles: int) -> Row:
@@ -340,6 +362,7 @@ def rows(bundles: int = 1000) -> list[Row]:
             f"{bundles:,} small numpy adds", 10.0,
             f"{per * 1e6:.1f} us/bundle (goal 2 us)", key="tadd_tiny"),
     ]  # fmt: skip
+    out.append(_nonfinite_row(max(bundles // 10, 5)))
     out.append(_rowexpand_row(bundles))
     out += _sort_rows(max(bundles // 20, 5))
     groups = max(bundles // 20, 5)

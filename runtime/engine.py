@@ -28,6 +28,7 @@ from ptoc.backend.isa.cube import TRANSPORT_CODES as CUBE_TRANSPORT_CODES
 from ptoc.backend.isa.elements import ElementType
 from ptoc.backend.isa.fields import PAD_NULL, first_pes_mask, mask_text
 from ptoc.backend.isa.semantics.core import BundleControlSemanticError, SemanticError
+from ptoc.backend.isa.semantics.fastpath import remember_finite
 
 from .alloc import Dests, Slot, fresh, make_dests
 from .bundle import BundlePlan
@@ -261,7 +262,9 @@ def region(t: Tile, pidx: slice | list[int], pkey: object) -> np.ndarray:
 
     Read-only, and the same array object every time for the same tile and PEs (a tile
     never changes once published), so semantics-side facts about it, such as "holds no
-    NaN or infinity", are computed once per tile. ``pkey`` is None for every PE.
+    NaN or infinity", are computed once per tile; a tile published as finite
+    (:attr:`Tile.finite`) hands that fact to the semantics with the view. ``pkey`` is
+    None for every PE.
     """
     views = t.views
     if views is None:
@@ -273,6 +276,8 @@ def region(t: Tile, pidx: slice | list[int], pkey: object) -> np.ndarray:
     v = t.payload[pidx, : t.valid_rows, : t.valid_cols]
     if pkey is not None:  # a fancy-indexed private copy: frozen like the payload
         v.flags.writeable = False
+    if t.finite:  # published as finite: the semantics skip their NaN/Inf scan
+        remember_finite(v)
     views[pkey] = v
     return v
 

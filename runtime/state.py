@@ -156,6 +156,38 @@ class MachineState:
                 )
         return PushPlan(used, released, keep)
 
+    def push_one(self, hand: int, tile: Tile) -> bool:
+        """Publish ``tile`` as the new ``hand#1`` when that is legal (the hand exists,
+        every PE stays within capacity after the eviction, D1/D2): :meth:`check_push`
+        and :meth:`apply_push` of one destination in one step. False: nothing changed
+        (the caller takes the path that raises the fault)."""
+        cfg = self.config
+        if hand >= cfg.hands:
+            return False
+        old = self.queues[hand]
+        mask, capacity = tile.mask, tile.capacity
+        depth = cfg.depth
+        if len(old) >= depth:
+            gone = old[depth - 1 :]
+            if len(gone) == 1 and gone[0].mask == mask and gone[0].capacity == capacity:
+                # the released tile frees exactly what the new one takes
+                self.queues[hand] = [tile, *old[: depth - 1]]
+                return True
+            try:
+                plan = self.check_push(((hand, mask, capacity),))
+            except TileAllocationFault:
+                return False
+            self.apply_push(plan, ((hand, tile),))
+            return True
+        after = self.used.copy()
+        for pe in MASK_PES[mask]:
+            after[pe] += capacity
+        if max(after) > cfg.capacity:
+            return False
+        self.queues[hand] = [tile, *old]
+        self.used = after
+        return True
+
     def apply_push(self, plan: PushPlan, tiles: Sequence[tuple[int, Tile]]) -> None:
         """Publish ``tiles`` (binding order) as checked by :meth:`check_push`."""
         depth = self.config.depth

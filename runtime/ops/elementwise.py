@@ -15,11 +15,17 @@ from types import MappingProxyType
 import numpy as np
 
 from ptoc.backend.isa import DataType, Executor, legality
-from ptoc.backend.isa.fields import DZ, NV, OF
+from ptoc.backend.isa.fields import DZ, NV, OF, PAD_NULL, first_pes_mask
 from ptoc.backend.isa.semantics.core import SemanticError
-from ptoc.backend.isa.semantics.fastpath import known_finite, remember_finite
+from ptoc.backend.isa.semantics.fastpath import (
+    CleanKernel,
+    clean_kernel,
+    finite,
+    known_finite,
+    probe_sample,
+)
 
-from ..alloc import Dests
+from ..alloc import Dests, fresh
 from ..bundle import BundlePlan
 from ..engine import (
     Ctx,
@@ -64,7 +70,7 @@ def publish_finite(tile: Tile, operands: tuple[np.ndarray, ...], st: np.ndarray)
     or was told so; nothing is scanned here) and the status has no OF/NV/DZ: the next
     bundle reading the tile then skips its NaN/Inf scan."""
     if all(known_finite(v) for v in operands) and not any(b & _NONFINITE for b in st.tobytes()):
-        remember_finite(region(tile, slice(None), None))
+        tile.finite = True  # handed to the semantics with the tile's views (region)
 
 
 def fused_runner(
@@ -135,6 +141,109 @@ def _never(state: MachineState, plan: BundlePlan) -> bool:
     return False
 
 
+def _finite_tile(t: Tile, view: np.ndarray) -> bool:
+    """Whether ``t`` (every-PE valid region ``view``) holds no NaN and no infinity:
+    recorded on the tile, scanned at most once (and then known to the semantics)."""
+    f = t.finite
+    if f is None:
+        f = t.finite = finite(view)
+    return f
+
+
+#: PE count -> the PE_MASK of every PE
+_EVERY_PE = {n: first_pes_mask(n) for n in range(1, 5)}
+#: the :attr:`Tile.views` key of the lean runner's own view (see :func:`_lean_view`)
+_LEAN = "lean"
+
+
+def _lean_view(t: Tile, whole: bool) -> np.ndarray:
+    """The every-PE valid region of ``t`` for the lean runner: the payload itself when
+    the valid region is the whole tile, else a view cached on the tile. Unlike
+    :func:`region` it hands no facts to the semantics (the runner reads
+    :attr:`Tile.finite` itself), which keeps a tile that only lean bundles read free of
+    that bookkeeping; :func:`region` still does it for every other reader."""
+    if whole:
+        return t.payload
+    views = t.views
+    if views is None:
+        views = t.views = {}
+    v = views.get(_LEAN)
+    if v is None:
+        v = views[_LEAN] = t.payload[:, : t.valid_rows, : t.valid_cols]
+    return v
+
+
+def lean_runner(
+    kernel: CleanKernel, general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
+) -> Fused:
+    """The fused form of a two-source clean-path bundle (FP32 + - * /, FP64 + -) on
+    every PE of the machine: :func:`fused_runner` without its generic steps.
+
+    Both sources must be finite tiles (:attr:`Tile.finite`, scanned once per tile and
+    published for every result of this path: a clean operation raised no IEEE
+    exception, so its results are finite), of descriptor ``key``. The result is
+    computed straight into the new payload and published with its NX status. Anything
+    else -- a PE subset, a source not found or not finite, an IEEE exception, a
+    capacity fault -- runs ``general`` (the fused runner), which settles it or falls
+    back to the generic path with nothing changed.
+    """
+    slot = dests.slots[0]
+    mask, hand = slot.mask, slot.hand
+    (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
+    dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
+    layout, capacity, pad = slot.layout, slot.capacity, spec.pad
+    whole = vr == rows and vc == cols
+    pad_defined = pad != PAD_NULL
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        cfg = state.config
+        npes = cfg.pes
+        queues, depth = state.queues, cfg.depth
+        if (
+            mask != _EVERY_PE.get(npes)
+            or h0 >= len(queues)
+            or h1 >= len(queues)
+            or i0 > depth
+            or i1 > depth
+        ):
+            return general(state, plan)
+        q0, q1 = queues[h0], queues[h1]
+        if i0 > len(q0) or i1 > len(q1):
+            return general(state, plan)
+        a, b = q0[i0 - 1], q1[i1 - 1]
+        if a.key != key or b.key != key or a.mask & mask != mask or b.mask & mask != mask:
+            return general(state, plan)
+        va, vb = _lean_view(a, whole), _lean_view(b, whole)
+        if not (_finite_tile(a, va) and _finite_tile(b, vb)):
+            return general(state, plan)
+        sa, sb = a.sample, b.sample
+        if sa is None:
+            sa = a.sample = probe_sample(va)
+        if sb is None:
+            sb = b.sample = probe_sample(vb)
+        if whole:
+            payload = out = None
+        else:
+            payload = fresh(dt, (npes, rows, cols), pad)
+            out = payload[:, :vr, :vc]
+        res = kernel(va, vb, sa, sb, out)
+        if res is None:  # an IEEE exception: the general path settles it
+            return general(state, plan)
+        w, st = res
+        if payload is None:
+            payload = w
+        payload.setflags(write=False)
+        tile = Tile(dt, rows, cols, vr, vc, layout, mask, capacity, payload, None, pad_defined)
+        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
+            return general(state, plan)
+        tile.serial = state.next_serial()
+        tile.finite = True
+        np.bitwise_or(state.status, st, out=state.status)
+        return True
+
+    return fused
+
+
 def binary(spec: Spec) -> Runner:
     spec.require_schema()
     dt = spec.dtype()
@@ -168,7 +277,11 @@ def binary(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     if not enc:  # TF32/HF32 sources need their encodings checked: generic path only
-        run.fused = fused_runner(fn, dt, dests, (key, key), pad, spec.name, closed)  # type: ignore[attr-defined]
+        fused = fused_runner(fn, dt, dests, (key, key), pad, spec.name, closed)
+        kernel = clean_kernel(spec.row.arith or "", dt) if closed else None
+        if kernel is not None and fused is not _never and key is not None:
+            fused = lean_runner(kernel, fused, spec, dests, key)
+        run.fused = fused  # type: ignore[attr-defined]
     return run
 
 

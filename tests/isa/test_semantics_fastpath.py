@@ -497,6 +497,36 @@ def test_expansions_and_tile_scalar_match_engine(dt: D, data: st.DataObject) -> 
         both(lambda m=m: row(m).semantics(dt, a, b))
 
 
+@st.composite
+def mostly_ordinary_tiles(draw: st.DrawFn, dt: D) -> list[np.ndarray]:
+    """A (P, R, C) tile and a (P, R, C) broadcast source of ordinary numbers (every
+    binade a moderate exponent reaches), with a special encoding (zeros, NaN payloads,
+    Inf, subnormals, the top binade) in about one element of fifty."""
+    shape = (draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 9)))
+    size = shape[0] * shape[1] * shape[2]
+    specials = special_bits(dt)
+
+    def pick(kind: int, raw: int) -> int:
+        return specials[raw % len(specials)] if kind < 5 else moderate_bits(dt, raw)
+
+    elems = elements(size, pick)
+    return [carrier_array(dt, draw(elems), shape) for _ in range(2)]
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@PER_PAIR
+@given(data=st.data())
+def test_broadcast_min_max_match_engine(dt: D, data: st.DataObject) -> None:
+    """The row/column expansions' native min/max (accepted only where no result is a
+    NaN or a zero) against the engine, on mostly ordinary data so that both the
+    accepted and the rejected outcome occur."""
+    a, b = data.draw(mostly_ordinary_tiles(dt))
+    for op in ("max", "min"):
+        both(lambda op=op: expand.row_expand(op, dt, a, b[:, :, :1]))
+        both(lambda op=op: expand.col_expand(op, dt, a, b[:, :1, :]))
+        both(lambda op=op: expand.row_expand(op, dt, frozen(a), frozen(b)[:, :, :1]))
+
+
 @pytest.mark.parametrize(("src", "dst"), sorted(expand.EXPDIF_PAIRS, key=str))
 @PER_PAIR
 @given(data=st.data())
@@ -521,6 +551,96 @@ def test_softmax_style_chain() -> None:
             return out, s1 | s2 | s3 | s4 | s5, e, sm
 
         both(chain)
+
+
+# ---------------------------------------------------------------- non-finite sums
+
+
+def nonfinite_bits(dt: D) -> list[int]:
+    """Encodings that make sums special: +-Inf, quiet and signalling NaNs with payloads,
+    the top binade (sums of two overflow), the largest finite value and its neighbours
+    (ties at the overflow threshold), +-0 and subnormals (exact small sums)."""
+    w, e, m = LAYOUT[dt]
+    top, fmax = (1 << e) - 1, (1 << m) - 1
+    mags = [
+        _bits(dt, 0, top, 0),  # Inf
+        _bits(dt, 0, top, 1 << (m - 1)), _bits(dt, 0, top, (1 << (m - 1)) | 3),  # quiet
+        _bits(dt, 0, top, 1), _bits(dt, 0, top, fmax >> 1), _bits(dt, 0, top, 2),  # signalling
+        _bits(dt, 0, top - 1, fmax), _bits(dt, 0, top - 1, fmax - 1), _bits(dt, 0, top - 1, 0),
+        _bits(dt, 0, top - 1, 1 << (m - 1)), _bits(dt, 0, top - 2, fmax),  # top binades
+        _bits(dt, 0, top - m - 2, 0),  # half an ulp of the largest finite value: a tie
+        0, 1, fmax,  # zero, subnormals
+    ]  # fmt: skip
+    return mags + [v | (1 << (w - 1)) for v in mags]
+
+
+@st.composite
+def nonfinite_tiles(draw: st.DrawFn, dt: D) -> list[np.ndarray]:
+    """Two (P, R, C) tiles mostly of :func:`nonfinite_bits`, some uniform raw bits."""
+    shape = (draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 9)))
+    size = shape[0] * shape[1] * shape[2]
+    specials = nonfinite_bits(dt)
+    w = LAYOUT[dt][0]
+
+    def pick(kind: int, raw: int) -> int:
+        return specials[kind % len(specials)] if kind < 220 else raw & ((1 << w) - 1)
+
+    elems = elements(size, pick)
+    return [carrier_array(dt, draw(elems), shape) for _ in range(2)]
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["add", "sub"])
+@PER_PAIR
+@given(data=st.data())
+def test_nonfinite_sums_match_engine(op: str, dt: D, data: st.DataObject) -> None:
+    """Sums of Inf, NaN payloads and top-binade values (settled natively, not by the
+    engine) agree with the engine bit for bit, fresh and published operands alike."""
+    a, b = data.draw(nonfinite_tiles(dt))
+    want = core.binary(op, dt, a, b, exact=True)
+    assert_same(core.binary(op, dt, a, b), want)
+    assert_same(core.binary(op, dt, frozen(a), frozen(b)), want)
+    assert_same(core.binary(op, dt, a, b[:, :1, :1]), core.binary(op, dt, a, b[:, :1, :1],
+                                                                  exact=True))  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+def test_nonfinite_sums_skip_the_engine(dt: D, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tile of infinities and NaNs costs native passes: the exact engine is not
+    called for its sums (it is what made such tiles 10-40 times slower)."""
+    specials = nonfinite_bits(dt)
+    a = carrier_array(dt, [specials[i % len(specials)] for i in range(4 * 8 * 16)], (4, 8, 16))
+    b = carrier_array(dt, [specials[(5 * i + 3) % len(specials)] for i in range(a.size)],
+                      a.shape)  # fmt: skip
+    want = {op: core.binary(op, dt, a, b, exact=True) for op in ("add", "sub")}
+
+    def engine(*args: object) -> None:
+        raise AssertionError("the exact engine was called")
+
+    monkeypatch.setattr(fastpath._fa, "float_binary", engine)
+    for op in ("add", "sub"):
+        assert_same(core.binary(op, dt, a, b), want[op])
+
+
+def test_chained_sums_through_overflow() -> None:
+    """x[n+1] = x[n] + x[n-1] grows past the largest finite value and stays infinite;
+    then Inf - Inf and NaN operands: every step agrees with the engine."""
+    rng = np.random.default_rng(7)
+    for dt in FAST:
+        car = info(dt).carrier
+        x0 = rng.standard_normal((4, 4, 16)).astype(np.float32).astype(car)
+        x1 = rng.standard_normal((4, 4, 16)).astype(np.float32).astype(car)
+        prev, cur = frozen(x0), frozen(x1)
+        steps = 1500 if dt == D.FP64 else 200
+        for _ in range(steps):
+            nxt, st_fast = core.binary("add", dt, cur, prev)
+            want = core.binary("add", dt, cur, prev, exact=True)
+            assert_same((nxt, st_fast), want)
+            prev, cur = cur, frozen(nxt)
+        assert np.isinf(cur.astype(np.float64)).any()
+        nan = frozen(core.binary("sub", dt, cur, cur)[0])  # Inf - Inf: NaN
+        for x, y in ((cur, nan), (nan, prev), (nan, nan)):
+            assert_same(core.binary("add", dt, x, y), core.binary("add", dt, x, y, exact=True))
 
 
 # ---------------------------------------------------------------- the switches

@@ -16,12 +16,14 @@ ties and duplicates.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa import op as op_def
 from ptoc.backend.isa.semantics import fastpath
+from ptoc.backend.program import Program
 from ptoc.runtime import Machine, MachineConfig
 
 from .util import prog, size_for
@@ -188,3 +190,70 @@ def test_chained_row_expansions_match_the_exact_engine(
     for name, w in want.items():
         assert np.array_equal(_raw(got[name].payload), _raw(w.payload)), name
         assert np.array_equal(got[name].defined, w.defined), name
+
+
+def _run_warm(
+    dt: DataType, srcs: list[np.ndarray], program: Program, masks: int = 0b1111
+) -> tuple[Machine, list[int]]:
+    """Run ``program`` on a fresh machine holding ``srcs``; the program is the same
+    object every time, so from the second run on its plans are ready and the fused
+    runners (the lean clean-path one included) execute its bundles."""
+    m = Machine(MachineConfig(gm_size=4096, depth=8))
+    for a in srcs:
+        m.push_tile("T", a, dt, mask=masks)
+    m.run(program)
+    return m, m.status.tolist()
+
+
+@given(chains(), st.sampled_from([0b1111, 0b1111, 0b1100]))
+def test_warm_plans_match_the_exact_engine(
+    case: tuple[DataType, int, int, list[np.ndarray], list[str]], mask: int
+) -> None:
+    """The same chains as one program executed again with warm plans (fused runners,
+    published facts, probe samples kept on tiles) against the exact engine."""
+    dt, rows, cols, srcs, ops = case
+    text = "".join(_program(dt, rows, cols, ops))
+    if mask != 0b1111:
+        text = text.replace("mask=1111", f"mask={mask:04b}")
+    program = prog(text)
+    _run_warm(dt, srcs, program, mask)  # cold: builds the plans
+    fast, status = _run_warm(dt, srcs, program, mask)
+    with fastpath.exact_only():
+        exact, want_status = _run_warm(dt, srcs, prog(text), mask)
+    assert status == want_status
+    want = exact.tiles()
+    got = fast.tiles()
+    assert got.keys() == want.keys()
+    for name, w in want.items():
+        assert np.array_equal(_raw(got[name].payload), _raw(w.payload)), name
+        assert np.array_equal(got[name].defined, w.defined), name
+
+
+def test_warm_clean_sums_take_the_lean_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warm FP32 sums of finite tiles on every PE never reach ``fastpath.binary``: the
+    lean runner computes them into the new payload and publishes them as finite; a
+    later overflow still takes the general path and is not declared finite."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 2, 8)).astype(np.float32)
+    b = rng.standard_normal((4, 2, 8)).astype(np.float32)
+    big = np.full((4, 2, 8), np.finfo(np.float32).max, np.float32)
+    text = "".join(_program(DataType.FP32, 2, 8, ["TADD", "TSUB", "TMUL"]))
+    program = prog(text)
+    want, want_status = _run_warm(DataType.FP32, [a, b], program)
+    calls: list[str] = []
+    real = fastpath.binary
+
+    def spy(op: str, *args: object) -> object:
+        calls.append(op)
+        return real(op, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fastpath, "binary", spy)
+    got, status = _run_warm(DataType.FP32, [a, b], program)
+    assert calls == [] and status == want_status
+    assert got.state.queues[1][0].finite is True
+    for name, w in want.tiles().items():
+        assert np.array_equal(_raw(got.tile(name).payload), _raw(w.payload)), name
+    over, _ = _run_warm(DataType.FP32, [big, big], program)
+    assert calls  # the overflow raised an IEEE exception: the general path ran
+    assert over.state.queues[1][-1].finite is not True
+    assert np.isinf(over.tile("U#3").values).all()

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..datatypes import DataType
 from .core import binary, from_bits, no_status, to_bits, unary
+from .fastpath import broadcast_minmax
 
 EXPAND_OPS = ("add", "sub", "mul", "div", "max", "min")
 #: (source, destination) DataType pairs of TROWEXPANDEXPDIF / TCOLEXPANDEXPDIF.
@@ -91,6 +92,10 @@ def row_expand(
     ``src`` is (P, R, C) (may be None for the copy, then ``shape`` = (R, C) is needed);
     ``bcast`` is (P, R, 1). Returns ``(dst (P, R, C), status)``.
     """
+    if src is not None and op in ("max", "min"):  # the common case without a view
+        fast = broadcast_minmax(op, dt, src, bcast[:, :, :1])
+        if fast is not None:
+            return fast
     make = _full if op is None else _view
     return _apply(op, DataType(dt), src, make(bcast[:, :, :1], _shape(src, bcast, shape)))
 
@@ -107,6 +112,10 @@ def col_expand(
     ``src`` is (P, R, C) (may be None for the copy, then ``shape`` = (R, C) is needed);
     ``bcast`` is (P, 1, C). Returns ``(dst (P, R, C), status)``.
     """
+    if src is not None and op in ("max", "min"):  # the common case without a view
+        fast = broadcast_minmax(op, dt, src, bcast[:, :1, :])
+        if fast is not None:
+            return fast
     make = _full if op is None else _view
     return _apply(op, DataType(dt), src, make(bcast[:, :1, :], _shape(src, bcast, shape)))
 

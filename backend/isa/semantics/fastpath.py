@@ -70,17 +70,21 @@ import numpy as np
 
 from ..datatypes import DataType, info
 from . import floatarith as _fa
-from .floatfmt import CANONICAL_NAN, NV, NX, UF
+from .floatfmt import CANONICAL_NAN, NV, NX, OF, UF
 
 Result = tuple[np.ndarray, np.ndarray]
 _Check = Callable[..., np.ndarray]
 
 __all__ = [
     "binary",
+    "broadcast_minmax",
+    "clean_kernel",
     "enabled",
     "exact_only",
+    "finite",
     "fold",
     "known_finite",
+    "probe_sample",
     "remember_finite",
     "unary",
 ]
@@ -233,6 +237,12 @@ def _remember(key: int, a: np.ndarray) -> None:
         for k in [k for k, v in _FINITE.items() if v.ref() is None]:
             del _FINITE[k]
     _FINITE[key] = _Known(weakref.ref(a, partial(_forget, key)))
+
+
+def finite(a: np.ndarray) -> bool:
+    """True when no element of ``a`` is NaN or infinite (scanned unless already known;
+    remembered for immutable arrays)."""
+    return _finite_operand(a)
 
 
 def known_finite(a: np.ndarray) -> bool:
@@ -410,8 +420,16 @@ def _nx_status(
             rest = check(*(v[todo, 1:] for v in args))
             hit[todo] = rest.reshape(len(todo), -1).any(axis=1)
     else:
-        m = check(*args) & ~sus
-        hit = m.reshape(m.shape[0], -1).any(axis=1)
+        # a PE whose every element is a suspect has nothing left to check
+        p = sus.shape[0]
+        todo = np.flatnonzero(~sus.reshape(p, -1).all(axis=1))
+        hit = np.zeros(p, bool)
+        if todo.size == p:
+            m = check(*args) & ~sus
+            hit = m.reshape(p, -1).any(axis=1)
+        elif todo.size:
+            m = check(*(v[todo] for v in args)) & ~sus[todo]
+            hit[todo] = m.reshape(todo.size, -1).any(axis=1)
     return _nx_bits(hit)
 
 
@@ -511,10 +529,72 @@ def _addsub(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
 
     if ok:
         return r, _nx_status(check, (x, y, s), None)
-    sus = ~(np.abs(s) <= f.max_finite)
+    sus = ~np.isfinite(s) if f.same else ~(np.abs(s) <= f.max_finite)
     status = _nx_status(check, (x, y, s), sus)
-    _patch(_exact_binary(op, f.dt), sus, r, status, a, b)
+    _special_sums(f, sus, a, b, x, y, r, status)
     return r, status
+
+
+def _special_sums(
+    f: _Fmt,
+    sus: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    r: np.ndarray,
+    status: np.ndarray,
+) -> None:
+    """Settle the sums (and differences) whose native result is a NaN, an infinity or
+    beyond the largest finite value, natively, as ``floatarith.float_binary`` does:
+
+    * a NaN operand gives the canonical NaN, with NV when either operand is signalling;
+    * a NaN result of non-NaN operands is Inf - Inf: the canonical NaN with NV;
+    * otherwise an infinite operand gives that (correctly signed) infinity exactly,
+      which is the native result, without a flag;
+    * finite operands overflowed: the exact sum is beyond the largest finite value, so
+      it is inexact (NX), and with round to nearest even its rounded value is an
+      infinity exactly when it overflows (OF). The native result is that rounding (the
+      comp-type sum rounded again is innocuous, as in the module docstring).
+
+    A tile full of infinities and NaNs so costs a few dense passes (masks over the
+    whole tile are cheaper than gathering the suspects), not the exact engine.
+    """
+    p = status.shape[0]
+    ub = np.dtype(f"u{f.carrier.itemsize}")
+    quiet = ub.type(_QUIET_BIT[f.dt])
+    nan = np.isnan(r)  # a NaN operand or Inf - Inf (only among the suspects)
+    if nan.any():
+        xnan, ynan = np.isnan(x), np.isnan(y)
+        nv = nan & ~(xnan | ynan)  # Inf - Inf
+        if xnan.any():
+            nv |= xnan & ((a.view(ub) & quiet) == 0)
+        if ynan.any():
+            nv |= ynan & ((b.view(ub) & quiet) == 0)
+        status |= _any_per_pe(nv, p) * np.uint8(NV)
+        _blend(r.view(ub), nan, ub.type(CANONICAL_NAN[f.dt]))
+        over = sus & ~nan
+    else:
+        over = sus.copy()
+    over &= np.isfinite(x)
+    over &= np.isfinite(y)  # finite operands whose sum overflowed
+    if over.any():
+        status |= _any_per_pe(over, p) * np.uint8(NX)
+        status |= _any_per_pe(over & np.isinf(r), p) * np.uint8(OF)
+
+
+def _blend(bits: np.ndarray, where: np.ndarray, value: np.unsignedinteger) -> None:
+    """``bits[where] = value`` in place, as wrapping unsigned arithmetic: numpy's masked
+    stores (``where``, ``copyto``, boolean indexing) branch per element and cost ten
+    times more on a random mask."""
+    d = value - bits
+    d *= where.view(np.uint8)
+    bits += d
+
+
+def _any_per_pe(m: np.ndarray, p: int) -> np.ndarray:
+    """bool (P, ...) -> uint8 (P,): 1 where the PE has a True element."""
+    return np.asarray(m.reshape(p, -1).any(axis=1)).view(np.uint8)
 
 
 def _muldiv(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
@@ -644,6 +724,32 @@ def _minmax(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
     if nan.any():
         _patch(_exact_binary(op, f.dt), nan, r, status, a, b)
     return r, status
+
+
+def broadcast_minmax(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None:
+    """TMAX/TMIN of a (P, R, C) tile ``a`` with ``b`` broadcast along rows or columns
+    ((P, R, 1) or (P, 1, C)), for the row/column expansions: the one native
+    ``np.minimum``/``np.maximum`` of :func:`_minmax`, with numpy broadcasting ``b``
+    itself (no broadcast view is built), accepted where no result is a NaN or a zero
+    (there it is the engine's result, see :func:`_minmax`). None otherwise, or for other
+    types: the caller takes :func:`binary`."""
+    f = FORMATS.get(dt)
+    if (
+        not _enabled
+        or f is None
+        or not f.same
+        or op not in ("max", "min")
+        or a.dtype != f.carrier
+        or b.dtype != f.carrier
+        or a.ndim != 3
+        or b.ndim != 3
+        or a.size == 0
+    ):
+        return None
+    r = _quiet(np.minimum if op == "min" else np.maximum, a, b)
+    if r.shape != a.shape or not np.abs(r).min() > 0:
+        return None
+    return r, np.zeros(a.shape[0], np.uint8)
 
 
 _BINARY: dict[str, Callable[[str, _Fmt, np.ndarray, np.ndarray, int], Result]] = {
@@ -812,6 +918,112 @@ _BINARY_PLANS: dict[
     for dt, f in FORMATS.items()
     for op, fn in _BINARY.items()
 }
+
+
+#: a clean-path kernel: (x, y, probe sample of x, of y, out) -> (result, status) or None
+CleanKernel = Callable[
+    [np.ndarray, np.ndarray, list[float], list[float], np.ndarray | None], Result | None
+]
+
+
+def probe_sample(x: np.ndarray) -> list[float]:
+    """The first element of every PE of a (P, R, C) operand as Python floats: the
+    sample :func:`clean_kernel` probes first (callers keep it with the operand, which
+    must not change afterwards)."""
+    first: list[float] = x[:, 0, 0].tolist()
+    return first
+
+
+def _first_add32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c != a + b for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_sub32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c != a - b for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_mul32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c != a * b for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_div32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c * b != a for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_add(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [c - a != b or c - b != a for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_sub(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
+    return [a - c != b or c + b != a for a, b, c in zip(xs, ys, ws)]
+
+
+#: the exact inexactness test of one element per PE (the tests of the _hits_* probes)
+_First = Callable[[list[float], list[float], list[float]], list[bool]]
+_FIRST: dict[DataType, dict[str, _First]] = {
+    DataType.FP32: {"add": _first_add32, "sub": _first_sub32, "mul": _first_mul32,
+                    "div": _first_div32},
+    DataType.FP64: {"add": _first_add, "sub": _first_sub},
+}  # fmt: skip
+
+
+def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
+    """The clean path of :func:`binary` as a kernel for callers that already know both
+    operands finite, e.g. the executor, which records that fact on its tiles: the
+    kernel skips the operand checks and the finiteness lookups of :func:`binary`.
+
+    ``kernel(x, y, xs, ys, out)`` takes (P, R, C) carrier arrays of the same shape
+    holding no NaN and no infinity, their :func:`probe_sample` and an optional output
+    array of that shape; it returns ``(result, status)`` exactly as :func:`binary`
+    would -- the result is finite -- or None when the native operation raised an IEEE
+    exception (then ``out`` holds garbage and the caller takes :func:`binary`). Also
+    None while :func:`exact_only` is in force. ``clean_kernel`` itself is None where
+    :func:`binary` has no clean path (FP32 + - * /, FP64 + -).
+
+    NX: the first element of every PE is tested exactly (ordinary data is inexact
+    there); PEs without an inexact one take the probe and the full test of
+    :func:`_clean`.
+    """
+    clean = _CLEAN.get(dt, {}).get(op)
+    if clean is None or _EXTOBJ is None:
+        return None
+    ufunc, hits, full = clean
+    first = _FIRST[dt][op]
+
+    def kernel(
+        x: np.ndarray, y: np.ndarray, xs: list[float], ys: list[float], out: np.ndarray | None
+    ) -> Result | None:
+        if not _enabled:
+            return None
+        token = _EXTOBJ.set(_RAISE)
+        try:
+            w = ufunc(x, y, out=out)
+        except FloatingPointError:
+            return None
+        finally:
+            _EXTOBJ.reset(token)
+        p = len(xs)
+        hit = first(xs, ys, w[:, 0, 0].tolist())
+        if all(hit):
+            return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
+        # the PEs left: the 16-element probe, basic indexing per PE (fancy indexing
+        # would copy whole tiles), flags as Python ints (one array at the end)
+        flags = []
+        rest = []
+        for pe, h in enumerate(hit):
+            if not h:
+                probe = (pe, 0, slice(None, 16))
+                h = hits([x[probe].tolist()], [y[probe].tolist()], [w[probe].tolist()])[0]
+                if not h:
+                    rest.append(pe)
+            flags.append(NX if h else 0)
+        status = np.array(flags, np.uint8)
+        if rest:
+            found = _quiet(full, x[rest], y[rest], w[rest]).reshape(len(rest), -1).any(axis=1)
+            status[rest] = _nx_bits(found)
+        return w, status
+
+    return kernel
 
 
 def binary(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None:
