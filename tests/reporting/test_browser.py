@@ -4,6 +4,9 @@ drawn (screenshot not blank, SVG pictures with shapes), its script ran without e
 URL in the page; a Content-Security-Policy that forbids every fetch, and host
 resolution disabled, so a fetch would show up as a console error).
 
+One browser serves the module (``browser.Browser``, over the DevTools protocol): each
+page opens in its own tab, so starting Chromium is paid once, not once per page.
+
 Skipped only when Chromium is missing and PTOC_REQUIRE_BROWSER is unset (``.ci/run``
 installs Chromium and sets it, so CI fails rather than skips)."""
 
@@ -12,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +25,7 @@ import ptoc
 from ptoc.loader import import_file, kernels_in
 from ptoc.reporting import page
 
+from .browser import Browser
 from .png import decode
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -30,67 +34,50 @@ CHROMIUM = shutil.which("chromium") or (
 )
 REQUIRED = bool(os.environ.get("PTOC_REQUIRE_BROWSER"))
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-    "--enable-logging=stderr",
-    "--v=0",
-    "--window-size=1400,1000",
-    "--virtual-time-budget=3000",
-]
 
-
-@pytest.fixture
-def chromium() -> str:
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One headless Chromium for the module's pages (each opened in its own tab)."""
     if CHROMIUM is None:
         if REQUIRED:
             pytest.fail("PTOC_REQUIRE_BROWSER is set but chromium is not installed")
         pytest.skip("chromium is not installed (apt-get install chromium); set "
                     "PTOC_REQUIRE_BROWSER=1 to fail instead of skipping")  # fmt: skip
-    return CHROMIUM
+    browser = Browser(CHROMIUM, tmp_path_factory.mktemp("profile"))
+    try:
+        yield browser
+    finally:
+        browser.close()
 
 
 def open_page(
-    chromium: str, html: Path, tmp: Path, fragment: str = ""
+    chromium: Browser, html: Path, tmp: Path, fragment: str = ""
 ) -> tuple[str, str, Path]:
-    """(DOM after the scripts ran, browser log, screenshot) of one page, one start."""
+    """(DOM after the scripts ran, browser log, screenshot file) of one page."""
+    dom, log, png = chromium.open(html, fragment)
     shot = tmp / "shot.png"
-    r = subprocess.run(
-        [chromium, *FLAGS, f"--user-data-dir={tmp / 'profile'}", f"--screenshot={shot}",
-         "--dump-dom", html.resolve().as_uri() + fragment],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr[-2000:]
-    return r.stdout, r.stderr, shot
-
-
-#: browsers started at once (each mostly waits; the pages are small)
-PARALLEL = 2
+    shot.write_bytes(png)
+    return dom, log, shot
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str, str, Path]]:
-    """Every example's report opened in the browser, several at once: by kernel name,
-    (page text, DOM, log, screenshot)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if CHROMIUM is None:
-        return {}
+def rendered(
+    chromium: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[str, str, str, Path]]:
+    """Every example's report opened in the browser: by kernel name, (page text, DOM,
+    log, screenshot)."""
     jobs = {}
     for file, name in _kernels():
         tmp = tmp_path_factory.mktemp(name)
         k = kernels_in(import_file(str(EXAMPLES / file)))[name]
         jobs[name] = (ptoc.report(k, tmp / f"{name}.html"), tmp)
-    with ThreadPoolExecutor(PARALLEL) as pool:
-        opened = {n: pool.submit(open_page, CHROMIUM, h, t) for n, (h, t) in jobs.items()}
-        return {n: (jobs[n][0].read_text(), *f.result()) for n, f in opened.items()}
+    pages = chromium.open_many([html.resolve().as_uri() for html, _ in jobs.values()])
+    out = {}
+    for (name, (html, tmp)), (dom, log, png) in zip(jobs.items(), pages, strict=True):
+        shot = tmp / "shot.png"
+        shot.write_bytes(png)
+        out[name] = (html.read_text(), dom, log, shot)
+    return out
 
 
 def _kernels() -> list[tuple[str, str]]:
@@ -107,14 +94,14 @@ def _svg(dom: str, ident: str) -> str:
 
 
 def console_messages(log: str) -> list[str]:
-    return [ln for ln in log.splitlines() if ":CONSOLE" in ln or "Uncaught" in ln]
+    return [ln for ln in log.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
 
 
 NETWORK = re.compile(r"https?://|(?:src|href)\s*=\s*[\"']?//", re.I)
 
 
 @pytest.mark.parametrize("file,name", _kernels())
-def test_report_renders_in_a_browser(chromium: str, rendered, file: str, name: str) -> None:
+def test_report_renders_in_a_browser(chromium: Browser, rendered, file: str, name: str) -> None:
     text, dom, log, shot = rendered[name]
     assert not NETWORK.search(text), NETWORK.search(text)
     assert f'content="{page.CSP}"' in text
@@ -133,7 +120,7 @@ def test_report_renders_in_a_browser(chromium: str, rendered, file: str, name: s
     assert len(colours) > 20 and float(pixels.std()) > 10.0
 
 
-def test_selecting_a_block_marks_it_in_both_pictures(chromium: str, tmp_path: Path) -> None:
+def test_selecting_a_block_marks_it_in_both_pictures(chromium: Browser, tmp_path: Path) -> None:
     """The page's selection (what a click on a bundle, a column or a node does), through
     a link to block 3 of softmax: the bundle, its graph node and its timeline column are
     marked."""
@@ -151,7 +138,7 @@ def test_selecting_a_block_marks_it_in_both_pictures(chromium: str, tmp_path: Pa
     assert cursor and float(cursor.group(1)) == pytest.approx(left + 3 * cw)
 
 
-def test_the_checks_catch_errors_and_fetches(chromium: str, tmp_path: Path) -> None:
+def test_the_checks_catch_errors_and_fetches(chromium: Browser, tmp_path: Path) -> None:
     """Control: a page with a failing script and an image from the network, under the
     report's policy, shows both in the DOM and the log the tests read."""
     bad = tmp_path / "bad.html"
