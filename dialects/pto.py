@@ -32,7 +32,7 @@ from xdsl.traits import Pure
 
 from ptoc.backend.isa import scalar_load
 
-from .pto_base import PtoOp
+from .pto_base import PtoOp, fast_segments
 from .pto_ops import PTO_OPS
 from .pto_types import GPR, DatrAttr, GprType, PtoTileType
 from .tile_types import TensorType
@@ -53,7 +53,7 @@ __all__ = [
     "signed64",
 ]
 
-PTO_OP_BY_MNEMONIC: dict[str, type[PtoOp]] = {c.MNEMONIC: c for c in PTO_OPS}
+PTO_OP_BY_MNEMONIC: dict[str, type[PtoOp]] = {c.MNEMONIC: fast_segments(c) for c in PTO_OPS}
 
 
 def signed64(value: int) -> int:

@@ -33,9 +33,14 @@ class Liveness:
     """Read positions (schedule indices) of every tile value."""
 
     uses: dict[SSAValue, list[int]] = field(default_factory=dict)
+    #: the last read of every value by ``id`` (SSAValue hashes by ``id`` too, through a
+    #: Python method): read for every queue entry of every placement
+    last: dict[int, int] = field(default_factory=dict)
 
     def add(self, v: SSAValue, t: int) -> None:
-        self.uses.setdefault(v, []).append(t)
+        u = self.uses.setdefault(v, [])
+        u.append(t)
+        self.last[id(v)] = u[-1]
 
     def next_use(self, v: SSAValue | None, t: int) -> int | None:
         """The first read at or after position ``t`` (None: dead from ``t`` on)."""
@@ -48,8 +53,7 @@ class Liveness:
         return u[i] if i < len(u) else None
 
     def last_use(self, v: SSAValue) -> int:
-        u = self.uses.get(v)
-        return u[-1] if u else -1
+        return self.last.get(id(v), -1)
 
 
 @dataclass

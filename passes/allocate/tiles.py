@@ -178,10 +178,11 @@ class TileAllocator:
                 s += max(0.0, 1 + self._pushes(h, t + 1, last) - d) / d + (
                     0.3 if (h == HOT) != (v in self.short) and qs.hands > 1 else 0.0
                 )
+        last_of = self.live.last.get
         for k, e in enumerate(qs.q[h]):
             if e.value is None or e.dead:
                 continue
-            last = self.live.last_use(e.value)
+            last = last_of(id(e.value), -1)
             if last > t and (k + 2) + self._pushes(h, t + 1, last) > d:
                 s += 1.0 / d
         tail = qs.tail(h)

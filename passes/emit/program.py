@@ -192,9 +192,11 @@ class Emitted:
     ifs: dict[int, IfIntent] = field(default_factory=dict)
 
 
-def _dims(op: PtoOp) -> list[Command]:
+def _dims(op: PtoOp) -> tuple[Command, ...]:
     out: list[Command] = []
     counted = op.dynamic_lbs
+    if not counted:
+        return _dims_of(op.lbs)
     for lb, v in enumerate(op.lbs):
         if v is None:
             continue
@@ -202,7 +204,19 @@ def _dims(op: PtoOp) -> list[Command]:
             out.append(Dim(lb, _count_reg(counted[lb]), 0))
         else:
             out.append(Dim(lb, 0, v, compressed=True) if v < 256 else Dim(lb, 0, v))
-    return out
+    return tuple(out)
+
+
+@cache
+def _dims_of(lbs: tuple[int | None, ...]) -> tuple[Command, ...]:
+    """The B.DIM commands of static LB0..LB2 (cached: commands are immutable, so bundles
+    with the same dims share them)."""
+    out: list[Command] = []
+    for lb, v in enumerate(lbs):
+        if v is None:
+            continue
+        out.append(Dim(lb, 0, v, compressed=True) if v < 256 else Dim(lb, 0, v))
+    return tuple(out)
 
 
 def _count_reg(v: SSAValue) -> int:
@@ -218,7 +232,15 @@ def _iots(op: PtoOp, refs: list[TileRef], hands: list[Hand], sizes: list[int]) -
     An operation that binds no tile (TPREFETCH) has none."""
     if optable_row(op.MNEMONIC).binding.binding_free:
         return []
-    mask = op.mask.value.data
+    return list(_iot_records(tuple(refs), tuple(hands), tuple(sizes), op.mask.value.data))
+
+
+@cache
+def _iot_records(
+    refs: tuple[TileRef, ...], hands: tuple[Hand, ...], sizes: tuple[int, ...], mask: int
+) -> tuple[Command, ...]:
+    """:func:`_iots` of the operands (cached: bundles binding the same references share
+    the immutable records)."""
     recs: list[list] = [list(refs[i : i + 2]) for i in range(0, len(refs), 2)] or [[]]
     out: list[Iot] = []
     for i, srcs in enumerate(recs):
@@ -228,7 +250,12 @@ def _iots(op: PtoOp, refs: list[TileRef], hands: list[Hand], sizes: list[int]) -
         out.append(Iot((), mask, False, hands[1], sizes[1]))
     last = out[-1]
     out[-1] = Iot(last.srcs, last.mask, True, last.dst, last.size)
-    return list(out)
+    return tuple(out)
+
+
+#: BSTART / BSTOP commands, shared (immutable) by every bundle that has them
+_tile_start = cache(tile_start)
+_STOP = Stop()
 
 
 @cache
@@ -488,11 +515,11 @@ class _Emitter:
     def bundle(self, op: PtoOp) -> None:
         if (op.refs is None and op.bound_srcs) or (op.hands is None and op.dsts):
             raise fail(op, "the bundle has no allocation (hands and references)")
-        refs = [_ref(s.data) for s in op.refs] if op.refs is not None else []
+        refs = [_ref(s.data) for s in op.refs] if op.refs is not None else []  # cached
         hands = [Hand[s.data] for s in op.hands] if op.hands is not None else []
         sizes = [d.type.size.data for d in op.dsts]  # type: ignore[attr-defined]
         start = len(self.cmds)
-        self.cmds.append(tile_start(op.MNEMONIC, _dtype_code(op)))
+        self.cmds.append(_tile_start(op.MNEMONIC, _dtype_code(op)))
         if op.datr is not None:
             self.cmds.append(Datr(**op.datr.values()))
         if op.fpatr is not None:
@@ -503,7 +530,7 @@ class _Emitter:
             regs = [GPR_BY_NAME[g.data] for g in op.gprs] + [0, 0]
             self.cmds.append(Ior(regs[0], regs[1], regs[2] if len(op.gprs) > 2 else 0))
         self.cmds.extend(_iots(op, refs, hands, sizes))
-        self.cmds.append(Stop())
+        self.cmds.append(_STOP)
         role = op.role_name or "op"
         restores = self.vid(op.srcs[0]) if role == "reload" else -1
         srcs = tuple(self.vid(v) for v in op.bound_srcs)
@@ -520,6 +547,7 @@ class _Emitter:
         )
 
 
+@cache
 def _ref(text: str) -> TileRef:
     hand, k = text.split("#")
     return TileRef(Hand[hand], int(k))

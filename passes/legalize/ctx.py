@@ -205,11 +205,7 @@ class LegalizeCtx:
             outs = [lb for lb in self.result_lbs if lb in lbs]
             if outs and results:
                 props["dst_lbs"] = DenseArrayBase.from_list(i64, outs)
-        new = cls.build(
-            operands=[list(srcs), list(scalars), counted],
-            result_types=[list(results)],
-            properties=props,
-        )
+        new = cls.make(srcs, scalars, results, props, counted)
         if source is not None:
             new.location = source.location
         self.block.add_op(new)
