@@ -9,6 +9,7 @@ plus ``PRED``, so IR text reads like bundle text. The helpers below read every f
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import cache
 
 import numpy as np
 from xdsl.dialects.utils import EnumAttribute
@@ -34,8 +35,10 @@ class DTypeAttr(EnumAttribute[DType], SpacedOpaqueSyntaxAttribute):  # type: ign
         return element_type(self.data)
 
 
+@cache
 def dtype_attr(dt: DataType | ElementType | str | DType) -> DTypeAttr:
-    """The attribute of an element type, a DataType, a DType or a name."""
+    """The attribute of an element type, a DataType, a DType or a name (cached:
+    attributes are immutable, and legalize asks for one per bundle)."""
     return DTypeAttr(DType(element_type(dt).name))
 
 

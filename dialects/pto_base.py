@@ -312,6 +312,21 @@ class _Segment:
 
 
 _TUPLE_SLICE = tuple.__getitem__
+
+
+class _Results:
+    """``dsts`` of a pto op: all its results (its one, variadic, result definition), the
+    op's own immutable result tuple rather than xDSL's generic slice of it."""
+
+    __slots__ = ()
+
+    def __get__(self, obj: PtoOp | None, objtype: type | None = None) -> Any:
+        return self if obj is None else obj.results
+
+    def __set__(self, obj: PtoOp, value: object) -> None:
+        raise NotImplementedError("Cannot write to named results; create a new operation")
+
+
 #: the operand segment sizes' property name (AttrSizedOperandSegments)
 _SEGMENTS = AttrSizedOperandSegments.attribute_name
 
@@ -328,11 +343,13 @@ _STARTS: dict[bytes, tuple[int, ...]] = {}
 
 
 def fast_segments(cls: type[PtoOp]) -> type[PtoOp]:
-    """Replace the ``srcs`` / ``scalars`` / ``dim_values`` accessors of a defined pto op
-    class (after ``irdl_op_definition`` set xDSL's) with :class:`_Segment`."""
+    """Replace the ``srcs`` / ``scalars`` / ``dim_values`` / ``dsts`` accessors of a
+    defined pto op class (after ``irdl_op_definition`` set xDSL's) with :class:`_Segment`
+    and :class:`_Results`."""
     cls.srcs = _Segment(0)  # type: ignore[assignment]
     cls.scalars = _Segment(1)  # type: ignore[assignment]
     cls.dim_values = _Segment(2)  # type: ignore[assignment]
+    cls.dsts = _Results()  # type: ignore[assignment]
     return cls
 
 
