@@ -30,9 +30,9 @@ def test_executor_benchmark_runs_on_few_bundles() -> None:
     rows = bench_executor.rows(bundles=10)
     assert all(r.value > 0 and r.baseline > 0 for r in rows)
     assert [r.row_key for r in rows] == [
-        "tadd_fresh", "tadd_same", "tadd_tiny", "trowexpandmin", "tsort", "tmrgsort",
-        "tmrgsort_argsort", "softmax_mix_fp32", "softmax_mix_fp16", "softmax_mix_bf16",
-        "softmax_run",
+        "tadd_fresh", "tadd_same", "tadd_tiny", "tadd_nonfinite", "trowexpandmin", "tsort",
+        "tmrgsort", "tmrgsort_argsort", "softmax_mix_fp32", "softmax_mix_fp16",
+        "softmax_mix_bf16", "softmax_run",
     ]  # fmt: skip
     assert rows[0].goal == 1.5 and "TADD FP32 64x256 fresh source x10" in render(rows)
 
