@@ -27,6 +27,7 @@ from xdsl.traits import MemoryReadEffect
 from xdsl.utils.exceptions import VerifyException
 
 from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa.scalar_fp import FP32_DESTINATION, FP32_SOURCE, FSU_BY_OP, INT64_SOURCE
 
 from .tile_types import TensorType
 
@@ -162,13 +163,11 @@ class CoreOp(IRDLOperation):
         return self.kind.value.data == self.COUNT
 
 
-#: FP32 operations of run-time float scalars -> the FSU form computing them
-FLOAT_BINARY = {"add": "FADD", "sub": "FSUB", "mul": "FMUL", "div": "FDIV", "min": "FMIN",
-                "max": "FMAX"}  # fmt: skip
-#: FP32 comparisons -> the FSU form (a 0/1 result; there is no LE or GT form)
-FLOAT_COMPARE = {"eq": "FEQ", "ne": "FNE", "lt": "FLT", "ge": "FGE"}
+#: the FP32 binary operations and comparisons of run-time float scalars (``FsuForm.op``)
+FLOAT_BINARY = ("add", "sub", "mul", "div", "min", "max")
+FLOAT_COMPARE = ("eq", "ne", "lt", "ge")
 #: the FSU SrcType of an FP32 carrier (the GPR's low word)
-FP32_TYPE = 1
+FP32_TYPE = FP32_SOURCE
 
 
 @irdl_op_definition
@@ -197,7 +196,7 @@ class FloatOp(IRDLOperation):
     @property
     def mnemonic(self) -> str:
         k = self.op_kind
-        return FLOAT_BINARY.get(k) or FLOAT_COMPARE[k]
+        return FSU_BY_OP[k]
 
     def verify_(self) -> None:
         if self.op_kind not in FLOAT_BINARY and self.op_kind not in FLOAT_COMPARE:
@@ -226,7 +225,7 @@ def float_value(op: Operation, values: dict[SSAValue, int]) -> int:
 
     if isinstance(op, IntToFloatOp):
         w = np.array([values[op.source] & M64], np.uint64)
-        r, _ = fsu.convert_from_int(True, 0, FP32_TYPE, w, 0)
+        r, _ = fsu.convert_from_int(True, INT64_SOURCE, FP32_DESTINATION, w, 0)
         return int(r[0])
     assert isinstance(op, FloatOp)
     a, b = (np.array([values[v] & M64], np.uint64) for v in (op.lhs, op.rhs))

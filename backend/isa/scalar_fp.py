@@ -24,6 +24,7 @@ The text names of the carriers (``fadd.fs``, ``fcvtz.fs2sw``) are the catalog's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .datatypes import DataType
 from .semantics.floatfmt import RNA, RNE, RTM, RTP, RTZ
@@ -172,3 +173,20 @@ __all__ = [
     "IntCarrier",
     "type_suffixes",
 ]
+
+
+def _code(table: dict[int, Any], dt: DataType) -> int:
+    return next(k for k, v in table.items() if (v[0] if isinstance(v, tuple) else v) == dt)
+
+
+#: the SrcType of an FP32 source, the DstType of an FP32 result, and the SrcType of a
+#: 64-bit integer source (what the compiler's FP32 scalars use)
+FP32_SOURCE = _code(FP_SOURCE, DataType.FP32)
+FP32_DESTINATION = _code(FP_DESTINATION, DataType.FP32)
+INT64_SOURCE = next(k for k, bits in INT_SOURCE_BITS.items() if bits == 64)
+#: the quiet FSU form computing each binary operation or comparison (``FsuForm.op``)
+FSU_BY_OP: dict[str, str] = {
+    f.op: m
+    for m, f in FSU_FORMS.items()
+    if f.kind in ("binary", "minmax") or (f.kind == "compare" and not f.signalling)
+}

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_BY_NAME
+from ptoc.backend.isa.scalar_fp import FP32_DESTINATION, INT64_SOURCE
 from ptoc.backend.program import Command
 from ptoc.dialects.pto import IndexAddrOp
 from ptoc.dialects.scalars import FP32_TYPE, CoreOp, FloatOp, IntToFloatOp, constant_value
@@ -106,7 +107,8 @@ class Scalars:
             return load_const(rd, c)
         if isinstance(op, IntToFloatOp):  # the signed 64-bit value to FP32
             x = self.reg(op.source)
-            return [_s("SCVTF", RegDst=rd, SrcL=x, SrcType=0, DstType=FP32_TYPE)]
+            src, dst = INT64_SOURCE, FP32_DESTINATION
+            return [_s("SCVTF", RegDst=rd, SrcL=x, SrcType=src, DstType=dst)]
         if isinstance(op, FloatOp):  # FP32 on the registers' low words
             a, b = self.reg(op.lhs), self.reg(op.rhs)
             return [_s(op.mnemonic, RegDst=rd, SrcL=a, SrcR=b, SrcType=FP32_TYPE)]
