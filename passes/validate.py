@@ -22,6 +22,7 @@ next bundle that reads the value.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -389,9 +390,12 @@ class _Loops:
     def live(self, lp: LoopIntent) -> set[int]:
         """Value ids a bundle may read at the header before they are produced again: read
         at or after it, and not produced by the body (a body's own tiles are new in every
-        iteration)."""
+        iteration; a copy or a reload of a value brings back the same value)."""
         made = {
-            d for i, it in self.em.intents.items() if lp.header <= i < lp.latch for d in it.dsts
+            d
+            for i, it in self.em.intents.items()
+            if lp.header <= i < lp.latch and it.kind not in ("refresh", "reload")
+            for d in it.dsts
         }
         for inner in self.em.loops:  # a nested loop's entry and exit rename into new ids
             if lp.header <= inner.guard < lp.latch:
@@ -422,7 +426,10 @@ class _Loops:
         index = Sym(0, None, ((lp.name, 1),))
         head.gpr[lp.iv] = index
         unknown: set[int] = set()
-        for attempt in range(2):
+        # registers and scratch granules whose contents differ at the back edge become
+        # unknown at the header, and the body is replayed again (each round forgets at
+        # least one fact, so this settles)
+        for attempt in itertools.count():
             r.set_state(head)
             counting = self.counting
             self.counting = counting and attempt == 0
@@ -442,21 +449,21 @@ class _Loops:
                     f"{where}: the back edge leaves the queues "
                     f"{_show(back.queues)}, the body starts from {_show(head.queues)}"
                 )
-            if back.scratch != head.scratch:
-                raise ValidationError(
-                    f"{where}: the back edge leaves other spilled values in the scratch "
-                    "area than the body starts from"
-                )
+            # a spilled value the back edge does not leave where the header has it is
+            # not known there (a reload of it in the body or after the loop then fails)
+            lost = {g for g, held in head.scratch.items() if back.scratch.get(g) != held}
             differ = {
                 g for g in head.gpr if g != lp.iv and head.gpr[g] != back.gpr.get(g)
             } - unknown
-            if not differ:
+            if not differ and not lost:
                 break
+            if attempt > len(GPR_NAMES) + len(head.scratch):
+                raise ValidationError(f"{where}: its registers do not settle")
             unknown |= differ
             for g in differ:
                 head.gpr[g] = None
-        else:
-            raise ValidationError(f"{where}: its registers do not settle")
+            for g in lost:
+                del head.scratch[g]
         self.enclosing.pop()
         out = _rename(head, dict(lp.leave), None)
         out.gpr[lp.iv] = None
@@ -595,12 +602,9 @@ def _rename(
         [[(name(v), n) for v, n in q] for q in s.queues],
         s.used,
         dict(s.gpr),
-        # a spilled copy of a renamed value holds its value of one iteration only
-        {
-            g: (o, n, v)
-            for g, (o, n, v) in s.scratch.items()
-            if v not in names and v not in targets and (live is None or v in live)
-        },
+        # a spill slot is named like a queue entry: a carried tile's initial value
+        # spilled before the loop is the carried argument at the header
+        {g: (o, n, name(v)) for g, (o, n, v) in s.scratch.items() if name(v) != -1},
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from .errors import Error, VerifyError
+from .tensor import TensorSpec
 
 EXIT_OK, EXIT_MISMATCH = 0, 1
 
@@ -215,7 +216,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         prog = compile_kernel(k, _machine(args.machine))
     runs = 1 if given else args.runs
-    big = sum(p.spec.shape[0] * p.spec.shape[1] for p in k.params) >= 1 << 16
+    big = (
+        sum(
+            p.spec.shape[0] * p.spec.shape[1]
+            for p in k.params
+            if isinstance(p.spec, TensorSpec)
+        )
+        >= 1 << 16
+    )
     show = (
         args.progress
         if args.progress is not None

@@ -221,6 +221,9 @@ def _program(kernel: Kernel, traced: Traced, c: Any, config: Any) -> Program:
     for at, check in em.checks.items():
         if check.where is not None:
             prog.sources[at] = traced.locations.get(check.where)
+    for lp in em.loops:  # a loop's guard block is its pt.range line
+        if lp.where is not None:
+            prog.sources[lp.guard] = traced.locations.get(lp.where)
     return prog
 
 

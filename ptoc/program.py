@@ -201,7 +201,7 @@ class Program:
                 1 for i in tiles if getattr(self.intents.get(i), "kind", "op") != "op"
             )
             blocks = sum(1 for i in cmds if isinstance(self.program.commands[i], ScalarStart))
-            src = self.source_of(tiles[0]) if tiles else None
+            src = self.sources.get(lp.guard) or (self.source_of(tiles[0]) if tiles else None)
             loops.append(LoopStats(src.line if src else 0, len(tiles), inserted, blocks))
         return Stats(
             loops=tuple(loops),

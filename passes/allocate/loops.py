@@ -18,6 +18,12 @@ body pushes into so that the queues hold ``E``: fillers of the right sizes for e
 bundle reads, and the state values, copied from a hand the body does not touch or
 reloaded from the spill area. That costs at most ``depth`` bundles per hand, once per
 entry into the loop; an iteration itself costs only what the body's own allocation needs.
+
+When the carried tiles do not fit beside the body's own tiles, the largest of them live in
+the spill area across the back edge instead (one more at a time until the loop allocates):
+each has a slot of its own for the whole loop, written with the initial value before the
+loop (or the initial value's own slot, when that value is spilled and dead after the
+entry), read by the body's reloads and written with the new value at the back edge.
 """
 
 from __future__ import annotations
@@ -32,9 +38,9 @@ from xdsl.ir import Operation, SSAValue
 from ptoc.backend.program import TileRef
 from ptoc.dialects.pto import PtoOp
 
-from ..diagnostics import fail, value_name
+from ..diagnostics import CompileError, fail, value_name
 from .state import Entry
-from .tiles import Action, BundlePlan, TileAllocator, _immovable
+from .tiles import Action, BundlePlan, TileAllocator, _immovable, spill_bytes, tile_bytes
 
 #: simulated iterations of a body before its entry state must have been found
 MAX_ROUNDS = 40
@@ -54,10 +60,31 @@ class Loop:
     yields: list[SSAValue] = field(default_factory=list)
     #: every value resident through the body (read at the back edge)
     state: list[SSAValue] = field(default_factory=list)
+    #: the state values that are not the carried tiles' new values
+    through: list[SSAValue] = field(default_factory=list)
+    #: carried tiles that live in the spill area across the back edge, and their slots:
+    #: the body reloads the tile from there, and the back edge stores its new value there
+    spilled: dict[SSAValue, int] = field(default_factory=dict)
     enter: int = -1
     back: int = -1
     #: the entry state the body starts from and returns to (set by the allocation)
     entry: list[list[Entry]] | None = None
+
+    def _stored_only(self) -> set[SSAValue]:
+        """New values of spilled carried tiles that the back edge needs nowhere else."""
+        kept = set(self.through) | {
+            y for a, y in zip(self.carried, self.yields, strict=True) if a not in self.spilled
+        }
+        return {self.yields[self.carried.index(a)] for a in self.spilled} - kept
+
+    def keep(self) -> set[SSAValue]:
+        """The values whose queue entries the entry state fixes."""
+        return (set(self.state) | set(self.carried)) - set(self.spilled) - self._stored_only()
+
+    def resident(self) -> list[SSAValue]:
+        """The state values the back edge reads from the queues."""
+        stored = self._stored_only()
+        return [v for v in self.state if v not in stored]
 
 
 Item = PtoOp | Loop
@@ -76,10 +103,12 @@ class Event:
         if self.kind == "op":
             assert self.op is not None
             return list(self.op.srcs)
+        assert self.loop is not None
         if self.kind == "back":
-            assert self.loop is not None
             return self.loop.state
-        return []
+        # the entry reads the carried tiles' initial values: they stay resident or
+        # spilled until the construction before the body
+        return self.loop.inits
 
     @property
     def dsts(self) -> Sequence[SSAValue]:
@@ -90,11 +119,11 @@ class Event:
 
 
 class _Pseudo:
-    """The back edge as a bundle the allocator plans: it reads the loop's state values
-    (reloading a spilled one) and produces nothing."""
+    """A loop's entry or back edge as a bundle the allocator plans: it reads ``srcs``
+    (by default the loop's state values; reloading a spilled one) and produces nothing."""
 
-    def __init__(self, loop: Loop) -> None:
-        self.srcs = loop.state
+    def __init__(self, loop: Loop, srcs: Sequence[SSAValue] | None = None) -> None:
+        self.srcs = list(loop.resident() if srcs is None else srcs)
         self.dsts: list[SSAValue] = []
         self.location = loop.op.location
         self.name = loop.op.name  # diagnostics name the loop
@@ -147,6 +176,7 @@ def state_values(events: Sequence[Event], loops: Sequence[Loop]) -> None:
                 continue
             if made.get(v, -1) < loop.enter and any(t > loop.enter for t in ts):
                 state[v] = None
+        loop.through = list(state)
         state.update(dict.fromkeys(loop.yields))
         loop.state = list(state)
         for v in loop.state:  # the back edge reads them (so enclosing loops see it too)
@@ -164,6 +194,7 @@ class _Snapshot:
     scratch_top: int
     free: dict[int, list[int]]
     counts: dict[str, int]
+    reserved: set[int]
 
 
 def _copy_queues(q: list[list[Entry]]) -> list[list[Entry]]:
@@ -181,6 +212,7 @@ def snapshot(a: TileAllocator) -> _Snapshot:
         a.scratch_top,
         {k: list(v) for k, v in a._free_slots.items()},
         dict(a.counts),
+        set(a.reserved),
     )
 
 
@@ -192,6 +224,7 @@ def restore(a: TileAllocator, s: _Snapshot) -> None:
     a.scratch_top = s.scratch_top
     a._free_slots = {k: list(v) for k, v in s.free.items()}
     a.counts = dict(s.counts)
+    a.reserved = set(s.reserved)
 
 
 def shape(q: list[list[Entry]], keep: set[SSAValue]) -> tuple[tuple[tuple[int, int], ...], ...]:
@@ -244,8 +277,53 @@ class LoopAllocator:
     # ------------------------------------------------------------------ one loop
 
     def _loop(self, loop: Loop) -> None:
+        """Allocate ``loop`` with its carried tiles resident; when that fails, with the
+        largest ones living in the spill area across the back edge, one more at a time."""
         a = self.a
-        keep = set(loop.state) | set(loop.carried)
+        before = snapshot(a)
+        movable = sorted(
+            (v for v in loop.carried if not _immovable(v)), key=lambda v: -tile_bytes(v)
+        )
+        first: CompileError | None = None
+        for n in range(len(movable) + 1):
+            restore(a, before)
+            loop.spilled = {}
+            self._spill_carried(loop, movable[:n])
+            try:
+                self._allocate(loop)
+            except CompileError as err:
+                first = first or err
+                continue
+            # after the loop a spilled carried tile's result is in its slot
+            for arg, slot in loop.spilled.items():
+                r = _tile_results(loop)[loop.carried.index(arg)]
+                a.home[r], a.reserved = slot, a.reserved - {slot}
+                a.out.add(r)
+            return
+        assert first is not None
+        raise first
+
+    def _spill_carried(self, loop: Loop, args: Sequence[SSAValue]) -> None:
+        """Give each of ``args`` a slot of its own for the loop: its initial value's slot
+        when that value is spilled already and dead after the loop's entry."""
+        a = self.a
+        for arg in args:
+            init = loop.inits[loop.carried.index(arg)]
+            if (
+                init in a.out
+                and init in a.home
+                and a.live.next_use(init, loop.enter + 1) is None
+                and a.home[init] not in a.reserved
+            ):
+                slot = a.home[init]
+            else:
+                slot = a.take_slot(spill_bytes(arg))
+            loop.spilled[arg] = slot
+            a.reserved.add(slot)
+
+    def _allocate(self, loop: Loop) -> None:
+        a = self.a
+        keep = loop.keep()
         start = snapshot(a)
         # the entry renames each carried tile's initial value to the body's argument
         entry = self._entry_view(loop, keep)
@@ -310,19 +388,44 @@ class LoopAllocator:
         """From the loop's entry: the construction of ``entry`` (into ``plan``) and one
         iteration of the body; the (normalized) state at the back edge."""
         a = self.a
-        keep = set(loop.state) | set(loop.carried)
+        keep = loop.keep()
         self._rename_home(loop)
+        self._store_inits(loop, plan)
         self._construct(loop, entry, plan)
         self._set_queues(entry)
-        a.out -= set(loop.carried)
+        resident = {e.value for h in entry for e in h if e.value is not None}
         for v in loop.carried:
-            a.home.pop(v, None)
+            if v in loop.spilled:
+                a.home[v] = loop.spilled[v]
+                a.out.add(v)
+            elif v in resident or v not in a.home:
+                a.out.discard(v)
+                a.home.pop(v, None)
         for h in entry:
             for e in h:
                 if e.value is not None:
                     a.out.discard(e.value)
         self._body(loop, fixups)
         return normalize(a.qs.q, keep)
+
+    def _store_inits(self, loop: Loop, plan: BundlePlan) -> None:
+        """Store the initial values of the spilled carried tiles into their slots (those
+        not there already), reloading a spilled one first."""
+        a = self.a
+        todo = [
+            (loop.inits[loop.carried.index(arg)], slot)
+            for arg, slot in loop.spilled.items()
+            if a.home.get(loop.inits[loop.carried.index(arg)]) != slot
+        ]
+        if not todo:
+            return
+        read = a._bundle(loop.enter, _Pseudo(loop, [v for v, _ in todo]))  # type: ignore[arg-type]
+        plan.actions.extend(read.actions)
+        for v, slot in todo:
+            ref = a.qs.ref(v)
+            assert ref is not None
+            plan.actions.append(Action("spill", v, None, ref, slot))
+            a.counts["spill"] += 1
 
     def _rename_home(self, loop: Loop) -> None:
         """In a trial from the entry, a carried tile whose initial value was spilled is
@@ -344,8 +447,23 @@ class LoopAllocator:
         qs.peak = max(qs.peak, qs.used)
 
     def _body(self, loop: Loop, fixups: Sequence[Fixup] = ()) -> None:
+        a = self.a
         self._span(loop.enter + 1, loop.back)
-        self.plans[loop.back] = self.a._bundle(loop.back, _Pseudo(loop))  # type: ignore[arg-type]
+        back = BundlePlan()
+        # the spilled carried tiles' new values go to their slots, one at a time
+        for arg, slot in loop.spilled.items():
+            y = loop.yields[loop.carried.index(arg)]
+            back.actions.extend(a._bundle(loop.back, _Pseudo(loop, [y])).actions)  # type: ignore[arg-type]
+            ref, e = a.qs.ref(y), a.qs.entry(y)
+            assert ref is not None and e is not None
+            back.actions.append(Action("spill", y, None, ref, slot))
+            a.counts["spill"] += 1
+            if y in loop._stored_only():
+                e.dead = True
+        reads = a._bundle(loop.back, _Pseudo(loop))  # type: ignore[arg-type]
+        back.actions.extend(reads.actions)
+        back.refs = reads.refs
+        self.plans[loop.back] = back
         # the carried arguments' entries hold the finished iteration's values: stale now
         stale = set(loop.carried)
         for h in self.a.qs.q:
@@ -404,7 +522,7 @@ class LoopAllocator:
         names = dict(zip(loop.inits, loop.carried, strict=True))
         view = _copy_queues(current)
         relabel(view, names)
-        keep = set(loop.state) | set(loop.carried)
+        keep = loop.keep()
         rebuild = [
             h
             for h in range(qs.hands)

@@ -137,6 +137,9 @@ class TileAllocator:
         self.exclude: int | None = None
         self.scratch_top = 0
         self._free_slots: dict[int, list[int]] = {}
+        #: slots that stay allocated whatever their values' liveness says (a loop's
+        #: spilled carried tiles: every iteration writes its new value there)
+        self.reserved: set[int] = set()
         self.counts = {"refresh": 0, "spill": 0, "reload": 0, "filler": 0}
         #: the bundle being planned (diagnostics name its kernel line)
         self.op: PtoOp | None = None
@@ -384,18 +387,21 @@ class TileAllocator:
         ref = self.qs.ref(v)
         assert e is not None and ref is not None
         if v not in self.home:
-            nbytes = spill_bytes(v)
-            slots = self._free_slots.get(nbytes)
-            if slots:
-                slot = slots.pop()
-            else:
-                slot = self.scratch_top
-                self.scratch_top += (nbytes + 63) // 64 * 64
+            slot = self.take_slot(spill_bytes(v))
             self.home[v] = slot
             plan.actions.append(Action("spill", v, None, ref, slot))
             self.counts["spill"] += 1
         e.dead = True  # the entry stays until evicted (still readable if pinned)
         self.out.add(v)
+
+    def take_slot(self, nbytes: int) -> int:
+        """A free scratch slot of ``nbytes`` (64-byte aligned)."""
+        slots = self._free_slots.get(nbytes)
+        if slots:
+            return slots.pop()
+        slot = self.scratch_top
+        self.scratch_top += (nbytes + 63) // 64 * 64
+        return slot
 
     def _spill_farthest(self, t: int, plan: BundlePlan) -> None:
         """Spill the resident value read furthest in the future (Belady); a value the
@@ -587,7 +593,11 @@ class TileAllocator:
         plan.hands = hands
         self.pinned = set()
         for v in set(op.srcs):
-            if self.live.last_use(v) == t and v in self.home:
+            if (
+                self.live.last_use(v) == t
+                and v in self.home
+                and self.home[v] not in self.reserved
+            ):
                 self._free_slots.setdefault(spill_bytes(v), []).append(self.home.pop(v))
         pushes = [0] * self.qs.hands
         for a in plan.actions:

@@ -127,6 +127,8 @@ class LoopIntent:
     back: tuple[tuple[int, int], ...]
     leave: tuple[tuple[int, int], ...]
     live: frozenset[int]
+    #: the kernel position of the ``pt.range`` (file, line, column)
+    where: tuple[str, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -490,6 +492,7 @@ class _Emitter:
                 ),
                 tuple((self.vid(a), self.vid(op.results[k])) for k, a in zip(tiles, args)),
                 frozenset(),
+                source_position(op),
             )
         )
 

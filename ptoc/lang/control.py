@@ -36,7 +36,7 @@ from ptoc.dialects.scalars import CoreOp, constant, constant_value
 from ..errors import KernelError
 from ..source import SourceLoc, user_location
 from ..tile import Tile
-from ..trace import current
+from ..trace import active, current
 from ._core import describe, fail
 
 __all__ = ["Condition", "Index", "RunScalar", "block_idx", "block_num", "range", "when"]
@@ -569,6 +569,9 @@ def _locate(op: Operation, loc: SourceLoc | None) -> None:
         op.location = FileLineColLoc(
             StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col + 1)
         )
+        state = active()
+        if state is not None:  # the program's loop statistics name this line
+            state.locations[(loc.file, loc.line, loc.col + 1)] = loc
 
 
 def _bindings(frame: Any) -> dict[tuple[Any, ...], Any]:

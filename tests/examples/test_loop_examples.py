@@ -133,13 +133,17 @@ def test_gemm_loop_size_does_not_depend_on_the_matrix_sizes() -> None:
     assert len(loops) == 3  # the block loops over M and N, and the K loop
 
 
+@pytest.mark.parametrize("machine", MACHINES)
 @pytest.mark.parametrize("kernel", ["attention_loop_d64", "attention_loop_d128"])
-def test_attention_loop_matches_the_unrolled_recurrence(kernel: str) -> None:
+def test_attention_loop_matches_the_unrolled_recurrence(kernel: str, machine) -> None:
     """Over a run-time number of keys the loop computes what the unrolled kernel computes
-    for the same keys, bit for bit, and attention within the FP16 rounding of P."""
+    for the same keys, bit for bit, and attention within the FP16 rounding of P. On the
+    tiny machine the carried state (m, the row sums and the 32 x dim FP32 accumulator:
+    17 KiB at dim 128) exceeds the 16 KiB capacity: the largest carried tiles live in the
+    spill area across the back edge."""
     mod = _example_module("attention")
     k = load_kernel(f"{EXAMPLES}/attention.py::{kernel}")
-    prog = ptoc.compile(k)
+    prog = ptoc.compile(k, machine)
     dim = 64 if kernel.endswith("64") else 128
     for seed, keys in ((0, mod.BLOCK), (1, mod.KEYS), (2, mod.MAX_KEYS)):
         inputs = k.random_inputs(seed)

@@ -89,6 +89,14 @@ def test_verify_many_seeds_with_progress(capsys) -> None:
     assert "[" + "#" * 24 + "] 4/4" in cap.err
 
 
+def test_verify_many_seeds_of_a_kernel_with_scalar_parameters(capsys) -> None:
+    """A kernel taking run-time scalars (no shape) verifies over many seeds, here on the
+    tiny machine, where the attention loop keeps part of its carried state spilled."""
+    spec = str(ROOT / "examples" / "attention.py") + "::attention_loop_d128"
+    assert main(["verify", spec, "--runs", "2", "--machine", "depth=4,capacity=16384"]) == 0
+    assert capsys.readouterr().out.startswith("attention_loop_d128: bit-exact in 2 runs")
+
+
 def test_verify_inputs_from_npz(tmp_path: Path, capsys) -> None:
     x = np.random.default_rng(9).standard_normal((8, 64)).astype(np.float32)
     np.savez(tmp_path / "in.npz", x=x)
