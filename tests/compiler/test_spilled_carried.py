@@ -53,7 +53,7 @@ def _want(x: np.ndarray, count: int, n: int) -> np.ndarray:
     return np.concatenate(accs)
 
 
-def _loop_spills(prog: ptoc.CompiledKernel) -> int:
+def _loop_spills(prog: ptoc.Program) -> int:
     """Spill bundles inside the program's loop bodies."""
     (lp,) = prog.loops
     return sum(

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ptoc
 from ptoc.loader import load_kernel
 
-from .test_examples import EXAMPLES, MACHINES
+from .test_examples import EXAMPLES, MACHINES, TINY
 
 
 def _softmax64(x: np.ndarray) -> np.ndarray:
@@ -83,6 +85,39 @@ def test_paged_gather_verifies_and_faults_on_a_bad_page(machine) -> None:
     bad["table"][0, 0], bad["blocks"] = 32, 1  # one page past the cache
     with pytest.raises(ptoc.MachineFault, match=r"row start 512 .*'cache'.*0\.\.496"):
         ptoc.run(prog, **bad)
+
+
+_PAGED: dict[bool, ptoc.Program] = {}
+
+
+@given(
+    table=st.lists(st.integers(-3, 34), min_size=8, max_size=8),
+    blocks=st.integers(0, 8),
+    tiny=st.booleans(),
+)
+def test_random_block_tables_gather_or_fault(table: list[int], blocks: int, tiny: bool) -> None:
+    """Any block table (duplicates, pages past either end of the cache) and any block
+    count: the pages the loop reaches are gathered bit for bit, and the first one outside
+    the cache stops the machine with the load's bounds fault."""
+    k = load_kernel(f"{EXAMPLES}/paged_gather.py::paged_gather")
+    if tiny not in _PAGED:
+        _PAGED[tiny] = ptoc.compile(k, TINY if tiny else None)
+    inputs = k.random_inputs(0) | {
+        "table": np.array([table], np.int32),
+        "blocks": blocks,
+    }
+    used = table[:blocks]
+    if all(0 <= p < 32 for p in used):
+        out = ptoc.verify(_PAGED[tiny], **inputs)["out"]
+        for b, page in enumerate(used):
+            want = inputs["cache"][16 * page : 16 * page + 16]
+            assert np.array_equal(
+                out[16 * b : 16 * b + 16].view(np.uint16), want.view(np.uint16)
+            )
+        assert not out[16 * blocks :].view(np.uint16).any()
+    else:
+        with pytest.raises(ptoc.MachineFault, match="'cache'"):
+            ptoc.run(_PAGED[tiny], **inputs)
 
 
 @pytest.mark.parametrize("machine", MACHINES)
