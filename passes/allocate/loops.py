@@ -65,6 +65,9 @@ class Loop:
     #: carried tiles that live in the spill area across the back edge, and their slots:
     #: the body reloads the tile from there, and the back edge stores its new value there
     spilled: dict[SSAValue, int] = field(default_factory=dict)
+    #: whether the body places the carried tiles' new values where their arguments sit
+    #: at the entry (the allocation tries both)
+    prefer: bool = True
     enter: int = -1
     back: int = -1
     #: the entry state the body starts from and returns to (set by the allocation)
@@ -277,6 +280,34 @@ class LoopAllocator:
     # ------------------------------------------------------------------ one loop
 
     def _loop(self, loop: Loop) -> None:
+        """Allocate ``loop``, its carried tiles' new values placed where their arguments
+        sit at the entry (which usually lets the back edge return to the entry state by
+        itself) or, when that costs more bundles per iteration, where the scores say."""
+        a = self.a
+        before = snapshot(a)
+        best: tuple[int, _Snapshot, dict[int, BundlePlan]] | None = None
+        first: CompileError | None = None
+        for prefer in (True, False):
+            restore(a, before)
+            loop.prefer = prefer
+            try:
+                self._spilling(loop)
+            except CompileError as err:
+                first = first or err
+                continue
+            span = range(loop.enter, loop.back + 1)
+            cost = sum(len(self.plans[t].actions) for t in span[1:] if t in self.plans)
+            if best is None or cost < best[0]:
+                best = (cost, snapshot(a), {t: self.plans[t] for t in span if t in self.plans})
+            if cost == 0:
+                break
+        if best is None:
+            assert first is not None
+            raise first
+        restore(a, best[1])
+        self.plans.update(best[2])
+
+    def _spilling(self, loop: Loop) -> None:
         """Allocate ``loop`` with its carried tiles resident; when that fails, with the
         largest ones living in the spill area across the back edge, one more at a time."""
         a = self.a
@@ -405,7 +436,17 @@ class LoopAllocator:
             for e in h:
                 if e.value is not None:
                     a.out.discard(e.value)
-        self._body(loop, fixups)
+        # each new value of a carried tile goes where its argument sits, if it can: then
+        # the back edge tends to leave the entry state without fixups
+        hand_of = {e.value: h for h, q in enumerate(entry) for e in q if e.value is not None}
+        saved = dict(a.prefer)
+        for arg, y in zip(loop.carried, loop.yields, strict=True):
+            if arg in hand_of and loop.prefer:
+                a.prefer[y] = hand_of[arg]
+        try:
+            self._body(loop, fixups)
+        finally:
+            a.prefer = saved
         return normalize(a.qs.q, keep)
 
     def _store_inits(self, loop: Loop, plan: BundlePlan) -> None:

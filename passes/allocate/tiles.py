@@ -39,6 +39,8 @@ from .state import Entry, Liveness, Queues
 FILLER_BYTES = 128
 #: the hand that takes the short-lived results
 HOT = 0
+#: score added to every hand but a value's preferred one (see TileAllocator.prefer)
+PREFER_PENALTY = 1.0
 #: exponential decay of the per-hand push-rate estimate
 RATE_DECAY = 0.85
 
@@ -135,6 +137,9 @@ class TileAllocator:
         self.pinned: set[int] = set()
         #: a hand the destination being placed must not take (see _accumulator_hand)
         self.exclude: int | None = None
+        #: the hand each of some values should go to when it is feasible (a loop's new
+        #: values of carried tiles: the hand their argument occupies at the loop entry)
+        self.prefer: dict[SSAValue, int] = {}
         self.scratch_top = 0
         self._free_slots: dict[int, list[int]] = {}
         #: slots that stay allocated whatever their values' liveness says (a loop's
@@ -191,6 +196,8 @@ class TileAllocator:
         tail = qs.tail(h)
         after = qs.used + size - (tail.size if tail else 0)
         s += max(0.0, after - 0.5 * qs.capacity) / qs.capacity
+        if v is not None and self.prefer.get(v, h) != h:
+            s += PREFER_PENALTY
         return s + 1e-3 * h
 
     def _feasible(self, qs: Queues, h: int, size: int, t: int, strict: bool) -> bool:

@@ -195,7 +195,10 @@ def test_attention_loop_matches_the_unrolled_recurrence(kernel: str, machine) ->
             ref = ptoc.run(ptoc.compile(unrolled), **small)["o"]
             assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
     (loop,) = prog.stats().loops
-    assert loop.bundles > loop.overhead > 0  # the back edge re-forms the entry state
+    if machine is None:  # the new m, l and accumulator land where the entry has them
+        assert loop.overhead == 0
+    else:  # the spilled accumulator pieces are reloaded and stored in every iteration
+        assert loop.bundles > loop.overhead > 0
 
 
 def test_attention_loop_program_size_does_not_depend_on_the_keys() -> None:
