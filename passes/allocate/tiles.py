@@ -447,7 +447,8 @@ class TileAllocator:
             h = self._place(self.qs, entry, t, strict=False)
             if h is None and not self._remedy(size, t, plan, strict=False):
                 h = self._place(self.qs, entry, t, strict=False, need_flow=False)
-                if h is None:
+                # fillers in several hands may free what no single hand's remedies can
+                if h is None and not self._evict_dead_tail(t, plan):
                     self._spill_farthest(t, plan)
             if h is not None:
                 self.out.discard(v)
