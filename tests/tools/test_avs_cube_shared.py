@@ -94,3 +94,79 @@ def test_shared_records_before_any_commit_and_cube_layout_rejections(tmp_path: P
     )
     r = one(tmp_path, "rowmajor", body)
     assert (r.outcome, r.category) == ("untranslated", "Shared tiles"), r
+
+
+def _select(dtype_bits: str, selector: int = 4) -> str:
+    """A TileMatrix bundle descriptor (TMATMULMX is selector 4) with AType ``dtype_bits``."""
+    return (
+        "    InstallBundleOperationDescriptor(BundleOperationDescriptor {\n"
+        "        valid = TRUE, form_identity = Zeros{7},\n"
+        "        operation_class = BundleOperation_TileMatrix,\n"
+        f"        selector_valid = TRUE, selector = Zeros{{10}} + {selector},\n"
+        f"        data_type_valid = TRUE, data_type = '{dtype_bits}',\n"
+        "        mode_valid = FALSE, mode = Zeros{2},\n"
+        "        branch_type_valid = FALSE, branch_type = Zeros{3}\n"
+        "    });\n"
+    )
+
+
+def _primaries(dt: str, k: int = 2) -> str:
+    """A 1 x K CUBE_M16 A in slot 1 and a K x 2 CUBE_N8 B in slot 2, all elements defined."""
+    writes = [(1, 0, c) for c in range(k)] + [(2, r, c) for r in range(k) for c in range(2)]
+    return (
+        f"    assert ConfigureCubeTile(1, 128, 1, {k},\n"
+        f"        TileDataType_{dt}, TileLayout_CUBE_M16, TileLocation_Matrix);\n"
+        f"    assert ConfigureCubeTile(2, 128, {k}, 2,\n"
+        f"        TileDataType_{dt}, TileLayout_CUBE_N8, TileLocation_Matrix);\n"
+        + "".join(f"    WriteTileElement({s}, {r}, {c}, Zeros{{64}});\n" for s, r, c in writes)
+    )
+
+
+def test_mx_operands_and_scales_follow_ptocs_preflight(tmp_path: Path) -> None:
+    body = (
+        "    ResetProfileState();\n"
+        + _select("00100")  # FP16: no scales
+        + _primaries("FP16")
+        + "    assert TileMatrixShapeLegal(1, 2) && !TileMatrixShapeLegal(2, 1);\n"
+        "    assert TileMXMatrixOperandsLegal(1, 2);\n"
+        "    assert TileOrdinaryMatrixOperandsLegal(1, 2);\n"
+        "    assert TileMatrixInfoOptionalScalesLegal(\n"
+        "        _Tiles[[1]], _Tiles[[0]], FALSE, _Tiles[[2]], _Tiles[[0]], FALSE);\n"
+        "    assert !TileMatrixInfoOptionalScalesLegal(\n"
+        "        _Tiles[[1]], _Tiles[[0]], TRUE, _Tiles[[2]], _Tiles[[0]], FALSE);\n"
+        "    ResetProfileState();\n"
+        + _select("00111")  # E4M3: both sides need an E8M0 scale
+        + _primaries("E4M3")
+        + "    assert TileMXMatrixOperandsLegal(1, 2);\n"
+        "    ConfigureTile(3, 128, 16, 8, 1, 1, TileDataType_E8M0,\n"
+        "        TileLayout_RowMajor, TileLocation_Matrix);\n"
+        "    ConfigureTile(4, 128, 16, 8, 1, 2, TileDataType_E8M0,\n"
+        "        TileLayout_RowMajor, TileLocation_Matrix);\n"
+        "    assert !TileMatrixInfoScalesLegal(\n"
+        "        _Tiles[[1]], _Tiles[[3]], _Tiles[[2]], _Tiles[[4]]);\n"  # undefined
+        "    WriteTileElement(3, 0, 0, Zeros{64});\n"
+        "    WriteTileElement(4, 0, 0, Zeros{64});\n"
+        "    WriteTileElement(4, 0, 1, Zeros{64});\n"
+        "    assert TileMatrixInfoScalesLegal(\n"
+        "        _Tiles[[1]], _Tiles[[3]], _Tiles[[2]], _Tiles[[4]]);\n"
+        "    assert !TileMatrixInfoScalesLegal(\n"  # the scales swapped: wrong shapes
+        "        _Tiles[[1]], _Tiles[[4]], _Tiles[[2]], _Tiles[[3]]);\n"
+        "    assert !TileMatrixInfoOptionalScalesLegal(\n"
+        "        _Tiles[[1]], _Tiles[[3]], FALSE, _Tiles[[2]], _Tiles[[4]], TRUE);\n"
+        "    assert !TileMatrixInfoShapeLegal(_Tiles[[1]], _Tiles[[2]]);\n"
+    )
+    r = one(tmp_path, "mx", body, source="asl/tile/x/y/TMATMUL_MX.asl")
+    assert r.outcome == "passed", r
+
+
+def test_operand_types_must_be_the_bundles(tmp_path: Path) -> None:
+    # AType S8 selected, FP16 primaries: neither ordinary nor MX operands are legal
+    body = (
+        _select("10011", selector=0)
+        + _primaries("FP16")
+        + "    assert TileMatrixShapeLegal(1, 2);\n"
+        "    assert !TileOrdinaryMatrixOperandsLegal(1, 2);\n"
+        "    assert !TileMXMatrixOperandsLegal(1, 2);\n"
+    )
+    r = one(tmp_path, "types", body, source="asl/tile/x/y/TMATMUL.asl")
+    assert r.outcome == "passed", r

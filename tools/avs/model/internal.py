@@ -44,7 +44,6 @@ unbound(
     "TileCubeDataTypeSupported",
     "TileMXInputTypeNeedsScale",
     "TileMXOperandPairLegal",
-    "TileMatrixInfoOptionalScalesLegal",
     "CubeFunctionUsesBias",
     "CubeFunctionAccumulates",
     "CubeFunctionUsesMX",
