@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the tool lives in the checkout, not the installed package
     sys.path.insert(0, str(ROOT))
 
-from test_avs_model import one  # noqa: E402
+from test_avs_model import bstart, one  # noqa: E402
+
+from ptoc.backend.isa import DataType  # noqa: E402
 
 
 def test_matrix_function_tables_and_shared_groups(tmp_path: Path) -> None:
@@ -170,3 +172,59 @@ def test_operand_types_must_be_the_bundles(tmp_path: Path) -> None:
     )
     r = one(tmp_path, "types", body, source="asl/tile/x/y/TMATMUL.asl")
     assert r.outcome == "passed", r
+
+
+def _matmul_bundle(dt: str, a: int, b: int, mask: str = "1111", fpatr: str = "") -> str:
+    """A 1x1x1 TMATMUL of ``dt`` run from its BSTART word and the ASL's state setters."""
+    fpatr = fpatr or "Zeros{6}, Zeros{3}, Zeros{4}, FALSE, FALSE, FALSE, FALSE"
+    return (
+        "    ResetProfileState();\n"
+        "    assert ConfigureCubeTileForMask(1, 128, 1, 1,\n"
+        f"        TileDataType_{dt}, TileLayout_CUBE_M16, TileLocation_Matrix, '1111');\n"
+        "    assert ConfigureCubeTileForMask(2, 128, 1, 1,\n"
+        f"        TileDataType_{dt}, TileLayout_CUBE_N8, TileLocation_Matrix, '1111');\n"
+        f"    WriteTileElement(1, 0, 0, Zeros{{64}} + {a});\n"
+        f"    WriteTileElement(2, 0, 0, Zeros{{64}} + {b});\n"
+        f"    let started = ExecuteCommandInstruction({bstart('TMATMUL', DataType[dt])});\n"
+        "    assert started == CommandExecution_Executed;\n"
+        f"    SetBundleFixedPointAttributeState({fpatr});\n"
+        f"    AddBundleTileBinding(TRUE, 0, 1, '{mask}', TRUE, TRUE, 1, 2, TRUE);\n"
+    )
+
+
+def test_fixed_point_attribute_state_becomes_the_bundles_fpatr(tmp_path: Path) -> None:
+    body = _matmul_bundle("S8", 6, 7) + (
+        "    assert ExecuteBundleTileOperation();\n"
+        "    let d = _BundleTileBindings[[0]].destination;\n"
+        "    assert _Tiles[[d]].data_type == TileDataType_S32;\n"
+        "    assert ReadTileElement(d, 0, 0) == Zeros{64} + 42;\n"
+    )
+    r = one(tmp_path, "fpatr", body, source="asl/block/x/BSTART.TMATMUL.asl")
+    assert r.outcome == "passed", r
+    assert "B.FPATR 0, 0, 0, 0, 0, 0, 0, 0, 0" in r.bundles[-1]
+    # RowMaxInit without RowMaxEn: ptoc's BundleFPATRFieldsLegal faults at the setter
+    body = (
+        _matmul_bundle(
+            "S8", 6, 7, fpatr="Zeros{6}, Zeros{3}, Zeros{4}, FALSE, FALSE, TRUE, FALSE"
+        )
+        + "    assert _LastFault == Fault_TileLegality;\n"
+    )
+    r = one(tmp_path, "fpatr_bad", body, source="asl/block/x/BSTART.TMATMUL.asl")
+    assert r.outcome == "passed", r
+
+
+def test_floating_bundle_values_and_unencodable_masks_are_classified(tmp_path: Path) -> None:
+    read = (
+        "    assert ExecuteBundleTileOperation();\n"
+        "    let d = _BundleTileBindings[[0]].destination;\n"
+        "    assert ReadTileElement(d, 0, 0) == Zeros{64} + 42;\n"
+    )
+    # raw FP16 words 6 and 7 are subnormals: D11's product is not the word 42
+    r = one(tmp_path, "fp16", _matmul_bundle("FP16", 6, 7) + read)
+    assert (r.outcome, r.category) == ("not applicable", "D11 matrix numerics"), r
+    # an integer bundle's wrong value stays a failure
+    r = one(tmp_path, "s8", _matmul_bundle("S8", 6, 8) + read)
+    assert r.outcome == "failed", r
+    r = one(tmp_path, "mask", _matmul_bundle("S8", 6, 7, mask="0011") + read)
+    assert (r.outcome, r.category) == ("not applicable", "asl-internal"), r
+    assert "0011 has no B.IOT PEMode encoding" in r.reason

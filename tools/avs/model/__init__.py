@@ -2,7 +2,8 @@
 
 Importing this package registers every binding (:mod:`.harness`, :mod:`.catalog`,
 :mod:`.bundle`, :mod:`.direct`, :mod:`.internal`, :mod:`.cube`, :mod:`.cube_operands`,
-:mod:`.shared`, :mod:`.scalar`); :class:`PtocModel` is the model one test runs against.
+:mod:`.fpatr_state`, :mod:`.shared`, :mod:`.scalar`); :class:`PtocModel` is the model one
+test runs against.
 """
 
 from . import (  # noqa: F401
@@ -12,6 +13,7 @@ from . import (  # noqa: F401
     cube_operands,
     direct,
     elements,
+    fpatr_state,
     harness,
     internal,
     scalar,

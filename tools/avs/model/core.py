@@ -252,6 +252,9 @@ class PtocModel:
         #: legality predicates ptoc answered FALSE only because of its DataType set:
         #: (line, mnemonic, rule)
         self.type_masked: list[tuple[int, str, str]] = []
+        #: (AType, BType) of the last committed floating matrix bundle, whose values are
+        #: D11's, not the ASL reference profile's raw-carrier arithmetic
+        self.floating_matrix: tuple[str, str] | None = None
         #: whether any binding consulted ptoc (a test that only exercises the ASL's own
         #: state helpers has no ptoc subject)
         self.consulted = False

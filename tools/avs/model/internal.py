@@ -24,7 +24,6 @@ unbound(
     "SelectTestCUBEDataType",
     "ResetCubeOrdinaryOperands",
     "CubeTotalityOperands",
-    "SetBundleFixedPointAttributeState",
     "TileMXInputTypeSupported",
     "TileOrdinaryMatrixAccumulatorType",
     "MatrixQuantParameter",
