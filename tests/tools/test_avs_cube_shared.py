@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the tool lives in the checkout, not the installed package
     sys.path.insert(0, str(ROOT))
 
-from test_avs_model import bstart, one  # noqa: E402
+from test_avs_model import ONE, TWO, bstart, one  # noqa: E402
 
 from ptoc.backend.isa import DataType  # noqa: E402
 
@@ -88,14 +88,65 @@ def test_shared_records_before_any_commit_and_cube_layout_rejections(tmp_path: P
     )
     r = one(tmp_path, "shared", body)
     assert r.outcome == "passed", r
-    # a RowMajor write needs the register's record: not mirrored yet
+    # a RowMajor write installs the register as ptoc's Shared register file holds it
     body = (
         "    ConfigureTile(0, 128, 1, 2, 1, 2, TileDataType_FP32,\n"
         "        TileLayout_RowMajor, TileLocation_Any);\n"
-        "    assert SharedTileUpdateCompatible(Zeros{8}, _Tiles[[0]], '0001');\n"
+        f"    WriteTileElement(0, 0, 0, Zeros{{64}} + 0x{ONE:x});\n"
+        f"    WriteTileElement(0, 0, 1, Zeros{{64}} + 0x{TWO:x});\n"
+        "    assert SharedTileUpdateCompatible(Zeros{8} + 7, _Tiles[[0]], '1111');\n"
+        "    assert !SharedTileRecord(Zeros{8} + 7).descriptor_valid;\n"
+        "    InstallSharedTile(Zeros{8} + 7, _Tiles[[0]], '1111');\n"
+        "    let rec = SharedTileRecord(Zeros{8} + 7);\n"
+        "    assert rec.descriptor_valid && rec.published;\n"
+        "    assert rec.allocation_mask == '1111' && rec.initialized_mask == '1111';\n"
+        f"    assert rec.tile.payload[[1]] == Zeros{{64}} + 0x{TWO:x};\n"
+        "    assert SharedTileFullyInitialized(Zeros{8} + 7);\n"
+        "    assert SharedTileCapacityInUse() == 512;\n"
+        # an allocated register keeps its descriptor and its allocation mask
+        "    ConfigureTile(1, 128, 1, 1, 1, 1, TileDataType_FP32,\n"
+        "        TileLayout_RowMajor, TileLocation_Any);\n"
+        "    WriteTileElement(1, 0, 0, Zeros{64});\n"
+        "    assert !SharedTileUpdateCompatible(Zeros{8} + 7, _Tiles[[1]], '1111');\n"
+        "    assert !AtomicUpdateSharedTile(Zeros{8} + 7, _Tiles[[1]], '1111');\n"
+        "    assert SharedTileCapacityInUse() == 512;\n"
     )
     r = one(tmp_path, "rowmajor", body)
-    assert (r.outcome, r.category) == ("untranslated", "Shared tiles"), r
+    assert r.outcome == "passed", r
+
+
+def test_a_committed_bundle_reads_an_installed_shared_register(tmp_path: Path) -> None:
+    # U16 A (Local) x U8 B (Shared S9): 6 * 7, and the B.IOS binding is consumed
+    body = (
+        "    ResetProfileState();\n"
+        "    assert ConfigureCubeTileForMask(1, 128, 1, 1,\n"
+        "        TileDataType_U16, TileLayout_CUBE_M16, TileLocation_Matrix, '1111');\n"
+        "    ConfigureTile(2, 128, 1, 1, 1, 1, TileDataType_U8,\n"
+        "        TileLayout_RowMajor, TileLocation_Matrix);\n"
+        "    WriteTileElement(1, 0, 0, Zeros{64} + 6);\n"
+        "    WriteTileElement(2, 0, 0, Zeros{64} + 7);\n"
+        "    InstallSharedTile(Zeros{8} + 9, _Tiles[[2]], '1111');\n"
+        f"    let started = ExecuteCommandInstruction({bstart('TMATMUL', DataType.U16)});\n"
+        "    SetBundleFixedPointAttributeState(\n"
+        "        Zeros{6}, Zeros{3}, Zeros{4}, FALSE, FALSE, FALSE, FALSE);\n"
+        "    SetBundleDataAttributeState(Zeros{5} + 27, Zeros{5}, Zeros{2},\n"
+        "        Zeros{3}, Zeros{3}, FALSE, FALSE);\n"
+        "    _BundleDataAttributesPresent = TRUE;\n"
+        "    BindBundleSharedIO(Zeros{8} + 9, 0, '1111');\n"
+        "    assert !_BundleSharedBindings[[0]].consumed;\n"
+        "    AddBundleTileBinding(TRUE, 0, 1, '1111', TRUE, FALSE, 1, 0, TRUE);\n"
+        "    assert ExecuteBundleTileOperation();\n"
+        "    assert _BundleSharedBindings[[0]].valid;\n"
+        "    assert _BundleSharedBindings[[0]].shared_id == Zeros{8} + 9;\n"
+        "    assert _BundleSharedBindings[[0]].consumed;\n"
+        "    let d = _BundleTileBindings[[0]].destination;\n"
+        "    assert ReadTileElement(d, 0, 0) == Zeros{64} + 42;\n"
+        # the register stays allocated across bundles
+        "    assert SharedTileRecord(Zeros{8} + 9).descriptor_valid;\n"
+    )
+    r = one(tmp_path, "shared_b", body, source="asl/block/x/BSTART.TMATMUL.asl")
+    assert r.outcome == "passed", r
+    assert "B.IOS S9" in r.bundles[-1], r.bundles
 
 
 def _select(dtype_bits: str, selector: int = 4) -> str:

@@ -440,6 +440,8 @@ def commit(m: PtocModel) -> bool:
             note_type_masking(m, start, result.fault.rule)
         return False
     note_floating_matrix(m, start)
+    # a bundle whose every mask is zero is a no-op: its B.IOS sources stay unconsumed
+    m.shared_consumed = any(isinstance(c, (Ios, Iot)) and c.mask for c in headers(m))
     records = [
         r
         for r in m.bindings.items

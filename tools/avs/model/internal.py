@@ -92,11 +92,9 @@ not_applicable(
 )
 unbound(
     "Shared tiles",
-    "AtomicUpdateSharedTile",
     "MaterializeSharedTile",
     "ReadSharedTileWord",
     "TLOADShared",
-    "SharedTileFullyInitialized",
 )
 
 
