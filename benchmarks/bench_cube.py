@@ -3,8 +3,9 @@
 Rows (printed by benchmarks/run_all.py, never asserted): the time of one TMATMUL bundle
 (preflight, source snapshot, D11 fold per PE, atomic publication) on a 4-PE machine,
 divided by four (per PE, the executor computes each PE's fold), side by side with
-``np.matmul`` on the same FP16/BF16 arrays (numpy's generic loop: it has no FP16 BLAS)
-and on float32 copies (BLAS), and FP32 inputs (exact fused steps) against float32
+``np.matmul`` on the same FP16/BF16 arrays (FP16: numpy's generic loop, it has no FP16
+BLAS; BF16: ml_dtypes widens to float32 and calls BLAS) and on float32 copies (BLAS),
+and FP32 inputs (exact fused steps) against float32
 ``np.matmul``. Shapes run up to the largest single bundle: M <= 32 (CUBE_M32), D FP32
 M32 needs 128*N bytes and B FP16 N8 about 2*K*N bytes of one 64 KiB tile, so
 32 x 128 x 256 is the largest FP16 bundle with N = 128; larger products are K-chains

@@ -3,12 +3,15 @@
 Rows (printed by benchmarks/run_all.py, never asserted):
 
 * FP16 and BF16 inputs, FP32 accumulation, 64x64x64 up to 256x256x512, against
-  ``np.matmul`` on the same FP16/BF16 arrays (numpy has no BLAS kernel for either: it
-  runs its generic loop) and, for information, against ``np.matmul`` of float32 copies
-  (BLAS, a different rounding). Goal from issue 11: at most 10x of ``np.matmul`` for
-  FP16/BF16 inputs. The fold is K vectorised FP32 additions (one outer product and one
-  in-place addition per k) because FP16/BF16 products of normal-range operands are
-  exact FP32 values.
+  ``np.matmul`` on the same FP16/BF16 arrays and, for information, against ``np.matmul``
+  of float32 copies (BLAS, a different rounding). The two same-type baselines differ in
+  kind: numpy has no FP16 kernel and runs its generic loop, while ml_dtypes' matmul of
+  BF16 arrays returns the float32 BLAS product of widened copies, so the BF16 row is
+  the fold against BLAS. Goal from issue 11: at most 10x of ``np.matmul`` for FP16/BF16
+  inputs. The fold is K vectorised FP32 additions because FP16/BF16 products of
+  normal-range operands are exact FP32 values: one outer product per block of k, then
+  one in-place addition per k (or one reduction per block while M * N is small), and
+  the K additions of M * N elements bound it from below.
 * FP32 inputs against float32 ``np.matmul``: every step is an exact fused multiply-add
   (float64 TwoSum, round to odd, one FP32 rounding), about twenty vectorised float64
   operations per k, so this row shows what exact FP32 steps cost.

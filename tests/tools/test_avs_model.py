@@ -178,7 +178,7 @@ def test_catalog_predicates_and_element_values_are_ptocs(tmp_path: Path) -> None
 def test_classification_of_what_ptoc_cannot_or_need_not_answer(tmp_path: Path) -> None:
     write(tmp_path, "compiles", "    assert TRUE;\n")
     write(tmp_path, "harness", fp32_tiles(0) + "    assert !_Tiles[[0]].contents_defined;\n")
-    write(tmp_path, "unbound", "    SetBundleFixedPointAttributeState(0);\n")
+    write(tmp_path, "unbound", "    let ok = TileMatrixLocalBiasSchemaLegal(0);\n")
     write(tmp_path, "unknown", "    Frobnicate();\n")
     write(
         tmp_path,

@@ -53,8 +53,9 @@ class Untranslated(TestOutcome):
 
 #: what ptoc does not model yet, by summary category
 UNTRANSLATED_GROUPS: dict[str, str] = {
-    "CUBE engine": "ptoc has no CUBE engine yet (TMATMUL/TGEMV families, CUBE tile layouts "
-    "and locations, B.FPATR post-processing)",
+    "CUBE engine": "a CUBE model function the harness does not bind yet (the B.FPATR "
+    "bundle state, the operand-schema and post-processing descriptor records, CUBE tiles "
+    "outside the Matrix location); ptoc's executor runs the CUBE engine",
     "indexed GM transfers": "ptoc's executor does not model MGATHER/MSCATTER (and their "
     "MASK/CAS forms) or GMOV",
     "Shared tiles": (

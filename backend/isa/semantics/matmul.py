@@ -23,14 +23,16 @@ significand bits each, E8M0 scales are powers of two) is exact in float64. When 
 inputs have at most 24 significand bits together and every product of the call lies in
 FP32's normal range (checked from the operands' extreme magnitudes), the products are
 exact FP32 values and a step is one IEEE FP32 addition: the fold then runs as one
-in-place float32 addition per k, of products formed a block of k at a time, which is
-the path of FP16, FP8 and in-range BF16/TF32/HF32 inputs. Otherwise (FP32 inputs, MX scales
-out of range, subnormal or overflowing products, another rounding mode) each step forms
-the exact sum ``s + p`` as the float64 pair of Knuth's TwoSum and rounds it once: for
-RNE by rounding the pair to odd at 53 bits and then to FP32 (correct since 53 >= 24 + 2,
-Boldo and Melquiond), elements that are tiny or overflow and other rounding modes
-through the exact parts engine of :mod:`.floatfmt`. Non-finite operands take a
-per-step special-value pass.
+in-place float32 addition per k (or one ``np.add.reduce`` over a block of k while M * N is
+small, which numpy evaluates row after row), of products formed a block of k at a time,
+which is the path of FP16, FP8 and in-range BF16/TF32/HF32 inputs. FP16 and BF16
+operands reach it without a float64 copy (BF16 widens by shifting its bits). Otherwise
+(FP32 inputs, MX scales out of range, subnormal or overflowing products, another
+rounding mode) each step forms the exact sum ``s + p`` as the float64 pair of Knuth's
+TwoSum and rounds it once: for RNE by rounding the pair to odd at 53 bits and then to
+FP32 (correct since 53 >= 24 + 2, Boldo and Melquiond), elements that are tiny or
+overflow and other rounding modes through the exact parts engine of :mod:`.floatfmt`.
+Non-finite operands take a per-step special-value pass.
 
 The post-processing of B.FPATR (conversion, activation, RowMax/GroupMax) is
 :mod:`.fpatr`; :func:`matmul` composes fold, bias and post-processing as
@@ -41,6 +43,7 @@ call (the executor calls once per PE).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,6 +84,8 @@ _FLT_MAX = float(np.finfo(np.float32).max)
 _TINY = 2.0**-125  # below this a rounded FP32 sum may be subnormal or tiny
 _KNOWN_EXACT_SUM = 2**16  # integer chunks: |sum| < 2**48 < 2**53 in float64
 _PRODUCT_BLOCK = 1 << 19  # products formed per call of the native fold (2 MiB of FP32)
+_NX_SAMPLE = 256  # elements of a step checked for NX before the whole step
+_REDUCE_MAX = 1 << 14  # up to this M * N the native fold adds a block of k in one call
 
 
 def type_class(dt: DataType) -> str:
@@ -262,6 +267,10 @@ def fold(
             )
     if acc_type != D.FP32:
         return _fold_int(a, b, acc, acc_type), 0
+    if not exact and rmode in (0, RNE) and a_scale is None and b_scale is None:
+        ops = _native_operands(a, a_type, b, b_type, acc)
+        if ops is not None:
+            return _fold_native(*ops, start_is_zero=acc is None)
     av, a_snan = _float_values(a, a_type)
     bv, b_snan = _float_values(b, b_type)
     av = _scaled(av, a_scale, axis=1)
@@ -280,7 +289,11 @@ def fold(
             av, bv, s, bits_sum, scaled=a_scale is not None or b_scale is not None
         )
     ):
-        r, st = _fold_native(av, bv, s)
+        with np.errstate(over="ignore"):
+            r32, st = _fold_native(
+                av.astype(np.float32), bv.astype(np.float32), s.astype(np.float32)
+            )
+        r = r32.astype(np.float64)
     else:
         r, st = _fold_exact(av, bv, s, rmode or RNE)
     return _to_fp32(r), status | st
@@ -325,23 +338,94 @@ def _native_exact(
         for x in (av, bv) if scaled else ():
             if not np.array_equal(x.astype(np.float32).astype(np.float64), x):
                 return False  # an MX-scaled operand beyond FP32
-    a_abs, b_abs = np.abs(av), np.abs(bv)
-    a_nz, b_nz = a_abs[a_abs > 0], b_abs[b_abs > 0]
-    if a_nz.size == 0 or b_nz.size == 0:
+    return _products_in_range(_extremes(av), _extremes(bv))
+
+
+def _extremes(x: np.ndarray) -> tuple[float, float]:
+    """(smallest nonzero, largest) magnitude of ``x``; NaN or Inf make the largest non-finite.
+
+    The smallest is +Inf when every element is a zero. Reductions with ``where`` avoid
+    the copies of boolean indexing (these checks run once per bundle and PE).
+    """
+    mag = np.abs(x)
+    if mag.size == 0:
+        return float("inf"), 0.0
+    return float(np.min(mag, where=mag > 0, initial=np.inf)), float(mag.max())
+
+
+def _products_in_range(a_ext: tuple[float, float], b_ext: tuple[float, float]) -> bool:
+    """Whether every product of finite operands with these extremes is FP32-normal or zero.
+
+    The float64 products of the extremes are exact (at most 24 + 24 significand bits).
+    """
+    (a_lo, a_hi), (b_lo, b_hi) = a_ext, b_ext
+    if a_lo == np.inf or b_lo == np.inf:
         return True  # every product is a signed zero
-    # float64 products of values with <= 24-bit significands are exact
-    return a_nz.min() * b_nz.min() >= 2.0**-126 and a_nz.max() * b_nz.max() <= _FLT_MAX
+    return a_lo * b_lo >= 2.0**-126 and a_hi * b_hi <= _FLT_MAX
 
 
-def _fold_native(av: np.ndarray, bv: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, int]:
+def _fp32_carrier(x: np.ndarray, dt: DataType) -> np.ndarray | None:
+    """The FP32 values of an FP16 or BF16 operand, or None for other types and carriers.
+
+    FP16 widens with numpy's cast; BF16 is the upper half of an FP32 encoding, so its bits
+    shifted up 16 are the FP32 bits (no ml_dtypes cast, which is elementwise C++ and
+    several times slower). Both are exact for every encoding, NaN payloads included.
+    """
+    if dt == D.FP16 and x.dtype == np.float16:
+        return x.astype(np.float32)
+    if dt == D.BF16 and x.dtype.itemsize == 2:
+        bits = to_bits(x).astype(np.uint32)
+        np.left_shift(bits, 16, out=bits)
+        return bits.view(np.float32)
+    return None
+
+
+def _native_operands(
+    a: np.ndarray, a_type: DataType, b: np.ndarray, b_type: DataType, acc: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """FP32 (A, B, start) of a fold that :func:`_fold_native` computes exactly, else None.
+
+    The FP16/BF16 route of :func:`fold` without a float64 copy: None when an operand is
+    another type, non-finite (a NaN, signalling or not, takes the general path, which
+    reports NV), or a product may leave FP32's normal range.
+    """
+    a32 = _fp32_carrier(a, a_type)
+    b32 = _fp32_carrier(b, b_type) if a32 is not None else None
+    if a32 is None or b32 is None:
+        return None
+    a_ext, b_ext = _extremes(a32), _extremes(b32)
+    if not (a_ext[1] <= _FLT_MAX and b_ext[1] <= _FLT_MAX):
+        return None  # an Inf or a NaN
+    if not _products_in_range(a_ext, b_ext):
+        return None
+    if acc is None:
+        s = np.zeros((a32.shape[0], b32.shape[1]), np.float32)
+    else:
+        acc = np.asarray(acc)
+        if acc.dtype != np.float32:
+            return None
+        s = acc.copy()
+        if not float(np.abs(s).max()) <= _FLT_MAX:
+            return None
+    return a32, b32, s
+
+
+def _fold_native(
+    a32: np.ndarray, b32: np.ndarray, run: np.ndarray, start_is_zero: bool = False
+) -> tuple[np.ndarray, int]:
     """The fold as float32 additions of exact float32 products (see :func:`_native_exact`).
 
-    The products of a block of k come from one call, then each k is one in-place IEEE
-    float32 addition. A step is inexact iff the exact one of ``new - prev`` (when
-    |prev| >= |p|) and ``new - p`` (when |p| >= |prev|) differs from the other addend
-    (Fast2Sum); once NX is known the check stops. Finite operands and exact products
-    leave overflow (OF|NX; the sum becomes and stays Inf) as the only other event: an
-    FP32 sum of two FP32 values is never tiny and inexact.
+    ``a32`` (M x K), ``b32`` (K x N) and the start ``run`` (M x N) are FP32 arrays;
+    ``start_is_zero`` says that ``run`` is all +0 (no accumulator). The fold is elementwise,
+    so it runs on the transposed problem when N < M: the products of a block of k come from
+    one call whose inner loops are the longer side, then each k is one in-place IEEE float32
+    addition (or one reduction per block of k, see below).
+
+    A step is inexact iff the exact one of ``new - prev`` (when |prev| >= |p|) and
+    ``new - p`` (when |p| >= |prev|) differs from the other addend (Fast2Sum); once NX is
+    known the check stops and the additions go in place. Finite operands and exact
+    products leave overflow (OF|NX; the sum becomes and stays Inf) as the only other
+    event: an FP32 sum of two FP32 values is never tiny and inexact.
 
     The block of products is an ``einsum`` outer product (several times faster than a
     broadcast multiply, whose inner loops are only N long). einsum accumulates into a
@@ -349,34 +433,93 @@ def _fold_native(av: np.ndarray, bv: np.ndarray, s: np.ndarray) -> tuple[np.ndar
     running sum is -0, and under RNE a sum becomes -0 only from -0 + -0. So einsum
     serves every fold whose start has no -0 element (every fold without an accumulator);
     the others use the broadcast multiply, which keeps zero signs.
+
+    While M * N is at most ``_REDUCE_MAX`` a Python call per k costs more than the
+    additions themselves, so after the NX check the rest of a block is one
+    ``np.add.reduce`` over its outer axis (the running sum as its first row), which
+    numpy evaluates as the same additions in the same order (:func:`_reduce_is_sequential`).
     """
-    m, k = av.shape
-    n = bv.shape[1]
-    a_t = np.ascontiguousarray(av.T.astype(np.float32))
-    b32 = np.ascontiguousarray(bv.astype(np.float32))
-    run = s.astype(np.float32)
-    signed_zero_start = bool(np.any((run == 0) & np.signbit(run)))
+    m, k = a32.shape
+    n = b32.shape[1]
+    if n < m:
+        out, status = _fold_native(b32.T, a32.T, run.T.copy(), start_is_zero)
+        return np.ascontiguousarray(out.T), status
+    a_t = np.ascontiguousarray(a32.T)
+    b_c = np.ascontiguousarray(b32)
+    zero_start = start_is_zero
+    signed_zero_start = not zero_start and bool(np.any((run == 0) & np.signbit(run)))
+    # a reduction over the outer axis adds the rows one after the other (see
+    # _reduce_is_sequential) and saves a call per k, which only pays while calls cost
+    # more than the extra copy of its first row; that copy may turn a -0 start into +0
+    by_reduce = not signed_zero_start and 2 <= m * n <= _REDUCE_MAX and _reduce_is_sequential()
     kc = max(1, min(k, _PRODUCT_BLOCK // (m * n)))
-    prods = np.empty((kc, m, n), np.float32)
+    buf = np.empty((kc + 1, m, n), np.float32)  # [running sum, products of the block]
     nx = False
     with np.errstate(over="ignore", invalid="ignore"):
         for k0 in range(0, k, kc):
             c = min(kc, k - k0)
+            p = buf[1 : c + 1]
             if signed_zero_start:
-                np.multiply(a_t[k0 : k0 + c, :, None], b32[k0 : k0 + c, None, :], out=prods[:c])
+                np.multiply(a_t[k0 : k0 + c, :, None], b_c[k0 : k0 + c, None, :], out=p)
             else:
-                np.einsum("ki,kj->kij", a_t[k0 : k0 + c], b32[k0 : k0 + c], out=prods[:c])
-            for p in prods[:c]:
-                if nx:
-                    np.add(run, p, out=run)
-                    continue
-                new = run + p
-                nx = bool(np.any((new - run) != p)) or bool(np.any((new - p) != run))
+                np.einsum("ki,kj->kij", a_t[k0 : k0 + c], b_c[k0 : k0 + c], out=p)
+            q = 0
+            if zero_start and k0 == 0:
+                run = p[0].copy()  # +0 + p is p: the first step is exact
+                q = 1
+            while not nx and q < c:
+                new = run + p[q]
+                nx = _inexact(run, p[q], new)
                 run = new
+                q += 1
+            if q == c:
+                continue
+            if by_reduce:
+                buf[q] = run  # the slot of the last product consumed (or slot 0)
+                run = np.add.reduce(buf[q : c + 1], axis=0, out=run)
+            else:
+                for pq in p[q:]:
+                    np.add(run, pq, out=run)
     status = NX if nx else 0
     if np.isinf(run).any():
         status |= OF | NX
-    return run.astype(np.float64), status
+    return run, status
+
+
+def _inexact(run: np.ndarray, p: np.ndarray, new: np.ndarray) -> bool:
+    """Whether some ``new = fl(run + p)`` is inexact (Fast2Sum, see :func:`_fold_native`).
+
+    A few hundred elements are checked first: a random fold shows NX at once there, and
+    small arrays cost a fraction of the whole check.
+    """
+    r, q, z = run.reshape(-1), p.reshape(-1), new.reshape(-1)
+    if r.size > _NX_SAMPLE:
+        cut = slice(0, _NX_SAMPLE)
+        if _fast2sum_differs(r[cut], q[cut], z[cut]):
+            return True
+    return _fast2sum_differs(r, q, z)
+
+
+def _fast2sum_differs(r: np.ndarray, q: np.ndarray, z: np.ndarray) -> bool:
+    return bool(np.any((z - r) != q)) or bool(np.any((z - q) != r))
+
+
+@functools.cache
+def _reduce_is_sequential() -> bool:
+    """Whether ``np.add.reduce`` over the outer axis adds row by row, in order.
+
+    numpy sums pairwise only along the fast axis of memory; over an outer axis of a
+    C-contiguous array (the inner axis at least 2 long) it adds each row to the result
+    in turn, each addition rounded: exactly the D11 fold, without a Python call per k.
+    This probe guards the assumption (pairwise or reordered sums give another value
+    here); without it the fold adds one k per call.
+    """
+    rows = np.full((40, 2), 2.0**-24, np.float32)
+    rows[0, 0] = rows[-1, 1] = 1.0  # 1 + 2**-24 ties to 1 at each step of column 0
+    seq = rows[0].copy()
+    for r in rows[1:]:
+        seq = seq + r  # one rounded float32 addition per element and row
+    return bool(np.array_equal(np.add.reduce(rows, axis=0), seq))
 
 
 def _fold_exact(

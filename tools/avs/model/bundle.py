@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ptoc.backend.encoding import decode_command
-from ptoc.backend.isa import Family, catalog
-from ptoc.backend.isa.fields import Hand
+from ptoc.backend.isa import DataType, Family, catalog, info
+from ptoc.backend.isa.fields import MASK_TO_PEMODE, Hand
 from ptoc.backend.program import (
     Command,
     Datr,
@@ -305,6 +305,12 @@ def add_bundle_tile_binding(
         raise NotApplicable(
             "asl-internal", "a binding of source1 without source0 has no B.IOT encoding"
         )
+    if _int(mask) not in MASK_TO_PEMODE:
+        raise NotApplicable(
+            "asl-internal",
+            f"a binding with PE mask {_int(mask):04b} has no B.IOT PEMode encoding "
+            "(PTOv0PEMaskOfPEMode)",
+        )
     rec = binding_record()
     rec.fields.update(
         valid=True,
@@ -402,6 +408,20 @@ def execute_bundle_tile_operation(m: PtocModel) -> bool:
     return commit(m)
 
 
+def note_floating_matrix(m: PtocModel, start: TileStart) -> None:
+    """Remember a committed CUBE bundle with a floating AType or BType (see the runner)."""
+    if start.family is not Family.CUBE:
+        return
+    b_code = m.data_attributes.fields["data_type"] if m.data_attributes_present else None
+    try:
+        a_t = DataType(start.dtype)
+        b_t = a_t if b_code is None else DataType(_int(b_code))
+    except ValueError:
+        return
+    if info(a_t).is_float or info(b_t).is_float:
+        m.floating_matrix = (a_t.name, b_t.name)
+
+
 def commit(m: PtocModel) -> bool:
     """Run the open bundle on ptoc and publish its destinations into ASL slots."""
     if m.zero_seen and not any(r.fields["valid"] for r in m.bindings.items):
@@ -419,6 +439,9 @@ def commit(m: PtocModel) -> bool:
         if "does not support DataType" in result.fault.rule:
             note_type_masking(m, start, result.fault.rule)
         return False
+    note_floating_matrix(m, start)
+    # a bundle whose every mask is zero is a no-op: its B.IOS sources stay unconsumed
+    m.shared_consumed = any(isinstance(c, (Ios, Iot)) and c.mask for c in headers(m))
     records = [
         r
         for r in m.bindings.items

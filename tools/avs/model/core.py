@@ -32,6 +32,7 @@ from ptoc.backend.isa import DataType
 from ptoc.backend.isa.fields import Hand
 from ptoc.backend.program import Command, Iot, Program, Stop, TileStart
 from ptoc.runtime import Machine, MachineConfig, MachineFault, UnsupportedOperation
+from ptoc.runtime.shared import SharedTile
 from ptoc.runtime.tiles import Layout, Tile, poisoned
 
 from ..outcome import NotApplicable, Untranslated
@@ -252,6 +253,9 @@ class PtocModel:
         #: legality predicates ptoc answered FALSE only because of its DataType set:
         #: (line, mnemonic, rule)
         self.type_masked: list[tuple[int, str, str]] = []
+        #: (AType, BType) of the last committed floating matrix bundle, whose values are
+        #: D11's, not the ASL reference profile's raw-carrier arithmetic
+        self.floating_matrix: tuple[str, str] | None = None
         #: whether any binding consulted ptoc (a test that only exercises the ASL's own
         #: state helpers has no ptoc subject)
         self.consulted = False
@@ -282,6 +286,9 @@ class PtocModel:
         self.last_fault = Enum("Fault_None")
         self.fault_address = Bits(64, 0)
         self.tile_capacity = 262144
+        #: the Shared register file S0..S255 as ptoc's executor keeps it (installed by the
+        #: test or written by a committed bundle; every bundle's machine starts from it)
+        self.shared_tiles: dict[int, SharedTile] = {}
         self.reset_bundle()
 
     # ------------------------------------------------------------------ bundle state
@@ -292,6 +299,8 @@ class PtocModel:
         self.start: TileStart | None = None
         #: header commands in the order the test issued them
         self.pending: list[Command] = []
+        #: whether the bundle committed (its B.IOS sources are then consumed)
+        self.shared_consumed = False
         self.bindings = Array([binding_record() for _ in range(BINDING_SLOTS)])
         self.dimensions = Array([Bits(64, 0) for _ in range(3)])
         self.dimension_present = Array([False] * 3)
@@ -431,7 +440,12 @@ class PtocModel:
                 for pe in range(pes):
                     if t.mask >> (3 - pe) & 1:
                         used[pe] += t.capacity
+        for reg in self.shared_tiles.values():
+            for pe in range(pes):
+                if reg.alloc_mask >> (3 - pe) & 1:
+                    used[pe] += reg.capacity
         state.used = used
+        state.shared = dict(self.shared_tiles)
         for reg in range(1, 24):
             v = self.gprs.items[self.agent].items[reg].value
             state.gpr[:, reg] = np.uint64(v)
@@ -458,6 +472,7 @@ class PtocModel:
         dests = new_destinations(program, before, state.queues)
         self.commits += 1
         self.memory[:] = state.gm[:MEMORY_BYTES]
+        self.shared_tiles = dict(state.shared)
         result = RunResult(None, dests, status, text, program)
         self.last_run = result
         return result
@@ -469,6 +484,7 @@ class PtocModel:
         from ..runner import lifted_type_check
 
         saved = (self.last_run, list(self.runs), self.memory.copy(), self.commits)
+        shared = dict(self.shared_tiles)
         try:
             with lifted_type_check():
                 return attempt()
@@ -476,6 +492,7 @@ class PtocModel:
             return False
         finally:
             self.last_run, self.runs, self.commits = saved[0], saved[1], saved[3]
+            self.shared_tiles = shared
             self.memory[:] = saved[2]
 
     def read_back(self, tile: Tile, mask: int, into: TileInfo | None = None) -> TileInfo:

@@ -24,7 +24,6 @@ unbound(
     "SelectTestCUBEDataType",
     "ResetCubeOrdinaryOperands",
     "CubeTotalityOperands",
-    "SetBundleFixedPointAttributeState",
     "TileMXInputTypeSupported",
     "TileOrdinaryMatrixAccumulatorType",
     "MatrixQuantParameter",
@@ -44,7 +43,6 @@ unbound(
     "TileCubeDataTypeSupported",
     "TileMXInputTypeNeedsScale",
     "TileMXOperandPairLegal",
-    "TileMatrixInfoOptionalScalesLegal",
     "CubeFunctionUsesBias",
     "CubeFunctionAccumulates",
     "CubeFunctionUsesMX",
@@ -94,11 +92,9 @@ not_applicable(
 )
 unbound(
     "Shared tiles",
-    "AtomicUpdateSharedTile",
     "MaterializeSharedTile",
     "ReadSharedTileWord",
     "TLOADShared",
-    "SharedTileFullyInitialized",
 )
 
 

@@ -63,9 +63,10 @@ def dry_run(m: PtocModel, start: TileStart | None = None) -> RunResult:
     start = start or current_start(m)
     if start is None or start.op is None:
         raise AslRuntimeError("no tile operation is selected")
-    memory = m.memory.copy()
+    memory, shared = m.memory.copy(), dict(m.shared_tiles)
     result = m.run_bundle(start, headers(m))
     m.memory[:] = memory
+    m.shared_tiles = shared
     return result
 
 

@@ -1,24 +1,37 @@
-"""The ASL's Shared register records (S0..S255), as far as the harness mirrors them.
+"""The ASL's Shared register records (S0..S255), bound to ptoc's Shared register file.
 
-The executor keeps the Shared register file of a machine (``ptoc.runtime.shared``), but
-each bundle of a test runs on a fresh machine, so the harness sees a Shared register
-only while no bundle has committed: then every record is the ASL's reset record
-(``descriptor_valid`` FALSE, masks zero) and no Shared capacity is in use. After a
-commit, or for a test that installs a register (``InstallSharedTile``), these calls are
-untranslated. The descriptor rules that reject a write or a read schema before any
-record is consulted (a CUBE layout: ptoc keeps Shared tiles RowMajor, the layout the
-matrix operands read) come from ptoc and hold at any time.
+The harness keeps the register file as ptoc's executor does (``ptoc.runtime.shared``:
+one immutable :class:`~ptoc.runtime.shared.SharedTile` per allocated register) in
+``PtocModel.shared_tiles``; every bundle's fresh machine starts from it and a committed
+bundle's writes come back (``PtocModel.run_bundle``). A test installs a register with
+``InstallSharedTile`` / ``AtomicUpdateSharedTile``: the write of a ``TileInfo`` record's
+valid, defined elements in the quarters its PE_MASK selects, checked and applied by
+ptoc's ``compatible`` and ``updated`` (``SharedTileUpdateCompatible``,
+``AtomicUpdateSharedTileWithPublication``) with the per-PE capacity rule of the
+executor's Shared TLOAD. ptoc keeps Shared tiles RowMajor, the layout the matrix operands
+read, so a CUBE-layout descriptor is never a Shared register's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..outcome import Untranslated
-from ..values import Bits, Enum, Record
-from .core import PtocModel, binding
+import numpy as np
+
+from ptoc.backend.isa import info
+from ptoc.backend.isa import shared as isa_shared
+from ptoc.backend.isa.fields import MASK_TO_PEMODE
+from ptoc.backend.program import Ios
+from ptoc.runtime.shared import SharedTile, compatible, selected, updated
+from ptoc.runtime.tiles import Layout, Tile, poisoned
+
+from ..outcome import NotApplicable, Untranslated
+from ..values import Array, Bits, Enum, Record
+from .bundle import issue
+from .core import PtocModel, binding, model_variable
 from .cube import cube_layout
-from .tiles import TileInfo
+from .harness import fail
+from .tiles import TileInfo, carrier_values, from_ptoc
 
 GROUP = "Shared tiles"
 
@@ -27,49 +40,143 @@ def _int(v: Any) -> int:
     return v.value if isinstance(v, Bits) else int(v)
 
 
-def _reset_file(m: PtocModel, name: str) -> None:
-    """Untranslated unless the register file is still in its reset state."""
-    if m.commits:
-        raise Untranslated(
-            f"{name} after a committed bundle (each bundle runs on a fresh machine)",
-            group=GROUP,
-        )
-
-
-@binding("SharedTileRecord")
-def shared_tile_record(m: PtocModel, shared_id: Any) -> Record:
-    _reset_file(m, "SharedTileRecord")
-    return Record(
-        "SharedTileInfo",
-        {
-            "descriptor_valid": False,
-            "allocation_mask": Bits(4, 0),
-            "initialized_mask": Bits(4, 0),
-            "published": False,
-            "tile": TileInfo(),
-        },
-    )
-
-
-@binding("SharedTileCapacityInUse")
-def shared_capacity_in_use(m: PtocModel) -> int:
-    _reset_file(m, "SharedTileCapacityInUse")
-    return 0
-
-
 def _cube(layout: Any) -> bool:
     return isinstance(layout, Enum) and cube_layout(layout) is not None
 
 
+def _write(tile: TileInfo, mask: int) -> SharedTile | None:
+    """The write ``tile`` stands for under ``mask``, or None when its descriptor is no
+    Shared register's (unallocated, a predicate, not RowMajor)."""
+    if not tile.allocated or tile.predicate or _cube(tile.layout):
+        return None
+    if tile.ptoc_layout is not Layout.ROW_MAJOR:
+        return None
+    dt, rows, cols = tile.dtype, tile.rows, tile.columns
+    vr, vc, cap = tile.valid_rows, tile.valid_columns, tile.capacity_bytes
+    values, defined = carrier_values(tile)
+    quarter = isa_shared.quarters(rows, cols, info(dt).bits, cap)
+    valid = np.zeros((rows, cols), bool)
+    valid[:vr, :vc] = True
+    written = selected(quarter, mask) & valid & defined
+    payload = poisoned(dt, (rows, cols))
+    payload[written] = values[written]
+    payload.flags.writeable = False
+    written.flags.writeable = False
+    return SharedTile(dt, rows, cols, vr, vc, Layout.ROW_MAJOR, cap, mask, mask, True,
+                      payload, written)  # fmt: skip
+
+
+def _used(m: PtocModel) -> list[int]:
+    """Per-PE bytes of the Local tiles and the allocated Shared registers (D2)."""
+    used = [0] * 4
+    for t, mask in zip(m.tiles, m.alloc_masks, strict=True):
+        for pe in range(4):
+            if t.allocated and _int(mask) >> (3 - pe) & 1:
+                used[pe] += t.capacity_bytes
+    for reg in m.shared_tiles.values():
+        for pe in range(4):
+            if reg.alloc_mask >> (3 - pe) & 1:
+                used[pe] += reg.capacity
+    return used
+
+
+def _update(m: PtocModel, shared_id: Any, tile: TileInfo, mask: Any, publish: bool) -> bool:
+    """Apply the write when ptoc accepts it (TRUE), else change nothing (FALSE)."""
+    sid, pe_mask = _int(shared_id), _int(mask)
+    if pe_mask == 0:
+        return True
+    new = _write(tile, pe_mask)
+    if new is None or new.capacity > m.tile_capacity:
+        return False
+    old = m.shared_tiles.get(sid)
+    if compatible(old, new, pe_mask) is not None:
+        return False
+    if old is None:
+        used = _used(m)
+        if any(used[pe] + new.capacity > m.tile_capacity
+               for pe in range(4) if pe_mask >> (3 - pe) & 1):  # fmt: skip
+            return False
+    m.shared_tiles[sid] = updated(old, new, pe_mask, publish)
+    return True
+
+
 @binding("SharedTileUpdateCompatible")
 def shared_update_compatible(m: PtocModel, shared_id: Any, tile: TileInfo, mask: Any) -> bool:
-    """An empty PE_MASK updates nothing (TRUE); a CUBE-layout descriptor is never a
-    Shared register's (FALSE); the rest compares with the register's record."""
-    if _int(mask) == 0:
-        return True
-    if _cube(tile.layout):
-        return False
-    raise Untranslated("SharedTileUpdateCompatible of a RowMajor descriptor", group=GROUP)
+    """Whether ptoc would accept the write (the register file is left as it is)."""
+    saved = dict(m.shared_tiles)
+    try:
+        return _update(m, shared_id, tile, mask, True)
+    finally:
+        m.shared_tiles = saved
+
+
+@binding("AtomicUpdateSharedTileWithPublication")
+def atomic_update_with_publication(
+    m: PtocModel, shared_id: Any, tile: TileInfo, mask: Any, publish: Any
+) -> bool:
+    return _update(m, shared_id, tile, mask, bool(publish))
+
+
+@binding("AtomicUpdateSharedTile")
+def atomic_update(m: PtocModel, shared_id: Any, tile: TileInfo, mask: Any) -> bool:
+    return _update(m, shared_id, tile, mask, True)
+
+
+@binding("InstallSharedTile")
+def install_shared_tile(m: PtocModel, shared_id: Any, tile: TileInfo, mask: Any) -> None:
+    if not _update(m, shared_id, tile, mask, True):
+        raise fail(
+            m,
+            "InstallSharedTile",
+            f"ptoc rejects writing S{_int(shared_id)} with mask {_int(mask):04b}",
+        )
+
+
+def _record_tile(reg: SharedTile) -> TileInfo:
+    """The ``TileInfo`` of a register's descriptor and written elements."""
+    tile = Tile(
+        reg.dtype, reg.rows, reg.cols, reg.valid_rows, reg.valid_cols, reg.layout,
+        reg.alloc_mask, reg.capacity, reg.payload[None], reg.written[None],
+    )  # fmt: skip
+    return from_ptoc(tile, 0)
+
+
+@binding("SharedTileRecord")
+def shared_tile_record(m: PtocModel, shared_id: Any) -> Record:
+    reg = m.shared_tiles.get(_int(shared_id))
+    if reg is None:
+        return Record(
+            "SharedTileInfo",
+            {
+                "descriptor_valid": False,
+                "allocation_mask": Bits(4, 0),
+                "initialized_mask": Bits(4, 0),
+                "published": False,
+                "tile": TileInfo(),
+            },
+        )
+    return Record(
+        "SharedTileInfo",
+        {
+            "descriptor_valid": True,
+            "allocation_mask": Bits(4, reg.alloc_mask),
+            "initialized_mask": Bits(4, reg.init_mask),
+            "published": reg.published,
+            "tile": _record_tile(reg),
+        },
+    )
+
+
+@binding("SharedTileFullyInitialized")
+def shared_fully_initialized(m: PtocModel, shared_id: Any) -> bool:
+    reg = m.shared_tiles.get(_int(shared_id))
+    return reg is not None and reg.fully_initialized
+
+
+@binding("SharedTileCapacityInUse")
+def shared_capacity_in_use(m: PtocModel) -> int:
+    """``TileCoreAllocationBytes`` summed over the allocated registers."""
+    return sum(reg.capacity * bin(reg.alloc_mask).count("1") for reg in m.shared_tiles.values())
 
 
 @binding("SharedTileReadSchemaLegalAtCapacity")
@@ -79,6 +186,57 @@ def shared_read_schema_legal(
     if _cube(layout):
         return False
     raise Untranslated("SharedTileReadSchemaLegalAtCapacity of a RowMajor schema", group=GROUP)
+
+
+def _shared_bindings(m: PtocModel) -> Array:
+    """``_BundleSharedBindings``: the bundle's B.IOS commands in issue order, consumed
+    once the bundle committed."""
+    items = []
+    for c in [c for c in m.pending if isinstance(c, Ios)][:4]:
+        items.append(
+            Record(
+                "BundleSharedBinding",
+                {
+                    "valid": True,
+                    "shared_id": Bits(8, c.tid),
+                    "size_code": c.size,
+                    "pe_mask": Bits(4, c.mask),
+                    "consumed": m.shared_consumed,
+                },
+            )
+        )
+    while len(items) < 4:
+        items.append(
+            Record(
+                "BundleSharedBinding",
+                {
+                    "valid": False,
+                    "shared_id": Bits(8, 0),
+                    "size_code": 0,
+                    "pe_mask": Bits(4, 0),
+                    "consumed": False,
+                },
+            )
+        )
+    return Array(items)
+
+
+model_variable("_BundleSharedBindings", _shared_bindings)
+
+
+@binding("BindBundleSharedIO")
+def bind_bundle_shared_io(m: PtocModel, shared_id: Any, size_code: Any, mask: Any) -> None:
+    """Append the B.IOS the record stands for, after ptoc's header check (a rejected
+    command records ptoc's fault and binds nothing)."""
+    c = Ios(_int(shared_id), _int(mask), _int(size_code))
+    if c.mask not in MASK_TO_PEMODE:
+        raise NotApplicable(
+            "asl-internal",
+            f"a Shared binding with PE mask {c.mask:04b} has no B.IOS PEMode encoding "
+            "(PTOv0PEMaskOfPEMode)",
+        )
+    if issue(m, c):
+        m.pending.append(c)
 
 
 __all__ = ["GROUP"]

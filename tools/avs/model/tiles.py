@@ -355,15 +355,36 @@ def grid(t: TileInfo) -> tuple[np.ndarray, np.ndarray]:
     return rr, cc
 
 
+def carrier_values(t: TileInfo) -> tuple[np.ndarray, np.ndarray]:
+    """(Rows x Col carrier values, definedness) of a numeric record's storage."""
+    dt = t.dtype
+    rr, cc = grid(t)
+    lin = t.linear(rr, cc).ravel()
+    bits = element_bits(dt)
+    if t.packed():
+        per = 64 // bits
+        words = t._payload[lin // per]
+        raw = (words >> ((lin % per) * bits).astype(np.uint64)) & np.uint64((1 << bits) - 1)
+        d = t.packed_defined[lin]
+    else:
+        raw = t._payload[lin] & np.uint64((1 << bits) - 1 if bits < 64 else (1 << 64) - 1)
+        d = t._defined[lin]
+    shape = (t.rows, t.columns)
+    return from_bits(raw.reshape(shape), dt), d.reshape(shape)
+
+
 def to_ptoc(t: TileInfo, mask: int, pes: int, serial: int, capacity: int | None = None) -> Tile:
     """The ptoc tile the record describes, present on every PE of ``mask`` (PE0 = bit 3),
     with the record's payload and definedness; ``capacity`` overrides the byte size
     (0 for a placeholder that must not count against capacity)."""
     cap = t.capacity_bytes if capacity is None else capacity
-    if (t.location.name == "TileLocation_Matrix") != (t.ptoc_layout.cube is not None):
+    # a RowMajor tile in the Matrix location (a bias, an E8M0 scale, a Shared staging
+    # tile) is an ordinary ptoc tile: ptoc's tiles carry no location, a CUBE layout
+    # implies Matrix
+    if t.ptoc_layout.cube is not None and t.location.name != "TileLocation_Matrix":
         raise Untranslated(
             f"{t.location.name} with layout {t.layout.name}",
-            "ptoc keeps CUBE tiles in the Matrix location and every other tile in Any",
+            "ptoc keeps CUBE tiles in the Matrix location",
             group="CUBE engine",
         )
     pe_rows = [pe for pe in range(pes) if mask >> (3 - pe) & 1]
@@ -393,23 +414,12 @@ def to_ptoc(t: TileInfo, mask: int, pes: int, serial: int, capacity: int | None 
             serial=serial,
         )
     dt = t.dtype
-    rr, cc = grid(t)
-    lin = t.linear(rr, cc).ravel()
-    bits = element_bits(dt)
-    if t.packed():
-        per = 64 // bits
-        words = t._payload[lin // per]
-        raw = (words >> ((lin % per) * bits).astype(np.uint64)) & np.uint64((1 << bits) - 1)
-        d = t.packed_defined[lin]
-    else:
-        raw = t._payload[lin] & np.uint64((1 << bits) - 1 if bits < 64 else (1 << 64) - 1)
-        d = t._defined[lin]
-    carrier = from_bits(raw.reshape(t.rows, t.columns), dt)
+    carrier, d = carrier_values(t)
     payload = np.zeros((pes, t.rows, t.columns), carrier.dtype)
     defined = np.zeros((pes, t.rows, t.columns), bool)
     for pe in pe_rows:
         payload[pe] = carrier
-        defined[pe] = d.reshape(t.rows, t.columns)
+        defined[pe] = d
     payload.flags.writeable = False
     return Tile(
         dt,
