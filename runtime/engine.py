@@ -39,7 +39,7 @@ from .faults import (
     TileLegalityFault,
     unsupported,
 )
-from .memory import GMWrite
+from .memory import DenseWrite, GMWrite
 from .shared import SharedTile
 from .spec import Shape, Spec, elem_bits
 from .state import MASK_PES, MachineState, PushPlan
@@ -93,7 +93,7 @@ class Ctx:
         self.slots: tuple[Slot, ...] = ()
         self.tiles: list[Tile | None] = []
         self.status: np.ndarray | None = None
-        self.gm_writes: list[GMWrite] = []
+        self.gm_writes: list[GMWrite | DenseWrite] = []
         #: a checked Shared register write: (id, the new record, per-PE usage after)
         self.shared_write: tuple[int, SharedTile, list[int]] | None = None
         self.push: PushPlan | None = None
