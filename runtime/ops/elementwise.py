@@ -194,13 +194,16 @@ def lean_runner(
     layout, capacity, pad = slot.layout, slot.capacity, spec.pad
     whole = vr == rows and vc == cols
     pad_defined = pad != PAD_NULL
+    # the machine size this runner serves (its mask selects every PE), and the padded
+    # storage its results start from (copied per bundle, never handed out itself)
+    npes = next((n for n, m in _EVERY_PE.items() if m == mask), 0)
+    template = None if whole or not npes else fresh(dt, (npes, rows, cols), pad)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
-        npes = cfg.pes
         queues, depth = state.queues, cfg.depth
         if (
-            mask != _EVERY_PE.get(npes)
+            cfg.pes != npes
             or h0 >= len(queues)
             or h1 >= len(queues)
             or i0 > depth
@@ -221,10 +224,10 @@ def lean_runner(
             sa = a.sample = probe_sample(va)
         if sb is None:
             sb = b.sample = probe_sample(vb)
-        if whole:
+        if template is None:
             payload = out = None
         else:
-            payload = fresh(dt, (npes, rows, cols), pad)
+            payload = template.copy()
             out = payload[:, :vr, :vc]
         res = kernel(va, vb, sa, sb, out)
         if res is None:  # an IEEE exception: the general path settles it

@@ -921,50 +921,15 @@ _BINARY_PLANS: dict[
 
 
 #: a clean-path kernel: (x, y, probe sample of x, of y, out) -> (result, status) or None
-CleanKernel = Callable[
-    [np.ndarray, np.ndarray, list[float], list[float], np.ndarray | None], Result | None
-]
+CleanKernel = Callable[[np.ndarray, np.ndarray, _Rows, _Rows, np.ndarray | None], Result | None]
 
 
-def probe_sample(x: np.ndarray) -> list[float]:
-    """The first element of every PE of a (P, R, C) operand as Python floats: the
-    sample :func:`clean_kernel` probes first (callers keep it with the operand, which
-    must not change afterwards)."""
-    first: list[float] = x[:, 0, 0].tolist()
-    return first
-
-
-def _first_add32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c != a + b for a, b, c in zip(xs, ys, ws)]
-
-
-def _first_sub32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c != a - b for a, b, c in zip(xs, ys, ws)]
-
-
-def _first_mul32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c != a * b for a, b, c in zip(xs, ys, ws)]
-
-
-def _first_div32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c * b != a for a, b, c in zip(xs, ys, ws)]
-
-
-def _first_add(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c - a != b or c - b != a for a, b, c in zip(xs, ys, ws)]
-
-
-def _first_sub(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [a - c != b or c + b != a for a, b, c in zip(xs, ys, ws)]
-
-
-#: the exact inexactness test of one element per PE (the tests of the _hits_* probes)
-_First = Callable[[list[float], list[float], list[float]], list[bool]]
-_FIRST: dict[DataType, dict[str, _First]] = {
-    DataType.FP32: {"add": _first_add32, "sub": _first_sub32, "mul": _first_mul32,
-                    "div": _first_div32},
-    DataType.FP64: {"add": _first_add, "sub": _first_sub},
-}  # fmt: skip
+def probe_sample(x: np.ndarray) -> _Rows:
+    """The first 16 elements of every PE's first row of a (P, R, C) operand as Python
+    floats: the sample :func:`clean_kernel` probes (callers keep it with the operand,
+    which must not change afterwards)."""
+    rows: _Rows = x[_PROBE_AT].tolist()
+    return rows
 
 
 def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
@@ -980,18 +945,17 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
     None while :func:`exact_only` is in force. ``clean_kernel`` itself is None where
     :func:`binary` has no clean path (FP32 + - * /, FP64 + -).
 
-    NX: the first element of every PE is tested exactly (ordinary data is inexact
-    there); PEs without an inexact one take the probe and the full test of
-    :func:`_clean`.
+    NX: the probe of :func:`_clean` on the samples, every PE in one pass (each PE's
+    scalar loop stops at its first inexact element, usually its first); PEs without
+    an inexact one there take the full test.
     """
     clean = _CLEAN.get(dt, {}).get(op)
     if clean is None or _EXTOBJ is None:
         return None
     ufunc, hits, full = clean
-    first = _FIRST[dt][op]
 
     def kernel(
-        x: np.ndarray, y: np.ndarray, xs: list[float], ys: list[float], out: np.ndarray | None
+        x: np.ndarray, y: np.ndarray, xs: _Rows, ys: _Rows, out: np.ndarray | None
     ) -> Result | None:
         if not _enabled:
             return None
@@ -1003,24 +967,13 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
         finally:
             _EXTOBJ.reset(token)
         p = len(xs)
-        hit = first(xs, ys, w[:, 0, 0].tolist())
+        hit = hits(xs, ys, w[_PROBE_AT].tolist())
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
-        # the PEs left: the 16-element probe, basic indexing per PE (fancy indexing
-        # would copy whole tiles), flags as Python ints (one array at the end)
-        flags = []
-        rest = []
-        for pe, h in enumerate(hit):
-            if not h:
-                probe = (pe, 0, slice(None, 16))
-                h = hits([x[probe].tolist()], [y[probe].tolist()], [w[probe].tolist()])[0]
-                if not h:
-                    rest.append(pe)
-            flags.append(NX if h else 0)
-        status = np.array(flags, np.uint8)
-        if rest:
-            found = _quiet(full, x[rest], y[rest], w[rest]).reshape(len(rest), -1).any(axis=1)
-            status[rest] = _nx_bits(found)
+        rest = [pe for pe, h in enumerate(hit) if not h]
+        status = _nx_bits(np.array(hit))
+        found = _quiet(full, x[rest], y[rest], w[rest]).reshape(len(rest), -1).any(axis=1)
+        status[rest] = _nx_bits(found)
         return w, status
 
     return kernel
