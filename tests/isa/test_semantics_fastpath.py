@@ -557,6 +557,13 @@ def test_broadcast_min_max_match_engine(dt: D, data: st.DataObject) -> None:
         both(lambda op=op: expand.row_expand(op, dt, a, b[:, :, :1]))
         both(lambda op=op: expand.col_expand(op, dt, a, b[:, :1, :]))
         both(lambda op=op: expand.row_expand(op, dt, frozen(a), frozen(b)[:, :, :1]))
+    # published operands: their "no NaN, no zero" fact is scanned once and then reused
+    fa, fb = frozen(a), frozen(b)
+    col, row = fb[:, :, :1], fb[:, :1, :]
+    for op in ("max", "min"):
+        for _ in range(2):
+            both(lambda op=op: expand.row_expand(op, dt, fa, col))
+            both(lambda op=op: expand.col_expand(op, dt, fa, row))
 
 
 @pytest.mark.parametrize(("src", "dst"), sorted(expand.EXPDIF_PAIRS, key=str))

@@ -93,7 +93,9 @@ def row_expand(
     ``bcast`` is (P, R, 1). Returns ``(dst (P, R, C), status)``.
     """
     if src is not None and op in ("max", "min"):  # the common case without a view
-        fast = broadcast_minmax(op, dt, src, bcast[:, :, :1])
+        # the operand itself when it is one column wide: its facts are kept by identity
+        col = bcast if bcast.shape[2] == 1 else bcast[:, :, :1]
+        fast = broadcast_minmax(op, dt, src, col)
         if fast is not None:
             return fast
     make = _full if op is None else _view
@@ -113,7 +115,8 @@ def col_expand(
     ``bcast`` is (P, 1, C). Returns ``(dst (P, R, C), status)``.
     """
     if src is not None and op in ("max", "min"):  # the common case without a view
-        fast = broadcast_minmax(op, dt, src, bcast[:, :1, :])
+        row = bcast if bcast.shape[1] == 1 else bcast[:, :1, :]
+        fast = broadcast_minmax(op, dt, src, row)
         if fast is not None:
             return fast
     make = _full if op is None else _view

@@ -262,6 +262,35 @@ def remember_finite(a: np.ndarray) -> None:
         _remember(id(a), a)
 
 
+#: id -> (weak reference, whether every element is a non-zero number) of immutable
+#: arrays: the min/max operand fact (see :func:`_nonzero_operand`)
+_NONZERO: dict[int, tuple[weakref.ref[np.ndarray], bool]] = {}
+
+
+def _forget_nonzero(key: int, ref: weakref.ref[np.ndarray]) -> None:
+    known = _NONZERO.get(key)
+    if known is not None and known[0] is ref:
+        del _NONZERO[key]
+
+
+def _nonzero_operand(a: np.ndarray) -> bool:
+    """True when the immutable array ``a`` holds neither a NaN nor a zero (its smallest
+    magnitude is positive; a NaN propagates through the reduction), scanned once per
+    array and remembered either way. A writable array is never scanned: False."""
+    key = id(a)
+    known = _NONZERO.get(key)
+    if known is not None and known[0]() is a:
+        return known[1]
+    if not _immutable(a):
+        return False
+    ok = bool(a.size) and bool(np.abs(a).min() > 0)
+    if len(_NONZERO) > 4096:  # only ever dead entries pile up
+        for k in [k for k, v in _NONZERO.items() if v[0]() is None]:
+            del _NONZERO[k]
+    _NONZERO[key] = (weakref.ref(a, partial(_forget_nonzero, key)), ok)
+    return ok
+
+
 # ---------------------------------------------------------------- formats
 
 
@@ -747,7 +776,11 @@ def broadcast_minmax(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Res
     ):
         return None
     r = _quiet(np.minimum if op == "min" else np.maximum, a, b)
-    if r.shape != a.shape or not np.abs(r).min() > 0:
+    if r.shape != a.shape:
+        return None
+    # the min/max of two non-zero numbers is one of them: neither a NaN nor a zero
+    # (published tiles are scanned for that once; otherwise the result is)
+    if not (_nonzero_operand(a) and _nonzero_operand(b)) and not np.abs(r).min() > 0:
         return None
     return r, np.zeros(a.shape[0], np.uint8)
 
