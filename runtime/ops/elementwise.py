@@ -52,8 +52,15 @@ from .common import (
 
 #: IEEE operations (``OpRow.arith``) whose every result is finite when their operands
 #: are finite and they raised no OF, NV or DZ on any PE (overflow, an invalid operation
-#: and a division by zero are the only ways they make an infinity or a NaN)
-FINITE_CLOSED = frozenset({"add", "sub", "mul", "div", "max", "min"})
+#: and a division by zero are the only ways they make an infinity or a NaN): the
+#: binary and expansion operations, the unary ones (exp and recip overflow, log, rsqrt
+#: and recip of zero divide by zero, sqrt, log and rsqrt of a negative are invalid)
+#: and the sum, max and min reductions (a sum overflows)
+FINITE_CLOSED = frozenset({
+    "add", "sub", "mul", "div", "max", "min",
+    "exp", "log", "sqrt", "rsqrt", "recip", "relu", "abs", "neg",
+    "sum",
+})  # fmt: skip
 _FINITE_TYPES = frozenset({DataType.FP64, DataType.FP32, DataType.FP16, DataType.BF16})
 _NONFINITE = NV | DZ | OF
 
@@ -65,7 +72,7 @@ def finite_closed(spec: Spec, dt: DataType) -> bool:
 
 
 def publish_finite(tile: Tile, operands: tuple[np.ndarray, ...], st: np.ndarray) -> None:
-    """Declare ``tile``'s every-PE valid region finite when its operation is
+    """Declare ``tile``'s valid region finite when its operation is
     :func:`finite_closed`, every operand was already known finite (the fast path scanned
     or was told so; nothing is scanned here) and the status has no OF/NV/DZ: the next
     bundle reading the tile then skips its NaN/Inf scan."""
@@ -128,7 +135,7 @@ def fused_runner(
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
         tile = build_tile(state, name, slot, res, pad, pes, pidx)
-        if closed and pkey is None:
+        if closed:  # the bundle's PEs are the new tile's allocation mask
             publish_finite(tile, views, st)
         state.apply_push(push, [(slot.hand, tile)])
         or_status(state, st, pidx, p)
@@ -273,7 +280,7 @@ def binary(spec: Spec) -> Runner:
             same_rows(ctx, 1, b, slot.rows)
         res, st = fn(dt, va, vb)
         ctx.publish(slot, res, pad)
-        if closed and ctx.pkey is None:
+        if closed:
             tile = ctx.tiles[slot.k]
             assert tile is not None
             publish_finite(tile, (va, vb), st)
@@ -313,7 +320,8 @@ def unary(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     if not enc:
-        run.fused = fused_runner(fn, dt, dests, (key,), pad, spec.name)  # type: ignore[attr-defined]
+        closed = finite_closed(spec, dt)
+        run.fused = fused_runner(fn, dt, dests, (key,), pad, spec.name, closed)  # type: ignore[attr-defined]
     return run
 
 

@@ -1117,6 +1117,12 @@ def _widen64(f: _Fmt, a: np.ndarray) -> np.ndarray:
 _EXP_TINY = {DataType.FP32: 24, DataType.FP16: 11}
 
 
+def _exp_tiny(f: _Fmt, p: int) -> float:
+    """T = (1 - 2**-(p+1)) * smallest normal: a float64 exp result below it is tiny
+    after rounding (UF); T itself rounds up (see :func:`_transcendental`)."""
+    return f.min_normal * (1.0 - 2.0 ** -(p + 1))
+
+
 def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
     """exp, log, rsqrt: the engine's numpy FP64 evaluation y, rounded once.
 
@@ -1130,15 +1136,22 @@ def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
     results are never tiny. The rest goes to the engine.
     """
     x = _widen64(f, a)
+    tiny_p = _EXP_TINY.get(f.dt) if op == "exp" else None
     if op == "exp":
         y = np.exp(x)
+        # every y in [smallest ordinary result, largest finite]: every operand was
+        # finite (exp(+Inf) = Inf, exp(-Inf) = 0, NaN fails both tests), nothing needs
+        # the engine and nothing is tiny, so the status is NX wherever x != 0
+        lo = 2.0 * f.min_normal if tiny_p is None else _exp_tiny(f, tiny_p)
+        if y.max() <= f.max_finite and y.min() >= lo:
+            nx = (x != 0).reshape(p, -1).any(axis=1)
+            return f.narrow64(y), _nx_bits(nx)
     elif op == "log":
         y = np.log(x)
     else:
         y = 1.0 / np.sqrt(x)
     r = f.narrow64(y)
     t = np.abs(y)
-    tiny_p = _EXP_TINY.get(f.dt) if op == "exp" else None
     if op == "exp":
         ok_elem = (t <= f.max_finite) & np.isfinite(x)
         if tiny_p is None:
@@ -1154,8 +1167,7 @@ def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
     nx = ok_elem & ~exact
     status = _nx_bits(nx.reshape(p, -1).any(axis=1))
     if tiny_p is not None:
-        thr = f.min_normal * (1.0 - 2.0 ** -(tiny_p + 1))
-        uf = nx & (t < thr)
+        uf = nx & (t < _exp_tiny(f, tiny_p))
         if uf.any():
             status |= uf.reshape(p, -1).any(axis=1).astype(np.uint8) * np.uint8(UF)
     if not ok_elem.all():
@@ -1259,6 +1271,8 @@ def _fold_arith(op: str, f: _Fmt, x: np.ndarray) -> tuple[np.ndarray, np.ndarray
         # exact iff the Fast2Sum test passes (cur is the p-bit rounding of prev + x,
         # the test runs in the compute type, which holds every p-bit number)
         redo = ~(tail <= f.max_finite)
+        if not redo.any():  # every step counts: the first row of each PE first
+            return acc, _nx_status(_add_check, (prev, xw, cur), None), redo
         m = _add_check(prev, xw, cur)
     else:
         # partials that may be tiny (UF) are redone; the others are exact products
