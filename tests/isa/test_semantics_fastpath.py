@@ -164,6 +164,22 @@ def test_binary_matches_engine(op: str, dt: D, data: st.DataObject) -> None:
     assert_same(core.binary(op, dt, a, b), core.binary(op, dt, a, b, exact=True))
 
 
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@PER_PAIR
+@given(data=st.data())
+def test_compare_matches_engine(dt: D, data: st.DataObject) -> None:
+    """Every CMode on adversarial operands (NaNs of both kinds, signed zeros, Inf), on
+    full tiles and against a broadcast scalar (TCMPS), and on read-only operands whose
+    finiteness may already be known: relation and NV status as the exact engine."""
+    a, b = data.draw(tiles(dt))
+    fa, fb = frozen(a), frozen(b)
+    fastpath.finite(fa)
+    for cmode in range(6):
+        both(lambda c=cmode: core.compare(c, dt, a, b))
+        both(lambda c=cmode: core.compare(c, dt, a, np.broadcast_to(b[:, :1, :1], a.shape)))
+        both(lambda c=cmode: core.compare(c, dt, fa, fb))
+
+
 def frozen(a: np.ndarray) -> np.ndarray:
     """A read-only copy, as the executor publishes tiles (its finiteness is cached)."""
     c = a.copy()

@@ -79,6 +79,7 @@ __all__ = [
     "binary",
     "broadcast_minmax",
     "clean_kernel",
+    "compare",
     "enabled",
     "exact_only",
     "finite",
@@ -1059,6 +1060,49 @@ def binary(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None
             _EXTOBJ.reset(token)
     # (a reshaped result would be a view, which the executor copies before publishing)
     return (r if r.shape == shape else r.reshape(shape)), st
+
+
+# ---------------------------------------------------------------- comparisons
+
+#: CMode -> the native relation (0 EQ, 1 NE, 2 LT, 3 GT, 4 LE, 5 GE)
+_RELATIONS = (np.equal, np.not_equal, np.less, np.greater, np.less_equal, np.greater_equal)
+
+
+def compare(cmode: int, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None:
+    """Fast ``core.compare`` for FP64/FP32/FP16/BF16 (None when not applicable).
+
+    The native IEEE relation of the exactly widened values is the engine's: a NaN
+    operand makes every relation false but NE, and +0 equals -0. The status is NV on
+    each PE with a signalling NaN operand; operands known to be finite, or found to hold
+    no NaN, have none.
+    """
+    f = FORMATS.get(dt)
+    if (
+        f is None
+        or not isinstance(a, np.ndarray)
+        or not isinstance(b, np.ndarray)
+        or a.dtype != f.carrier
+        or b.dtype != f.carrier
+        or a.ndim != b.ndim
+        or a.ndim == 0
+    ):
+        return None
+    x, y = f.widen(a), f.widen(b)
+    rel = _quiet(_RELATIONS[cmode], x, y)
+    if rel.ndim != a.ndim or rel.size == 0:
+        return None
+    p = rel.shape[0]
+    status = np.zeros(p, np.uint8)
+    for v, raw in ((x, a), (y, b)):
+        if known_finite(raw):
+            continue
+        nan = np.isnan(v)
+        if not nan.any():
+            continue
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        signalling = nan & ((raw.view(ub) & ub.type(_QUIET_BIT[f.dt])) == 0)
+        status |= _any_per_pe(np.broadcast_to(signalling, rel.shape), p) * np.uint8(NV)
+    return rel, status
 
 
 # ---------------------------------------------------------------- unary operations
