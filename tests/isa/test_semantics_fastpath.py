@@ -660,6 +660,31 @@ def test_nonfinite_sums_match_engine(op: str, dt: D, data: st.DataObject) -> Non
 
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["add", "sub"])
+@PER_PAIR
+@given(data=st.data())
+def test_sums_with_an_operand_of_only_infinities_and_nans(
+    op: str, dt: D, data: st.DataObject
+) -> None:
+    """Published operands one of which holds no finite element (the per-operand NaN
+    facts path: NaN handling only, Inf - Inf, signalling NaNs), either side, read
+    twice (the facts are then cached), against the engine."""
+    a, b = data.draw(nonfinite_tiles(dt))
+    w, e, m = LAYOUT[dt]
+    top = (1 << e) - 1
+    ub = UINT[w]
+    raw = a.view(ub).copy()
+    special = (raw >> ub(m)) & ub(top) == ub(top)  # Inf or NaN
+    raw[~special] = ub(top << m) | (raw[~special] & ub(1 << (w - 1)))  # finite -> +-Inf
+    inf_nan = raw.view(a.dtype)
+    for x, y in ((inf_nan, b), (b, inf_nan), (inf_nan, inf_nan[::-1].copy())):
+        fx, fy = frozen(x), frozen(y)
+        want = core.binary(op, dt, x, y, exact=True)
+        assert_same(core.binary(op, dt, fx, fy), want)
+        assert_same(core.binary(op, dt, fx, fy), want)
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
 def test_nonfinite_sums_skip_the_engine(dt: D, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tile of infinities and NaNs costs native passes: the exact engine is not
     called for its sums (it is what made such tiles 10-40 times slower)."""

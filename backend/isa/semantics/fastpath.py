@@ -227,10 +227,27 @@ def _finite_operand(a: np.ndarray) -> bool:
     known = _FINITE.get(key)
     if known is not None and known.ref() is a:
         return True
+    if _NOT_FINITE.get(key, _dead)() is a:
+        return False
     ok = bool(a.max() < np.inf) and bool(a.min() > -np.inf)
-    if ok and _immutable(a):
-        _remember(key, a)
+    if _immutable(a):
+        if ok:
+            _remember(key, a)
+        else:  # remembered too: a tile of specials is read again and again
+            if len(_NOT_FINITE) > 1024:
+                for k in [k for k, v in _NOT_FINITE.items() if v() is None]:
+                    del _NOT_FINITE[k]
+            _NOT_FINITE[key] = weakref.ref(a)
     return ok
+
+
+#: id -> immutable arrays known to hold a NaN or an infinity (dead references are only
+#: dropped in bulk: a reused id then points at another array, which the check rejects)
+_NOT_FINITE: dict[int, weakref.ref[np.ndarray]] = {}
+
+
+def _dead() -> None:
+    return None
 
 
 def _remember(key: int, a: np.ndarray) -> None:
@@ -537,9 +554,79 @@ def _exact_binary(op: str, dt: DataType) -> Callable[..., tuple[np.ndarray, np.n
     return run
 
 
+class _Special:
+    """What a sum needs to know about one immutable FP32/FP64 operand (P, R, C) that
+    may hold NaNs and infinities (see :func:`_nonfinite_sums`)."""
+
+    __slots__ = ("finite_any", "nan", "nan_count", "ref", "snan")
+
+    def __init__(self, ref: weakref.ref[np.ndarray], f: _Fmt, a: np.ndarray) -> None:
+        p = a.shape[0]
+        self.ref = ref
+        self.nan = np.isnan(a)
+        self.nan_count = self.nan.reshape(p, -1).sum(axis=1)
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        quiet = ub.type(_QUIET_BIT[f.dt])
+        self.snan = _any_per_pe(self.nan & ((a.view(ub) & quiet) == 0), p).astype(bool)
+        self.finite_any = bool(np.isfinite(a).any())
+
+
+#: id -> the :class:`_Special` facts of immutable sum operands
+_SPECIAL: dict[int, _Special] = {}
+
+
+def _forget_special(key: int, ref: weakref.ref[np.ndarray]) -> None:
+    known = _SPECIAL.get(key)
+    if known is not None and known.ref is ref:
+        del _SPECIAL[key]
+
+
+def _special_facts(f: _Fmt, a: np.ndarray) -> _Special | None:
+    """The facts of ``a`` (computed once per immutable array), or None for a writable
+    one."""
+    key = id(a)
+    known = _SPECIAL.get(key)
+    if known is not None and known.ref() is a:
+        return known
+    if not _immutable(a):
+        return None
+    if len(_SPECIAL) > 1024:  # only ever dead entries pile up
+        for k in [k for k, v in _SPECIAL.items() if v.ref() is None]:
+            del _SPECIAL[k]
+    known = _SPECIAL[key] = _Special(weakref.ref(a, partial(_forget_special, key)), f, a)
+    return known
+
+
+def _nonfinite_sums(f: _Fmt, fx: _Special, fy: _Special, s: np.ndarray, p: int) -> Result:
+    """Sums (differences) ``s`` of two same-shape operands one of which holds no finite
+    element: every element has an infinite or NaN operand, so no result is inexact or
+    overflows (:func:`_special_sums`), and what is left is NaN handling. A NaN result
+    is the canonical NaN; NV where an operand NaN signals, or where a NaN result has no
+    NaN operand (Inf - Inf): a NaN operand always gives a NaN result, so a PE has one
+    exactly when it holds more NaN results than elements with a NaN operand."""
+    nan = np.isnan(s)
+    x_nan, y_nan = bool(fx.nan_count.any()), bool(fy.nan_count.any())
+    if x_nan and y_nan:
+        operands = fx.nan | fy.nan
+    else:
+        operands = fx.nan if x_nan else fy.nan
+    inf_inf = _any_per_pe(nan > operands, p).astype(bool)  # a NaN without NaN operand
+    nv = inf_inf | fx.snan | fy.snan
+    if x_nan or y_nan or inf_inf.any():
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        _blend(s.view(ub), nan, ub.type(CANONICAL_NAN[f.dt]))
+    return s, nv.view(np.uint8) * np.uint8(NV)
+
+
 def _addsub(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
     x, y = f.widen(a), f.widen(b)
     s = np.add(x, y) if op == "add" else np.subtract(x, y)
+    if f.same and a.shape == b.shape == s.shape and a.ndim == 3:
+        # published operands of which one has no finite element: NaN handling only
+        fx = _special_facts(f, a) if not known_finite(a) else None
+        fy = _special_facts(f, b) if fx is not None and not known_finite(b) else None
+        if fx is not None and fy is not None and not (fx.finite_any and fy.finite_any):
+            return _nonfinite_sums(f, fx, fy, s, p)
     # Sums never raise UF (a sum below the smallest normal is exact: both operands are
     # multiples of the smallest subnormal); NaN/Inf results are the only suspects.
     if f.same:
