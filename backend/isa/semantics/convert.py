@@ -326,7 +326,7 @@ def _native_convert(
     if is_float(src):
         if (src.name, dst) not in _WIDENING:
             return None
-        r = a.astype(info(dst).carrier)
+        r = _fp._quiet(a.astype, info(dst).carrier)  # a signalling NaN raises invalid
         nan = np.isnan(r)
         if not nan.any():
             return r, np.zeros(p, np.uint8)
