@@ -1053,6 +1053,40 @@ def probe_sample(x: np.ndarray) -> _Rows:
     return rows
 
 
+# The first-element tests of the _hits_* probes, on every PE's sample row at once.
+
+
+def _first_add32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    return [c[0] != a[0] + b[0] for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_sub32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    return [c[0] != a[0] - b[0] for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_mul32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    return [c[0] != a[0] * b[0] for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_div32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    return [c[0] * b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_add(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    return [c[0] - a[0] != b[0] or c[0] - b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
+
+
+def _first_sub(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
+    return [a[0] - c[0] != b[0] or c[0] + b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
+
+
+_FIRST: dict[DataType, dict[str, _Hits]] = {
+    DataType.FP32: {"add": _first_add32, "sub": _first_sub32, "mul": _first_mul32,
+                    "div": _first_div32},
+    DataType.FP64: {"add": _first_add, "sub": _first_sub},
+}  # fmt: skip
+
+
 def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
     """The clean path of :func:`binary` as a kernel for callers that already know both
     operands finite, e.g. the executor, which records that fact on its tiles: the
@@ -1066,14 +1100,16 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
     None while :func:`exact_only` is in force. ``clean_kernel`` itself is None where
     :func:`binary` has no clean path (FP32 + - * /, FP64 + -).
 
-    NX: the probe of :func:`_clean` on the samples, every PE in one pass (each PE's
-    scalar loop stops at its first inexact element, usually its first); PEs without
-    an inexact one there take the full test.
+    NX: the result's sample is one list; the first element of every PE is tested
+    exactly (ordinary data is inexact there); when a PE finds none, the 16-element
+    probe of :func:`_clean` runs on every PE (each stops at its first inexact
+    element), and the PEs still without one take the full test.
     """
     clean = _CLEAN.get(dt, {}).get(op)
     if clean is None or _EXTOBJ is None:
         return None
     ufunc, hits, full = clean
+    first = _FIRST[dt][op]
 
     def kernel(
         x: np.ndarray, y: np.ndarray, xs: _Rows, ys: _Rows, out: np.ndarray | None
@@ -1088,13 +1124,17 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
         finally:
             _EXTOBJ.reset(token)
         p = len(xs)
-        hit = hits(xs, ys, w[_PROBE_AT].tolist())
+        ws = w[_PROBE_AT].tolist()
+        hit = first(xs, ys, ws)
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
-        rest = [pe for pe, h in enumerate(hit) if not h]
+        hit = hits(xs, ys, ws)  # every PE: each loop stops at its first inexact element
+        if all(hit):
+            return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
+        todo = [pe for pe, h in enumerate(hit) if not h]
         status = _nx_bits(np.array(hit))
-        found = _quiet(full, x[rest], y[rest], w[rest]).reshape(len(rest), -1).any(axis=1)
-        status[rest] = _nx_bits(found)
+        found = _quiet(full, x[todo], y[todo], w[todo]).reshape(len(todo), -1).any(axis=1)
+        status[todo] = _nx_bits(found)
         return w, status
 
     return kernel
