@@ -1053,34 +1053,36 @@ def probe_sample(x: np.ndarray) -> _Rows:
     return rows
 
 
-# The first-element tests of the _hits_* probes, on every PE's sample row at once.
+# The first-element tests of the _hits_* probes: every PE's sample row against the
+# first result element of each PE.
 
 
-def _first_add32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
-    return [c[0] != a[0] + b[0] for a, b, c in zip(xs, ys, ws)]
+def _first_add32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c != a[0] + b[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_sub32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
-    return [c[0] != a[0] - b[0] for a, b, c in zip(xs, ys, ws)]
+def _first_sub32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c != a[0] - b[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_mul32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
-    return [c[0] != a[0] * b[0] for a, b, c in zip(xs, ys, ws)]
+def _first_mul32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c != a[0] * b[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_div32(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
-    return [c[0] * b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
+def _first_div32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c * b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_add(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
-    return [c[0] - a[0] != b[0] or c[0] - b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
+def _first_add(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c - a[0] != b[0] or c - b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_sub(xs: _Rows, ys: _Rows, ws: _Rows) -> list[bool]:
-    return [a[0] - c[0] != b[0] or c[0] + b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
+def _first_sub(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [a[0] - c != b[0] or c + b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
 
 
-_FIRST: dict[DataType, dict[str, _Hits]] = {
+_First = Callable[[_Rows, _Rows, list[float]], list[bool]]
+_FIRST: dict[DataType, dict[str, _First]] = {
     DataType.FP32: {"add": _first_add32, "sub": _first_sub32, "mul": _first_mul32,
                     "div": _first_div32},
     DataType.FP64: {"add": _first_add, "sub": _first_sub},
@@ -1100,8 +1102,8 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
     None while :func:`exact_only` is in force. ``clean_kernel`` itself is None where
     :func:`binary` has no clean path (FP32 + - * /, FP64 + -).
 
-    NX: the result's sample is one list; the first element of every PE is tested
-    exactly (ordinary data is inexact there); when a PE finds none, the 16-element
+    NX: the first element of every PE is tested exactly (ordinary data is inexact
+    there); when a PE finds none, the 16-element
     probe of :func:`_clean` runs on every PE (each stops at its first inexact
     element), and the PEs still without one take the full test.
     """
@@ -1124,11 +1126,11 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
         finally:
             _EXTOBJ.reset(token)
         p = len(xs)
-        ws = w[_PROBE_AT].tolist()
-        hit = first(xs, ys, ws)
+        hit = first(xs, ys, w[:, 0, 0].tolist())
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
-        hit = hits(xs, ys, ws)  # every PE: each loop stops at its first inexact element
+        # every PE: each loop stops at its first inexact element
+        hit = hits(xs, ys, w[_PROBE_AT].tolist())
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
         todo = [pe for pe, h in enumerate(hit) if not h]
