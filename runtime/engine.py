@@ -39,7 +39,7 @@ from .faults import (
     TileLegalityFault,
     unsupported,
 )
-from .memory import GMWrite
+from .memory import DenseWrite, GMWrite
 from .shared import SharedTile
 from .spec import Shape, Spec, elem_bits
 from .state import MASK_PES, MachineState, PushPlan
@@ -52,6 +52,19 @@ Preparer = Callable[[Spec], Runner]
 #: (mask, machine PEs) -> (participating PEs, their count, payload index, view-cache key:
 #: None for every PE)
 _GEOMETRY: dict[tuple[int, int], tuple[tuple[int, ...], int, slice | list[int], object]] = {}
+
+
+#: participating PEs -> a basic slice selecting them when they are consecutive (else the
+#: PE list): for stores into fresh arrays, where a view and a copy do the same
+_RUNS: dict[tuple[int, ...], slice | list[int]] = {}
+
+
+def _run_index(pes: tuple[int, ...]) -> slice | list[int]:
+    r = _RUNS.get(pes)
+    if r is None:
+        consecutive = pes == tuple(range(pes[0], pes[0] + len(pes)))
+        r = _RUNS[pes] = slice(pes[0], pes[-1] + 1) if consecutive else list(pes)
+    return r
 
 
 def geometry(mask: int, npes: int) -> tuple[tuple[int, ...], int, slice | list[int], object]:
@@ -93,7 +106,7 @@ class Ctx:
         self.slots: tuple[Slot, ...] = ()
         self.tiles: list[Tile | None] = []
         self.status: np.ndarray | None = None
-        self.gm_writes: list[GMWrite] = []
+        self.gm_writes: list[GMWrite | DenseWrite] = []
         #: a checked Shared register write: (id, the new record, per-PE usage after)
         self.shared_write: tuple[int, SharedTile, list[int]] | None = None
         self.push: PushPlan | None = None
@@ -197,8 +210,8 @@ class Ctx:
         if ior is None:
             assert default is not None
             return np.full(self.P, default, np.uint64)
-        reg = ior.sources[slot]
-        return np.array(self.state.gpr[self.pidx, reg], np.uint64).reshape(self.P)
+        column = self.state.gpr[:, ior.sources[slot]]  # uint64 (pes,): a view
+        return column.copy() if self.pkey is None else column[self.pidx]
 
     # ----------------------------------------------------------- destinations
 
@@ -213,9 +226,17 @@ class Ctx:
         return dests.slots
 
     def allocate(self, *specs: tuple[DataType, Shape, Layout]) -> tuple[Slot, ...]:
-        """Descriptors of every destination in binding order (computed now) plus the
-        allocation checks of :meth:`reserve`."""
-        return self.reserve(make_dests(self.spec, self.mask, specs))
+        """Descriptors of every destination in binding order (computed on the first
+        call with these specs, kept on the Spec) plus the allocation checks of
+        :meth:`reserve`."""
+        key = (self.mask, specs)
+        cache = self.spec.dests
+        dests = cache.get(key)
+        if dests is None:
+            dests = make_dests(self.spec, self.mask, specs)
+            if len(cache) < 16:  # specs read from a source tile vary with it: bounded
+                cache[key] = dests
+        return self.reserve(dests)
 
     def allocate_predicate(self, like: Tile) -> Slot:
         """A predicate destination copying Rows/Col/ValidRow/ValidCol of source ``like``
@@ -325,7 +346,7 @@ def build_tile(
         if fill != PAD_NULL and npes != P:
             others = [pe for pe in range(npes) if pe not in pes]
             payload[others] = fresh(dt, (len(others), rows, cols), PAD_NULL)
-        payload[pidx, :vr, :vc] = values
+        payload[pidx if isinstance(pidx, slice) else _run_index(pes), :vr, :vc] = values
     payload.flags.writeable = False
     if defined is not None and npes != P:
         full = np.zeros((npes, rows, cols), bool)
@@ -346,7 +367,12 @@ def or_status(state: MachineState, st: np.ndarray, pidx: slice | list[int], P: i
     if isinstance(pidx, slice):  # every PE: OR in place without an indexing round trip
         np.bitwise_or(state.status, st, out=state.status)
     else:
-        state.status[pidx] |= st
+        run = _run_index(tuple(pidx))
+        if isinstance(run, slice):
+            view = state.status[run]
+            np.bitwise_or(view, st, out=view)
+        else:
+            state.status[pidx] |= st
 
 
 def participation(plan: BundlePlan, npes: int) -> int:

@@ -45,15 +45,86 @@ def dense_stride(cols: int, dt: DataType) -> int:
     return (cols * info(dt).bits + 7) // 8
 
 
-@dataclass(frozen=True)
 class Footprint:
     """Byte addresses of a strided transfer: ``addr`` (P, R, C) uint64 element addresses
     (for 4-bit types the containing byte), ``nbytes`` per element, ``high`` the odd-column
-    nibble mask (None for whole-byte types)."""
+    nibble mask (None for whole-byte types).
 
-    addr: np.ndarray
-    nbytes: int
-    high: np.ndarray | None
+    ``dense``: for a whole-byte transfer proven aligned and inside the memory in closed
+    form, each PE's (first byte address, row stride in bytes); ``addr`` is then built
+    only when something asks for it (a grid launch's access log), and :func:`gather`
+    and :func:`scatter_plan` use strided views of the memory instead.
+    """
+
+    __slots__ = ("_addr", "cols", "dense", "high", "nbytes", "rows")
+
+    def __init__(
+        self,
+        addr: np.ndarray | None,
+        nbytes: int,
+        high: np.ndarray | None,
+        dense: tuple[tuple[int, int], ...] | None = None,
+        rows: int = 0,
+        cols: int = 0,
+    ) -> None:
+        self._addr = addr
+        self.nbytes = nbytes
+        self.high = high
+        self.dense = dense
+        if addr is not None:
+            rows, cols = addr.shape[1], addr.shape[2]
+        self.rows, self.cols = rows, cols
+
+    @property
+    def addr(self) -> np.ndarray:
+        a = self._addr
+        if a is None:
+            assert self.dense is not None
+            u = np.uint64
+            base = np.array([b for b, _ in self.dense], u).reshape(-1, 1, 1)
+            stride = np.array([s for _, s in self.dense], u).reshape(-1, 1, 1)
+            r = np.arange(self.rows, dtype=u).reshape(1, -1, 1)
+            c = np.arange(self.cols, dtype=u).reshape(1, 1, -1) * u(self.nbytes)
+            a = self._addr = base + r * stride + c  # proven without wrap-around
+        return a
+
+    @property
+    def addr_bytes(self) -> int:
+        """The size of the (possibly not yet built) address array, for caches."""
+        return (
+            8 * len(self.dense or ()) * self.rows * self.cols
+            if self._addr is None
+            else (self._addr.nbytes)
+        )
+
+
+def _dense(
+    base: np.ndarray, stride: np.ndarray, rows: int, cols: int, eb: int, gm_size: int
+) -> tuple[tuple[int, int], ...] | None:
+    """Each PE's (base, stride) when every element address of a whole-byte strided
+    transfer is aligned and inside the memory, decided in closed form: base and stride
+    multiples of ``eb`` (2**64 is one, so wrapped addresses stay aligned) and the last
+    element ``base + (rows-1) * stride + (cols-1) * eb`` computed without wrapping is at
+    most ``gm_size - eb`` (addresses grow from the base, so none wraps or lies beyond).
+    None otherwise: the element-wise probe then finds the first fault in order."""
+    if rows < 1 or cols < 1 or gm_size < eb:
+        return None
+    bs = np.asarray(base, np.uint64).reshape(-1).tolist()
+    ss = np.asarray(stride, np.uint64).reshape(-1).tolist()
+    if len(ss) == 1 and len(bs) > 1:
+        ss = ss * len(bs)
+    if len(bs) == 1 and len(ss) > 1:
+        bs = bs * len(ss)
+    span = (cols - 1) * eb
+    limit = gm_size - eb
+    out = []
+    for b, s in zip(bs, ss, strict=True):
+        if b % eb or (rows > 1 and s % eb):
+            return None
+        if b + (rows - 1) * s + span > limit:
+            return None
+        out.append((b, s if rows > 1 else 0))
+    return tuple(out)
 
 
 def footprint(
@@ -80,6 +151,10 @@ def footprint(
     u = np.uint64
     four = info(dt).bits == 4
     eb = element_bytes(dt)
+    if not four and not stride_elements and select is None:
+        dense = _dense(base, stride, rows, cols, eb, gm_size)
+        if dense is not None:
+            return Footprint(None, eb, None, dense, rows, cols)
     r = np.arange(rows, dtype=u).reshape(1, rows, 1)
     c = np.arange(cols, dtype=u).reshape(1, 1, cols)
     b = np.asarray(base, u).reshape(-1, 1, 1)
@@ -122,6 +197,14 @@ def footprint(
 def gather(gm: Memory, fp: Footprint, dt: DataType) -> np.ndarray:
     """The carrier values at a probed footprint, shape (P, R, C)."""
     carrier = info(dt).carrier
+    dense = fp.dense
+    if dense is not None and isinstance(gm, np.ndarray) and gm.flags.c_contiguous:
+        # closed-form probed: one strided view of the memory per PE, copied out
+        eb = fp.nbytes
+        out = np.empty((len(dense), fp.rows, fp.cols), carrier)
+        for k, (b, s) in enumerate(dense):
+            out[k] = np.ndarray((fp.rows, fp.cols), carrier, gm, b, (s, eb))
+        return out
     if fp.high is not None:
         byte = gm[fp.addr.astype(np.intp)]
         nib = np.where(fp.high, byte >> np.uint8(4), byte & np.uint8(0xF)).astype(np.uint8)
@@ -149,6 +232,36 @@ class GMWrite:
         gm[self.index] = self.values
 
 
+class DenseWrite:
+    """A pending store of one PE's (R, C) carrier ``values`` at rows ``stride`` bytes
+    apart from byte address ``base``, rows not overlapping (a closed-form probed
+    footprint): applied as one strided assignment. ``index`` gives the flat byte
+    indices, in the order :class:`GMWrite` would hold them."""
+
+    __slots__ = ("_index", "base", "nbytes", "stride", "values")
+
+    def __init__(self, base: int, stride: int, values: np.ndarray, nbytes: int) -> None:
+        self.base, self.stride, self.values, self.nbytes = base, stride, values, nbytes
+        self._index: np.ndarray | None = None
+
+    @property
+    def index(self) -> np.ndarray:
+        i = self._index
+        if i is None:
+            rows, cols = self.values.shape
+            r = np.arange(rows, dtype=np.intp).reshape(-1, 1, 1) * self.stride
+            c = np.arange(cols * self.nbytes, dtype=np.intp).reshape(1, cols, self.nbytes)
+            i = self._index = (self.base + r + c).reshape(-1)
+        return i
+
+    def apply(self, gm: Memory) -> None:
+        v = self.values
+        if isinstance(gm, np.ndarray) and gm.flags.c_contiguous:
+            np.ndarray(v.shape, v.dtype, gm, self.base, (self.stride, self.nbytes))[...] = v
+        else:
+            gm[self.index] = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
+
+
 def _last_writer(index: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Deduplicate flat byte writes keeping the last value written to each address."""
     rev_index, rev_values = index[::-1], values[::-1]
@@ -158,7 +271,7 @@ def _last_writer(index: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
 
 def scatter_plan(
     gm: Memory, fp: Footprint, values: np.ndarray, stride: np.ndarray
-) -> list[GMWrite]:
+) -> list[GMWrite | DenseWrite]:
     """The byte writes that store carrier ``values`` (P, R, C) at a probed footprint.
 
     Elements are stored in (PE, row, col) order, so where addresses overlap (a small or
@@ -166,13 +279,19 @@ def scatter_plan(
     ASL's element loop gives within a PE; across PEs the architecture leaves the order
     open. A 4-bit store preserves the sibling nibble.
     """
+    dense = fp.dense
+    if dense is not None and values.dtype.itemsize == fp.nbytes:
+        row_bytes = fp.cols * fp.nbytes
+        if all(s >= row_bytes or fp.rows == 1 for _, s in dense):
+            # rows cannot overlap within a PE; PEs apply in order (the later one wins)
+            return [DenseWrite(b, s, values[k], fp.nbytes) for k, (b, s) in enumerate(dense)]
     p, rows, cols = fp.addr.shape
     if fp.high is None:
         raw = np.ascontiguousarray(values).view(np.uint8).reshape(p, -1)
         idx = fp.addr.astype(np.intp)[..., None] + np.arange(fp.nbytes, dtype=np.intp)
         idx = idx.reshape(p, -1)
         row_bytes = cols * fp.nbytes
-        writes = []
+        writes: list[GMWrite | DenseWrite] = []
         for pe in range(p):
             s = int(np.asarray(stride, np.uint64).reshape(-1)[pe])
             i, v = idx[pe], raw[pe]

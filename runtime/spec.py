@@ -48,6 +48,9 @@ class Spec:
         #: set by the preparers that may read a CUBE tile (the CUBE store conversion and
         #: the matrix operations); every other operation rejects one
         self.reads_cube = False
+        #: destination descriptors by (mask, destination specs), for ``Ctx.allocate``:
+        #: they depend on nothing else, so a bundle run again reuses them
+        self.dests: dict[tuple[object, ...], Any] = {}
 
     @property
     def semantics(self) -> Callable[..., Any]:

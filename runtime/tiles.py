@@ -175,8 +175,9 @@ class Tile:
     key: tuple[object, ...] = field(init=False, repr=False)
     #: read-only valid-region arrays by participating PEs (``Ctx.values``), made on use
     views: dict[object, np.ndarray] | None = field(default=None, init=False, repr=False)
-    #: whether the valid region holds no NaN and no infinity (None: not known yet);
-    #: facts about the immutable payload, like ``views``, recorded once
+    #: whether the valid region on the PEs of ``mask`` holds no NaN and no infinity
+    #: (None: not known yet; every reader's PEs lie within ``mask``); facts about the
+    #: immutable payload, like ``views``, recorded once
     finite: bool | None = field(default=None, init=False, repr=False)
     #: the every-PE valid region's NX probe sample (``fastpath.probe_sample``)
     sample: list[list[float]] | None = field(default=None, init=False, repr=False)

@@ -52,8 +52,15 @@ from .common import (
 
 #: IEEE operations (``OpRow.arith``) whose every result is finite when their operands
 #: are finite and they raised no OF, NV or DZ on any PE (overflow, an invalid operation
-#: and a division by zero are the only ways they make an infinity or a NaN)
-FINITE_CLOSED = frozenset({"add", "sub", "mul", "div", "max", "min"})
+#: and a division by zero are the only ways they make an infinity or a NaN): the
+#: binary and expansion operations, the unary ones (exp and recip overflow, log, rsqrt
+#: and recip of zero divide by zero, sqrt, log and rsqrt of a negative are invalid)
+#: and the sum, max and min reductions (a sum overflows)
+FINITE_CLOSED = frozenset({
+    "add", "sub", "mul", "div", "max", "min",
+    "exp", "log", "sqrt", "rsqrt", "recip", "relu", "abs", "neg",
+    "sum",
+})  # fmt: skip
 _FINITE_TYPES = frozenset({DataType.FP64, DataType.FP32, DataType.FP16, DataType.BF16})
 _NONFINITE = NV | DZ | OF
 
@@ -65,7 +72,7 @@ def finite_closed(spec: Spec, dt: DataType) -> bool:
 
 
 def publish_finite(tile: Tile, operands: tuple[np.ndarray, ...], st: np.ndarray) -> None:
-    """Declare ``tile``'s every-PE valid region finite when its operation is
+    """Declare ``tile``'s valid region finite when its operation is
     :func:`finite_closed`, every operand was already known finite (the fast path scanned
     or was told so; nothing is scanned here) and the status has no OF/NV/DZ: the next
     bundle reading the tile then skips its NaN/Inf scan."""
@@ -128,7 +135,7 @@ def fused_runner(
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
         tile = build_tile(state, name, slot, res, pad, pes, pidx)
-        if closed and pkey is None:
+        if closed:  # the bundle's PEs are the new tile's allocation mask
             publish_finite(tile, views, st)
         state.apply_push(push, [(slot.hand, tile)])
         or_status(state, st, pidx, p)
@@ -194,13 +201,16 @@ def lean_runner(
     layout, capacity, pad = slot.layout, slot.capacity, spec.pad
     whole = vr == rows and vc == cols
     pad_defined = pad != PAD_NULL
+    # the machine size this runner serves (its mask selects every PE), and the padded
+    # storage its results start from (copied per bundle, never handed out itself)
+    npes = next((n for n, m in _EVERY_PE.items() if m == mask), 0)
+    template = None if whole or not npes else fresh(dt, (npes, rows, cols), pad)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
-        npes = cfg.pes
         queues, depth = state.queues, cfg.depth
         if (
-            mask != _EVERY_PE.get(npes)
+            cfg.pes != npes
             or h0 >= len(queues)
             or h1 >= len(queues)
             or i0 > depth
@@ -221,10 +231,10 @@ def lean_runner(
             sa = a.sample = probe_sample(va)
         if sb is None:
             sb = b.sample = probe_sample(vb)
-        if whole:
+        if template is None:
             payload = out = None
         else:
-            payload = fresh(dt, (npes, rows, cols), pad)
+            payload = template.copy()
             out = payload[:, :vr, :vc]
         res = kernel(va, vb, sa, sb, out)
         if res is None:  # an IEEE exception: the general path settles it
@@ -270,7 +280,7 @@ def binary(spec: Spec) -> Runner:
             same_rows(ctx, 1, b, slot.rows)
         res, st = fn(dt, va, vb)
         ctx.publish(slot, res, pad)
-        if closed and ctx.pkey is None:
+        if closed:
             tile = ctx.tiles[slot.k]
             assert tile is not None
             publish_finite(tile, (va, vb), st)
@@ -310,7 +320,8 @@ def unary(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     if not enc:
-        run.fused = fused_runner(fn, dt, dests, (key,), pad, spec.name)  # type: ignore[attr-defined]
+        closed = finite_closed(spec, dt)
+        run.fused = fused_runner(fn, dt, dests, (key,), pad, spec.name, closed)  # type: ignore[attr-defined]
     return run
 
 

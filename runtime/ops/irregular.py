@@ -78,12 +78,16 @@ def _numeric(ctx: Ctx, t: Tile) -> DataType:
     return t.dtype
 
 
-def _flag(ctx: Ctx, slot: int) -> np.ndarray:
+def _flag(ctx: Ctx, slot: int) -> bool | np.ndarray:
     """A flag0 GPR operand, read per PE (each PE its own GPR file, DECISIONS D3): exactly
-    0 or 1 on every participating PE (omitted B.IOR: 0). Returns the (P,) flags."""
+    0 or 1 on every participating PE (omitted B.IOR: 0). Returns the (P,) flags, or one
+    bool when every PE holds the same (the semantics' cheaper scalar direction)."""
     v = ctx.gpr_slot(slot)
-    if np.any(v > 1):
+    flags = v.tolist()
+    if max(flags) > 1:
         raise ctx.illegal(f"{ctx.name} descending flag (B.IOR RegSrc{slot}) must be 0 or 1")
+    if min(flags) == max(flags):
+        return bool(flags[0])
     return v
 
 

@@ -59,7 +59,7 @@ class _Footprints:
         if fp is None:
             fp = footprint(self.dt, base, stride, self.rows, self.cols, gm_size, ctx.name,
                            self.write, ctx.pes)  # fmt: skip
-            if fp.addr.nbytes <= FOOTPRINT_BYTES:
+            if fp.addr_bytes <= FOOTPRINT_BYTES:
                 if len(self.entries) >= FOOTPRINTS_PER_PLAN:
                     self.entries.pop(next(iter(self.entries)))
                 self.entries[key] = fp

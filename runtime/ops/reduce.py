@@ -53,6 +53,11 @@ def reduction(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if not is_arg and dt not in ENCODING_TYPES:
+        # any physical Rows (the source check reads the valid shape and Col only)
+        key = (dt, RM, *astuple(src_shape))
+        closed = finite_closed(spec, dt)
+        run.fused = fused_runner(fn, dt, dests, (key,), pad, spec.name, closed)  # type: ignore[attr-defined]
     return run
 
 

@@ -164,6 +164,22 @@ def test_binary_matches_engine(op: str, dt: D, data: st.DataObject) -> None:
     assert_same(core.binary(op, dt, a, b), core.binary(op, dt, a, b, exact=True))
 
 
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@PER_PAIR
+@given(data=st.data())
+def test_compare_matches_engine(dt: D, data: st.DataObject) -> None:
+    """Every CMode on adversarial operands (NaNs of both kinds, signed zeros, Inf), on
+    full tiles and against a broadcast scalar (TCMPS), and on read-only operands whose
+    finiteness may already be known: relation and NV status as the exact engine."""
+    a, b = data.draw(tiles(dt))
+    fa, fb = frozen(a), frozen(b)
+    fastpath.finite(fa)
+    for cmode in range(6):
+        both(lambda c=cmode: core.compare(c, dt, a, b))
+        both(lambda c=cmode: core.compare(c, dt, a, np.broadcast_to(b[:, :1, :1], a.shape)))
+        both(lambda c=cmode: core.compare(c, dt, fa, fb))
+
+
 def frozen(a: np.ndarray) -> np.ndarray:
     """A read-only copy, as the executor publishes tiles (its finiteness is cached)."""
     c = a.copy()
@@ -186,6 +202,38 @@ def test_binary_on_published_operands(op: str, dt: D, data: st.DataObject) -> No
         core.binary(op, dt, a[:, :1], b[:, :1]),
         core.binary(op, dt, a[:, :1], b[:, :1], exact=True),
     )
+
+
+@pytest.mark.parametrize(
+    ("op", "dt"),
+    [("add", D.FP32), ("sub", D.FP32), ("mul", D.FP32), ("div", D.FP32), ("add", D.FP64),
+     ("sub", D.FP64)],
+)  # fmt: skip
+@given(data=st.data(), exact_pes=st.lists(st.booleans(), min_size=4, max_size=4))
+def test_clean_kernel_matches_engine(
+    op: str, dt: D, data: st.DataObject, exact_pes: list[bool]
+) -> None:
+    """The executor's clean kernel (finite operands, every PE probed at once from the
+    samples, the PEs without an inexact sample element tested in full) gives the exact
+    engine's result and status, or None; PEs of small integers make exact results, so
+    the full test runs as well as the probe."""
+    kernel = fastpath.clean_kernel(op, dt)
+    assert kernel is not None
+    rows_, cols = data.draw(st.integers(1, 3)), data.draw(st.sampled_from([1, 8, 16, 40]))
+    carrier = info(dt).carrier
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    a = rng.standard_normal((4, rows_, cols)).astype(carrier)
+    b = rng.standard_normal((4, rows_, cols)).astype(carrier)
+    for pe, exact in enumerate(exact_pes):
+        if exact:
+            a[pe] = rng.integers(1, 8, (rows_, cols))
+            b[pe] = rng.choice([1.0, 2.0, 4.0], (rows_, cols))
+    if data.draw(st.booleans()):  # an inexact element past the probed sample
+        a[0, -1, -1] = 1.0 / 3.0
+    a, b = frozen(a), frozen(b)
+    got = kernel(a, b, fastpath.probe_sample(a), fastpath.probe_sample(b), None)
+    if got is not None:
+        assert_same(got, core.binary(op, dt, a, b, exact=True))
 
 
 def test_finiteness_is_remembered_only_for_immutable_arrays() -> None:
@@ -525,6 +573,13 @@ def test_broadcast_min_max_match_engine(dt: D, data: st.DataObject) -> None:
         both(lambda op=op: expand.row_expand(op, dt, a, b[:, :, :1]))
         both(lambda op=op: expand.col_expand(op, dt, a, b[:, :1, :]))
         both(lambda op=op: expand.row_expand(op, dt, frozen(a), frozen(b)[:, :, :1]))
+    # published operands: their "no NaN, no zero" fact is scanned once and then reused
+    fa, fb = frozen(a), frozen(b)
+    col, row = fb[:, :, :1], fb[:, :1, :]
+    for op in ("max", "min"):
+        for _ in range(2):
+            both(lambda op=op: expand.row_expand(op, dt, fa, col))
+            both(lambda op=op: expand.col_expand(op, dt, fa, row))
 
 
 @pytest.mark.parametrize(("src", "dst"), sorted(expand.EXPDIF_PAIRS, key=str))
@@ -602,6 +657,31 @@ def test_nonfinite_sums_match_engine(op: str, dt: D, data: st.DataObject) -> Non
     assert_same(core.binary(op, dt, frozen(a), frozen(b)), want)
     assert_same(core.binary(op, dt, a, b[:, :1, :1]), core.binary(op, dt, a, b[:, :1, :1],
                                                                   exact=True))  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["add", "sub"])
+@PER_PAIR
+@given(data=st.data())
+def test_sums_with_an_operand_of_only_infinities_and_nans(
+    op: str, dt: D, data: st.DataObject
+) -> None:
+    """Published operands one of which holds no finite element (the per-operand NaN
+    facts path: NaN handling only, Inf - Inf, signalling NaNs), either side, read
+    twice (the facts are then cached), against the engine."""
+    a, b = data.draw(nonfinite_tiles(dt))
+    w, e, m = LAYOUT[dt]
+    top = (1 << e) - 1
+    ub = UINT[w]
+    raw = a.view(ub).copy()
+    special = (raw >> ub(m)) & ub(top) == ub(top)  # Inf or NaN
+    raw[~special] = ub(top << m) | (raw[~special] & ub(1 << (w - 1)))  # finite -> +-Inf
+    inf_nan = raw.view(a.dtype)
+    for x, y in ((inf_nan, b), (b, inf_nan), (inf_nan, inf_nan[::-1].copy())):
+        fx, fy = frozen(x), frozen(y)
+        want = core.binary(op, dt, x, y, exact=True)
+        assert_same(core.binary(op, dt, fx, fy), want)
+        assert_same(core.binary(op, dt, fx, fy), want)
 
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)

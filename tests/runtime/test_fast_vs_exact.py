@@ -257,3 +257,121 @@ def test_warm_clean_sums_take_the_lean_path(monkeypatch: pytest.MonkeyPatch) -> 
     assert calls  # the overflow raised an IEEE exception: the general path ran
     assert over.state.queues[1][-1].finite is not True
     assert np.isinf(over.tile("U#3").values).all()
+
+
+UNARY_OPS = ["TEXP", "TSQRT", "TLOG", "TRSQRT", "TRECIP", "TRELU", "TABS", "TNEG"]
+REDUCE_OPS = ["TROWSUM", "TROWMAX", "TROWMIN"]
+
+
+@given(chains(), st.data(), st.sampled_from([0b1111, 0b1100, 0b1000]))
+def test_facts_through_unary_reduction_and_expansion_chains(
+    case: tuple[DataType, int, int, list[np.ndarray], list[str]],
+    data: st.DataObject,
+    mask: int,
+) -> None:
+    """Every result that an operation publishes as finite (unary operations, row
+    reductions, expansions, binary operations, on every PE or a subset) is read by the
+    next bundle, warm and cold, against the exact engine: payload bits and per-bundle
+    status."""
+    dt, rows, cols, srcs, _ = case
+    full, col = f"U<{size_for(dt, rows, cols)}>", f"M<{size_for(dt, rows, 1)}>"
+    head = f"{dt.name}\nB.DIM zero, {cols}, ->LB0\nB.DIM zero, {rows}, ->LB1\n"
+    m = f"mask={mask:04b}"
+    steps = data.draw(
+        st.lists(st.sampled_from(["unary", "binary", "reduce"]), min_size=2, max_size=5)
+    )
+    bundles = [f"BSTART.VEC TADD, {head}B.IOT T#2, T#1, {m}, last, ->{full}\nBSTOP\n"]
+    for kind in steps:
+        if kind == "unary":
+            op = data.draw(st.sampled_from(UNARY_OPS))
+            bundles.append(f"{op_def(op).bstart} {op}, {head}B.IOT U#1, {m}, last, ->{full}\n"
+                           "BSTOP\n")  # fmt: skip
+        elif kind == "binary":
+            op = data.draw(st.sampled_from(CHAIN_OPS))
+            bundles.append(f"{op_def(op).bstart} {op}, {head}B.IOT U#1, T#2, {m}, last, "
+                           f"->{full}\nBSTOP\n")  # fmt: skip
+        else:
+            op, ex = (
+                data.draw(st.sampled_from(REDUCE_OPS)),
+                data.draw(st.sampled_from(EXPAND_OPS)),
+            )
+            bundles.append(f"{op_def(op).bstart} {op}, {head}B.IOT U#1, {m}, last, ->{col}\n"
+                           "BSTOP\n")  # fmt: skip
+            bundles.append(f"{op_def(ex).bstart} {ex}, {head}B.IOT U#1, M#1, {m}, last, "
+                           f"->{full}\nBSTOP\n")  # fmt: skip
+    program = prog("".join(bundles))
+
+    def per_bundle() -> tuple[Machine, list[list[int]]]:
+        machine = Machine(MachineConfig(gm_size=4096, depth=8))
+        for a in srcs:
+            machine.push_tile("T", a, dt, mask=mask)
+        statuses = []
+        for text in bundles:
+            machine.run(prog(text))
+            statuses.append(machine.status.tolist())
+            machine.state.status[:] = 0
+        return machine, statuses
+
+    def whole(p: Program) -> tuple[Machine, list[int]]:
+        machine = Machine(MachineConfig(gm_size=4096, depth=8))
+        for a in srcs:
+            machine.push_tile("T", a, dt, mask=mask)
+        machine.run(p)
+        return machine, machine.status.tolist()
+
+    fast, status = per_bundle()
+    whole(program)  # cold plans
+    warm, warm_status = whole(program)
+    with fastpath.exact_only():
+        exact, want_status = per_bundle()
+        _, want_whole = whole(prog("".join(bundles)))
+    assert status == want_status
+    assert warm_status == want_whole
+    want = exact.tiles()
+    for m_ in (fast, warm):
+        got = m_.tiles()
+        assert got.keys() == want.keys()
+        for name, w in want.items():
+            assert np.array_equal(_raw(got[name].payload), _raw(w.payload)), name
+            assert np.array_equal(got[name].defined, w.defined), name
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["TEXP", "TRECIP", "TROWSUM"],
+)
+def test_an_overflowing_unary_or_reduction_is_not_declared_finite(first: str) -> None:
+    """exp(88.8) and 1/2**-149 overflow to +Inf, the row sum of the largest values too
+    (OF): the next sum must see the infinity (+Inf + 0 is +Inf exactly, no flag; a
+    result wrongly declared finite would take the clean path and report NX)."""
+    dt = DataType.FP32
+    x = {"TEXP": 88.8, "TRECIP": 2.0**-149, "TROWSUM": float(np.finfo(np.float32).max)}
+    a = np.full((4, 1, 8), x[first], np.float32)
+    head = "FP32\nB.DIM zero, 8, ->LB0\nB.DIM zero, 1, ->LB1\n"
+    # x + 0 = x, both scanned: a copy of the source known to be finite
+    known = f"BSTART.VEC TADD, {head}B.IOT T#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n"
+    add = f"BSTART.VEC TADD, {head}B.IOT U#1, T#2, mask=1111, last, ->U<128B>\nBSTOP\n"
+    if first == "TROWSUM":
+        bundles = [
+            known,
+            f"BSTART.SFU TROWSUM, {head}B.IOT U#1, mask=1111, last, ->M<128B>\nBSTOP\n",
+            f"BSTART.SFU TROWEXPANDSUB, {head}B.IOT U#1, M#1, mask=1111, last, ->U<128B>\n"
+            "BSTOP\n",
+            add,
+        ]
+    else:
+        bundles = [
+            known,
+            f"{op_def(first).bstart} {first}, {head}B.IOT U#1, mask=1111, last, ->U<128B>\n"
+            "BSTOP\n",
+            add,
+        ]
+    finite = np.zeros((4, 1, 8), np.float32)
+    with fastpath.exact_only():
+        exact, want = _run(dt, [finite, a], bundles)
+    # cold, then warm plans (the bundle plans are shared: the fused runners run)
+    for fast, status in (_run(dt, [finite, a], bundles), _run(dt, [finite, a], bundles)):
+        assert status == want
+        assert status[-1] == [0] * 4  # +-Inf + 0 = +-Inf exactly: no flag
+        for name, w in exact.tiles().items():
+            assert np.array_equal(_raw(fast.tiles()[name].payload), _raw(w.payload)), name

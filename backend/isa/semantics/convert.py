@@ -34,6 +34,7 @@ from ..datatypes import DataType, info
 from . import fastpath as _fp
 from .core import (
     NV,
+    NX,
     SemanticError,
     fold_flags,
     from_bits,
@@ -42,6 +43,7 @@ from .core import (
     to_bits,
 )
 from .floatfmt import (
+    CANONICAL_NAN,
     RHB,
     RNA,
     RNE,
@@ -251,9 +253,17 @@ def convert(
         )
     if not is_float(src_dt):
         if is_float(dst_dt):
+            if _fp.enabled():
+                fast = _native_convert(src_dt, dst_dt, a, rmode, p)
+                if fast is not None:
+                    return fast
             r, flags = int_to_float(src_dt, dst_dt, a, rmode, sat)
             return r, fold_flags(flags)
         return int_to_int(src_dt, dst_dt, a, sat), np.zeros(p, np.uint8)
+    if _fp.enabled():
+        fast = _native_convert(src_dt, dst_dt, a, rmode, p)
+        if fast is not None:
+            return fast
     bits = to_bits(a)
     cls = classify(src_dt, bits)
     x = decode(src_dt, bits)
@@ -267,3 +277,71 @@ def convert(
     quiet = cls.nan & ~nan_nv & (classify(dst_dt, to_bits(r).astype(_U64)).nan)
     flags = np.where(cls.nan, np.where(nan_nv | ~quiet, NV, 0), flags).astype(np.uint8)
     return r, fold_flags(flags)
+
+
+# ---------------------------------------------------------------- native conversions
+
+#: float -> float pairs where every source value (NaN aside) is exactly a destination
+#: value and the carriers convert exactly (numpy, ml_dtypes): the conversion is a cast
+_WIDENING = frozenset(
+    {(s, DataType.FP32) for s in ("FP16", "BF16", "E4M3", "E5M2", "E8M0")}
+    | {(s, DataType.FP64) for s in ("FP32", "FP16", "BF16", "E4M3", "E5M2", "E8M0")}
+)
+#: integer sources whose every value is exactly an FP32 (FP64: every integer up to 32 bits)
+_EXACT_IN_FP32 = frozenset({DataType.S8, DataType.U8, DataType.S16, DataType.U16})
+_TO_FP64 = _EXACT_IN_FP32 | {DataType.S32, DataType.U32}
+
+
+def _native_int_rounding() -> bool:
+    """Native int64/int32/uint32 -> float32 casts round to nearest even (checked once;
+    otherwise the wide integer sources take the exact path)."""
+    cases = [2**24 + 1, 2**24 + 3, -(2**24 + 1), 2**31 - 1, -(2**31)]
+    want = [2.0**24, 2.0**24 + 4, -(2.0**24), 2.0**31, -(2.0**31)]
+    u = [2**32 - 1, 2**24 + 3]
+    return (
+        np.array(cases, np.int64).astype(np.float32).tolist() == want
+        and np.array(cases, np.int32).astype(np.float32).tolist() == want
+        and np.array(u, np.uint32).astype(np.float32).tolist() == [2.0**32, 2.0**24 + 4]
+    )
+
+
+_INT_RNE = _native_int_rounding()
+
+
+def _native_convert(
+    src: DataType, dst: DataType, a: np.ndarray, rmode: int, p: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The conversions a native cast computes exactly as the reference profile (None
+    for the others):
+
+    * float widenings (:data:`_WIDENING`): the value is kept exactly (no rounding, no
+      overflow, no flag); a NaN becomes the destination's canonical NaN, with NV when
+      the source NaN signals (the rule of :func:`convert`);
+    * integers up to 16 bits to FP32, up to 32 bits to FP64: exact, no flag;
+    * S32/U32 to FP32 under RNE (RMode 0 or RNE): the native cast rounds to nearest
+      even, NX wherever the rounded value differs from the integer (no overflow).
+    """
+    if a.ndim == 0 or a.dtype != info(src).carrier:
+        return None
+    if is_float(src):
+        if (src.name, dst) not in _WIDENING:
+            return None
+        r = _fp._quiet(a.astype, info(dst).carrier)  # a signalling NaN raises invalid
+        nan = np.isnan(r)
+        if not nan.any():
+            return r, np.zeros(p, np.uint8)
+        cls = classify(src, to_bits(a))
+        ub = np.dtype(f"u{r.dtype.itemsize}")
+        r.view(ub)[nan] = CANONICAL_NAN[dst]
+        return r, fold_flags(np.where(cls.snan, NV, 0).astype(np.uint8))
+    if dst == DataType.FP64 and src in _TO_FP64:
+        return a.astype(np.float64), np.zeros(p, np.uint8)
+    if dst != DataType.FP32:
+        return None
+    if src in _EXACT_IN_FP32:
+        return a.astype(np.float32), np.zeros(p, np.uint8)
+    if src in (DataType.S32, DataType.U32) and _INT_RNE and rmode in (0, RNE):
+        r = a.astype(np.float32)
+        inexact = r.astype(np.int64) != a.astype(np.int64)  # |r| <= 2**32: exact back
+        return r, fold_flags(np.where(inexact, NX, 0).astype(np.uint8))
+    return None

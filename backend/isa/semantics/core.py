@@ -401,6 +401,10 @@ def compare(
     Floats (``TileProfileFloatingCompare``): a NaN operand makes every relation false
     except NE, a signalling NaN sets NV, and +0 equals -0. Returns (bool array, status).
     """
+    if _fp._enabled and cmode in _CMODES:
+        fast = _fp.compare(cmode, dt, a, b)
+        if fast is not None:
+            return fast
     dt = DataType(dt)
     if cmode not in _CMODES:
         raise ValueError(f"CMode {cmode} is reserved")

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..datatypes import DataType
 from .core import binary, from_bits, no_status, to_bits, unary
-from .fastpath import broadcast_minmax
+from .fastpath import broadcast_minmax, finite, remember_finite
 
 EXPAND_OPS = ("add", "sub", "mul", "div", "max", "min")
 #: (source, destination) DataType pairs of TROWEXPANDEXPDIF / TCOLEXPANDEXPDIF.
@@ -58,8 +58,14 @@ def _full(bcast: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 def _view(bcast: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """The broadcast operand as a read-only view: ``core.binary`` broadcasts itself, so
-    the full-shape copy is only needed for the pure copies (TROWEXPAND/TCOLEXPAND)."""
-    return np.broadcast_to(bcast, shape)
+    the full-shape copy is only needed for the pure copies (TROWEXPAND/TCOLEXPAND).
+
+    A view of a published operand without NaN or infinity is declared so (the small
+    operand is scanned, once), so the full-shape view is never scanned itself."""
+    v = np.broadcast_to(bcast, shape)
+    if finite(bcast):
+        remember_finite(v)
+    return v
 
 
 def _shape(src: np.ndarray | None, bcast: np.ndarray, shape: tuple[int, int] | None) -> tuple:
@@ -92,12 +98,14 @@ def row_expand(
     ``src`` is (P, R, C) (may be None for the copy, then ``shape`` = (R, C) is needed);
     ``bcast`` is (P, R, 1). Returns ``(dst (P, R, C), status)``.
     """
+    # the operand itself when it is one column wide: its facts are kept by identity
+    col = bcast if bcast.shape[2] == 1 else bcast[:, :, :1]
     if src is not None and op in ("max", "min"):  # the common case without a view
-        fast = broadcast_minmax(op, dt, src, bcast[:, :, :1])
+        fast = broadcast_minmax(op, dt, src, col)
         if fast is not None:
             return fast
     make = _full if op is None else _view
-    return _apply(op, DataType(dt), src, make(bcast[:, :, :1], _shape(src, bcast, shape)))
+    return _apply(op, DataType(dt), src, make(col, _shape(src, bcast, shape)))
 
 
 def col_expand(
@@ -112,12 +120,13 @@ def col_expand(
     ``src`` is (P, R, C) (may be None for the copy, then ``shape`` = (R, C) is needed);
     ``bcast`` is (P, 1, C). Returns ``(dst (P, R, C), status)``.
     """
+    row = bcast if bcast.shape[1] == 1 else bcast[:, :1, :]
     if src is not None and op in ("max", "min"):  # the common case without a view
-        fast = broadcast_minmax(op, dt, src, bcast[:, :1, :])
+        fast = broadcast_minmax(op, dt, src, row)
         if fast is not None:
             return fast
     make = _full if op is None else _view
-    return _apply(op, DataType(dt), src, make(bcast[:, :1, :], _shape(src, bcast, shape)))
+    return _apply(op, DataType(dt), src, make(row, _shape(src, bcast, shape)))
 
 
 def _widen_fp32(src_dt: DataType, a: np.ndarray) -> np.ndarray:

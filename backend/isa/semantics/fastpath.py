@@ -79,6 +79,7 @@ __all__ = [
     "binary",
     "broadcast_minmax",
     "clean_kernel",
+    "compare",
     "enabled",
     "exact_only",
     "finite",
@@ -226,10 +227,27 @@ def _finite_operand(a: np.ndarray) -> bool:
     known = _FINITE.get(key)
     if known is not None and known.ref() is a:
         return True
+    if _NOT_FINITE.get(key, _dead)() is a:
+        return False
     ok = bool(a.max() < np.inf) and bool(a.min() > -np.inf)
-    if ok and _immutable(a):
-        _remember(key, a)
+    if _immutable(a):
+        if ok:
+            _remember(key, a)
+        else:  # remembered too: a tile of specials is read again and again
+            if len(_NOT_FINITE) > 1024:
+                for k in [k for k, v in _NOT_FINITE.items() if v() is None]:
+                    del _NOT_FINITE[k]
+            _NOT_FINITE[key] = weakref.ref(a)
     return ok
+
+
+#: id -> immutable arrays known to hold a NaN or an infinity (dead references are only
+#: dropped in bulk: a reused id then points at another array, which the check rejects)
+_NOT_FINITE: dict[int, weakref.ref[np.ndarray]] = {}
+
+
+def _dead() -> None:
+    return None
 
 
 def _remember(key: int, a: np.ndarray) -> None:
@@ -260,6 +278,35 @@ def remember_finite(a: np.ndarray) -> None:
     elements could still change)."""
     if _immutable(a):
         _remember(id(a), a)
+
+
+#: id -> (weak reference, whether every element is a non-zero number) of immutable
+#: arrays: the min/max operand fact (see :func:`_nonzero_operand`)
+_NONZERO: dict[int, tuple[weakref.ref[np.ndarray], bool]] = {}
+
+
+def _forget_nonzero(key: int, ref: weakref.ref[np.ndarray]) -> None:
+    known = _NONZERO.get(key)
+    if known is not None and known[0] is ref:
+        del _NONZERO[key]
+
+
+def _nonzero_operand(a: np.ndarray) -> bool:
+    """True when the immutable array ``a`` holds neither a NaN nor a zero (its smallest
+    magnitude is positive; a NaN propagates through the reduction), scanned once per
+    array and remembered either way. A writable array is never scanned: False."""
+    key = id(a)
+    known = _NONZERO.get(key)
+    if known is not None and known[0]() is a:
+        return known[1]
+    if not _immutable(a):
+        return False
+    ok = bool(a.size) and bool(np.abs(a).min() > 0)
+    if len(_NONZERO) > 4096:  # only ever dead entries pile up
+        for k in [k for k, v in _NONZERO.items() if v[0]() is None]:
+            del _NONZERO[k]
+    _NONZERO[key] = (weakref.ref(a, partial(_forget_nonzero, key)), ok)
+    return ok
 
 
 # ---------------------------------------------------------------- formats
@@ -507,9 +554,79 @@ def _exact_binary(op: str, dt: DataType) -> Callable[..., tuple[np.ndarray, np.n
     return run
 
 
+class _Special:
+    """What a sum needs to know about one immutable FP32/FP64 operand (P, R, C) that
+    may hold NaNs and infinities (see :func:`_nonfinite_sums`)."""
+
+    __slots__ = ("finite_any", "nan", "nan_count", "ref", "snan")
+
+    def __init__(self, ref: weakref.ref[np.ndarray], f: _Fmt, a: np.ndarray) -> None:
+        p = a.shape[0]
+        self.ref = ref
+        self.nan = np.isnan(a)
+        self.nan_count = self.nan.reshape(p, -1).sum(axis=1)
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        quiet = ub.type(_QUIET_BIT[f.dt])
+        self.snan = _any_per_pe(self.nan & ((a.view(ub) & quiet) == 0), p).astype(bool)
+        self.finite_any = bool(np.isfinite(a).any())
+
+
+#: id -> the :class:`_Special` facts of immutable sum operands
+_SPECIAL: dict[int, _Special] = {}
+
+
+def _forget_special(key: int, ref: weakref.ref[np.ndarray]) -> None:
+    known = _SPECIAL.get(key)
+    if known is not None and known.ref is ref:
+        del _SPECIAL[key]
+
+
+def _special_facts(f: _Fmt, a: np.ndarray) -> _Special | None:
+    """The facts of ``a`` (computed once per immutable array), or None for a writable
+    one."""
+    key = id(a)
+    known = _SPECIAL.get(key)
+    if known is not None and known.ref() is a:
+        return known
+    if not _immutable(a):
+        return None
+    if len(_SPECIAL) > 1024:  # only ever dead entries pile up
+        for k in [k for k, v in _SPECIAL.items() if v.ref() is None]:
+            del _SPECIAL[k]
+    known = _SPECIAL[key] = _Special(weakref.ref(a, partial(_forget_special, key)), f, a)
+    return known
+
+
+def _nonfinite_sums(f: _Fmt, fx: _Special, fy: _Special, s: np.ndarray, p: int) -> Result:
+    """Sums (differences) ``s`` of two same-shape operands one of which holds no finite
+    element: every element has an infinite or NaN operand, so no result is inexact or
+    overflows (:func:`_special_sums`), and what is left is NaN handling. A NaN result
+    is the canonical NaN; NV where an operand NaN signals, or where a NaN result has no
+    NaN operand (Inf - Inf): a NaN operand always gives a NaN result, so a PE has one
+    exactly when it holds more NaN results than elements with a NaN operand."""
+    nan = np.isnan(s)
+    x_nan, y_nan = bool(fx.nan_count.any()), bool(fy.nan_count.any())
+    if x_nan and y_nan:
+        operands = fx.nan | fy.nan
+    else:
+        operands = fx.nan if x_nan else fy.nan
+    inf_inf = _any_per_pe(nan > operands, p).astype(bool)  # a NaN without NaN operand
+    nv = inf_inf | fx.snan | fy.snan
+    if x_nan or y_nan or inf_inf.any():
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        _blend(s.view(ub), nan, ub.type(CANONICAL_NAN[f.dt]))
+    return s, nv.view(np.uint8) * np.uint8(NV)
+
+
 def _addsub(op: str, f: _Fmt, a: np.ndarray, b: np.ndarray, p: int) -> Result:
     x, y = f.widen(a), f.widen(b)
     s = np.add(x, y) if op == "add" else np.subtract(x, y)
+    if f.same and a.shape == b.shape == s.shape and a.ndim == 3:
+        # published operands of which one has no finite element: NaN handling only
+        fx = _special_facts(f, a) if not known_finite(a) else None
+        fy = _special_facts(f, b) if fx is not None and not known_finite(b) else None
+        if fx is not None and fy is not None and not (fx.finite_any and fy.finite_any):
+            return _nonfinite_sums(f, fx, fy, s, p)
     # Sums never raise UF (a sum below the smallest normal is exact: both operands are
     # multiples of the smallest subnormal); NaN/Inf results are the only suspects.
     if f.same:
@@ -747,7 +864,11 @@ def broadcast_minmax(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Res
     ):
         return None
     r = _quiet(np.minimum if op == "min" else np.maximum, a, b)
-    if r.shape != a.shape or not np.abs(r).min() > 0:
+    if r.shape != a.shape:
+        return None
+    # the min/max of two non-zero numbers is one of them: neither a NaN nor a zero
+    # (published tiles are scanned for that once; otherwise the result is)
+    if not (_nonzero_operand(a) and _nonzero_operand(b)) and not np.abs(r).min() > 0:
         return None
     return r, np.zeros(a.shape[0], np.uint8)
 
@@ -921,45 +1042,46 @@ _BINARY_PLANS: dict[
 
 
 #: a clean-path kernel: (x, y, probe sample of x, of y, out) -> (result, status) or None
-CleanKernel = Callable[
-    [np.ndarray, np.ndarray, list[float], list[float], np.ndarray | None], Result | None
-]
+CleanKernel = Callable[[np.ndarray, np.ndarray, _Rows, _Rows, np.ndarray | None], Result | None]
 
 
-def probe_sample(x: np.ndarray) -> list[float]:
-    """The first element of every PE of a (P, R, C) operand as Python floats: the
-    sample :func:`clean_kernel` probes first (callers keep it with the operand, which
-    must not change afterwards)."""
-    first: list[float] = x[:, 0, 0].tolist()
-    return first
+def probe_sample(x: np.ndarray) -> _Rows:
+    """The first 16 elements of every PE's first row of a (P, R, C) operand as Python
+    floats: the sample :func:`clean_kernel` probes (callers keep it with the operand,
+    which must not change afterwards)."""
+    rows: _Rows = x[_PROBE_AT].tolist()
+    return rows
 
 
-def _first_add32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c != a + b for a, b, c in zip(xs, ys, ws)]
+# The first-element tests of the _hits_* probes: every PE's sample row against the
+# first result element of each PE.
 
 
-def _first_sub32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c != a - b for a, b, c in zip(xs, ys, ws)]
+def _first_add32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c != a[0] + b[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_mul32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c != a * b for a, b, c in zip(xs, ys, ws)]
+def _first_sub32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c != a[0] - b[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_div32(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c * b != a for a, b, c in zip(xs, ys, ws)]
+def _first_mul32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c != a[0] * b[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_add(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [c - a != b or c - b != a for a, b, c in zip(xs, ys, ws)]
+def _first_div32(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c * b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
 
 
-def _first_sub(xs: list[float], ys: list[float], ws: list[float]) -> list[bool]:
-    return [a - c != b or c + b != a for a, b, c in zip(xs, ys, ws)]
+def _first_add(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [c - a[0] != b[0] or c - b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
 
 
-#: the exact inexactness test of one element per PE (the tests of the _hits_* probes)
-_First = Callable[[list[float], list[float], list[float]], list[bool]]
+def _first_sub(xs: _Rows, ys: _Rows, ws: list[float]) -> list[bool]:
+    return [a[0] - c != b[0] or c + b[0] != a[0] for a, b, c in zip(xs, ys, ws)]
+
+
+_First = Callable[[_Rows, _Rows, list[float]], list[bool]]
 _FIRST: dict[DataType, dict[str, _First]] = {
     DataType.FP32: {"add": _first_add32, "sub": _first_sub32, "mul": _first_mul32,
                     "div": _first_div32},
@@ -981,8 +1103,9 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
     :func:`binary` has no clean path (FP32 + - * /, FP64 + -).
 
     NX: the first element of every PE is tested exactly (ordinary data is inexact
-    there); PEs without an inexact one take the probe and the full test of
-    :func:`_clean`.
+    there); when a PE finds none, the 16-element
+    probe of :func:`_clean` runs on every PE (each stops at its first inexact
+    element), and the PEs still without one take the full test.
     """
     clean = _CLEAN.get(dt, {}).get(op)
     if clean is None or _EXTOBJ is None:
@@ -991,7 +1114,7 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
     first = _FIRST[dt][op]
 
     def kernel(
-        x: np.ndarray, y: np.ndarray, xs: list[float], ys: list[float], out: np.ndarray | None
+        x: np.ndarray, y: np.ndarray, xs: _Rows, ys: _Rows, out: np.ndarray | None
     ) -> Result | None:
         if not _enabled:
             return None
@@ -1006,21 +1129,14 @@ def clean_kernel(op: str, dt: DataType) -> CleanKernel | None:
         hit = first(xs, ys, w[:, 0, 0].tolist())
         if all(hit):
             return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
-        # the PEs left: the 16-element probe, basic indexing per PE (fancy indexing
-        # would copy whole tiles), flags as Python ints (one array at the end)
-        flags = []
-        rest = []
-        for pe, h in enumerate(hit):
-            if not h:
-                probe = (pe, 0, slice(None, 16))
-                h = hits([x[probe].tolist()], [y[probe].tolist()], [w[probe].tolist()])[0]
-                if not h:
-                    rest.append(pe)
-            flags.append(NX if h else 0)
-        status = np.array(flags, np.uint8)
-        if rest:
-            found = _quiet(full, x[rest], y[rest], w[rest]).reshape(len(rest), -1).any(axis=1)
-            status[rest] = _nx_bits(found)
+        # every PE: each loop stops at its first inexact element
+        hit = hits(xs, ys, w[_PROBE_AT].tolist())
+        if all(hit):
+            return w, (_ALL_NX[p].copy() if p in _ALL_NX else np.full(p, NX, np.uint8))
+        todo = [pe for pe, h in enumerate(hit) if not h]
+        status = _nx_bits(np.array(hit))
+        found = _quiet(full, x[todo], y[todo], w[todo]).reshape(len(todo), -1).any(axis=1)
+        status[todo] = _nx_bits(found)
         return w, status
 
     return kernel
@@ -1073,6 +1189,49 @@ def binary(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None
             _EXTOBJ.reset(token)
     # (a reshaped result would be a view, which the executor copies before publishing)
     return (r if r.shape == shape else r.reshape(shape)), st
+
+
+# ---------------------------------------------------------------- comparisons
+
+#: CMode -> the native relation (0 EQ, 1 NE, 2 LT, 3 GT, 4 LE, 5 GE)
+_RELATIONS = (np.equal, np.not_equal, np.less, np.greater, np.less_equal, np.greater_equal)
+
+
+def compare(cmode: int, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None:
+    """Fast ``core.compare`` for FP64/FP32/FP16/BF16 (None when not applicable).
+
+    The native IEEE relation of the exactly widened values is the engine's: a NaN
+    operand makes every relation false but NE, and +0 equals -0. The status is NV on
+    each PE with a signalling NaN operand; operands known to be finite, or found to hold
+    no NaN, have none.
+    """
+    f = FORMATS.get(dt)
+    if (
+        f is None
+        or not isinstance(a, np.ndarray)
+        or not isinstance(b, np.ndarray)
+        or a.dtype != f.carrier
+        or b.dtype != f.carrier
+        or a.ndim != b.ndim
+        or a.ndim == 0
+    ):
+        return None
+    x, y = f.widen(a), f.widen(b)
+    rel = _quiet(_RELATIONS[cmode], x, y)
+    if rel.ndim != a.ndim or rel.size == 0:
+        return None
+    p = rel.shape[0]
+    status = np.zeros(p, np.uint8)
+    for v, raw in ((x, a), (y, b)):
+        if known_finite(raw):
+            continue
+        nan = np.isnan(v)
+        if not nan.any():
+            continue
+        ub = np.dtype(f"u{f.carrier.itemsize}")
+        signalling = nan & ((raw.view(ub) & ub.type(_QUIET_BIT[f.dt])) == 0)
+        status |= _any_per_pe(np.broadcast_to(signalling, rel.shape), p) * np.uint8(NV)
+    return rel, status
 
 
 # ---------------------------------------------------------------- unary operations
@@ -1131,6 +1290,12 @@ def _widen64(f: _Fmt, a: np.ndarray) -> np.ndarray:
 _EXP_TINY = {DataType.FP32: 24, DataType.FP16: 11}
 
 
+def _exp_tiny(f: _Fmt, p: int) -> float:
+    """T = (1 - 2**-(p+1)) * smallest normal: a float64 exp result below it is tiny
+    after rounding (UF); T itself rounds up (see :func:`_transcendental`)."""
+    return f.min_normal * (1.0 - 2.0 ** -(p + 1))
+
+
 def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
     """exp, log, rsqrt: the engine's numpy FP64 evaluation y, rounded once.
 
@@ -1144,15 +1309,22 @@ def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
     results are never tiny. The rest goes to the engine.
     """
     x = _widen64(f, a)
+    tiny_p = _EXP_TINY.get(f.dt) if op == "exp" else None
     if op == "exp":
         y = np.exp(x)
+        # every y in [smallest ordinary result, largest finite]: every operand was
+        # finite (exp(+Inf) = Inf, exp(-Inf) = 0, NaN fails both tests), nothing needs
+        # the engine and nothing is tiny, so the status is NX wherever x != 0
+        lo = 2.0 * f.min_normal if tiny_p is None else _exp_tiny(f, tiny_p)
+        if y.max() <= f.max_finite and y.min() >= lo:
+            nx = (x != 0).reshape(p, -1).any(axis=1)
+            return f.narrow64(y), _nx_bits(nx)
     elif op == "log":
         y = np.log(x)
     else:
         y = 1.0 / np.sqrt(x)
     r = f.narrow64(y)
     t = np.abs(y)
-    tiny_p = _EXP_TINY.get(f.dt) if op == "exp" else None
     if op == "exp":
         ok_elem = (t <= f.max_finite) & np.isfinite(x)
         if tiny_p is None:
@@ -1168,8 +1340,7 @@ def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
     nx = ok_elem & ~exact
     status = _nx_bits(nx.reshape(p, -1).any(axis=1))
     if tiny_p is not None:
-        thr = f.min_normal * (1.0 - 2.0 ** -(tiny_p + 1))
-        uf = nx & (t < thr)
+        uf = nx & (t < _exp_tiny(f, tiny_p))
         if uf.any():
             status |= uf.reshape(p, -1).any(axis=1).astype(np.uint8) * np.uint8(UF)
     if not ok_elem.all():
@@ -1273,6 +1444,8 @@ def _fold_arith(op: str, f: _Fmt, x: np.ndarray) -> tuple[np.ndarray, np.ndarray
         # exact iff the Fast2Sum test passes (cur is the p-bit rounding of prev + x,
         # the test runs in the compute type, which holds every p-bit number)
         redo = ~(tail <= f.max_finite)
+        if not redo.any():  # every step counts: the first row of each PE first
+            return acc, _nx_status(_add_check, (prev, xw, cur), None), redo
         m = _add_check(prev, xw, cur)
     else:
         # partials that may be tiny (UF) are redone; the others are exact products

@@ -25,12 +25,49 @@ Shape = tuple[int, int]
 _NATURAL_MAX = 65535
 
 
-def _offsets(off: int | np.ndarray, p: int) -> np.ndarray:
-    """An offset (int or per-PE array, e.g. raw uint64 GPRs) as int64 (P,)."""
-    arr = np.asarray(off)
-    if arr.dtype == np.uint64:
-        arr = np.minimum(arr, np.uint64(_NATURAL_MAX + 1))
-    return np.broadcast_to(arr.astype(np.int64), (p,))
+def _ints(off: int | np.ndarray) -> list[int]:
+    """An offset (int or per-PE array, e.g. raw uint64 GPRs) as Python ints, one per
+    entry (a scalar: one)."""
+    values: list[int] = np.asarray(off).reshape(-1).tolist()
+    return [int(v) for v in values]
+
+
+def _per_pe(values: list[int], p: int) -> list[int]:
+    """One offset per PE: a single offset serves every PE."""
+    if len(values) == 1:
+        return values * p
+    if len(values) != p:
+        raise ValueError(f"{len(values)} offsets for {p} PEs")
+    return values
+
+
+def _offset_rule(
+    what: str, bound: Shape, extent: Shape, ros: list[int], cos: list[int], rel: str
+) -> str | None:
+    """The shared TEXTRACT/TINSERT offset rule on Python ints: every offset a natural
+    0..65535 (a negative int is a huge unsigned one), then ``offset + extent <= bound``
+    for rows, then for columns."""
+    if any(v < 0 or v > _NATURAL_MAX for v in ros) or any(
+        v < 0 or v > _NATURAL_MAX for v in cos
+    ):
+        return f"{what} offset is outside 0..65535"
+    if any(v + extent[0] > bound[0] for v in ros):
+        return f"{what} row offset + {rel} ValidRow exceeds {_other(rel)} ValidRow"
+    if any(v + extent[1] > bound[1] for v in cos):
+        return f"{what} column offset + {rel} ValidCol exceeds {_other(rel)} ValidCol"
+    return None
+
+
+def _other(rel: str) -> str:
+    return "source" if rel == "destination" else "destination"
+
+
+def _windows(
+    p: int, ros: list[int], cos: list[int], shape: Shape
+) -> list[tuple[int, slice, slice]]:
+    """(PE, row slice, column slice) of each PE's window at its offsets."""
+    r, c = shape
+    return [(k, slice(ro, ro + r), slice(co, co + c)) for k, ro, co in zip(range(p), ros, cos)]
 
 
 def ttrans_shape_legal(src_valid: Shape, dst_valid: Shape) -> str | None:
@@ -66,16 +103,8 @@ def textract_shape_legal(
     src_valid: Shape, out_shape: Shape, row_off: int | np.ndarray, col_off: int | np.ndarray
 ) -> str | None:
     """TEXTRACT: ``offset + destination valid extent <= source valid extent`` (every PE)."""
-    ro, co = np.asarray(row_off), np.asarray(col_off)
-    if np.any(ro.astype(np.uint64) > _NATURAL_MAX) or np.any(
-        co.astype(np.uint64) > _NATURAL_MAX
-    ):
-        return "TEXTRACT offset is outside 0..65535"
-    if np.any(ro.astype(np.int64) + out_shape[0] > src_valid[0]):
-        return "TEXTRACT row offset + destination ValidRow exceeds source ValidRow"
-    if np.any(co.astype(np.int64) + out_shape[1] > src_valid[1]):
-        return "TEXTRACT column offset + destination ValidCol exceeds source ValidCol"
-    return None
+    return _offset_rule("TEXTRACT", src_valid, out_shape, _ints(row_off), _ints(col_off),
+                        "destination")  # fmt: skip
 
 
 def textract(
@@ -90,30 +119,26 @@ def textract(
     Offsets are ints or per-PE (P,) arrays (raw GPR values). Returns ``(dst, status)``.
     """
     p = src.shape[0]
-    rule = textract_shape_legal(src.shape[1:], out_shape, row_off, col_off)
+    ros, cos = _ints(row_off), _ints(col_off)
+    rule = _offset_rule("TEXTRACT", src.shape[1:], out_shape, ros, cos, "destination")
     if rule is not None:
         raise SemanticError(rule)
-    ro, co = _offsets(row_off, p), _offsets(col_off, p)
-    rows = ro[:, None, None] + np.arange(out_shape[0])[None, :, None]
-    cols = co[:, None, None] + np.arange(out_shape[1])[None, None, :]
-    pe = np.arange(p)[:, None, None]
-    return src[pe, rows, cols], no_status(p)
+    ros, cos = _per_pe(ros, p), _per_pe(cos, p)
+    r, c = out_shape
+    if len(set(ros)) == 1 and len(set(cos)) == 1:  # one window for every PE: a slice
+        return src[:, ros[0] : ros[0] + r, cos[0] : cos[0] + c].copy(), no_status(p)
+    out = np.empty((p, r, c), src.dtype)
+    for k, rows, cols in _windows(p, ros, cos, out_shape):
+        out[k] = src[k, rows, cols]
+    return out, no_status(p)
 
 
 def tinsert_shape_legal(
     old_valid: Shape, src_valid: Shape, row_off: int | np.ndarray, col_off: int | np.ndarray
 ) -> str | None:
     """TINSERT: ``offset + source valid extent <= destination valid extent`` (every PE)."""
-    ro, co = np.asarray(row_off), np.asarray(col_off)
-    if np.any(ro.astype(np.uint64) > _NATURAL_MAX) or np.any(
-        co.astype(np.uint64) > _NATURAL_MAX
-    ):
-        return "TINSERT offset is outside 0..65535"
-    if np.any(ro.astype(np.int64) + src_valid[0] > old_valid[0]):
-        return "TINSERT row offset + source ValidRow exceeds destination ValidRow"
-    if np.any(co.astype(np.int64) + src_valid[1] > old_valid[1]):
-        return "TINSERT column offset + source ValidCol exceeds destination ValidCol"
-    return None
+    return _offset_rule("TINSERT", old_valid, src_valid, _ints(row_off), _ints(col_off),
+                        "source")  # fmt: skip
 
 
 def tinsert(
@@ -135,15 +160,14 @@ def tinsert(
     valid = (
         (old_valid[0], old_valid[1]) if old_valid is not None else (old.shape[1], old.shape[2])
     )
-    rule = tinsert_shape_legal(valid, src.shape[1:], row_off, col_off)
+    ros, cos = _ints(row_off), _ints(col_off)
+    rule = _offset_rule("TINSERT", valid, src.shape[1:], ros, cos, "source")
     if rule is not None:
         raise SemanticError(rule)
-    ro, co = _offsets(row_off, p), _offsets(col_off, p)
-    rows = ro[:, None, None] + np.arange(src.shape[1])[None, :, None]
-    cols = co[:, None, None] + np.arange(src.shape[2])[None, None, :]
-    pe = np.arange(p)[:, None, None]
+    ros, cos = _per_pe(ros, p), _per_pe(cos, p)
     dst = old.copy()
-    dst[pe, rows, cols] = src
+    for k, rows, cols in _windows(p, ros, cos, (src.shape[1], src.shape[2])):
+        dst[k, rows, cols] = src[k]
     return dst, no_status(p)
 
 
