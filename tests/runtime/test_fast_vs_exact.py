@@ -103,12 +103,14 @@ def _program(dt: DataType, rows: int, cols: int, ops: list[str]) -> list[str]:
     return out
 
 
-def _run(dt: DataType, srcs: list[np.ndarray], bundles: list[str]) -> tuple[Machine, list]:
+def _run(
+    dt: DataType, srcs: list[np.ndarray], bundles: list[str], mask: int = 0b1111
+) -> tuple[Machine, list]:
     """The machine after the bundles, and each bundle's own status (the sticky status is
     cleared after every bundle, so an earlier flag cannot hide a later one)."""
     m = Machine(MachineConfig(gm_size=4096, depth=8))
     for a in srcs:
-        m.push_tile("T", a, dt)
+        m.push_tile("T", a, dt, mask=mask)
     statuses = []
     for text in bundles:
         m.run(prog(text))
@@ -302,15 +304,7 @@ def test_facts_through_unary_reduction_and_expansion_chains(
     program = prog("".join(bundles))
 
     def per_bundle() -> tuple[Machine, list[list[int]]]:
-        machine = Machine(MachineConfig(gm_size=4096, depth=8))
-        for a in srcs:
-            machine.push_tile("T", a, dt, mask=mask)
-        statuses = []
-        for text in bundles:
-            machine.run(prog(text))
-            statuses.append(machine.status.tolist())
-            machine.state.status[:] = 0
-        return machine, statuses
+        return _run(dt, srcs, bundles, mask)
 
     def whole(p: Program) -> tuple[Machine, list[int]]:
         machine = Machine(MachineConfig(gm_size=4096, depth=8))
