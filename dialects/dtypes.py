@@ -32,7 +32,7 @@ class DTypeAttr(EnumAttribute[DType], SpacedOpaqueSyntaxAttribute):  # type: ign
     @property
     def element(self) -> ElementType:
         """The element type this attribute names."""
-        return element_type(self.data)
+        return ELEMENT_TYPES[self.data]  # a DType member is its name (a StrEnum)
 
 
 @cache
@@ -44,11 +44,16 @@ def dtype_attr(dt: DataType | ElementType | str | DType) -> DTypeAttr:
 
 def element_of(dt: DTypeAttr | ElementType | DType | str) -> ElementType:
     """The element type of an attribute, a DType or a catalog name."""
+    # the attribute first, without a property call: allocation asks per queue entry
+    return ELEMENT_TYPES[dt.data] if type(dt) is DTypeAttr else _element_of(dt)
+
+
+def _element_of(dt: DTypeAttr | ElementType | DType | str) -> ElementType:
     return dt.element if isinstance(dt, DTypeAttr) else element_type(dt)
 
 
 def is_pred(dt: DTypeAttr | DType | str) -> bool:
-    return element_of(dt).is_pred
+    return element_of(dt).datatype is None
 
 
 def data_type(dt: DTypeAttr | DType | str) -> DataType:

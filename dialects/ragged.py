@@ -86,7 +86,10 @@ def result_counts(op: Operation, counts: Mapping[SSAValue, Counts]) -> Counts:
     """The run-time counts of ``op``'s tile results (both None: a static result)."""
     if isinstance(op, LoadOp):
         return op.valid_count(0), op.valid_count(1)
-    if not isinstance(op, COUNTED) or not op.results:
+    counted = _COUNTED.get(type(op))
+    if counted is None:
+        counted = _COUNTED[type(op)] = issubclass(type(op), COUNTED)
+    if not counted or not op.results:
         return None, None
     r = op.results[0].type
     if not isinstance(r, TileType):
@@ -101,6 +104,10 @@ def result_counts(op: Operation, counts: Mapping[SSAValue, Counts]) -> Counts:
     if isinstance(op, ReduceOp):  # the folded axis is one row or column
         out[1 if op.ROW else 0] = None
     return out[0], out[1]
+
+
+#: whether an op class is one of :data:`COUNTED` (asked for every op)
+_COUNTED: dict[type, bool] = {}
 
 
 def ragged_values(root: Operation) -> dict[SSAValue, Counts]:

@@ -239,12 +239,21 @@ def float_value(op: Operation, values: dict[SSAValue, int]) -> int:
 def is_scalar_op(op: Operation) -> bool:
     """An op that computes a run-time scalar (``arith.constant``, a binary op above, a
     float op, or a ``tile.load_scalar``)."""
-    return (
-        isinstance(
-            op, (arith.ConstantOp, LoadScalarOp, arith.CmpiOp, CoreOp, FloatOp, IntToFloatOp)
+    cls = type(op)
+    scalar = _SCALAR_OP.get(cls)
+    if scalar is None:  # a fact of the class, asked for every op of every kernel
+        scalar = _SCALAR_OP[cls] = (
+            issubclass(
+                cls,
+                (arith.ConstantOp, LoadScalarOp, arith.CmpiOp, CoreOp, FloatOp, IntToFloatOp),
+            )
+            or cls in BINARY
         )
-        or type(op) in BINARY
-    )
+    return scalar
+
+
+#: :func:`is_scalar_op` by op class
+_SCALAR_OP: dict[type, bool] = {}
 
 
 def constant(value: int) -> arith.ConstantOp:

@@ -20,7 +20,8 @@ Every compiled program goes through the allocation validator unless ``validate=F
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -211,21 +212,27 @@ def run_pipeline(
     if stop_after is not None and stop_after not in STAGES:
         raise ValueError(f"unknown stage {stop_after!r}; stages are {', '.join(STAGES)}")
     c = Compilation(module, kernel_func(module), target or MachineConfig(), options)
-    # compilation allocates many small long-lived objects: the cyclic GC would rescan
-    # them ever more often as the kernel grows (superlinear time), so pause it
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_paused():
         for stage in PIPELINE:
             run_stage(stage, c)
             if on_stage is not None:
                 on_stage(stage.name, c)
             if stage.name == stop_after:
                 break
+    return c
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC: compilation allocates many small long-lived objects, which
+    it would rescan ever more often as the kernel grows (superlinear time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if enabled:
             gc.enable()
-    return c
 
 
 def run_pass(
@@ -258,7 +265,9 @@ def compile_module(
     if verify_input:
         module.verify()
     options = Options(max_tile_bytes=max_tile_bytes, validate=validate_program)
-    return run_pipeline(module.clone(), machine, options=options).compiled()
+    with _gc_paused():  # the copy allocates as much as a stage
+        copy = module.clone()
+    return run_pipeline(copy, machine, options=options).compiled()
 
 
 def _params(f: func.FuncOp) -> tuple[TensorParam, ...]:

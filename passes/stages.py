@@ -48,13 +48,27 @@ _RUN_FIRST = {
 }
 
 
+#: (a tile op, a pto op) by op class: every pass checks the stage, so one dict look-up
+#: per op instead of two isinstance checks against the dialects' base classes
+_KIND: dict[type, tuple[bool, bool]] = {}
+
+
+def _kind(cls: type) -> tuple[bool, bool]:
+    kind = _KIND.get(cls)
+    if kind is None:
+        kind = _KIND[cls] = (issubclass(cls, TileOp), issubclass(cls, _PTO))
+    return kind
+
+
 def kernel_stage(f: func.FuncOp) -> Stage | None:
     """The stage of one kernel, from its ops (tile or pto) and its ABI attribute; None
     for a kernel without ops, which every pass accepts (and leaves empty)."""
-    tile = pto = False
-    for op in f.body.block.ops if f.body.blocks else ():
-        tile = tile or isinstance(op, TileOp)
-        pto = pto or isinstance(op, _PTO)
+    kinds = {
+        _KIND.get(type(op)) or _kind(type(op))
+        for op in (f.body.block.ops if f.body.blocks else ())
+    }
+    tile = any(k[0] for k in kinds)
+    pto = any(k[1] for k in kinds)
     if tile and pto:
         raise _stage_error(f"@{f.sym_name.data} mixes tile and pto ops; it is no stage")
     if tile:

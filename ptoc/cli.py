@@ -11,12 +11,17 @@ import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ptoc.backend import asm, encoding
 from ptoc.backend.errors import Error
-from ptoc.backend.isa import OPS, OpDef, op
 from ptoc.errors import ReferenceFault, VerifyError
 from ptoc.runtime.faults import MachineFault
+
+if TYPE_CHECKING:
+    from ptoc.backend.isa import OpDef
+
+# the assembler, the encoder and the catalog are imported by the commands that use them,
+# so ``ptoc --help`` stays fast
 
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_FAULT, EXIT_INTERRUPT = 0, 1, 2, 3, 130
 
@@ -44,6 +49,8 @@ def _write(path: str, data: bytes) -> None:
 
 
 def _load_program(path: str):  # -> Program
+    from ptoc.backend import asm, encoding
+
     data = _read(path)
     if path.endswith(".s"):
         try:
@@ -57,6 +64,8 @@ def _load_program(path: str):  # -> Program
 
 
 def cmd_asm(args: argparse.Namespace) -> int:
+    from ptoc.backend import encoding
+
     program = _load_program(args.file)
     out = args.output or str(Path(args.file).with_suffix(".bin"))
     data = encoding.encode(program)
@@ -67,6 +76,8 @@ def cmd_asm(args: argparse.Namespace) -> int:
 
 
 def cmd_disasm(args: argparse.Namespace) -> int:
+    from ptoc.backend import asm, encoding
+
     data = _read(args.file)
     try:
         program = encoding.decode(data)
@@ -129,6 +140,8 @@ def describe_op(o: OpDef) -> str:
 
 
 def cmd_isa(args: argparse.Namespace) -> int:
+    from ptoc.backend.isa import OPS, op
+
     if args.mnemonic:
         try:
             o = op(args.mnemonic)

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from ptoc.backend.isa import info
-from ptoc.backend.isa.semantics.core import round_float
 
 from .errors import Error, InputError, Interrupted, KernelError
 from .source import SourceLoc, def_location, is_library_frame, user_location
@@ -35,7 +34,8 @@ RESERVED = frozenset(
     {"program", "kernel", "machine", "trace", "expected", "rtol", "atol", "runs", "seed"}
 )
 
-InputGen = Callable[[np.random.Generator], dict[str, np.ndarray]]
+#: a string annotation: numpy loads ``numpy.random`` on first access, not at ``import ptoc``
+InputGen = Callable[["np.random.Generator"], dict[str, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,10 @@ def random_array(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
         values = rng.standard_normal(spec.shape)
         dt = spec.dtype.datatype
         if not info(dt).exact_carrier and carrier.kind == "f":
-            # TF32/HF32 keep reduced fractions in float32: round to valid encodings
+            # TF32/HF32 keep reduced fractions in float32: round to valid encodings (the
+            # semantics are imported here: they are heavy for ``import ptoc``)
+            from ptoc.backend.isa.semantics.core import round_float
+
             return round_float(dt, values)[0]
         return values.astype(carrier)
     lim = np.iinfo(carrier)

@@ -27,11 +27,11 @@ from .faults import (
     TileLegalityFault,
     UnsupportedOperation,
 )
-from .memory import GMError
 
 if TYPE_CHECKING:
     from .grid import Grid, GridReport
     from .machine import Machine, MachineError, RunReport, TileView
+    from .memory import GMError
     from .state import MachineSnapshot
     from .tiles import Layout
     from .trace import Trace, TraceRecord
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 #: names imported on first use (the executor proper: importing the faults, as ``ptoc``
 #: does, must not load the machine)
 _LAZY = {
+    "GMError": ".memory",
     "Grid": ".grid",
     "GridReport": ".grid",
     "Machine": ".machine",

@@ -2,13 +2,18 @@
 
 ``catalog.py`` is generated from the PTO-ISA 0.58.3 JSON catalogs plus the seed overrides
 (``python -m ptoc.backend.isa.generate``); this module indexes it.
+
+The catalog and the operation table (which pulls in the numpy semantics) are loaded on
+first use of a name that needs them, so the DataTypes and the schema stay cheap to import
+(``import ptoc`` needs only those).
 """
 
 from __future__ import annotations
 
+import importlib
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from . import catalog
 from .datatypes import (
     DTYPE_NONE,
     DTYPES,
@@ -46,34 +51,96 @@ __all__ = [
     "scalar_form",
 ]
 
-OPS: dict[str, OpDef] = {o.mnemonic: o for o in catalog.OPS}
-RESERVED_TEPL_SELECTORS = catalog.RESERVED_TEPL_SELECTORS
-DELETED_NAMES = catalog.DELETED_NAMES
-REJECTED_NAMES = catalog.REJECTED_NAMES
+if TYPE_CHECKING:
+    from . import catalog
+    from .optable import (
+        TABLE,
+        Access,
+        Axis,
+        BindingShape,
+        Executor,
+        IorKind,
+        IorOperand,
+        LegalizeRule,
+        OperandKind,
+        OpRow,
+        TileFamily,
+        TileOperand,
+        row,
+        rows,
+    )
 
-_BY_SELECTOR: dict[tuple[Family, int], OpDef] = {(o.family, o.selector): o for o in catalog.OPS}
-#: named BSTART words of TLSU and CUBE ops: ``BSTART.TLOAD`` -> TLOAD
-_BY_BSTART: dict[str, OpDef] = {o.bstart: o for o in catalog.OPS if o.family != Family.TEPL}
+    OPS: dict[str, OpDef]
+    RESERVED_TEPL_SELECTORS = catalog.RESERVED_TEPL_SELECTORS
+    DELETED_NAMES = catalog.DELETED_NAMES
+    REJECTED_NAMES = catalog.REJECTED_NAMES
+
+
+class _Index:
+    """The catalog's lookup tables, built once on first use."""
+
+    def __init__(self) -> None:
+        from . import catalog
+
+        self.ops: dict[str, OpDef] = {o.mnemonic: o for o in catalog.OPS}
+        self.by_selector: dict[tuple[Family, int], OpDef] = {
+            (o.family, o.selector): o for o in catalog.OPS
+        }
+        #: named BSTART words of TLSU and CUBE ops: ``BSTART.TLOAD`` -> TLOAD
+        self.by_bstart: dict[str, OpDef] = {
+            o.bstart: o for o in catalog.OPS if o.family != Family.TEPL
+        }
+        self.scalar: dict[str, CommandForm] = {f.mnemonic: f for f in catalog.SCALAR_FORMS}
+
+
+@cache
+def _index() -> _Index:
+    return _Index()
+
+
+#: names loaded on first use: from the catalog, and from the operation table
+_FROM_CATALOG = ("RESERVED_TEPL_SELECTORS", "DELETED_NAMES", "REJECTED_NAMES")
+_FROM_OPTABLE = (
+    "TABLE", "Access", "Axis", "BindingShape", "Executor", "IorKind", "IorOperand",
+    "LegalizeRule", "OpRow", "OperandKind", "TileFamily", "TileOperand", "row", "rows",
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OPS":
+        value: Any = _index().ops
+    elif name in _FROM_CATALOG:
+        value = getattr(importlib.import_module(f"{__name__}.catalog"), name)
+    elif name in _FROM_OPTABLE:
+        value = getattr(importlib.import_module(f"{__name__}.optable"), name)
+    elif name in ("catalog", "optable"):
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def op(mnemonic: str) -> OpDef:
     """The catalog row of a tile operation; KeyError if there is none."""
-    return OPS[mnemonic.upper()]
+    return _index().ops[mnemonic.upper()]
 
 
 def op_by_selector(family: Family, selector: int) -> OpDef | None:
     """The operation a TEPL selector (Mode<<5|Function) or TLSU/CUBE function selects."""
-    return _BY_SELECTOR.get((family, selector))
+    return _index().by_selector.get((family, selector))
 
 
 def op_by_bstart(word_mnemonic: str) -> OpDef | None:
     """The TLSU/CUBE operation of a named BSTART word such as ``BSTART.TLOAD``."""
-    return _BY_BSTART.get(word_mnemonic)
+    return _index().by_bstart.get(word_mnemonic)
 
 
 @cache
 def command_forms(mnemonic: str) -> tuple[CommandForm, ...]:
     """Every form of a header/boundary command mnemonic, in catalog order."""
+    from . import catalog
+
     forms = tuple(f for f in catalog.COMMAND_FORMS if f.mnemonic == mnemonic)
     if not forms:
         raise KeyError(mnemonic)
@@ -88,17 +155,16 @@ def form(mnemonic: str, asm_contains: str = "") -> CommandForm:
     return found[0]
 
 
-_SCALAR = {f.mnemonic: f for f in catalog.SCALAR_FORMS}
-
-
 def scalar_form(mnemonic: str) -> CommandForm:
     """The form of a scalar instruction ptoc uses (ADDI, LUI, C.MOVI, ...)."""
-    return _SCALAR[mnemonic.upper()]
+    return _index().scalar[mnemonic.upper()]
 
 
 def scalar_load(size: int, signed: bool) -> str:
     """The AGU load of ``size`` bytes at a register plus an immediate offset (no address
     update), sign-extending when ``signed`` (a 64-bit load extends nothing): LBI .. LDI."""
+    from . import catalog
+
     found = sorted(
         m
         for m, a in catalog.SCALAR_AGU.items()
@@ -115,26 +181,8 @@ def scalar_load(size: int, signed: bool) -> str:
 
 
 def scalar_mnemonics() -> tuple[str, ...]:
-    return tuple(_SCALAR)
+    return tuple(_index().scalar)
 
-
-# The operation table reads the semantics, which index the catalog through ``op`` above.
-from .optable import (  # noqa: E402
-    TABLE,
-    Access,
-    Axis,
-    BindingShape,
-    Executor,
-    IorKind,
-    IorOperand,
-    LegalizeRule,
-    OperandKind,
-    OpRow,
-    TileFamily,
-    TileOperand,
-    row,
-    rows,
-)
 
 __all__ += [
     "TABLE",

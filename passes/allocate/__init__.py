@@ -1,6 +1,6 @@
 """``ptoc-allocate``: schedule the bundles and decide where every value lives.
 
-The scheduler (``schedule``: the networkx dataflow graph, dead-bundle removal, a
+The scheduler (``schedule``: the dataflow graph, dead-bundle removal, a
 low-pressure topological order) orders the ``pto`` bundles; the tile allocator (``tiles``,
 over the queue model of ``state``) gives every result a hand and every source a relative
 reference, inserting refresh copies, fillers and spills only where needed; ``gprs`` assigns

@@ -1,6 +1,6 @@
 """``ptoc-allocate``: schedule the bundles and decide where every value lives.
 
-1. ``schedule``: the networkx dataflow graph, dead-bundle removal, a low-pressure
+1. ``schedule``: the dataflow graph, dead-bundle removal, a low-pressure
    topological order;
 2. ``tiles``: a hand for every result, the relative reference of every source,
    refresh copies / fillers / spills only where the queues would otherwise lose a live
@@ -134,13 +134,10 @@ class _Builder:
             props["dyn_lbs"] = DenseArrayBase.from_list(i64, lbs)
             if results:
                 props["dst_lbs"] = props["dyn_lbs"]
-        op = cls.build(
-            operands=[list(srcs), list(scalars), [count[lb] for lb in lbs] if count else []],
-            result_types=[list(results)],
-            properties=props,
+        # ``make``: ``build`` without xDSL's generic argument checks (the same op)
+        return cls.make(
+            srcs, scalars, results, props, [count[lb] for lb in lbs] if count else []
         )
-        assert isinstance(op, PtoOp)
-        return op
 
     def _gm(self, v: SSAValue, slot: int) -> list[SSAValue]:
         t = _pto_type(v)

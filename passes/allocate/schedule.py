@@ -12,10 +12,10 @@ whole schedule at O((V + E) log V).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 from xdsl.ir import SSAValue
 
 from ptoc.backend.isa import Executor
@@ -25,13 +25,63 @@ from ptoc.dialects.dtypes import is_pred
 from ptoc.dialects.pto import IndexAddrOp, PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+class DepGraph:
+    """The dependence graph of ``n`` bundles (nodes ``0 .. n-1``): successors and
+    predecessors in edge insertion order, each edge once (the orders a
+    ``networkx.DiGraph`` gives). Every edge ends at the newest node (:meth:`add_node`
+    takes its predecessors at once), so plain lists need no duplicate checks; a networkx
+    graph was slow to walk once per bundle and took more memory than the IR."""
+
+    __slots__ = ("pred", "succ")
+
+    def __init__(self) -> None:
+        self.succ: list[list[int]] = []
+        self.pred: list[tuple[int, ...]] = []
+
+    def add_node(self, preds: dict[int, None]) -> int:
+        """Add the next node with edges from ``preds`` (in order); returns its index."""
+        i = len(self.succ)
+        for a in preds:
+            self.succ[a].append(i)
+        self.succ.append([])
+        self.pred.append(tuple(preds))
+        return i
+
+    @property
+    def nodes(self) -> range:
+        return range(len(self.succ))
+
+    @property
+    def edges(self) -> list[tuple[int, int]]:
+        """Every edge, by source node, then in insertion order."""
+        return [(a, b) for a, out in enumerate(self.succ) for b in out]
+
+    def successors(self, i: int) -> Iterator[int]:
+        return iter(self.succ[i])
+
+    def predecessors(self, i: int) -> Iterator[int]:
+        return iter(self.pred[i])
+
+    def to_networkx(self) -> nx.DiGraph:
+        """The same graph as a ``networkx.DiGraph`` (for drawing and graph algorithms)."""
+        import networkx as nx
+
+        g = nx.DiGraph()
+        g.add_nodes_from(self.nodes)
+        g.add_edges_from(self.edges)
+        return g
+
 
 @dataclass
 class Dataflow:
     """The graph plus per-bundle facts the scheduler and allocator share."""
 
     ops: list[PtoOp]
-    graph: nx.DiGraph
+    graph: DepGraph
     #: tile values each bundle reads (in binding order, repeats kept)
     reads: list[list[SSAValue]]
     #: bundle index producing each tile value
@@ -57,19 +107,19 @@ def _tensor_key(op: PtoOp) -> SSAValue | None:
 
 def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     """Dataflow and memory-order edges of the bundles in program order."""
-    g = nx.DiGraph()
-    g.add_nodes_from(range(len(ops)))
+    g = DepGraph()
     producer: dict[SSAValue, int] = {}
     reads: list[list[SSAValue]] = []
     last_store: dict[SSAValue, int] = {}
     loads_since: dict[SSAValue, list[int]] = {}
     last_cube: int | None = None
     for i, op in enumerate(ops):
+        preds: dict[int, None] = {}  # the edges into bundle i, in order, each once
         srcs = list(op.srcs)
         reads.append(srcs)
         for v in srcs:
             if v in producer:  # else defined outside these bundles (before a loop)
-                g.add_edge(producer[v], i)
+                preds[producer[v]] = None
         for r in op.dsts:
             producer[r] = i
         if any(r.type.cube is not None for r in op.dsts):  # type: ignore[attr-defined]
@@ -77,19 +127,19 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             # (legalize emits each chunk's loads right before the bundle reading them), so
             # no CUBE load runs ahead of the operands its reader waits for
             if last_cube is not None:
-                g.add_edge(last_cube, i)
+                preds[last_cube] = None
             last_cube = i
         t = _tensor_key(op)
-        if t is None:
-            continue
-        if t in last_store:
-            g.add_edge(last_store[t], i)
-        if _access(op) is Executor.STORE:
-            for j in loads_since.pop(t, []):
-                g.add_edge(j, i)
-            last_store[t] = i
-        else:
-            loads_since.setdefault(t, []).append(i)
+        if t is not None:
+            if t in last_store:
+                preds[last_store[t]] = None
+            if _access(op) is Executor.STORE:
+                for j in loads_since.pop(t, []):
+                    preds[j] = None
+                last_store[t] = i
+            else:
+                loads_since.setdefault(t, []).append(i)
+        g.add_node(preds)
     return Dataflow(list(ops), g, reads, producer)
 
 
@@ -206,6 +256,8 @@ def value_graph(df: Dataflow) -> nx.DiGraph:
     produced (``kind="tile"``, ``bytes`` per PE, ``label``: its type); edges op -> tile
     (produces), tile -> op (reads), and op -> op (``memory=True``) for the memory-order
     edges of ``df.graph`` that no tile already implies. For drawing and liveness."""
+    import networkx as nx
+
     g = nx.DiGraph()
     tiles: dict[SSAValue, tuple[str, int]] = {}
     for i, op in enumerate(df.ops):

@@ -37,20 +37,25 @@ class Liveness:
     #: Python method): read for every queue entry of every placement
     last: dict[int, int] = field(default_factory=dict)
 
+    #: ``uses`` by ``id`` (the same lists): the placement asks for every queue entry
+    by_id: dict[int, list[int]] = field(default_factory=dict)
+
     def add(self, v: SSAValue, t: int) -> None:
         u = self.uses.setdefault(v, [])
         u.append(t)
+        self.by_id[id(v)] = u
         self.last[id(v)] = u[-1]
 
     def next_use(self, v: SSAValue | None, t: int) -> int | None:
         """The first read at or after position ``t`` (None: dead from ``t`` on)."""
         if v is None:
             return None
-        u = self.uses.get(v)
+        u = self.by_id.get(id(v))
         if not u:
             return None
-        i = bisect_left(u, t)
-        return u[i] if i < len(u) else None
+        if u[-1] < t:  # the common answer for a dead entry, without the search
+            return None
+        return u[bisect_left(u, t)]
 
     def last_use(self, v: SSAValue) -> int:
         return self.last.get(id(v), -1)

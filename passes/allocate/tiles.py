@@ -254,20 +254,39 @@ class TileAllocator:
         lens = [len(x) for x in qs.q]
         used = qs.used
         first = "none"
+        # the simulation rotates the same few entries: ask each one's liveness once
+        # (nothing it reads changes during the simulation)
+        memo: dict[tuple[int, bool], bool] = {}
+
+        def live(e: Entry | None, strict: bool) -> bool:
+            if e is None or e.value is None:
+                return False
+            key = (id(e), strict)
+            r = memo.get(key)
+            if r is None:
+                r = memo[key] = self._live(e, t, strict)
+            return r
+
+        refreshes = 0  # consecutive refreshes: ``depth`` of them restore the queue
         for steps in range(2 * qs.depth + 2):
             tail = q[qs.depth - 1] if len(q) >= qs.depth else None
             tsize = tail.size if tail else 0
             lens[h] = len(q)
             after = used + size - tsize
-            if (not self._live(tail, t, strict) and after <= qs.capacity
+            if (not live(tail, strict) and after <= qs.capacity
                     and self._flows_after(qs, h, lens, after, size)):  # fmt: skip
                 return (steps, first)
-            if self._live(tail, t, False):
+            if live(tail, False):
                 if _is_pred(tail):
                     return None  # TMOV copies numeric tiles only: a live predicate stays put
                 step = "refresh"
                 q = [tail, *q[: qs.depth - 1]]  # type: ignore[list-item]
+                refreshes += 1
+                if refreshes == qs.depth + 1:
+                    # back at a state already checked: the rest replays checks that failed
+                    return None
             else:
+                refreshes = 0
                 if used + FILLER_BYTES - tsize > qs.capacity:
                     return None
                 step = "filler"

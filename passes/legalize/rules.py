@@ -39,9 +39,19 @@ Rule = Callable[[LegalizeCtx, Operation], None]
 
 def must_stay_whole(op: Operation) -> bool:
     """Ops with no row-piece form: their tiles are kept in one allocation when they fit."""
-    if isinstance(op, red.ReduceOp):
-        return not op.ROW and optable_row(_mnemonic(op)).arith not in ("max", "min")
-    return isinstance(op, UNSPLITTABLE)
+    cls = type(op)
+    whole = _WHOLE.get(cls)
+    if whole is None:  # a fact of the op class (its ROW and MNEMONIC are class constants)
+        if issubclass(cls, red.ReduceOp):
+            whole = not cls.ROW and optable_row(_mnemonic(op)).arith not in ("max", "min")
+        else:
+            whole = issubclass(cls, UNSPLITTABLE)
+        _WHOLE[cls] = whole
+    return whole
+
+
+#: :func:`must_stay_whole` by op class (asked for every op, twice)
+_WHOLE: dict[type, bool] = {}
 
 
 def _tile(v: SSAValue) -> TileType:

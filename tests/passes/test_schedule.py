@@ -42,7 +42,7 @@ def test_order_is_topological_and_keeps_each_tensors_stores_in_order() -> None:
         if ops[i].MNEMONIC == "TSTORE":
             by_tensor.setdefault(ops[i].scalars[0].owner.tensor, []).append(i)  # type: ignore[attr-defined]
     assert by_tensor and all(s == sorted(s) for s in by_tensor.values())
-    assert nx.is_directed_acyclic_graph(df.graph)
+    assert nx.is_directed_acyclic_graph(df.graph.to_networkx())
 
 
 def test_dead_bundles_are_dropped() -> None:
