@@ -570,7 +570,9 @@ class LoopAllocator:
             if shape(normalize(view, keep)[h : h + 1], keep) != shape(entry[h : h + 1], keep)
         ]
         back = {v: k for k, v in names.items()}
-        wanted = {e.value for h in rebuild for e in entry[h] if e.value is not None}
+        wanted = dict.fromkeys(
+            e.value for h in rebuild for e in entry[h] if e.value is not None
+        )
         # state values whose only copies live in rebuilt hands go to the spill area first
         for v in wanted:
             src = back.get(v, v)

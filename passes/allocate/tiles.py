@@ -619,7 +619,7 @@ class TileAllocator:
             self.qs.push(h, Entry(d, size))
         plan.hands = hands
         self.pinned = set()
-        for v in set(op.srcs):
+        for v in dict.fromkeys(op.srcs):  # in order: the free slots' order is the program's
             if (
                 self.live.last_use(v) == t
                 and v in self.home
