@@ -5,6 +5,7 @@ edge stores their new values there; the validator follows the slot around the lo
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,11 +14,13 @@ from hypothesis import strategies as st
 
 import ptoc
 import ptoc.lang as pt
+from ptoc.loader import load_kernel
 from ptoc.passes.validate import ValidationError, validate
 
 from .test_loops import _wild
 
 TINY = ptoc.MachineConfig(depth=4, capacity=16384)
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 F32 = ptoc.fp32
 ROWS, COLS = 16, 64  # a 4 KiB FP32 block: three accumulators and two temporaries > 16 KiB
 
@@ -150,3 +153,11 @@ def test_validator_rejects_a_back_edge_that_does_not_store_the_new_value() -> No
     intents[spill] = dataclasses.replace(intents[spill], kind="op")
     with pytest.raises(ValidationError, match="reload of value"):
         validate(dataclasses.replace(em, intents=intents), TINY)
+
+
+def test_compiles_are_deterministic() -> None:
+    """The same kernel compiles to the same program every time (the allocation's choices
+    never follow the iteration order of a set of values, which changes between runs)."""
+    k = load_kernel(str(EXAMPLES / "attention.py") + "::attention_loop_d128")
+    texts = {ptoc.compile(k, TINY).program.asm() for _ in range(3)}
+    assert len(texts) == 1
