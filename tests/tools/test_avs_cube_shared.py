@@ -279,3 +279,17 @@ def test_floating_bundle_values_and_unencodable_masks_are_classified(tmp_path: P
     r = one(tmp_path, "mask", _matmul_bundle("S8", 6, 7, mask="0011") + read)
     assert (r.outcome, r.category) == ("not applicable", "asl-internal"), r
     assert "0011 has no B.IOT PEMode encoding" in r.reason
+
+
+def test_matrix_destination_and_source_ordinals_name_the_bundles_slots(tmp_path: Path) -> None:
+    body = _matmul_bundle("S8", 6, 7) + (
+        "    assert ExecuteBundleTileOperation();\n"
+        "    let d = BundleMatrixDestinationAt(0);\n"
+        "    assert d == _BundleTileBindings[[0]].destination && d != 1 && d != 2;\n"
+        "    assert ReadTileElement(d, 0, 0) == Zeros{64} + 42;\n"
+        "    assert BundleMatrixDestinationAt(1) == 0;\n"  # no auxiliary output
+        "    assert BundleMatrixSourceAt(0) == 1 && BundleMatrixSourceAt(1) == 2;\n"
+        "    assert BundleMatrixSourceAt(2) == 0;\n"
+    )
+    r = one(tmp_path, "ordinals", body)
+    assert r.outcome == "passed", r

@@ -416,4 +416,39 @@ def floating_direct(a_t: DataType, b_t: DataType) -> None:
         )
 
 
+# ------------------------------------------------------------ bundle binding queries
+
+
+@binding("BundleMatrixDestinationAt")
+def matrix_destination_at(m: PtocModel, ordinal: int) -> int:
+    """The slot of the ``ordinal``-th destination binding of the bundle (D, then the
+    enabled auxiliary outputs in stream order): the slot :func:`bundle.commit` stored
+    the tile ptoc published into; 0 when there is no such binding (as the ASL)."""
+    seen = 0
+    for rec in m.bindings.items:
+        f = rec.fields
+        if f["valid"] and f["destination_valid"]:
+            if seen == _int(ordinal):
+                return _int(f["destination"])
+            seen += 1
+    return 0
+
+
+@binding("BundleMatrixSourceAt")
+def matrix_source_at(m: PtocModel, ordinal: int) -> int:
+    """The slot of the ``ordinal``-th source of the bundle's binding stream (source0 then
+    source1 of each valid binding, in stream order); 0 when there is none."""
+    seen = 0
+    for rec in m.bindings.items:
+        f = rec.fields
+        if not f["valid"]:
+            continue
+        for valid, slot in (("source0_valid", "source0"), ("source1_valid", "source1")):
+            if f[valid]:
+                if seen == _int(ordinal):
+                    return _int(f[slot])
+                seen += 1
+    return 0
+
+
 __all__ = ["floating_direct", "matrix_sources", "zero_fpatr"]
