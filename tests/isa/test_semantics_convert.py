@@ -569,3 +569,33 @@ def test_native_conversions_match_the_exact_engine(src: D, dst: D, data: st.Data
     gb, wb = (np.ascontiguousarray(r).view(f"u{r.dtype.itemsize}") for r in (got[0], want[0]))
     assert np.array_equal(gb, wb)
     assert np.array_equal(got[1], want[1])
+
+
+_SMALLEST_NORMAL = {  # ml_dtypes' own format facts, independent of ptoc's tables
+    D.FP16: np.float16, D.BF16: ml_dtypes.bfloat16, D.E4M3: ml_dtypes.float8_e4m3fn,
+    D.E5M2: ml_dtypes.float8_e5m2, D.E2M3: ml_dtypes.float6_e2m3fn,
+    D.E3M2: ml_dtypes.float6_e3m2fn,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dt", list(_SMALLEST_NORMAL))
+def test_subnormal_is_every_nonzero_value_below_the_smallest_normal(dt: D) -> None:
+    from ptoc.backend.isa.semantics.floatfmt import subnormal
+
+    t = _SMALLEST_NORMAL[dt]
+    width = 16 if dt in (D.FP16, D.BF16) else (8 if dt in (D.E4M3, D.E5M2) else 6)
+    codes = np.arange(1 << width, dtype=np.uint64)
+    carrier = codes.astype(np.uint16 if width == 16 else np.uint8).view(t)
+    mag = np.abs(carrier.astype(np.float64))
+    want = (mag > 0) & (mag < float(ml_dtypes.finfo(t).smallest_normal))
+    assert np.array_equal(subnormal(dt, codes), want)
+
+
+def test_subnormal_follows_the_asl_descriptors_of_hif8_and_the_packed_formats() -> None:
+    from ptoc.backend.isa.semantics.floatfmt import subnormal
+
+    codes = np.arange(256, dtype=np.uint64)
+    # HiF8: the Denormal dot field (value[6:3] == 0000) with a nonzero mantissa
+    assert np.flatnonzero(subnormal(D.HiF8, codes)).tolist() == [*range(1, 8), *range(129, 136)]
+    for dt in (D.E2M1X2, D.E1M2X2, D.HiF4X2, D.E8M0, D.S8, D.U8):  # has_subnormal = FALSE
+        assert not subnormal(dt, codes).any()

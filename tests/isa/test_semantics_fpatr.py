@@ -698,3 +698,48 @@ def test_matmul_rejects_an_inconsistent_descriptor_before_folding() -> None:
         matmul(a, D.FP16, a, D.FP16, fpatr=Fpatr(pre_quant_mode=2))
     with pytest.raises(ValueError, match="RowMaxIn"):
         matmul(a, D.FP16, a, D.FP16, fpatr=Fpatr(row_max=True, row_max_init=True))
+
+
+def _nearest_fp19(bits: int) -> int:
+    """FP19 of FP32 ``bits`` by exhaustive search: the two FP19 neighbours of the exact
+    value (same sign), nearest, ties to the even fraction; above the largest finite
+    FP19 (exponent 254, fraction 1023) by at least half an ulp, infinity."""
+    sign, exp, frac = bits >> 31, (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    if exp == 0xFF:
+        return 0x3FF00 if frac else (sign << 18) | (0xFF << 10)
+    value = Fraction(frac if exp == 0 else frac | 1 << 23) * Fraction(2) ** (max(exp, 1) - 150)
+
+    def fp19(code: int) -> Fraction:  # a magnitude code (no sign)
+        e, f = code >> 10, code & 0x3FF
+        return Fraction(f if e == 0 else f | 1 << 10) * Fraction(2) ** (max(e, 1) - 137)
+
+    lo = max(c for c in (frac >> 13 | exp << 10, (frac >> 13 | exp << 10) - 1) if c >= 0
+             and fp19(c) <= value)  # fmt: skip
+    hi = lo + 1
+    if hi >> 10 == 0xFF:  # the next step is infinity: it is taken at or past the midpoint
+        mid = fp19(lo) + Fraction(2) ** (254 - 137) / 2
+        code = hi if value >= mid else lo
+    else:
+        d_lo, d_hi = value - fp19(lo), fp19(hi) - value
+        code = lo if d_lo < d_hi or (d_lo == d_hi and lo % 2 == 0) else hi
+    return (sign << 18) | code
+
+
+@settings(max_examples=400)
+@given(st.integers(0, 0xFFFFFFFF))
+def test_fp32_to_fp19_rounds_to_nearest_even(bits: int) -> None:
+    from ptoc.backend.isa.semantics.fpatr import fp19_from_fp32
+
+    assert fp19_from_fp32(bits) == _nearest_fp19(bits)
+
+
+@pytest.mark.parametrize(
+    "bits",
+    [0, 0x80000000, 0x00000001, 0x00001000, 0x00001001, 0x00003000, 0x3F801000,
+     0x3F803000, 0x7F7FF000, 0x7F7FEFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFFFFFFF,
+     0x7F800001],
+)  # fmt: skip
+def test_fp32_to_fp19_at_ties_carries_and_specials(bits: int) -> None:
+    from ptoc.backend.isa.semantics.fpatr import fp19_from_fp32
+
+    assert fp19_from_fp32(bits) == _nearest_fp19(bits)

@@ -293,3 +293,35 @@ def test_matrix_destination_and_source_ordinals_name_the_bundles_slots(tmp_path:
     )
     r = one(tmp_path, "ordinals", body)
     assert r.outcome == "passed", r
+
+
+def test_fpatr_profile_calls_run_ptocs_post_processing(tmp_path: Path) -> None:
+    ctl = "NumericExecutionControl { rounding_mode = NumericRound_RNE, saturating = %s }"
+    body = (
+        "    let two = FP32ToFP19(Zeros{64} + 0x40000000);\n"
+        "    assert two == Zeros{19} + 0x20000;\n"  # 2.0: exponent 128, fraction 0
+        "    assert FP32ToFP19(Zeros{64} + 0x3f801000) == Zeros{19} + 0x1fc00;\n"  # tie: even
+        "    assert FP32ToFP19(Zeros{64} + 0x3f803000) == Zeros{19} + 0x1fc02;\n"  # tie: up
+        "    let p = MatrixQuantParameter(two, Zeros{64} + 0x1ff, 9);\n"  # scale 2, offset -1
+        "    let (a, fa) = TileProfileMatrixPostProcessWithFlags(Zeros{64} + 3, '000011',\n"
+        f"        Zeros{{3}}, Zeros{{4}}, TileDataType_S8, p, Zeros{{64}}, {ctl % 'FALSE'});\n"
+        "    assert a == Zeros{64} + 5 && fa == Zeros{5};\n"  # 3 * 2 - 1
+        "    let q = MatrixQuantParameter(two, Zeros{64}, 9);\n"
+        "    let (b, fb) = TileProfileMatrixPostProcessWithFlags(Zeros{64} + 70, '000011',\n"
+        f"        Zeros{{3}}, Zeros{{4}}, TileDataType_S8, q, Zeros{{64}}, {ctl % 'FALSE'});\n"
+        "    assert b == Zeros{64} + 0xffffffffffffff8c && fb == Zeros{5} + 0x14;\n"  # wraps
+        "    let (c, fc) = TileProfileMatrixPostProcessWithFlags(Zeros{64} + 70, '000011',\n"
+        f"        Zeros{{3}}, Zeros{{4}}, TileDataType_S8, q, Zeros{{64}}, {ctl % 'TRUE'});\n"
+        "    assert c == Zeros{64} + 0x7f && fc == Zeros{5} + 0x14;\n"  # saturates
+        "    assert MatrixShiftParameter(3) == Zeros{64} + 0x300000000;\n"
+        "    assert BundleFPATRPreQuantModeLegal('100111');\n"
+        "    assert !BundleFPATRPreQuantModeLegal('000110');\n"
+        "    assert BundleFPATRModeFixedRounding('011001');\n"
+        "    assert !BundleFPATRModeFixedRounding('000011');\n"
+        "    assert BundleFPATRAccumulatorTypeLegal('000011', TileDataType_S32);\n"
+        "    assert !BundleFPATRAccumulatorTypeLegal('000011', TileDataType_FP32);\n"
+        "    assert BundleFPATRReluModeLegal('011') && !BundleFPATRReluModeLegal('100');\n"
+        "    assert !BundleFPATRModeFinalSatProgrammable('001100');\n"  # a shift mode
+    )
+    r = one(tmp_path, "postprocess", body)
+    assert r.outcome == "passed", r

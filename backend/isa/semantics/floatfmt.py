@@ -194,6 +194,28 @@ def classify(dt: DataType, bits: np.ndarray) -> Classes:
     return Classes(nan, snan, inf, (exp == 0) & (frac == 0), neg)
 
 
+#: formats whose ASL descriptor says ``has_subnormal = FALSE``: every nonzero finite
+#: value is normal (formats/*.asl), although E2M1/E1M2 have a zero exponent field
+_NO_SUBNORMAL = frozenset({DataType.E2M1X2, DataType.E1M2X2, DataType.HiF4X2, DataType.E8M0})
+
+
+def subnormal(dt: DataType, bits: np.ndarray) -> np.ndarray:
+    """Which raw bits are subnormal (``TileNumericValueClass``): a zero exponent field
+    and a nonzero fraction; HiF8's Denormal dot field (codes 1..7 of either sign,
+    ``ClassifyHiF8``); never for the formats without subnormals and the integers."""
+    b = bits.astype(np.uint64)
+    if dt == DataType.HiF8:
+        low = b & np.uint64(0x7F)
+        return (low >= 1) & (low <= 7)
+    fmt = FORMATS.get(dt)
+    if fmt is None or dt in _NO_SUBNORMAL:
+        return np.zeros(b.shape, bool)
+    mb = np.uint64(fmt.mbits + fmt.lowpad)
+    exp = (b >> mb) & np.uint64((1 << fmt.ebits) - 1)
+    frac = b & np.uint64((1 << (fmt.mbits + fmt.lowpad)) - 1)
+    return (exp == 0) & (frac != 0)
+
+
 def decode(dt: DataType, bits: np.ndarray) -> np.ndarray:
     """Exact float64 value of raw float bits (NaN for every NaN encoding)."""
     b = bits.astype(np.uint64)

@@ -219,6 +219,24 @@ def fp19_value(bits: np.ndarray) -> np.ndarray:
     return np.where(((b >> np.uint64(18)) & np.uint64(1)) == 1, -mag, mag)
 
 
+def fp19_from_fp32(bits: int) -> int:
+    """``FP32ToFP19``: FP32 bits to FP19 (1 sign, 8 exponent, 10 fraction bits), the
+    13 discarded fraction bits rounded to nearest, ties to even (a carry out of the
+    fraction raises the exponent, up to the infinity encoding); every NaN becomes the
+    canonical FP19 NaN ``0x3FF00``."""
+    bits &= 0xFFFFFFFF
+    if (bits >> 23) & 0xFF == 0xFF and bits & 0x7FFFFF:
+        return 0x3FF00
+    exponent, fraction, discarded = (bits >> 23) & 0xFF, (bits >> 13) & 0x3FF, bits & 0x1FFF
+    if discarded > 0x1000 or (discarded == 0x1000 and fraction & 1):
+        fraction += 1
+        if fraction == 0x400:
+            fraction = 0
+            if exponent < 255:
+                exponent += 1
+    return ((bits >> 31) << 18) | (exponent << 10) | fraction
+
+
 def _fp19_positive_normal(bits: np.ndarray) -> np.ndarray:
     exp = (bits >> np.uint64(10)) & np.uint64(0xFF)
     return ((bits >> np.uint64(18)) & np.uint64(1) == 0) & (exp != 0) & (exp != 0xFF)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ptoc.backend.isa import DataType, Family, catalog, form
 from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa import op as op_def
@@ -23,13 +25,15 @@ from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.cube import CubeLayout, MatrixFunction
 from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
+from ptoc.backend.isa.semantics.core import from_bits, to_bits
 from ptoc.backend.program import Generic
 
 from ..outcome import NotApplicable
-from ..values import AslRuntimeError, Bits, Enum
+from ..values import AslRuntimeError, Bits, ElementBits, Enum
 from .core import PtocModel, binding
+from .elements import ROUNDINGS
 from .harness import allocate_numeric
-from .tiles import TileInfo, data_type, dtype_enum
+from .tiles import TileInfo, data_type, dtype_enum, element_bits
 
 _LAYOUTS = {f"TileLayout_{c.value}": c for c in CubeLayout}
 
@@ -367,6 +371,82 @@ def cube_infos_match(
         and local_primary_info_legal(m, left, mm, kk, left.data_type, left.layout)
         and local_primary_info_legal(m, right, kk, nn, right.data_type, n8)
     )
+
+
+@binding("FP32ToFP19")
+def fp32_to_fp19(m: PtocModel, value: Bits) -> Bits:
+    return Bits(19, sf.fp19_from_fp32(value.value & 0xFFFFFFFF))
+
+
+@binding("TileProfileMatrixPostProcessWithFlags")
+def postprocess_value(
+    m: PtocModel,
+    value: Bits,
+    pre_quant_mode: Bits,
+    relu_mode: Bits,
+    group_n_code: Bits,
+    output_type: Enum,
+    quant_param: Bits,
+    relu_param: Bits,
+    control: Any,
+) -> Any:
+    """ptoc's B.FPATR post-processing (``semantics.fpatr.postprocess``) of one
+    accumulator element: the accumulator class is the mode's (the output type itself for
+    PreQuantMode 0), ``control`` the B.DATR rounding and saturation."""
+    mode, relu = _int(pre_quant_mode), _int(relu_mode)
+    pq = sf.PRE_QUANT.get(mode)
+    if pq is None:
+        raise AslRuntimeError(f"PreQuantMode {mode} is reserved")
+    acc = data_type(output_type) if mode == 0 else next(iter(pq.accumulator))
+    f = sf.Fpatr(pre_quant_mode=mode, relu_mode=relu, group_n_code=_int(group_n_code))
+    rounding = control.fields["rounding_mode"].member.removeprefix("NumericRound_")
+    rmode = ROUNDINGS.index(rounding) + 1
+    word = np.array([[value.value & 0xFFFFFFFF]], np.uint64)
+    res, status = sf.postprocess(
+        from_bits(word, acc), acc, f, quant_param.value, relu_param.value, rmode,
+        bool(control.fields["saturating"]),
+    )  # fmt: skip
+    bits = element_bits(sf.output_type(f, acc))
+    raw = int(to_bits(np.asarray(res)).reshape(-1)[0]) & ((1 << bits) - 1)
+    return (ElementBits(64, raw, bits), Bits(5, status))
+
+
+@binding("TileProfileMatrixPostProcess")
+def postprocess_word(m: PtocModel, *args: Any) -> Any:
+    return postprocess_value(m, *args)[0]
+
+
+@binding("MatrixShiftParameter")
+def shift_parameter(m: PtocModel, code: Any) -> Bits:
+    return Bits(64, sf.shift_param(_int(code)))
+
+
+@binding("BundleFPATRPreQuantModeLegal")
+def pre_quant_mode_legal(m: PtocModel, code: Bits) -> bool:
+    return _int(code) in sf.PRE_QUANT
+
+
+@binding("BundleFPATRReluModeLegal")
+def relu_mode_legal(m: PtocModel, code: Bits) -> bool:
+    return _int(code) in sf.RELU_MODES
+
+
+@binding("BundleFPATRModeFinalSatProgrammable")
+def mode_final_sat_programmable(m: PtocModel, code: Bits) -> bool:
+    pq = sf.PRE_QUANT.get(_int(code))
+    return pq is not None and pq.code != 0 and not pq.shift
+
+
+@binding("BundleFPATRModeFixedRounding")
+def mode_fixed_rounding(m: PtocModel, code: Bits) -> bool:
+    pq = sf.PRE_QUANT.get(_int(code))
+    return pq is not None and pq.rounding is not None
+
+
+@binding("BundleFPATRAccumulatorTypeLegal")
+def accumulator_type_legal(m: PtocModel, code: Bits, accumulator_type: Enum) -> bool:
+    pq = sf.PRE_QUANT.get(_int(code))
+    return pq is not None and data_type(accumulator_type) in pq.accumulator
 
 
 @binding("MatrixQuantParameter")

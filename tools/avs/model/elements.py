@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ptoc.backend.isa import DataType, info, op
-from ptoc.backend.isa.semantics.floatfmt import FORMATS, classify
+from ptoc.backend.isa.semantics.floatfmt import FORMATS, classify, subnormal
 from ptoc.runtime.ops.common import invalid_encoding
 
 from ..outcome import AssertionFailed
@@ -294,18 +294,18 @@ def numeric_value_class(m: PtocModel, dt: Enum, value: Bits) -> Enum:
     if invalid_encoding(d, carrier_bits.view(info(d).carrier)):
         return Enum("NumericValue_InvalidEncoding")
     c = classify(d, raw)
-    sign = "Negative" if bool(c.neg[0]) else "Positive"
+    neg = bool(c.neg[0])
+    if not info(d).is_float and info(d).is_signed:  # ClassifyInteger: the sign bit
+        neg = bool(int(raw[0]) >> (element_bits(d) - 1))
+    sign = "Negative" if neg else "Positive"
     if bool(c.nan[0]):
         return Enum("NumericValue_SignalingNaN" if bool(c.snan[0]) else "NumericValue_QuietNaN")
     if bool(c.inf[0]):
         return Enum(f"NumericValue_{sign}Infinity")
     if bool(c.zero[0]):
         return Enum(f"NumericValue_{sign}Zero")
-    f = FORMATS.get(d)
-    if f is not None:
-        exp = (int(raw[0]) >> (f.mbits + f.lowpad)) & ((1 << f.ebits) - 1)
-        if exp == 0:
-            return Enum(f"NumericValue_{sign}Subnormal")
+    if bool(subnormal(d, raw)[0]):
+        return Enum(f"NumericValue_{sign}Subnormal")
     return Enum(f"NumericValue_{sign}Normal")
 
 

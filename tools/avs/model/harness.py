@@ -393,13 +393,14 @@ def source_contents_defined(m: PtocModel, index: Any) -> bool:
 
 @binding("ReleaseTile", harness=True)
 def release_tile(m: PtocModel, index: Any) -> None:
+    """``ReleaseTile``: the slot's descriptor returns to the unallocated zero geometry
+    (U8, RowMajor, no CUBE cells); its payload words stay."""
     t = m.tile(index)
     i = index.value if isinstance(index, Bits) else index
-    t.allocated = False
-    t.contents_defined = False
-    t._defined = np.zeros(MODEL_ELEMENTS, bool)
-    t._packed_defined = None
-    t.defined_valid_elements = 0
+    payload = t._payload
+    t.__init__()  # type: ignore[misc]
+    t._payload = payload
+    t.data_type = Enum("TileDataType_U8")
     m.alloc_masks[i] = Bits(4, 0)
 
 
