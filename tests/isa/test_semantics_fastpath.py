@@ -520,6 +520,54 @@ def test_long_sum_folds_sequentially() -> None:
         both(lambda x=x, dt=dt: reduce.row_reduce("sum", dt, x))
 
 
+@pytest.mark.parametrize("dt", [D.FP32, D.FP64], ids=lambda d: d.name)
+@PER_PAIR
+@given(
+    shape=st.tuples(st.integers(1, 4), st.integers(1, 9), st.integers(1, 70)),
+    scale=st.sampled_from([2.0**-140, 2.0**-20, 1.0, 2.0**60, 2.0**120, 2.0**1000]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_row_sums_by_outer_reduction_match_engine(
+    dt: D, shape: tuple[int, int, int], scale: float, seed: int
+) -> None:
+    """The outer-axis reduction of FP32/FP64 row sums: every binade (subnormal sums,
+    overflowing ones that fall back), exact rows, signed zeros, ties of a long row."""
+    rng = np.random.default_rng(seed)
+    car = info(dt).carrier.type
+    with np.errstate(over="ignore", under="ignore"):
+        x = (rng.standard_normal(shape) * scale).astype(car)
+    if seed % 3 == 0:
+        x = np.round(rng.standard_normal(shape) * 8).astype(car)  # exact rows
+    if seed % 5 == 0:
+        x[..., ::2] = -car(0.0)
+    both(lambda: reduce.row_reduce("sum", dt, x))
+    both(lambda: reduce.col_reduce("sum", dt, x))
+
+
+def test_row_sums_take_the_outer_reduction_and_fall_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(12)
+    taken: list[bool] = []
+    real = fastpath._fold_sum_outer
+
+    def spy(f: object, x: np.ndarray) -> object:
+        r = real(f, x)  # type: ignore[arg-type]
+        taken.append(r is not None)
+        return r
+
+    monkeypatch.setattr(fastpath, "_fold_sum_outer", spy)
+    ordinary = rng.standard_normal((4, 32, 128)).astype(np.float32)
+    both(lambda: reduce.row_reduce("sum", D.FP32, ordinary))
+    exact = np.ones((4, 32, 128), np.float32)  # no inexact step: the full check decides
+    both(lambda: reduce.row_reduce("sum", D.FP32, exact))
+    late = ordinary.copy()  # inexact at once, overflowing at the end: the engine's rows
+    late[:, :, -1] = np.float32(3e38)
+    late[:, :, -2] = np.float32(3e38)
+    both(lambda: reduce.row_reduce("sum", D.FP32, late))
+    assert taken == [True, False, False], taken  # exact_only never reaches the fold
+
+
 # ---------------------------------------------------------------- built on core
 
 

@@ -1428,8 +1428,68 @@ def fold(
     return None
 
 
+@cache
+def _outer_reduce_sequential(dtype: np.dtype) -> bool:
+    """Whether ``np.add.reduce`` over the outer axis of a C-contiguous 2-D ``dtype``
+    array adds its rows one after the other, each addition rounded (numpy sums pairwise
+    only along the fast axis of memory). Probed on a narrow and a wide array: a 1 ulp
+    step that ties back to 1 at every addition of column 0, and is kept by a pairwise or
+    reordered sum, tells the two apart."""
+    for width in (2, 300):
+        tiny = float(np.finfo(dtype).eps) / 2
+        rows = np.full((40, width), tiny, dtype)
+        rows[0, 0] = rows[-1, 1] = 1.0
+        seq = rows[0].copy()
+        for r in rows[1:]:
+            seq = seq + r
+        if not np.array_equal(np.add.reduce(rows, axis=0), seq):
+            return False
+    return True
+
+
+#: steps of every PE's first row the sum fast path tests for NX before the full check
+_SUM_PROBE = 16
+
+
+def _fold_sum_outer(f: _Fmt, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """FP32/FP64 sums whose every partial is finite, without the per-step partials.
+
+    The fold ``((+0 + x0) + x1) + ...`` of every row is one ``np.add.reduce`` over the
+    outer axis of the (K + 1, P * N) transposed operand (a +0 row first): numpy adds the
+    rows one after the other (:func:`_outer_reduce_sequential`), vectorised across the
+    rows of the tile, where the accumulation along each row of :func:`_fold_arith` is a
+    scalar loop. A finite last partial proves every partial finite (a non-finite partial
+    stays non-finite), so only NX is left: the first ``_SUM_PROBE`` steps of every PE's
+    first row are replayed and tested exactly (Fast2Sum, as :func:`_fold_arith`); None
+    (the caller's general path) unless every PE shows an inexact step there and every
+    sum is finite.
+    """
+    p, n, k = x.shape
+    if p * n < 2 or not _outer_reduce_sequential(f.carrier):
+        return None
+    j = min(k, _SUM_PROBE)
+    head = np.empty((p, j + 1), f.carrier)
+    head[:, 0] = 0
+    head[:, 1:] = x[:, 0, :j]
+    part = np.add.accumulate(head, axis=1)
+    hit = _add_check(part[:, :-1], head[:, 1:], part[:, 1:]).any(axis=1)
+    if not hit.all():
+        return None
+    work = np.empty((k + 1, p, n), f.carrier)
+    work[0] = 0
+    work[1:] = x.transpose(2, 0, 1)
+    acc = np.add.reduce(work.reshape(k + 1, p * n), axis=0).reshape(p, n)
+    if not (np.abs(acc) <= f.max_finite).all():
+        return None
+    return acc, _nx_bits(hit), np.zeros((p, n), bool)
+
+
 def _fold_arith(op: str, f: _Fmt, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     p, n, k = x.shape
+    if op == "sum" and f.same:
+        fast = _fold_sum_outer(f, x)
+        if fast is not None:
+            return fast
     work = np.empty((p, n, k + 1), f.carrier)
     work[:, :, 0] = 0 if op == "sum" else 1
     work[:, :, 1:] = x
