@@ -137,6 +137,26 @@ class SparseMemory:
             sel = numbers == number
             self._page(int(number))[idx[sel] & _MASK] = vals[sel]
 
+    # ------------------------------------------------------------------ strided windows
+
+    def window(
+        self, base: int, stride: int, shape: tuple[int, int], dtype: np.dtype, create: bool
+    ) -> np.ndarray | None:
+        """The (rows, cols) elements of ``dtype`` at ``base``, rows ``stride`` bytes apart,
+        as a strided view of their page when they all lie in one page (None otherwise;
+        the caller then indexes byte by byte). An absent page gives None unless
+        ``create`` (a write) allocates it."""
+        rows, cols = shape
+        end = base + (rows - 1) * stride + cols * dtype.itemsize
+        number = base >> PAGE_BITS
+        if (end - 1) >> PAGE_BITS != number:
+            return None
+        page = self._page(number) if create else self.pages.get(number)
+        if page is None:
+            return None
+        off = base & _MASK
+        return np.ndarray(shape, dtype, page, off, (stride, dtype.itemsize))
+
     # ------------------------------------------------------------------ whole memory
 
     def copy(self) -> SparseMemory:

@@ -19,7 +19,7 @@ from ptoc.backend.errors import Error
 from ptoc.backend.isa import DataType, info
 
 from .faults import DataAlignmentFault, DataPageFault
-from .gm import Memory
+from .gm import PAGE_BITS, Memory, SparseMemory
 
 
 class GMError(Error):
@@ -205,6 +205,19 @@ def gather(gm: Memory, fp: Footprint, dt: DataType) -> np.ndarray:
         for k, (b, s) in enumerate(dense):
             out[k] = np.ndarray((fp.rows, fp.cols), carrier, gm, b, (s, eb))
         return out
+    if dense is not None and isinstance(gm, SparseMemory) and carrier.itemsize == fp.nbytes:
+        # the same views of a sparse memory, for each PE whose rows lie in one page
+        # (an absent page reads as zeros)
+        out = np.empty((len(dense), fp.rows, fp.cols), carrier)
+        shape = (fp.rows, fp.cols)
+        for k, (b, s) in enumerate(dense):
+            last = b + (fp.rows - 1) * s + fp.cols * fp.nbytes - 1
+            if last >> PAGE_BITS != b >> PAGE_BITS:
+                out[k] = _gather_bytes(gm, _rows_addr(b, s, shape, fp.nbytes), carrier)
+                continue
+            v = gm.window(b, s, shape, carrier, create=False)
+            out[k] = 0 if v is None else v  # an absent page reads as zeros
+        return out
     if fp.high is not None:
         byte = gm[fp.addr.astype(np.intp)]
         nib = np.where(fp.high, byte >> np.uint8(4), byte & np.uint8(0xF)).astype(np.uint8)
@@ -215,9 +228,22 @@ def gather(gm: Memory, fp: Footprint, dt: DataType) -> np.ndarray:
         # carrier view of the dense memory instead of eb gathers of bytes
         whole = gm[: gm.size - gm.size % eb].view(carrier)
         return whole[(fp.addr // np.uint64(eb)).astype(np.intp)]
-    idx = fp.addr.astype(np.intp)[..., None] + np.arange(eb, dtype=np.intp)
-    raw = gm[idx]  # (P, R, C, nbytes), little-endian element bytes
-    return np.ascontiguousarray(raw).view(carrier).reshape(fp.addr.shape)
+    return _gather_bytes(gm, fp.addr, carrier)
+
+
+def _rows_addr(base: int, stride: int, shape: tuple[int, int], eb: int) -> np.ndarray:
+    """The element addresses of one PE's strided rows, (R, C)."""
+    rows, cols = shape
+    r = np.arange(rows, dtype=np.uint64).reshape(-1, 1) * np.uint64(stride)
+    return np.uint64(base) + r + np.arange(cols, dtype=np.uint64).reshape(1, -1) * np.uint64(eb)
+
+
+def _gather_bytes(gm: Memory, addr: np.ndarray, carrier: np.dtype) -> np.ndarray:
+    """Whole elements of ``carrier`` at aligned in-range element addresses ``addr``."""
+    eb = carrier.itemsize
+    idx = addr.astype(np.intp)[..., None] + np.arange(eb, dtype=np.intp)
+    raw = gm[idx]  # (..., nbytes), little-endian element bytes
+    return np.ascontiguousarray(raw).view(carrier).reshape(addr.shape)
 
 
 @dataclass(frozen=True)
@@ -258,8 +284,22 @@ class DenseWrite:
         v = self.values
         if isinstance(gm, np.ndarray) and gm.flags.c_contiguous:
             np.ndarray(v.shape, v.dtype, gm, self.base, (self.stride, self.nbytes))[...] = v
-        else:
-            gm[self.index] = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
+            return
+        if isinstance(gm, SparseMemory) and v.dtype.itemsize == self.nbytes:
+            # rows in one page: one strided assignment (zeros into an absent page, which
+            # reads as zeros already, allocate nothing, as the byte path)
+            present = (self.base >> PAGE_BITS) in gm.pages
+            w = gm.window(
+                self.base, self.stride, v.shape, v.dtype, create=present or bool(v.any())
+            )
+            if w is not None:
+                w[...] = v
+                return
+            rows, cols = v.shape
+            end = self.base + (rows - 1) * self.stride + cols * self.nbytes
+            if not present and (end - 1) >> PAGE_BITS == self.base >> PAGE_BITS:
+                return  # all zeros into one absent page
+        gm[self.index] = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
 
 
 def _last_writer(index: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

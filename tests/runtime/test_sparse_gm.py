@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, info
 from ptoc.runtime import DataAlignmentFault, DataPageFault, Machine, MachineConfig
 from ptoc.runtime.gm import DENSE_LIMIT, PAGE, SparseMemory, new_memory
 
@@ -207,3 +207,49 @@ def test_a_memory_image_rebuilds_the_memory_from_its_non_zero_pages(
     assert memory_equal(again, gm)
     again[np.array([0])] = 1  # a fresh memory: the image and the original are untouched
     assert memory_equal(image.memory(), gm)
+
+
+_TYPES = (DataType.FP32, DataType.FP16, DataType.U8, DataType.FP64)
+
+
+@given(
+    dt=st.sampled_from(_TYPES),
+    shape=st.tuples(st.integers(1, 9), st.sampled_from([1, 3, 8, 64])),
+    src=st.tuples(st.integers(0, SIZE // 2), st.integers(0, 2)),  # base, extra row gap
+    dst=st.integers(SIZE // 2, SIZE - 3 * PAGE),
+    pages=st.sets(st.integers(0, 7), max_size=5),
+    zeros=st.booleans(),
+)
+def test_strided_tload_tstore_of_a_sparse_memory_match_the_dense_one(
+    dt, shape, src, dst, pages, zeros
+) -> None:
+    """The page-window paths of TLOAD and TSTORE (rows inside one page, across pages,
+    from an absent page, zeros stored into an absent page) against the same bundles on
+    a dense memory of the same size: the same tiles and bytes, and a zero store
+    allocates no page."""
+    eb = max(1, info(dt).bits // 8)
+    rows, cols = shape
+    stride = cols * eb + src[1] * eb * 4
+    base, dst = src[0] // eb * eb, dst // eb * eb
+    rng = np.random.default_rng(rows * 131 + cols)
+    content = {
+        n: np.zeros(PAGE, np.uint8) if zeros else rng.integers(0, 256, PAGE, np.uint8)
+        for n in sorted(pages)
+    }
+    dense = Machine(MachineConfig(gm_size=SIZE))
+    sparse = Machine(MachineConfig(gm_size=SIZE), gm=SparseMemory(SIZE))
+    for m in (dense, sparse):
+        for n, page in content.items():
+            m.load_gm(n * PAGE, page)
+        for pe in range(4):
+            m.set_gpr("a0", base, pe=pe)
+            m.set_gpr("a2", dst + pe * rows * stride, pe=pe)
+        m.set_gpr("a1", stride)
+        m.run(prog(tload(dt, rows, cols) + tstore(dt, base="a2")))
+    got, want = sparse.tile("T#1").values, dense.tile("T#1").values
+    assert np.array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+    assert np.array_equal(np.asarray(dense.state.gm), np.asarray(sparse.state.gm))
+    gm = sparse.state.gm
+    assert isinstance(gm, SparseMemory)
+    for n, page in gm.pages.items():
+        assert n in content or page.any(), f"page {n} allocated for zeros only"
