@@ -142,3 +142,15 @@ def test_non_finite_and_out_of_range_operands_leave_the_route() -> None:
     nan_acc = np.full((2, 2), np.nan, np.float32)
     assert mm._native_operands(one, D.FP16, one, D.FP16, nan_acc) is None
     assert mm._native_operands(one, D.FP16, one, D.FP16, None) is not None
+
+
+@given(st.sampled_from([D.FP16, D.BF16]), st.integers(1, 12), st.data())
+@examples(60)
+def test_extremes_from_the_16_bit_codes_are_those_of_the_fp32_values(dt, n, data) -> None:
+    x = operand(data, dt, 1, n)
+    lo, hi = mm._half_extremes(x, dt)
+    wlo, whi = mm._extremes(x.astype(np.float32))
+    if not whi <= 3.4028234663852886e38:  # an Inf or a NaN: the route is left either way
+        assert not hi <= 3.4028234663852886e38
+    else:
+        assert (lo, hi) == (wlo, whi)
