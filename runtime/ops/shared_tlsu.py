@@ -89,7 +89,7 @@ def prelude(spec: Spec) -> tuple[Ios, DataType]:
         spec._check(legality.dtype(spec.op, dt))  # TileRegularTLSUDataTypeSupported
     ior = plan.ior
     if ior is not None:
-        rule = legality.ior_slots(spec.op, True, ior.sources, ior.dst)
+        rule = legality.ior_fields(spec.op, ior.sources, ior.dst)
         if rule is not None:  # the Shared TLSU path raises BundleControl for this rule
             raise BundleControlFault(f"{rule} (BundleOperationScalarBindingSchemaLegal)", name)
     spec.require_datr_applicable()
