@@ -458,7 +458,7 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
             raise TileLegalityFault(
                 f"{name} binds no tile: a B.IOT or B.IOS in its bundle is illegal", name
             )
-    elif not plan.bindings and not plan.shared:
+    elif not plan.bindings and not plan.shared and not _shared_tlsu(plan):
         raise TileLegalityFault(f"{name} needs a B.IOT binding stream", name)
     if plan.bindings and not any(b.last for b in plan.bindings) and not _shared_tlsu(plan):
         raise BundleControlFault("the B.IOT binding stream is never closed by `last`", name)
