@@ -23,7 +23,18 @@ from collections.abc import Callable
 from functools import cache, lru_cache, partial
 
 from .errors import DecodeError, EncodeError
-from .isa import CommandForm, Family, FieldDef, catalog, form, op, op_by_bstart, scalar_form
+from .isa import (
+    CommandForm,
+    Family,
+    FieldDef,
+    bstart_mnemonic,
+    catalog,
+    form,
+    op,
+    op_by_bstart,
+    scalar_form,
+    selector_of_bstart,
+)
 from .isa.fields import MASK_TO_PEMODE, PEMODE_TO_MASK, Hand, mask_text
 from .program import (
     DATR_FIELDS,
@@ -150,10 +161,10 @@ def command_form_values(c: Command) -> tuple[CommandForm, dict[str, int]]:
                 "Mode": c.selector >> 5,
                 "Function": c.selector & 31,
             }
-        o = c.op
-        if o is None:
+        word = bstart_mnemonic(c.family, c.selector)
+        if word is None:
             raise EncodeError(f"no {c.family} operation has function {c.selector}")
-        return _form(o.bstart), {"DataType": c.dtype}
+        return _form(word), {"DataType": c.dtype}
     if isinstance(c, Iot):
         if c.dst is None and c.size:
             raise EncodeError(f"a source-only B.IOT has no SizeCode field (got {c.size})")
@@ -277,7 +288,7 @@ def field_violation(c: Command) -> str | None:
 
 def _label(c: Command, f: CommandForm) -> str:
     if isinstance(c, TileStart) and c.op is not None:
-        return c.op.bstart
+        return bstart_mnemonic(c.family, c.selector) or c.op.bstart
     if isinstance(c, ScalarStart):
         return f"BSTART.{c.block} {c.kind}"
     if isinstance(c, Scalar):
@@ -360,8 +371,9 @@ def _decoders() -> dict[int, list[tuple[CommandForm, Callable[[dict[str, int]], 
             add(f, partial(_make_scalar_start, block, kind))
         elif m.startswith("BSTART."):
             o = op_by_bstart(m)
-            if o is not None:
-                add(f, partial(_make_named_start, o.family, o.selector))
+            selector = selector_of_bstart(m)
+            if o is not None and selector is not None:
+                add(f, partial(_make_named_start, o.family, selector))
         elif m == "B.IOT":
             add(f, _make_iot)
         elif m == "B.DIM":

@@ -12,8 +12,9 @@ command* are raised here in command order, before the commit-time no-op test:
   a tile bundle -> ``Fault_BundleControl``;
 * a B.IOS naming a register an earlier B.IOS of the bundle names, or a fifth effective
   B.IOS -> ``Fault_BundleControl``;
-* a B.IOT whose decoded mask differs from the bundle's earlier bindings, or a B.IOS
-  whose mask differs from any earlier binding's -> ``Fault_TileLegality``
+* a B.IOT whose decoded mask differs from the bundle's earlier bindings, a B.IOS
+  whose mask differs from any earlier binding's, or a B.IOT with a destination in a
+  TMOV Local -> Shared (Functions 9/10) -> ``Fault_TileLegality``
   (``BundleTileMaskCanAppend``, ``BundleSharedMaskCanAppend`` in ``commands.asl`` and the
   B.IOT contract: "A mismatched effective decoded PE mask ... raises
   Fault_TileLegality").
@@ -181,6 +182,10 @@ def _collect(plan: BundlePlan, commands: tuple[Command, ...]) -> None:
     if rule is not None:
         raise IllegalInstructionFault(rule, "BSTART")
     cube = plan.op is not None and plan.op.family is Family.CUBE
+    insert = (
+        plan.start.family is Family.TLSU
+        and plan.start.selector in isa_shared.tmov_insert_functions()
+    )
     dims: list[DimSpec | None] = [None, None, None]
     bindings: list[Iot] = []
     shared: list[Ios] = []
@@ -229,6 +234,12 @@ def _collect(plan: BundlePlan, commands: tuple[Command, ...]) -> None:
                 raise TileLegalityFault(
                     f"B.IOT mask={mask_text(c.mask)} differs from the bundle's mask="
                     f"{mask_text(bindings[0].mask)}; every effective binding uses one PE_MASK",
+                    name,
+                )
+            if insert and c.dst is not None:
+                raise TileLegalityFault(
+                    "a TMOV Local -> Shared binds a source-only B.IOT: the capacity and the "
+                    "destination are the B.IOS's (BindBundleTileIO)",
                     name,
                 )
             bindings.append(c)

@@ -23,7 +23,8 @@ from types import EllipsisType
 
 import numpy as np
 
-from ptoc.backend.isa import TABLE, DataType, Executor
+from ptoc.backend.isa import TABLE, DataType, Executor, Family
+from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.cube import TRANSPORT_CODES as CUBE_TRANSPORT_CODES
 from ptoc.backend.isa.elements import ElementType
 from ptoc.backend.isa.fields import PAD_NULL, first_pes_mask, mask_text
@@ -426,6 +427,14 @@ def _transport() -> Preparer:
     return transport
 
 
+def _shared_tlsu(plan: BundlePlan) -> bool:
+    """A Shared TLSU bundle (``BundleSharedTLSUSelected``) checks its own B.IOT schema,
+    `last` included, and rejects it with Fault_TileLegality."""
+    return plan.start.family is Family.TLSU and (
+        bool(plan.shared) or plan.start.selector in isa_shared.shared_functions()
+    )
+
+
 def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | None:
     """Commit-time checks that depend only on the plan (and LB values); None: no-op."""
     plan.raise_fault()
@@ -449,9 +458,9 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
             raise TileLegalityFault(
                 f"{name} binds no tile: a B.IOT or B.IOS in its bundle is illegal", name
             )
-    elif not plan.bindings and not plan.shared:
+    elif not plan.bindings and not plan.shared and not _shared_tlsu(plan):
         raise TileLegalityFault(f"{name} needs a B.IOT binding stream", name)
-    if plan.bindings and not any(b.last for b in plan.bindings):
+    if plan.bindings and not any(b.last for b in plan.bindings) and not _shared_tlsu(plan):
         raise BundleControlFault("the B.IOT binding stream is never closed by `last`", name)
     handler = _preparer(executor)
     if plan.datr is not None and plan.datr.layout in CUBE_TRANSPORT_CODES:

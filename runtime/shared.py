@@ -27,7 +27,7 @@ from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.fields import mask_text
 
-from .tiles import Layout
+from .tiles import Layout, derived_rows, from_raw
 
 _MASK_BIT = (0b1000, 0b0100, 0b0010, 0b0001)  # quarter/PE q -> its PE_MASK bit
 
@@ -156,4 +156,98 @@ def updated(old: SharedTile | None, new: SharedTile, mask: int, publish: bool) -
     )  # fmt: skip
 
 
-__all__ = ["SharedTile", "compatible", "mask_bits", "selected", "updated"]
+def shape_legal(capacity: int, cols: int, valid_rows: int, valid_cols: int, bits: int) -> bool:
+    """``TileDescriptorShapeLegal``: the capacity holds whole rows of Col elements, at
+    least ValidRow of them, and ValidCol <= Col."""
+    rows = derived_rows(capacity, cols, bits)
+    return (
+        rows != 0
+        and valid_rows <= rows
+        and valid_cols <= cols
+        and valid_rows * valid_cols <= capacity * 8 // bits
+    )
+
+
+def min_capacity(cols: int, valid_rows: int, valid_cols: int, bits: int) -> int:
+    """``MinimumTileCapacityBytesForShape``: the smallest Shared capacity (SizeCode 1..12)
+    whose descriptor holds the shape, 0 when none does. The capacity an unallocated
+    register is read at when the bundle names none."""
+    for code in isa_shared.DESTINATION_SIZE_CODES:
+        cap = 1 << (code + 6)
+        if shape_legal(cap, cols, valid_rows, valid_cols, bits):
+            return cap
+    return 0
+
+
+def read_schema_rule(
+    reg: SharedTile | None,
+    valid_rows: int,
+    valid_cols: int,
+    cols: int,
+    dt: DataType,
+    layout: Layout,
+    capacity: int,
+    limit: int,
+) -> str | None:
+    """``SharedTileReadSchemaLegalAtCapacity``: why a read of ``reg`` (None: the register
+    is unallocated) as ``dt`` ValidRow x ValidCol of Col in ``layout`` at ``capacity``
+    bytes is illegal, or None. An allocated register is read only at its own capacity,
+    Col, DataType and layout and within its valid region; an unallocated one at any
+    legal descriptor."""
+    want = f"{dt.name} {valid_rows}x{valid_cols} of Col {cols} {layout.value}"
+    if layout.cube is not None:
+        return f"a Shared register is never read in the CUBE layout {layout.value}"
+    if reg is not None:
+        if (reg.capacity, reg.cols, reg.dtype, reg.layout) != (capacity, cols, dt, layout):
+            return (
+                f"the read schema {want} at {capacity} B per PE differs from the "
+                f"register's descriptor ({reg.shape_text}): capacity, Col, DataType and "
+                "layout must match"
+            )
+        if valid_rows > reg.valid_rows or valid_cols > reg.valid_cols:
+            return (
+                f"the read schema {want} exceeds the register's "
+                f"{reg.valid_rows}x{reg.valid_cols} valid region"
+            )
+        return None
+    if not isa_shared.capacity_legal(capacity, limit):
+        return (
+            f"{capacity} B is no legal Shared capacity (whole 128-byte cells, at most "
+            f"{min(limit, isa_shared.MAX_ALLOCATION_BYTES)} B per PE)"
+        )
+    if not shape_legal(capacity, cols, valid_rows, valid_cols, info(dt).bits):
+        return (
+            f"a {capacity}-byte Shared descriptor holds no {want} (TileDescriptorShapeLegal: "
+            "Rows = capacity_bits / (Col * bits) >= ValidRow, ValidCol <= Col)"
+        )
+    return None
+
+
+def read_words(
+    reg: SharedTile | None, tid: int, dt: DataType, rows: int, cols: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``ReadSharedTileWord`` of every element of a Rows x Col read of register ``tid``
+    (``reg`` its record, None when unallocated, else of the same geometry): (carrier
+    values, definedness), both (Rows, Col). An element of an initialized quarter reads
+    the stored value (defined where a write stored it); an element of an uninitialized
+    quarter or of an unallocated register reads the undefined-register word
+    (:func:`~ptoc.backend.isa.shared.undefined_words`), a value and not a fault."""
+    undef = from_raw(dt, isa_shared.undefined_words(tid, rows, cols, info(dt).bits))
+    if reg is None:
+        return undef, np.ones((rows, cols), bool)
+    assert (reg.rows, reg.cols) == (rows, cols)
+    init = selected(reg.quarter, reg.init_mask)
+    return np.where(init, reg.payload, undef), np.where(init, reg.written, True)
+
+
+__all__ = [
+    "SharedTile",
+    "compatible",
+    "mask_bits",
+    "min_capacity",
+    "read_schema_rule",
+    "read_words",
+    "selected",
+    "shape_legal",
+    "updated",
+]

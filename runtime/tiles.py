@@ -125,6 +125,12 @@ def filled(dt: DataType, shape: tuple[int, ...], raw: int) -> np.ndarray:
     return np.full(shape, raw, _container(dt)).view(info(dt).carrier)
 
 
+def from_raw(dt: DataType, raw: np.ndarray) -> np.ndarray:
+    """The carrier array whose elements have the raw bits ``raw`` (unsigned integers,
+    already truncated to the element width)."""
+    return np.asarray(raw).astype(_container(dt)).view(info(dt).carrier)
+
+
 def poisoned(dt: DataType | None, shape: tuple[int, ...]) -> np.ndarray:
     """Fresh (undefined) storage: poison for numeric tiles, False bits for predicates."""
     if dt is None:

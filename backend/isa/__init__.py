@@ -90,6 +90,17 @@ class _Index:
         self.by_bstart: dict[str, OpDef] = {
             o.bstart: o for o in catalog.OPS if o.family != Family.TEPL
         }
+        #: (family, selector) -> the named BSTART word that encodes it
+        self.bstart_of: dict[tuple[Family, int], str] = {
+            (o.family, o.selector): o.bstart for o in catalog.OPS if o.family != Family.TEPL
+        }
+        # an encoding variant (``BSTART.TSTORE.SPART``) selects its form's operation
+        # under its own TLSU Function (``BundleOperationDecodeCode``)
+        for variant, (form_mnemonic, function) in catalog.FORM_VARIANTS.items():
+            o = self.by_bstart[form_mnemonic]
+            self.by_bstart[variant] = o
+            self.by_selector[(o.family, function)] = o
+            self.bstart_of[(o.family, function)] = variant
         self.scalar: dict[str, CommandForm] = {f.mnemonic: f for f in catalog.SCALAR_FORMS}
 
 
@@ -132,8 +143,26 @@ def op_by_selector(family: Family, selector: int) -> OpDef | None:
 
 
 def op_by_bstart(word_mnemonic: str) -> OpDef | None:
-    """The TLSU/CUBE operation of a named BSTART word such as ``BSTART.TLOAD``."""
+    """The TLSU/CUBE operation of a named BSTART word such as ``BSTART.TLOAD`` (or an
+    encoding variant such as ``BSTART.TSTORE.SPART``)."""
     return _index().by_bstart.get(word_mnemonic)
+
+
+def bstart_mnemonic(family: Family, selector: int) -> str | None:
+    """The named BSTART word of a TLSU/CUBE selector: the operation's own word, or the
+    encoding variant whose Function it is (``TLSU 14`` -> ``BSTART.TSTORE.SPART``)."""
+    return _index().bstart_of.get((family, selector))
+
+
+def selector_of_bstart(word_mnemonic: str) -> int | None:
+    """The TLSU/CUBE Function a named BSTART word (or encoding variant) selects."""
+    o = op_by_bstart(word_mnemonic)
+    if o is None:
+        return None
+    from . import catalog
+
+    variant = catalog.FORM_VARIANTS.get(word_mnemonic)
+    return o.selector if variant is None else variant[1]
 
 
 @cache

@@ -390,6 +390,34 @@ COMMAND_FORMS: tuple[CommandForm, ...] = (
         'Closes the current bundle, initializes the next bundle descriptor, and selects its transfer and execution kind.',
     ),
     CommandForm(
+        'bstart_tmov_32_211446509efb_f9', 'BSTART.TMOV.L2S.INSERT', 'BSTART.TMOV.L2S.INSERT DataType', 32, 0x7ffffff, 0x911181,
+        (
+            FieldDef('DataType', 5, (FieldPiece(27, 0, 5),), allowed=frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28, 31])),
+        ),
+        'Function 9 (TMOV.L2S.INSERT) of BSTART.TMOV: Closes the current bundle, initializes the next bundle descriptor, and selects its transfer and execution kind.',
+    ),
+    CommandForm(
+        'bstart_tmov_32_211446509efb_f10', 'BSTART.TMOV.L2S.PUBLISH', 'BSTART.TMOV.L2S.PUBLISH DataType', 32, 0x7ffffff, 0xa11181,
+        (
+            FieldDef('DataType', 5, (FieldPiece(27, 0, 5),), allowed=frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28, 31])),
+        ),
+        'Function 10 (TMOV.L2S.PUBLISH) of BSTART.TMOV: Closes the current bundle, initializes the next bundle descriptor, and selects its transfer and execution kind.',
+    ),
+    CommandForm(
+        'bstart_tmov_32_211446509efb_f11', 'BSTART.TMOV.S2L.BROADCAST', 'BSTART.TMOV.S2L.BROADCAST DataType', 32, 0x7ffffff, 0xb11181,
+        (
+            FieldDef('DataType', 5, (FieldPiece(27, 0, 5),), allowed=frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28, 31])),
+        ),
+        'Function 11 (TMOV.S2L.BROADCAST) of BSTART.TMOV: Closes the current bundle, initializes the next bundle descriptor, and selects its transfer and execution kind.',
+    ),
+    CommandForm(
+        'bstart_tmov_32_211446509efb_f12', 'BSTART.TMOV.S2L.EXTRACT', 'BSTART.TMOV.S2L.EXTRACT DataType', 32, 0x7ffffff, 0xc11181,
+        (
+            FieldDef('DataType', 5, (FieldPiece(27, 0, 5),), allowed=frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28, 31])),
+        ),
+        'Function 12 (TMOV.S2L.EXTRACT) of BSTART.TMOV: Closes the current bundle, initializes the next bundle descriptor, and selects its transfer and execution kind.',
+    ),
+    CommandForm(
         'bstart_tprefetch_32_d5f83e5aadf6', 'BSTART.TPREFETCH', 'BSTART.TPREFETCH DataType', 32, 0x7ffffff, 0x311181,
         (
             FieldDef('DataType', 5, (FieldPiece(27, 0, 5),), allowed=frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28])),
@@ -402,6 +430,13 @@ COMMAND_FORMS: tuple[CommandForm, ...] = (
             FieldDef('DataType', 5, (FieldPiece(27, 0, 5),), allowed=frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28])),
         ),
         'Closes the current bundle, initializes the next bundle descriptor, and selects its transfer and execution kind.',
+    ),
+    CommandForm(
+        'bstart_tstore_32_4048b6e8b0f4_f14', 'BSTART.TSTORE.SPART', 'BSTART.TSTORE.SPART DataType', 32, 0x7ffffff, 0xe11181,
+        (
+            FieldDef('DataType', 5, (FieldPiece(27, 0, 5),), allowed=frozenset([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20, 24, 25, 26, 27, 28])),
+        ),
+        'Function 14 (TSTORE.SPART) of BSTART.TSTORE: Closes the current bundle, initializes the next bundle descriptor, and selects its transfer and execution kind.',
     ),
     CommandForm(
         'bstop_32_d25b09fdd59c', 'BSTOP', 'BSTOP', 32, 0xffffffff, 0x1,
@@ -2241,6 +2276,16 @@ SCALAR_AGU: dict[str, AguDef] = {
     'SWI.U': AguDef('Store', 'Immediate', 4, False, 0, 'None'),
 }
 
+#: BSTART encoding variants: variant mnemonic -> (the form it varies, the TLSU
+#: Function it selects); the variant decodes to that form's operation
+FORM_VARIANTS: dict[str, tuple[str, int]] = {
+    'BSTART.TMOV.L2S.INSERT': ('BSTART.TMOV', 9),
+    'BSTART.TMOV.L2S.PUBLISH': ('BSTART.TMOV', 10),
+    'BSTART.TMOV.S2L.BROADCAST': ('BSTART.TMOV', 11),
+    'BSTART.TMOV.S2L.EXTRACT': ('BSTART.TMOV', 12),
+    'BSTART.TSTORE.SPART': ('BSTART.TSTORE', 14),
+}
+
 #: form_id -> its index in ``command-forms.json`` (the ASL's form number)
 COMMAND_FORM_INDEX: dict[str, int] = {
     'b_catr_32_e90bd52fa480': 0,
@@ -2287,9 +2332,14 @@ COMMAND_FORM_INDEX: dict[str, int] = {
     'bstart_tmatmulmx_acc_32_70fa59b0ab4c': 45,
     'bstart_tmatmulmx_bias_32_098c7efa51b0': 46,
     'bstart_tmov_32_211446509efb': 47,
+    'bstart_tmov_32_211446509efb_f9': 47,
+    'bstart_tmov_32_211446509efb_f10': 47,
+    'bstart_tmov_32_211446509efb_f11': 47,
+    'bstart_tmov_32_211446509efb_f12': 47,
     'bstart_gmov_32_6c21e223eaa7': 48,
     'bstart_tprefetch_32_d5f83e5aadf6': 49,
     'bstart_tstore_32_4048b6e8b0f4': 50,
+    'bstart_tstore_32_4048b6e8b0f4_f14': 50,
     'bstop_32_d25b09fdd59c': 51,
     'b_ios_32_4ba5ef98fdaa': 52,
     'c_b_dimi_16_3f1b113c76ce': 53,

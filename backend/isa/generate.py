@@ -136,10 +136,35 @@ def _form_row(f: dict[str, Any]) -> str:
     )
 
 
+def _variant_forms(f: dict[str, Any]) -> list[dict[str, Any]]:
+    """One form of each ``encoding_variants`` entry of a BSTART form (the Shared TLSU
+    functions 9..12 of BSTART.TMOV and 14 of BSTART.TSTORE): the base form's fields
+    under the variant's own match, spelled ``BSTART.<variant name>``."""
+    out = []
+    for v in f.get("encoding_variants", []):
+        mnemonic = f"BSTART.{v['name']}"
+        out.append(
+            {
+                **f,
+                "form_id": f"{f['form_id']}_f{v['function']}",
+                "mnemonic": mnemonic,
+                "asm": f["asm"].replace(f["mnemonic"], mnemonic, 1),
+                "encoding": v["encoding"],
+                "variant_of": f["form_id"],
+                "semantic_summary": (
+                    f"Function {v['function']} ({v['name']}) of {f['mnemonic']}: "
+                    f"{f.get('semantic_summary', '')}"
+                ),
+            }
+        )
+    return out
+
+
 def forms_source(spec: dict[str, Any]) -> str:
-    cmds = [
+    base = [
         f for f in spec["command-forms.json"]["forms"] if f["mnemonic"] in COMMAND_MNEMONICS
     ]
+    cmds = base + [v for f in base for v in _variant_forms(f)]
     scal = [f for f in spec["scalar-forms.json"]["forms"] if f["mnemonic"] in SCALAR_MNEMONICS]
     key = lambda f: (f["mnemonic"], f["form_id"])  # noqa: E731
     out = "COMMAND_FORMS: tuple[CommandForm, ...] = (\n"
@@ -157,6 +182,15 @@ def forms_source(spec: dict[str, Any]) -> str:
                 f"{a['update_mode']!r}),\n"
             )
     out += "}\n\n"
+    out += (
+        "#: BSTART encoding variants: variant mnemonic -> (the form it varies, the TLSU\n"
+        "#: Function it selects); the variant decodes to that form's operation\n"
+    )
+    out += "FORM_VARIANTS: dict[str, tuple[str, int]] = {\n"
+    for f in sorted(base, key=key):
+        for v in f.get("encoding_variants", []):
+            out += f"    'BSTART.{v['name']}': ({f['mnemonic']!r}, {v['function']}),\n"
+    out += "}\n\n"
     # the ASL numbers forms by their position in the JSON catalogs (DecodeScalarForm,
     # DecodeCommandForm); the conformance tooling maps ptoc's forms to those numbers
     for name, file, chosen in (
@@ -166,6 +200,9 @@ def forms_source(spec: dict[str, Any]) -> str:
         ids = {f["form_id"] for f in chosen}
         listed = enumerate(spec[file]["forms"])
         pos = {f["form_id"]: i for i, f in listed if f["form_id"] in ids}
+        for f in chosen:  # a variant is numbered as the form it varies
+            if "variant_of" in f:
+                pos[f["form_id"]] = pos[f["variant_of"]]
         out += f"#: form_id -> its index in ``{file}`` (the ASL's form number)\n"
         out += f"{name}: dict[str, int] = {{\n"
         rows = sorted(pos.items(), key=lambda kv: kv[1])

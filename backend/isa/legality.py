@@ -78,6 +78,18 @@ def ior_slots(op: OpDef, present: bool, sources: Sequence[int], dst: int = 0) ->
     return None
 
 
+def ior_fields(op: OpDef, sources: Sequence[int], dst: int = 0) -> str | None:
+    """``BundleOperationScalarBindingSchemaLegal`` as the Shared TLSU path applies it: a
+    present B.IOR selects registers only in the operation's slots and leaves RegDst
+    zero; an all-zero B.IOR is legal for every operation (it reads nothing)."""
+    for i, reg in enumerate(sources):
+        if i >= len(op.ior) and reg:
+            return f"B.IOR RegSrc{i} is unused by {op.mnemonic} and must be zero"
+    if dst:
+        return f"B.IOR RegDst is unused by {op.mnemonic} and must be zero"
+    return None
+
+
 def shared(op: OpDef, present: bool) -> str | None:
     """B.IOS binds Shared tiles only for the operations that accept them."""
     if present and not op.ios_legal:

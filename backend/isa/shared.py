@@ -21,6 +21,7 @@ Local-only.
 from __future__ import annotations
 
 import enum
+from functools import cache
 
 import numpy as np
 
@@ -36,6 +37,90 @@ DESTINATION_SIZE_CODES = range(1, 13)
 COOPERATIVE_MASK = 0b1111
 #: B.IOS bindings a bundle may carry (``_BundleSharedBindings``)
 MAX_BINDINGS = 4
+
+
+#: ``PTO_TILE_CELL_BYTES``: a Shared capacity is a whole number of 128-byte cells
+CELL_BYTES = 128
+#: the TLSU Functions of the plain TLOAD and TSTORE words (``BSTART.TLOAD``/``TSTORE``),
+#: which a B.IOS turns into their Shared forms
+TLOAD_FUNCTION = 0
+TSTORE_FUNCTION = 1
+
+
+@cache
+def variant_function(word: str) -> int:
+    """The TLSU Function of a BSTART encoding variant (``BSTART.TSTORE.SPART`` -> 14),
+    from the catalog's ``encoding_variants``."""
+    from . import catalog
+
+    return catalog.FORM_VARIANTS[word][1]
+
+
+def tstore_partial_function() -> int:
+    """Function 14, ``TSTORE.SPART``: a Shared TSTORE of any nonzero PE subset."""
+    return variant_function("BSTART.TSTORE.SPART")
+
+
+def tmov_insert_functions() -> tuple[int, int]:
+    """Functions 9 and 10: TMOV Local -> Shared (insert; insert and publish)."""
+    return (variant_function("BSTART.TMOV.L2S.INSERT"),
+            variant_function("BSTART.TMOV.L2S.PUBLISH"))  # fmt: skip
+
+
+def tmov_publish_function() -> int:
+    """Function 10: the insert that publishes a register it completes."""
+    return variant_function("BSTART.TMOV.L2S.PUBLISH")
+
+
+def tmov_extract_functions() -> tuple[int, int]:
+    """Functions 11 and 12: TMOV Shared -> Local (broadcast of a published all-PE
+    register; extract of any register under any mask)."""
+    return (variant_function("BSTART.TMOV.S2L.BROADCAST"),
+            variant_function("BSTART.TMOV.S2L.EXTRACT"))  # fmt: skip
+
+
+def tmov_broadcast_function() -> int:
+    """Function 11: needs mask 1111, allocation 1111 and a published register."""
+    return variant_function("BSTART.TMOV.S2L.BROADCAST")
+
+
+@cache
+def shared_functions() -> frozenset[int]:
+    """The TLSU Functions that always take the Shared path (``BundleSharedTLSUSelected``:
+    9..12 and 14; the others only when the bundle binds a B.IOS)."""
+    from . import catalog
+
+    return frozenset(fn for _, fn in catalog.FORM_VARIANTS.values())
+
+
+def store_mask_legal(function: int, mask: int) -> bool:
+    """``SharedStorePEMaskLegal``: Function 1 stores all four PEs, Function 14 any
+    nonzero subset; mask 0000 is a no-op."""
+    if mask == 0:
+        return True
+    if function == TSTORE_FUNCTION:
+        return mask == COOPERATIVE_MASK
+    return function == tstore_partial_function()
+
+
+def capacity_legal(capacity: int, limit: int) -> bool:
+    """``SharedTileCapacityIsLegal``: whole cells, at most 256 KiB and the machine's
+    per-PE capacity."""
+    return (
+        capacity >= CELL_BYTES
+        and capacity % CELL_BYTES == 0
+        and capacity <= MAX_ALLOCATION_BYTES
+        and capacity <= limit
+    )
+
+
+def undefined_words(tid: int, rows: int, cols: int, bits: int) -> np.ndarray:
+    """``UndefinedSharedTileWord`` of every element, truncated to the element width: the
+    register number XOR the element index (uint64 (Rows, Col)). The value an element
+    of an unallocated register or an uninitialized quarter reads as."""
+    index = np.arange(rows * cols, dtype=np.uint64).reshape(rows, cols)
+    words = index ^ np.uint64(tid)
+    return words & np.uint64((1 << bits) - 1) if bits < 64 else words
 
 
 def quarters(rows: int, cols: int, bits: int, capacity: int) -> np.ndarray:
@@ -84,14 +169,27 @@ def is_power_of_two(v: int) -> bool:
 
 
 __all__ = [
+    "CELL_BYTES",
     "COOPERATIVE_MASK",
     "DESTINATION_SIZE_CODES",
     "MAX_ALLOCATION_BYTES",
     "MAX_BINDINGS",
     "SHARED_TILE_COUNT",
+    "TLOAD_FUNCTION",
+    "TSTORE_FUNCTION",
     "SharedGroups",
+    "capacity_legal",
     "group_size",
     "is_power_of_two",
     "quarters",
+    "shared_functions",
     "shared_groups",
+    "store_mask_legal",
+    "tmov_broadcast_function",
+    "tmov_extract_functions",
+    "tmov_insert_functions",
+    "tmov_publish_function",
+    "tstore_partial_function",
+    "undefined_words",
+    "variant_function",
 ]

@@ -9,8 +9,9 @@ layout of the transform (``ND2DN`` loads a column-major tile), for TSTORE and TM
 source must be in the transform's source layout. The GM side is addressed by logical
 (row, col) exactly as the ASL does for every generic layout. The CUBE transport
 conversions (B.DATR Layout 21..26) are ``ops/cube.py``. A TLOAD with one destination
-B.IOS writes a Shared register (:func:`tload_shared`); TSTORE and TMOV of Shared tiles
-are not modelled. PadValue must be zero outside the CUBE forms; TLOAD padding is Null.
+B.IOS writes a Shared register (:func:`tload_shared`); TSTORE of a Shared register and
+TMOV between Local and Shared tiles are ``ops/shared_tlsu.py``. PadValue must be zero
+outside the CUBE forms; TLOAD padding is Null.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..spec import Shape, Spec
 from ..state import MASK_PES
 from ..tiles import LAYOUT_TRANSFORMS, Layout, derived_rows, poisoned
 from .layout import check_dest_layout, generic_shape, require_optional_dims
+from .shared_tlsu import claim, shared_tlsu_selected, tmov_shared, tstore_shared
 
 #: footprints a TLOAD/TSTORE plan keeps (per distinct base and stride registers), and
 #: the largest address array kept (bytes): the cache stays small however long the run
@@ -165,19 +167,7 @@ def tload_shared(spec: Spec) -> Runner:
         rule = compatible(old, probe, ios.mask)
         if rule is not None:
             raise ctx.illegal(f"S{ios.tid}: {rule} (SharedTileUpdateCompatible)")
-        used = state.used
-        if old is None:
-            used = used.copy()
-            for pe in pes:
-                used[pe] += cap
-            if max(used) > state.config.capacity:
-                worst = int(np.argmax(used))
-                raise ctx.illegal(
-                    f"allocating S{ios.tid} ({cap} B on each PE of mask={ios.mask:04b}) "
-                    f"would leave PE{worst} holding {used[worst]} bytes of Local and Shared "
-                    f"tiles, more than its capacity of {state.config.capacity} bytes "
-                    "(SharedTileUpdateCompatible)"
-                )
+        used = claim(ctx, ios.tid, old, cap, ios.mask)
         base = ctx.gpr_slot(0)
         stride = ctx.gpr_slot(1, dense_stride(col, dt))
         fp = footprint(dt, base, stride, vr, vc, state.config.gm_size, name, False,
@@ -206,7 +196,10 @@ _EMPTY = np.zeros((0, 0), bool)
 
 
 def tstore(spec: Spec) -> Runner:
-    """Stores the LB1 x LB0 valid rectangle (default: the source's valid region)."""
+    """Stores the LB1 x LB0 valid rectangle (default: the source's valid region); a
+    Shared source is :func:`~.shared_tlsu.tstore_shared`."""
+    if shared_tlsu_selected(spec):
+        return tstore_shared(spec)
     _tlsu_schema(spec)
     dt = spec.dtype()
     require_optional_dims(spec)
@@ -240,7 +233,10 @@ def tstore(spec: Spec) -> Runner:
 
 def tmov(spec: Spec) -> Runner:
     """A renamed copy of one Local tile: payload and definedness, padding included. The
-    BSTART DataType (DTYPE_NONE: the source's) and the shape must match the source."""
+    BSTART DataType (DTYPE_NONE: the source's) and the shape must match the source. A
+    move to or from a Shared register is :func:`~.shared_tlsu.tmov_shared`."""
+    if shared_tlsu_selected(spec):
+        return tmov_shared(spec)
     spec.require_schema()
     require_optional_dims(spec)
     src_layout, dst_layout = spec.layouts()

@@ -423,8 +423,9 @@ FAULTS: list[tuple[type[MachineFault], str, str]] = [
     (TileLegalityFault, _tload("B.IOS mask=1111, ->S5<1KB>"), "allocation mask"),
     (UnsupportedOperation, _tload("B.IOS mask=1111, ->S9<1KB>", extra="B.DATR Layout=ND2DN"),
      "layout"),
-    (UnsupportedOperation, block("TSTORE", "FP16", "B.IOR a0, a1", "B.IOS S1, mask=1111"),
-     "Shared"),
+    (UnsupportedOperation,
+     block("TSTORE", "FP16", "B.DATR Layout=ND2DN", "B.IOS S200, mask=1111"),
+     "Shared tile read in layout"),
 ]  # fmt: skip
 
 

@@ -232,8 +232,38 @@ CASES: list[tuple[type[MachineFault], str]] = [
     ),  # every PE's quarter is probed before the register changes
     (
         UnsupportedOperation,
-        block("TSTORE", "S32", "B.IOR a0, a1", "B.IOS S3, mask=1111"),
-    ),  # TSTORE of a Shared tile is not modelled
+        block("TSTORE", "S32", "B.DATR Layout=ND2DN", "B.IOS S3, mask=1111"),
+    ),  # Shared registers are RowMajor: a ColumnMajor read of S3 is not modelled
+    (
+        TileLegalityFault,
+        block("TSTORE", "S32", "B.IOR a0, a1", "B.IOS S3, mask=1100"),
+    ),  # Function 1 stores all four PEs (SharedStorePEMaskLegal)
+    (
+        TileLegalityFault,
+        "BSTART.TSTORE.SPART S32\nB.IOR a0, a1\nB.IOS S3, mask=1100\nB.IOT T#1, mask=1100, "
+        "last\nBSTOP\n",
+    ),  # a Shared TSTORE binds no B.IOT
+    (
+        DataPageFault,
+        P.std(*P.const_lines("a2", P.GM_SIZE - 4))
+        + "BSTART.TSTORE.SPART S32\nB.DIM zero, 4, ->LB0\nB.IOR a2, a1\n"
+        "B.IOS S3, mask=1000\nBSTOP\n",
+    ),  # PE0's quarter of the undefined-register words reaches past GM
+    (
+        TileLegalityFault,
+        "BSTART.TMOV.L2S.PUBLISH S32\nB.IOS mask=1111, ->S3<64KB>\nB.IOT T#1, mask=1111, "
+        "last\nBSTOP\n",
+    ),  # the B.IOS capacity is the Local source's
+    (
+        BundleControlFault,
+        "BSTART.TMOV.L2S.INSERT S32\nB.IOR a0, zero\nB.IOS mask=1111, ->S3<128B>\n"
+        "B.IOT T#1, mask=1111, last\nBSTOP\n",
+    ),  # TMOV consumes no GPR (BundleOperationScalarBindingSchemaLegal)
+    (
+        TileLegalityFault,
+        "BSTART.TMOV.S2L.BROADCAST S32\nB.IOS S3, mask=1111\nB.IOT mask=1111, last, "
+        "->U<128B>\nBSTOP\n",
+    ),  # a broadcast needs a published register
     # ---------------------------------------------------------------- memory
     (
         DataPageFault,

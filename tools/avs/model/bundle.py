@@ -238,6 +238,11 @@ def execute_command_instruction(m: PtocModel, instruction: Bits, length: int) ->
     if isinstance(c, Iot) and c.mask == 0:
         m.zero_seen = True
         return EXECUTED
+    if isinstance(c, Ios) and c.mask == 0:
+        # a strict no-op, inside a bundle header or not; it binds nothing
+        if m.bundle_active:
+            m.zero_seen = True
+        return EXECUTED
     if not issue(m, c, command=True):
         return REJECTED
     mirror(m, c)
@@ -403,6 +408,13 @@ def install_descriptor(m: PtocModel, desc: Record) -> None:
     m.operation = desc.asl_copy()
 
 
+@binding("ResetBundleControlState", harness=True)
+def reset_bundle_control_state(m: PtocModel) -> None:
+    """No bundle open and no header state (the Shared register file, the tiles and the
+    fault stay as they are)."""
+    m.reset_bundle()
+
+
 @binding("ExecuteBundleTileOperation")
 def execute_bundle_tile_operation(m: PtocModel) -> bool:
     return commit(m)
@@ -424,7 +436,10 @@ def note_floating_matrix(m: PtocModel, start: TileStart) -> None:
 
 def commit(m: PtocModel) -> bool:
     """Run the open bundle on ptoc and publish its destinations into ASL slots."""
-    if m.zero_seen and not any(r.fields["valid"] for r in m.bindings.items):
+    effective = any(isinstance(c, Ios) and c.mask for c in m.pending) or any(
+        r.fields["valid"] for r in m.bindings.items
+    )
+    if m.zero_seen and not effective:
         return True  # PE_MASK 0000 only: a strict no-op before anything else
     start = current_start(m)
     if start is None:

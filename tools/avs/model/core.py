@@ -30,7 +30,7 @@ import numpy as np
 
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa.fields import Hand
-from ptoc.backend.program import Command, Iot, Program, Stop, TileStart
+from ptoc.backend.program import Command, Ios, Iot, Program, Stop, TileStart
 from ptoc.runtime import Machine, MachineConfig, MachineFault, UnsupportedOperation
 from ptoc.runtime.shared import SharedTile
 from ptoc.runtime.tiles import Layout, Tile, poisoned
@@ -414,7 +414,9 @@ class PtocModel:
         """Execute one bundle on a fresh ptoc machine holding the test's tiles (placed as
         the module docstring says; slots in ``hide`` become placeholders)."""
         if mask is None:
-            mask = next((c.mask for c in headers if isinstance(c, Iot) and c.mask), 0b1000)
+            mask = next(
+                (c.mask for c in headers if isinstance(c, (Iot, Ios)) and c.mask), 0b1000
+            )
         machine = Machine(MachineConfig(gm_size=MEMORY_BYTES, capacity=self.tile_capacity))
         state = machine.state
         pes = machine.config.pes
@@ -446,9 +448,14 @@ class PtocModel:
                     used[pe] += reg.capacity
         state.used = used
         state.shared = dict(self.shared_tiles)
+        # a bundle with a B.IOS reads every PE's own GPR file (the Shared TLSU forms'
+        # ``ReadPEAbsoluteGPROperand(agent, ...)``); the others model one PE's fragment,
+        # the current agent's, on every PE
+        per_pe = any(isinstance(c, Ios) and c.mask for c in headers)
         for reg in range(1, 24):
-            v = self.gprs.items[self.agent].items[reg].value
-            state.gpr[:, reg] = np.uint64(v)
+            for pe in range(pes):
+                agent = pe if per_pe else self.agent
+                state.gpr[pe, reg] = np.uint64(self.gprs.items[agent].items[reg].value)
         state.gm[:MEMORY_BYTES] = self.memory
         before = [list(q) for q in state.queues]
         program = Program((start, *headers, Stop()))

@@ -93,7 +93,6 @@ not_applicable(
 unbound(
     "Shared tiles",
     "MaterializeSharedTile",
-    "ReadSharedTileWord",
     "TLOADShared",
 )
 

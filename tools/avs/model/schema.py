@@ -254,8 +254,9 @@ def tcvt_destination_type(m: PtocModel, src: Enum, present: bool, code: Bits) ->
 
 
 class SystemRegisters:
-    """``_SystemRegisters``: ``core_state[36:32]`` is the sticky numeric status, and
-    ``tile_capacity`` the machine's per-PE Local capacity."""
+    """``_SystemRegisters``: ``core_state[36:32]`` is the sticky numeric status,
+    ``tile_capacity`` the machine's per-PE Local capacity, and ``thread_id`` the reset
+    value 0 of ptoc's one hardware thread."""
 
     def __init__(self, m: PtocModel) -> None:
         self.m = m
@@ -265,6 +266,8 @@ class SystemRegisters:
             return CoreState(self.m)
         if name == "tile_capacity":
             return Bits(64, self.m.tile_capacity)
+        if name == "thread_id":
+            return Bits(64, 0)
         raise Untranslated(f"_SystemRegisters.{name}", "no ptoc counterpart is bound")
 
     def asl_set(self, name: str, value: Any) -> None:
@@ -272,6 +275,8 @@ class SystemRegisters:
             self.m.status = (value.value >> 32) & 0x1F
         elif name == "tile_capacity":
             self.m.tile_capacity = value.value
+        elif name == "thread_id" and value.value == 0:
+            pass  # ptoc runs one hardware thread: THREAD_ID keeps its reset value 0
         else:
             raise Untranslated(f"_SystemRegisters.{name}", "no ptoc counterpart is bound")
 

@@ -18,20 +18,28 @@ from typing import Any
 
 import numpy as np
 
-from ptoc.backend.isa import info
+from ptoc.backend.isa import Family, info
 from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.fields import MASK_TO_PEMODE
 from ptoc.backend.program import Ios
-from ptoc.runtime.shared import SharedTile, compatible, selected, updated
-from ptoc.runtime.tiles import Layout, Tile, poisoned
+from ptoc.runtime.shared import (
+    SharedTile,
+    compatible,
+    min_capacity,
+    read_schema_rule,
+    read_words,
+    selected,
+    updated,
+)
+from ptoc.runtime.tiles import Layout, Tile, poisoned, raw_bits
 
-from ..outcome import NotApplicable, Untranslated
+from ..outcome import NotApplicable
 from ..values import Array, Bits, Enum, Record
-from .bundle import issue
+from .bundle import current_start, issue
 from .core import PtocModel, binding, model_variable
 from .cube import cube_layout
 from .harness import fail
-from .tiles import TileInfo, carrier_values, from_ptoc
+from .tiles import TileInfo, carrier_values, data_type, from_ptoc
 
 GROUP = "Shared tiles"
 
@@ -179,20 +187,125 @@ def shared_capacity_in_use(m: PtocModel) -> int:
     return sum(reg.capacity * bin(reg.alloc_mask).count("1") for reg in m.shared_tiles.values())
 
 
+@binding("SharedTilePublished")
+def shared_published(m: PtocModel, shared_id: Any) -> bool:
+    reg = m.shared_tiles.get(_int(shared_id))
+    return reg is not None and reg.fully_initialized and reg.published
+
+
+def _schema_layout(layout: Any) -> Layout | None:
+    """The ptoc layout of a ``TileLayout_*`` member (None: a CUBE layout)."""
+    if _cube(layout):
+        return None
+    probe = TileInfo()
+    probe.layout = layout
+    return probe.ptoc_layout
+
+
 @binding("SharedTileReadSchemaLegalAtCapacity")
 def shared_read_schema_legal(
     m: PtocModel, shared_id: Any, vr: Any, vc: Any, cols: Any, dt: Any, layout: Any, cap: Any
 ) -> bool:
-    if _cube(layout):
+    lay = _schema_layout(layout)
+    if lay is None:
         return False
-    raise Untranslated("SharedTileReadSchemaLegalAtCapacity of a RowMajor schema", group=GROUP)
+    reg = m.shared_tiles.get(_int(shared_id))
+    rule = read_schema_rule(reg, _int(vr), _int(vc), _int(cols), data_type(dt), lay, _int(cap),
+                            m.tile_capacity)  # fmt: skip
+    m.last_rejection = rule or ""
+    return rule is None
+
+
+@binding("SharedTileReadSchemaLegal")
+def shared_read_schema_legal_any(
+    m: PtocModel, shared_id: Any, vr: Any, vc: Any, cols: Any, dt: Any, layout: Any
+) -> bool:
+    """At the register's capacity, or (unallocated) the smallest that holds the shape."""
+    reg = m.shared_tiles.get(_int(shared_id))
+    dtype = data_type(dt)
+    cap = (
+        reg.capacity
+        if reg is not None
+        else min_capacity(_int(cols), _int(vr), _int(vc), info(dtype).bits)
+    )
+    return cap != 0 and shared_read_schema_legal(m, shared_id, vr, vc, cols, dt, layout, cap)
+
+
+@binding("MinimumTileCapacityBytesForShape")
+def minimum_capacity(m: PtocModel, cols: Any, vr: Any, vc: Any, dt: Any) -> int:
+    return min_capacity(_int(cols), _int(vr), _int(vc), info(data_type(dt)).bits)
+
+
+@binding("SharedTileCapacityIsLegal")
+def shared_capacity_legal(m: PtocModel, cap: Any) -> bool:
+    return isa_shared.capacity_legal(_int(cap), m.tile_capacity)
+
+
+@binding("UndefinedSharedTileWord")
+def undefined_shared_word(m: PtocModel, shared_id: Any, element: Any) -> Bits:
+    """The undefined-register word ptoc reads for an element no write initialized (the
+    full 64-bit word; a read as a DataType keeps its element width)."""
+    e = _int(element)
+    return Bits(64, int(isa_shared.undefined_words(_int(shared_id), 1, e + 1, 64)[0, e]))
+
+
+@binding("ReadSharedTileWord")
+def read_shared_word(m: PtocModel, shared_id: Any, element: Any) -> Bits:
+    """Element ``element`` (RowMajor linear index) of the register as ptoc's Shared
+    reads give it (``ptoc.runtime.shared.read_words``)."""
+    sid, e = _int(shared_id), _int(element)
+    reg = m.shared_tiles.get(sid)
+    if reg is None:
+        return undefined_shared_word(m, shared_id, element)
+    r, c = divmod(e, reg.cols)
+    values, _ = read_words(reg, sid, reg.dtype, reg.rows, reg.cols)
+    if not selected(reg.quarter, reg.init_mask)[r, c]:
+        return undefined_shared_word(m, shared_id, element)
+    raw = int(raw_bits(values[r : r + 1, c : c + 1]).reshape(-1)[0])
+    return Bits(64, raw & ((1 << info(reg.dtype).bits) - 1))
+
+
+@binding("BundleSharedBindingCount")
+def shared_binding_count(m: PtocModel) -> int:
+    """The effective B.IOS bindings (a PE_MASK 0000 B.IOS binds nothing)."""
+    return sum(1 for c in m.pending if isinstance(c, Ios) and c.mask)
+
+
+@binding("BundleSharedTLSUSelected")
+def shared_tlsu_selected(m: PtocModel) -> bool:
+    start = current_start(m)
+    if start is None or start.family is not Family.TLSU:
+        return False
+    return shared_binding_count(m) > 0 or start.selector in isa_shared.shared_functions()
+
+
+def _accepted(m: PtocModel) -> bool:
+    """Whether ptoc commits the open bundle (a dry run: nothing is kept)."""
+    from .schema import dry_run
+
+    f = dry_run(m).fault
+    m.last_rejection = "" if f is None else f"{type(f).fault.value}: {f.rule}"
+    return f is None
+
+
+@binding("BundleSharedTMOVLocalSchemaLegal")
+def shared_tmov_local_schema_legal(m: PtocModel) -> bool:
+    """ptoc checks the schema of a TMOV Local -> Shared together with the rest of the
+    bundle: the predicate is true when ptoc commits the open bundle."""
+    return _accepted(m)
+
+
+@binding("BundleSharedTMOVDestinationSchemaLegal")
+def shared_tmov_destination_schema_legal(m: PtocModel, shared_id: Any, function: Any) -> bool:
+    """As :func:`shared_tmov_local_schema_legal`, for TMOV Shared -> Local."""
+    return _accepted(m)
 
 
 def _shared_bindings(m: PtocModel) -> Array:
     """``_BundleSharedBindings``: the bundle's B.IOS commands in issue order, consumed
     once the bundle committed."""
     items = []
-    for c in [c for c in m.pending if isinstance(c, Ios)][:4]:
+    for c in [c for c in m.pending if isinstance(c, Ios) and c.mask][:4]:
         items.append(
             Record(
                 "BundleSharedBinding",
