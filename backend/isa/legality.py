@@ -70,12 +70,7 @@ def ior_slots(op: OpDef, present: bool, sources: Sequence[int], dst: int = 0) ->
         return None
     if not op.ior:
         return f"B.IOR is illegal for {op.mnemonic}"
-    for i, reg in enumerate(sources):
-        if i >= len(op.ior) and reg:
-            return f"B.IOR RegSrc{i} is unused by {op.mnemonic} and must be zero"
-    if dst:
-        return f"B.IOR RegDst is unused by {op.mnemonic} and must be zero"
-    return None
+    return ior_fields(op, sources, dst)
 
 
 def ior_fields(op: OpDef, sources: Sequence[int], dst: int = 0) -> str | None:
