@@ -9,6 +9,7 @@ once per piece (``pieces.py``); an op that cannot be split is a diagnostic.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -51,14 +52,21 @@ def _kernel_pes(f: func.FuncOp) -> int:
 
 
 def legalize_func(
-    f: func.FuncOp, target: MachineConfig | None = None, max_tile_bytes: int | None = None
-) -> None:
-    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place for ``target``:
-    tiles above ``max_tile_bytes`` per PE (default: :func:`default_tile_limit` of the
-    target, one allocation without a target) are split into row pieces. An op with no
-    row-piece form keeps its tiles whole, and so does the op producing one of them while
-    that fits the target's capacity well (:func:`_keep_whole`; without a target:
-    always)."""
+    f: func.FuncOp,
+    target: MachineConfig | None = None,
+    max_tile_bytes: int | None = None,
+    *,
+    in_place: bool = True,
+) -> func.FuncOp:
+    """Rewrite one kernel's body from ``tile`` to ``pto`` ops for ``target``: tiles above
+    ``max_tile_bytes`` per PE (default: :func:`default_tile_limit` of the target, one
+    allocation without a target) are split into row pieces. An op with no row-piece form
+    keeps its tiles whole, and so does the op producing one of them while that fits the
+    target's capacity well (:func:`_keep_whole`; without a target: always).
+
+    Returns the legalized kernel: ``f`` itself, whose body is replaced, or with
+    ``in_place=False`` a new ``func.func`` (``f`` unchanged, which needs every op but the
+    terminators to carry a location: see :func:`needs_names`)."""
     expect_stage(LegalizePass.name, f, Stage.TILE)
     if max_tile_bytes is not None:
         max_bytes = max_tile_bytes
@@ -79,14 +87,33 @@ def legalize_func(
     flat = [op for op in f.walk() if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
     ctx.counts = ragged_values(f)
+    if not in_place and needs_names(flat):
+        raise ValueError("legalize_func(in_place=False) of a kernel with unlocated ops")
     for i, op in enumerate(flat):
-        if isinstance(op.location, UnknownLoc):
+        if isinstance(op.location, UnknownLoc) and not isinstance(op, _TERMINATORS):
             # name the bundles after their tile op, so later diagnostics can point at it
             op.location = NameLoc(StringAttr(f"@{f.sym_name.data} {op.name} #{i}"), NoneAttr())
     _legalize_block(ctx, old)
+    if not in_place:
+        out = f.clone_without_regions()
+        out.body.add_block(new)
+        return out
     f.body.insert_block(new, 0)
     f.body.detach_block(old)
     old.erase(safe_erase=False)
+    return f
+
+
+#: ops legalize never copies (it builds new terminators), whose location is never read
+_TERMINATORS = (func.ReturnOp, scf.YieldOp)
+
+
+def needs_names(ops: Iterable[Operation]) -> bool:
+    """Whether legalize names some of ``ops`` (the ops under a kernel) after their
+    position: those without a location, which it gives a ``NameLoc`` in place."""
+    return any(
+        isinstance(op.location, UnknownLoc) and not isinstance(op, _TERMINATORS) for op in ops
+    )
 
 
 def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
