@@ -123,6 +123,11 @@ class PtoOp(IRDLOperation):
             location=location,
         )
 
+    def __post_init__(self) -> None:
+        """Nothing: IRDL's fills in the default of every absent property and attribute,
+        and no pto op property has one (``tests/dialects``); legalize and allocate build
+        one op per bundle."""
+
     @property
     def opdef(self) -> OpDef:
         return op(self.MNEMONIC)

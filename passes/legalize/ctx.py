@@ -113,6 +113,8 @@ class LegalizeCtx:
 
     def valid_rows(self, v: SSAValue) -> int:
         """The valid rows of tile value ``v``."""
+        # (legalize tests tile types by class: no class derives from TileType, and an
+        # isinstance test against xDSL's ABC-based attribute classes is slow)
         t = v.type
         assert type(t) is TileType
         return self.facts(t).valid[0]
