@@ -13,9 +13,10 @@ Besides one op per catalog row (``pto_ops``), the dialect has:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
-from xdsl.ir import BlockArgument, Dialect, SSAValue
+from xdsl.ir import BlockArgument, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -32,7 +33,7 @@ from xdsl.traits import Pure
 
 from ptoc.backend.isa import scalar_load
 
-from .pto_base import PtoOp, fast_segments
+from .pto_base import PtoOp, fast_segments, i64_attr
 from .pto_ops import PTO_OPS
 from .pto_types import GPR, DatrAttr, GprType, PtoTileType
 from .tile_types import TensorType
@@ -54,6 +55,17 @@ __all__ = [
 ]
 
 PTO_OP_BY_MNEMONIC: dict[str, type[PtoOp]] = {c.MNEMONIC: fast_segments(c) for c in PTO_OPS}
+
+
+# The scalar ops below are built the way IRDL's generic builder builds them (the same
+# operands, result types and properties, in the same order, the Nones left out), but
+# directly through ``Operation.__init__``: legalize and allocate build one or more of them
+# per bundle, and the generic builder's argument checks cost more than the op.
+
+
+@cache
+def _gpr_attr(name: str) -> StringAttr:
+    return StringAttr(name)
 
 
 def signed64(value: int) -> int:
@@ -78,14 +90,10 @@ class AddrOp(IRDLOperation):
     )
 
     def __init__(self, tensor: SSAValue, offset: int, pe_step: int = 0) -> None:
-        super().__init__(
-            operands=[tensor],
-            result_types=[GPR],
-            properties={
-                "offset": IntegerAttr(offset, i64),
-                "pe_step": IntegerAttr(pe_step, i64) if pe_step else None,
-            },
-        )
+        props = {"offset": i64_attr(offset)}
+        if pe_step:
+            props["pe_step"] = i64_attr(pe_step)
+        Operation.__init__(self, operands=(tensor,), result_types=(GPR,), properties=props)
 
     @property
     def byte_offset(self) -> int:
@@ -199,7 +207,7 @@ class ScratchAddrOp(IRDLOperation):
     assembly_format = "`offset` $offset attr-dict"
 
     def __init__(self, offset: int) -> None:
-        super().__init__(result_types=[GPR], properties={"offset": IntegerAttr(offset, i64)})
+        Operation.__init__(self, result_types=(GPR,), properties={"offset": i64_attr(offset)})
 
     @property
     def byte_offset(self) -> int:
@@ -217,9 +225,8 @@ class ConstOp(IRDLOperation):
     assembly_format = "$value attr-dict"
 
     def __init__(self, value: int) -> None:
-        super().__init__(
-            result_types=[GPR], properties={"value": IntegerAttr(signed64(value), i64)}
-        )
+        props = {"value": i64_attr(signed64(value))}
+        Operation.__init__(self, result_types=(GPR,), properties=props)
 
     @property
     def raw(self) -> int:
@@ -239,7 +246,7 @@ class ParamOp(IRDLOperation):
     assembly_format = "$param attr-dict"
 
     def __init__(self, param: SSAValue) -> None:
-        super().__init__(operands=[param], result_types=[GPR])
+        Operation.__init__(self, operands=(param,), result_types=(GPR,))
 
     @property
     def index(self) -> int:
@@ -275,7 +282,7 @@ class MaterializeOp(IRDLOperation):
     assembly_format = "$value `gpr` $gpr attr-dict"
 
     def __init__(self, value: SSAValue, gpr: str) -> None:
-        super().__init__(operands=[value], properties={"gpr": StringAttr(gpr)})
+        Operation.__init__(self, operands=(value,), properties={"gpr": _gpr_attr(gpr)})
 
 
 @irdl_op_definition

@@ -19,7 +19,7 @@ legality: operand roles, DataTypes, dimensions, B.DATR applicability and B.IOR s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     IntegerAttr,
+    LocationAttr,
     StringAttr,
     i32,
     i64,
@@ -107,19 +108,25 @@ class PtoOp(IRDLOperation):
         results: Sequence[Attribute],
         properties: dict[str, Attribute],
         dim_values: Sequence[SSAValue] = (),
+        location: LocationAttr | None = None,
     ) -> Self:
         """The op ``build`` would make from these operands, result types and properties
         (the same properties in the same order, the segment sizes last), without xDSL's
         generic argument checks: legalize and allocate build one op per bundle, and the
         generic builder was a fifth of compile time. Like ``build``, it does not
-        verify."""
-        props = dict(properties)
-        props[_SEGMENTS] = _segment_sizes(len(srcs), len(scalars), len(dim_values))
+        verify. ``properties`` gets the segment sizes added (the op holds a copy)."""
+        properties[_SEGMENTS] = _segment_sizes(len(srcs), len(scalars), len(dim_values))
         return cls.create(
             operands=(*srcs, *scalars, *dim_values),
-            result_types=tuple(results),
-            properties=props,
+            result_types=results,
+            properties=properties,
+            location=location,
         )
+
+    def __post_init__(self) -> None:
+        """Nothing: IRDL's fills in the default of every absent property and attribute,
+        and no pto op property has one (``tests/dialects``); legalize and allocate build
+        one op per bundle."""
 
     @property
     def opdef(self) -> OpDef:
@@ -362,3 +369,10 @@ def _check(rule: str | None) -> None:
 @cache
 def mask_attr(mask: int) -> IntegerAttr:
     return IntegerAttr(mask, i64)
+
+
+@lru_cache(maxsize=1 << 14)
+def i64_attr(value: int) -> IntegerAttr:
+    """An ``i64`` integer attribute (cached: attributes are immutable, and building one
+    checks the value's range)."""
+    return IntegerAttr(value, i64)

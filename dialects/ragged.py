@@ -114,6 +114,8 @@ def ragged_values(root: Operation) -> dict[SSAValue, Counts]:
     """Every ragged tile value under ``root`` -> its (rows, columns) counts."""
     counts: dict[SSAValue, Counts] = {}
     for op in root.walk():
+        if not counts and not isinstance(op, LoadOp):
+            continue  # only a load makes a tile ragged; the others take its counts
         c = result_counts(op, counts)
         if c != (None, None):
             for r in op.results:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block
 
 from ptoc.backend.program import Program
 from ptoc.backend.target import MachineConfig
@@ -37,8 +38,8 @@ from .allocate import AllocStats, allocate_func
 from .diagnostics import CompileError
 from .emit import AbiBinding, Emitted, emit_func
 from .geometry import MAX_TILE_BYTES, default_tile_limit
-from .legalize import legalize_func
-from .lower_compound import MATRIX_BYTES, lower_compound_func
+from .legalize import legalize_func, needs_names
+from .lower_compound import MATRIX_BYTES, lower_compound_func, lowers
 from .stages import Stage, expect_stage, kernels
 from .validate import Report, validate
 
@@ -101,7 +102,8 @@ class Options:
 @dataclass
 class Compilation:
     """One kernel going through the pipeline: its module and ``func.func`` (rewritten in
-    place, stage by stage), the target and options, and what the stages produced."""
+    place, stage by stage, unless ``in_place`` is False), the target and options, and
+    what the stages produced."""
 
     module: ModuleOp
     kernel: func.FuncOp
@@ -118,6 +120,10 @@ class Compilation:
     stats: AllocStats | None = None
     emitted: Emitted | None = None
     report: Report | None = None
+    #: False: legalize leaves ``module`` as it is and builds the legalized kernel in a new
+    #: module (``module`` and ``kernel`` then name it); for a kernel that lower-compound
+    #: leaves unchanged, so that no stage changes the module the pipeline was given
+    in_place: bool = True
 
     @property
     def tile_limit(self) -> int:
@@ -151,7 +157,11 @@ def _legalize(c: Compilation) -> None:
         raise CompileError(
             f"@{c.kernel.sym_name.data} runs on {pes} PEs; the machine has {c.target.pes}"
         )
-    legalize_func(c.kernel, c.target, c.tile_limit)
+    f = legalize_func(c.kernel, c.target, c.tile_limit, in_place=c.in_place)
+    if f is not c.kernel:
+        module = c.module.clone_without_regions()
+        module.body.add_block(Block([f]))
+        c.module, c.kernel = module, f
 
 
 def _allocate(c: Compilation) -> None:
@@ -212,6 +222,10 @@ def run_pipeline(
     if stop_after is not None and stop_after not in STAGES:
         raise ValueError(f"unknown stage {stop_after!r}; stages are {', '.join(STAGES)}")
     c = Compilation(module, kernel_func(module), target or MachineConfig(), options)
+    return _run(c, stop_after, on_stage)
+
+
+def _run(c: Compilation, stop_after: str | None, on_stage: OnStage | None) -> Compilation:
     with _gc_paused():
         for stage in PIPELINE:
             run_stage(stage, c)
@@ -260,14 +274,30 @@ def compile_module(
 
     Tiles larger than ``max_tile_bytes`` per PE are split into row pieces (default:
     :func:`default_tile_limit` of the machine). ``verify_input=False`` skips verifying
-    ``module`` (for callers that just built and verified it).
+    ``module`` (for callers that just built and verified it). A kernel that
+    lower-compound leaves as it is and whose ops all carry a location is compiled without
+    a copy of ``module``: legalize builds the new kernel beside it.
     """
     if verify_input:
         module.verify()
     options = Options(max_tile_bytes=max_tile_bytes, validate=validate_program)
     with _gc_paused():  # the copy allocates as much as a stage
-        copy = module.clone()
-    return run_pipeline(copy, machine, options=options).compiled()
+        if _copy_free(module):
+            # no stage before legalize changes the kernel, and legalize builds a new one
+            c = Compilation(module, kernel_func(module), machine or MachineConfig(), options)
+            c.in_place = False
+            return _run(c, None, None).compiled()
+        return run_pipeline(module.clone(), machine, options=options).compiled()
+
+
+def _copy_free(module: ModuleOp) -> bool:
+    """Whether the pipeline can leave ``module`` unchanged without copying it: its one op
+    is the kernel, lower-compound has nothing to rewrite and legalize nothing to name."""
+    ops = list(module.ops)
+    if len(ops) != 1 or not isinstance(ops[0], func.FuncOp) or not ops[0].body.blocks:
+        return False
+    body = [op for op in ops[0].walk() if op is not ops[0]]
+    return not any(lowers(op) for op in body) and not needs_names(body)
 
 
 def _params(f: func.FuncOp) -> tuple[TensorParam, ...]:

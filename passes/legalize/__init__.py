@@ -12,7 +12,7 @@ rule of ``tile.view``, the GM-scratch reshape that ``lower-compound`` emits).
 """
 
 from .rules import RULES, must_stay_whole, rule_of
-from .select import LegalizePass, legalize_func
+from .select import LegalizePass, legalize_func, needs_names
 from .view import legalize_view
 
 __all__ = [
@@ -21,5 +21,6 @@ __all__ = [
     "legalize_func",
     "legalize_view",
     "must_stay_whole",
+    "needs_names",
     "rule_of",
 ]

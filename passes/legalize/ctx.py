@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ptoc.backend.isa import DataType, info
@@ -35,9 +35,9 @@ PES_MASK = {
 }
 
 
-@dataclass(frozen=True)
-class Piece:
-    """A ``pto`` value holding valid rows ``row0 .. row0 + rows - 1`` of a tile."""
+class Piece(NamedTuple):
+    """A ``pto`` value holding valid rows ``row0 .. row0 + rows - 1`` of a tile (a named
+    tuple: legalize makes one per bundle result)."""
 
     value: SSAValue
     row0: int
@@ -91,6 +91,45 @@ class LegalizeCtx:
     _consts: dict[int, SSAValue] = field(default_factory=dict)
     _params: dict[SSAValue, SSAValue] = field(default_factory=dict)
     _addrs: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
+    #: the facts of every tile type object asked about, by ``id`` (the type is kept with
+    #: them, so the id stays its own): types hash by value, slowly, and every op asks
+    #: for its operands' and results' facts several times
+    _facts: dict[int, TypeFacts] = field(default_factory=dict)
+    #: :meth:`piece_types` by (type id, kept whole), with the type
+    _layouts: dict[tuple[int, bool], tuple[TileType, list[tuple[int, int, TileType]]]] = field(
+        default_factory=dict
+    )
+    #: row-piece tile types by (type id, extent rows, valid rows), with the type
+    _piece_tiles: dict[tuple[int, int, int], tuple[TileType, TileType]] = field(
+        default_factory=dict
+    )
+
+    def facts(self, t: TileType) -> TypeFacts:
+        """The valid shape, bytes per PE and descriptor of tile type ``t``."""
+        f = self._facts.get(id(t))
+        if f is None:
+            f = self._facts[id(t)] = TypeFacts(t, t.valid, tile_bytes(t), pto_type(t))
+        return f
+
+    def valid_rows(self, v: SSAValue) -> int:
+        """The valid rows of tile value ``v``."""
+        # (legalize tests tile types by class: no class derives from TileType, and an
+        # isinstance test against xDSL's ABC-based attribute classes is slow)
+        t = v.type
+        assert type(t) is TileType
+        return self.facts(t).valid[0]
+
+    def piece_tile(self, t: TileType, extent: int, rows: int) -> TileType:
+        """The tile type of a row piece of ``t``: ``extent`` rows holding ``rows`` valid
+        ones (the same object for the same piece, so its facts are asked once)."""
+        key = (id(t), extent, rows)
+        hit = self._piece_tiles.get(key)
+        if hit is None:
+            hit = self._piece_tiles[key] = (
+                t,
+                TileType(t.dtype, (extent, t.extent[1]), (rows, t.valid[1])),
+            )
+        return hit[1]
 
     def define(self, op: Operation) -> None:
         """Add a pure scalar definition to the top block (so that every region of the
@@ -108,6 +147,11 @@ class LegalizeCtx:
     @property
     def mask(self) -> int:
         return PES_MASK[self.pes]
+
+    @property
+    def mask_attr(self) -> IntegerAttr:
+        """The ``mask`` property every bundle of the kernel carries."""
+        return mask_attr(PES_MASK[self.pes])
 
     # ------------------------------------------------------------------ scalars
 
@@ -151,12 +195,23 @@ class LegalizeCtx:
     # ------------------------------------------------------------------ tiles
 
     def piece_types(self, op: Operation, value: SSAValue) -> list[tuple[int, int, TileType]]:
-        """How a tile value splits: ``(row0, rows, piece type)`` per piece."""
+        """How a tile value splits: ``(row0, rows, piece type)`` per piece (the list is
+        shared by the values of the same type object: not to be changed)."""
         t = value.type
-        assert isinstance(t, TileType)
-        limit = MAX_TILE_BYTES if value in self.whole else self.max_bytes
-        if tile_bytes(t) <= limit and pto_type(t) is not None:
-            return [(0, t.valid[0], t)]
+        assert type(t) is TileType
+        whole = value in self.whole
+        hit = self._layouts.get((id(t), whole))
+        if hit is None:
+            hit = self._layouts[(id(t), whole)] = (t, self._piece_types(op, value, t, whole))
+        return hit[1]
+
+    def _piece_types(
+        self, op: Operation, value: SSAValue, t: TileType, whole: bool
+    ) -> list[tuple[int, int, TileType]]:
+        limit = MAX_TILE_BYTES if whole else self.max_bytes
+        f = self.facts(t)
+        if f.nbytes <= limit and f.descriptor is not None:
+            return [(0, f.valid[0], t)]
         one_row = TileType(t.dtype, (1, t.extent[1]), (1, t.valid[1]))
         if tile_bytes(one_row) > self.max_bytes or pto_type(one_row) is None:
             raise fail(
@@ -175,7 +230,7 @@ class LegalizeCtx:
         return out
 
     def descriptor(self, t: TileType) -> PtoTileType:
-        d = pto_type(t)
+        d = self.facts(t).descriptor
         assert d is not None, t
         return d
 
@@ -192,24 +247,36 @@ class LegalizeCtx:
     ) -> Operation:
         """Append one ``pto`` op (``dims`` None = omitted B.DIM)."""
         cls = PTO_OP_BY_MNEMONIC[mnemonic]
-        d = dtype if isinstance(dtype, DTypeAttr) else dtype_attr(dtype)
-        if 0 in self.lb_counts and dims[2] is None:  # Col stays the storage's, not the count
+        d = dtype if type(dtype) is DTypeAttr else dtype_attr(dtype)  # type: ignore[arg-type]
+        counts = self.lb_counts
+        if 0 in counts and dims[2] is None:  # Col stays the storage's, not the count
             dims = (dims[0], dims[1], dims[0])
-        props = {"dtype": d, "dims": dims_attr(tuple(dims)), "mask": mask_attr(self.mask)}
+        props = {"dtype": d, "dims": dims_attr(tuple(dims)), "mask": self.mask_attr}
         if datr is not None:
             props["datr"] = datr
-        lbs = sorted(lb for lb in self.lb_counts if dims[lb] is not None)
-        counted = [self.lb_counts[lb] for lb in lbs]
-        if lbs:
-            props["dyn_lbs"] = DenseArrayBase.from_list(i64, lbs)
-            outs = [lb for lb in self.result_lbs if lb in lbs]
-            if outs and results:
-                props["dst_lbs"] = DenseArrayBase.from_list(i64, outs)
-        new = cls.make(srcs, scalars, results, props, counted)
-        if source is not None:
-            new.location = source.location
+        counted: list[SSAValue] = []
+        if counts:
+            lbs = sorted(lb for lb in counts if dims[lb] is not None)
+            counted = [counts[lb] for lb in lbs]
+            if lbs:
+                props["dyn_lbs"] = DenseArrayBase.from_list(i64, lbs)
+                outs = [lb for lb in self.result_lbs if lb in lbs]
+                if outs and results:
+                    props["dst_lbs"] = DenseArrayBase.from_list(i64, outs)
+        location = None if source is None else source.location
+        new = cls.make(srcs, scalars, results, props, counted, location)
         self.block.add_op(new)
         return new
+
+
+class TypeFacts(NamedTuple):
+    """What legalize asks of a tile type: its valid shape, bytes per PE (may exceed one
+    allocation) and descriptor (None when it does)."""
+
+    type: TileType
+    valid: tuple[int, int]
+    nbytes: int
+    descriptor: PtoTileType | None
 
 
 @cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.ir import Operation, SSAValue
 
@@ -37,7 +38,7 @@ class Cut:
 
 
 def _tile(v: SSAValue) -> TileType:
-    assert isinstance(v.type, TileType)
+    assert type(v.type) is TileType
     return v.type
 
 
@@ -46,28 +47,35 @@ def cuts(ctx: LegalizeCtx, op: Operation, driver: SSAValue) -> list[Cut]:
     driver's rows (each split's pieces are power-of-two runs of rows from row 0, so the
     finest one cuts every other piece evenly and no piece outgrows its tile limit, while
     an operand with the finest split is used as it is); one whole cut if none is split."""
-    rows = _tile(driver).valid[0]
+    rows = ctx.valid_rows(driver)
     per = 0
     for v in (*op.operands, *op.results):
-        if not isinstance(v.type, TileType) or _tile(v).valid[0] != rows:
+        t = v.type
+        if type(t) is not TileType or ctx.facts(t).valid[0] != rows:
             continue
-        if v in ctx.pieces:
-            split = [p.extent for p in ctx.pieces[v]] if len(ctx.pieces[v]) > 1 else []
+        pieces = ctx.pieces.get(v)
+        if pieces is not None:
+            split = pieces[0].extent if len(pieces) > 1 else 0
         else:
             layout = ctx.piece_types(op, v)
-            split = [t.extent[0] for _, _, t in layout] if len(layout) > 1 else []
-        if split and (per == 0 or split[0] < per):
-            per = split[0]
+            split = layout[0][2].extent[0] if len(layout) > 1 else 0
+        if split and (per == 0 or split < per):
+            per = split
     if per == 0:
-        return [Cut(0, rows, _tile(driver).extent[0], True)]
+        return [_whole_cut(rows, _tile(driver).extent[0])]
     return [Cut(r0, min(per, rows - r0), per, False) for r0 in range(0, rows, per)]
 
 
-def piece_tile(t: TileType, cut: Cut) -> TileType:
+@cache
+def _whole_cut(rows: int, extent: int) -> Cut:
+    return Cut(0, rows, extent, True)
+
+
+def piece_tile(ctx: LegalizeCtx, t: TileType, cut: Cut) -> TileType:
     """The tile type of ``t``'s part in ``cut`` (``t`` itself when nothing is split)."""
     if cut.whole:
         return t
-    return TileType(t.dtype, (cut.extent, t.extent[1]), (cut.rows, t.valid[1]))
+    return ctx.piece_tile(t, cut.extent, cut.rows)
 
 
 def aligned(
@@ -76,7 +84,7 @@ def aligned(
     """``value``'s ``pto`` value for ``cut`` (whole when it is a broadcast)."""
     pieces = ctx.pieces[value]
     t = _tile(value)
-    if t.valid[0] != driver_rows:
+    if ctx.facts(t).valid[0] != driver_rows:
         if len(pieces) != 1:
             raise fail(op, f"broadcast operand {value_name(value)} cannot be split")
         return pieces[0].value
@@ -102,10 +110,8 @@ def remake_pred(ctx: LegalizeCtx, op: Operation, value: SSAValue, cut: Cut) -> S
         raise fail(op, f"predicate {value_name(value)} cannot be cut into these row pieces")
     cmp, build = ctx.remake[value]
     rows = _tile(value).valid[0]
-    srcs = [
-        aligned(ctx, cmp, v, cut, rows) for v in cmp.operands if isinstance(v.type, TileType)
-    ]
-    new = build(cut, srcs, [ctx.descriptor(piece_tile(_tile(value), cut))])[0]
+    srcs = [aligned(ctx, cmp, v, cut, rows) for v in cmp.operands if type(v.type) is TileType]
+    new = build(cut, srcs, [ctx.descriptor(piece_tile(ctx, _tile(value), cut))])[0]
     ctx.remade[key] = new
     return new
 
@@ -115,7 +121,7 @@ def extract_rows(
 ) -> SSAValue:
     """TEXTRACT the rows of ``cut``, which start ``offset`` rows into the tile or piece
     ``src`` (to align it with the op's finer pieces)."""
-    rt = ctx.descriptor(piece_tile(t, cut))
+    rt = ctx.descriptor(piece_tile(ctx, t, cut))
     new = ctx.emit(
         irr.ExtractOp.MNEMONIC,
         t.dtype,
@@ -136,31 +142,34 @@ Build = Callable[[Cut, list[SSAValue], list[PtoTileType]], Sequence[SSAValue]]
 def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -> None:
     """Lower ``op`` once per row piece of ``driver``: ``build(cut, srcs, result types)``
     appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s."""
-    dr = _tile(driver).valid[0]
-    outs: list[list[Piece]] = [[] for _ in op.results]
+    dr = ctx.valid_rows(driver)
+    results = op.results
+    outs: list[list[Piece]] = [[] for _ in results]
+    tiles = [v for v in op.operands if type(v.type) is TileType]
+    # each result's type and valid rows (a result with other rows than the driver's, a
+    # row reduction's say, is not split)
+    rts = [(_tile(r), ctx.valid_rows(r)) for r in results]
     for cut in cuts(ctx, op, driver):
-        srcs = [
-            aligned(ctx, op, v, cut, dr) for v in op.operands if isinstance(v.type, TileType)
-        ]
-        rtypes = []
-        for r in op.results:
-            rt = _tile(r)
-            rtypes.append(ctx.descriptor(piece_tile(rt, cut) if rt.valid[0] == dr else rt))
+        srcs = [aligned(ctx, op, v, cut, dr) for v in tiles]
+        rtypes = [ctx.descriptor(piece_tile(ctx, rt, cut) if n == dr else rt) for rt, n in rts]
         new = build(cut, srcs, rtypes)
         for i, v in enumerate(new):
-            v.name_hint = op.results[i].name_hint
-            rows = (
-                cut.rows
-                if _tile(op.results[i]).valid[0] == dr
-                else _tile(op.results[i]).valid[0]
-            )
+            copy_name(v, results[i])
+            n = rts[i][1]
+            rows = cut.rows if n == dr else n
             outs[i].append(
                 Piece(
                     v, cut.row0 if rows == cut.rows else 0, rows, 0 if cut.whole else cut.extent
                 )
             )
-    for r, ps in zip(op.results, outs, strict=True):
+    for r, ps in zip(results, outs, strict=True):
         ctx.pieces[r] = ps
+
+
+def copy_name(new: SSAValue, old: SSAValue) -> None:
+    """Give ``new`` the name hint of ``old``: ``new.name_hint = old.name_hint`` without
+    the setter's check of a name that was checked when ``old`` got it."""
+    new._name = old._name  # valid: extracted when it was set
 
 
 def assemble(ctx: LegalizeCtx, op: Operation, value: SSAValue) -> SSAValue:
@@ -200,7 +209,7 @@ def whole(ctx: LegalizeCtx, op: Operation, build: Build) -> None:
     pieces if it has several) and result must fit one allocation."""
     srcs: list[SSAValue] = []
     for v in op.operands:
-        if isinstance(v.type, TileType):
+        if type(v.type) is TileType:
             ps = ctx.pieces[v]
             srcs.append(ps[0].value if len(ps) == 1 else assemble(ctx, op, v))
     rtypes = []
@@ -215,5 +224,5 @@ def whole(ctx: LegalizeCtx, op: Operation, build: Build) -> None:
     cut = Cut(0, 0, 0, True)
     new = build(cut, srcs, rtypes)
     for r, v in zip(op.results, new, strict=True):
-        v.name_hint = r.name_hint
-        ctx.pieces[r] = [Piece(v, 0, _tile(r).valid[0])]
+        copy_name(v, r)
+        ctx.pieces[r] = [Piece(v, 0, ctx.valid_rows(r))]

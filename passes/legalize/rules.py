@@ -55,7 +55,7 @@ _WHOLE: dict[type, bool] = {}
 
 
 def _tile(v: SSAValue) -> TileType:
-    assert isinstance(v.type, TileType)
+    assert type(v.type) is TileType
     return v.type
 
 
@@ -379,57 +379,60 @@ def _quant(ctx: LegalizeCtx, op: Operation) -> None:
 # --------------------------------------------------------------------------- memory
 
 
-def _gm_scalars(ctx: LegalizeCtx, op: AccessOp, cut: Cut) -> list[SSAValue]:
-    """B.IOR RegSrc0 = the piece's GM address, RegSrc1 = the byte row stride (omitted
-    for a single row: an explicit zero register there would alias every row)."""
-    tt = op.tensor.type
+def _gm_scalars(ctx: LegalizeCtx, op: AccessOp) -> Callable[[Cut], list[SSAValue]]:
+    """The scalars of ``op``'s bundle for a cut: B.IOR RegSrc0 = the piece's GM address,
+    RegSrc1 = the byte row stride (omitted for a single row: an explicit zero register
+    there would alias every row). The op's window is read once, for all its cuts."""
+    tensor = op.tensor
+    tt = tensor.type
     assert isinstance(tt, TensorType)
-    eb = tt.row_stride_bytes // tt.stride
+    row_bytes = tt.row_stride_bytes
+    eb = row_bytes // tt.stride
     (r0, c0), (pr, pc) = op.origin, op.pe_offsets
-    row = r0 + cut.row0 * op.row_step
-    offset = row * tt.row_stride_bytes + c0 * eb
-    pe_step = pr * tt.row_stride_bytes + pc * eb
-    out = [ctx.addr(op.tensor, offset, pe_step)]
-    if op.dynamic_axes:  # run-time row / column starts move the address
-        scale = {0: tt.row_stride_bytes, 1: eb}
-        terms = [(ctx.scalar(v), scale[a]) for a, v in zip(op.dynamic_axes, op.indices)]
-        # the index range that keeps every PE's window (of this row piece) in the tensor
-        rows, cols = tt.dims
-        last = ctx.pes - 1
-        vc = op.tile.valid[1]
-        span = {
-            0: (row, rows - 1 - row - (cut.rows - 1) * op.row_step - last * pr),
-            1: (c0, cols - 1 - c0 - (vc - 1) - last * pc),
-        }
-        bounds = [(-span[a][0], span[a][1]) for a in op.dynamic_axes]
-        fn = "pt.store" if isinstance(op, StoreOp) else "pt.load"
-        name = op.tensor.name_hint or "?"
-        what = f"the {cut.rows}x{vc} window of {fn} in the {rows}x{cols} tensor '{name}'"
-        moved = IndexAddrOp(out[0], terms, bounds, op.dynamic_axes, what)
-        moved.location = op.location
-        ctx.block.add_op(moved)
-        out[0] = moved.result
-    if cut.rows > 1:
-        out.append(ctx.const(tt.row_stride_bytes * op.row_step))
-    return out
+    step = op.row_step
+    pe_step = pr * row_bytes + pc * eb
+    axes = op.dynamic_axes
+
+    def scalars(cut: Cut) -> list[SSAValue]:
+        row = r0 + cut.row0 * step
+        out = [ctx.addr(tensor, row * row_bytes + c0 * eb, pe_step)]
+        if axes:  # run-time row / column starts move the address
+            scale = {0: row_bytes, 1: eb}
+            terms = [(ctx.scalar(v), scale[a]) for a, v in zip(axes, op.indices)]
+            # the index range that keeps every PE's window (of this row piece) in the tensor
+            rows, cols = tt.dims
+            last = ctx.pes - 1
+            vc = op.tile.valid[1]
+            span = {
+                0: (row, rows - 1 - row - (cut.rows - 1) * step - last * pr),
+                1: (c0, cols - 1 - c0 - (vc - 1) - last * pc),
+            }
+            bounds = [(-span[a][0], span[a][1]) for a in axes]
+            fn = "pt.store" if isinstance(op, StoreOp) else "pt.load"
+            name = tensor.name_hint or "?"
+            what = f"the {cut.rows}x{vc} window of {fn} in the {rows}x{cols} tensor '{name}'"
+            moved = IndexAddrOp(out[0], terms, bounds, axes, what)
+            moved.location = op.location
+            ctx.block.add_op(moved)
+            out[0] = moved.result
+        if cut.rows > 1:
+            out.append(ctx.const(row_bytes * step))
+        return out
+
+    return scalars
 
 
 def _load(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, LoadOp)
-    _simple(
-        ctx,
-        op,
-        dtype=_dt(op.result),
-        driver=op.result,
-        scalars=lambda cut: _gm_scalars(ctx, op, cut),
-    )
+    _simple(ctx, op, dtype=_dt(op.result), driver=op.result, scalars=_gm_scalars(ctx, op))
 
 
 def _store(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, StoreOp)
+    scalars = _gm_scalars(ctx, op)
 
     def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
-        ctx.emit(_mnemonic(op), _dt(op.value), srcs, _gm_scalars(ctx, op, cut), source=op)
+        ctx.emit(_mnemonic(op), _dt(op.value), srcs, scalars(cut), source=op)
         return ()
 
     piecewise(ctx, op, op.value, build)

@@ -9,7 +9,9 @@ once per piece (``pieces.py``); an op that cannot be split is a diagnostic.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -34,7 +36,7 @@ from ptoc.dialects.scalars import (
 )
 from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
 from ptoc.dialects.tile_base import CompoundTileOp
-from ptoc.dialects.tile_memory import PES_ATTR
+from ptoc.dialects.tile_memory import PES_ATTR, LoadOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
 from ..diagnostics import CompileError, fail, value_name
@@ -51,14 +53,21 @@ def _kernel_pes(f: func.FuncOp) -> int:
 
 
 def legalize_func(
-    f: func.FuncOp, target: MachineConfig | None = None, max_tile_bytes: int | None = None
-) -> None:
-    """Rewrite one kernel's body from ``tile`` to ``pto`` ops in place for ``target``:
-    tiles above ``max_tile_bytes`` per PE (default: :func:`default_tile_limit` of the
-    target, one allocation without a target) are split into row pieces. An op with no
-    row-piece form keeps its tiles whole, and so does the op producing one of them while
-    that fits the target's capacity well (:func:`_keep_whole`; without a target:
-    always)."""
+    f: func.FuncOp,
+    target: MachineConfig | None = None,
+    max_tile_bytes: int | None = None,
+    *,
+    in_place: bool = True,
+) -> func.FuncOp:
+    """Rewrite one kernel's body from ``tile`` to ``pto`` ops for ``target``: tiles above
+    ``max_tile_bytes`` per PE (default: :func:`default_tile_limit` of the target, one
+    allocation without a target) are split into row pieces. An op with no row-piece form
+    keeps its tiles whole, and so does the op producing one of them while that fits the
+    target's capacity well (:func:`_keep_whole`; without a target: always).
+
+    Returns the legalized kernel: ``f`` itself, whose body is replaced, or with
+    ``in_place=False`` a new ``func.func`` (``f`` unchanged, which needs every op but the
+    terminators to carry a location: see :func:`needs_names`)."""
     expect_stage(LegalizePass.name, f, Stage.TILE)
     if max_tile_bytes is not None:
         max_bytes = max_tile_bytes
@@ -79,14 +88,33 @@ def legalize_func(
     flat = [op for op in f.walk() if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
     ctx.counts = ragged_values(f)
+    if not in_place and needs_names(flat):
+        raise ValueError("legalize_func(in_place=False) of a kernel with unlocated ops")
     for i, op in enumerate(flat):
-        if isinstance(op.location, UnknownLoc):
+        if isinstance(op.location, UnknownLoc) and not isinstance(op, _TERMINATORS):
             # name the bundles after their tile op, so later diagnostics can point at it
             op.location = NameLoc(StringAttr(f"@{f.sym_name.data} {op.name} #{i}"), NoneAttr())
     _legalize_block(ctx, old)
+    if not in_place:
+        out = f.clone_without_regions()
+        out.body.add_block(new)
+        return out
     f.body.insert_block(new, 0)
     f.body.detach_block(old)
     old.erase(safe_erase=False)
+    return f
+
+
+#: ops legalize never copies (it builds new terminators), whose location is never read
+_TERMINATORS = (func.ReturnOp, scf.YieldOp)
+
+
+def needs_names(ops: Iterable[Operation]) -> bool:
+    """Whether legalize names some of ``ops`` (the ops under a kernel) after their
+    position: those without a location, which it gives a ``NameLoc`` in place."""
+    return any(
+        isinstance(op.location, UnknownLoc) and not isinstance(op, _TERMINATORS) for op in ops
+    )
 
 
 def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
@@ -100,14 +128,21 @@ def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
 
 def _legalize_op(ctx: LegalizeCtx, op: Operation) -> None:
     """One op of a kernel body: a loop, a conditional, a run-time integer or a tile op."""
-    if isinstance(op, scf.ForOp):
-        _legalize_loop(ctx, op)
-    elif isinstance(op, scf.IfOp):
-        _legalize_if(ctx, op)
-    elif is_scalar_op(op):
-        _legalize_scalar(ctx, op)
-    else:
-        _legalize_one(ctx, op)
+    cls = type(op)
+    legalize = _BY_CLASS.get(cls)
+    if legalize is None:  # a fact of the op class, asked for every op
+        if issubclass(cls, scf.ForOp):
+            legalize = _legalize_loop
+        elif issubclass(cls, scf.IfOp):
+            legalize = _legalize_if
+        else:
+            legalize = _legalize_scalar if is_scalar_op(op) else _legalize_one
+        _BY_CLASS[cls] = legalize
+    legalize(ctx, op)
+
+
+#: how :func:`_legalize_op` legalizes an op, by op class
+_BY_CLASS: dict[type, Callable[[LegalizeCtx, Any], None]] = {}
 
 
 def _legalize_scalar(ctx: LegalizeCtx, op: Operation) -> None:
@@ -239,11 +274,17 @@ def _legalize_if(ctx: LegalizeCtx, op: scf.IfOp) -> None:
 
 
 def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
-    handler = legalize_view if isinstance(op, ViewOp) else rule_of(op)
+    cls = type(op)
+    handler = _HANDLERS.get(cls, _UNKNOWN)
+    if handler is _UNKNOWN:  # a fact of the op class (its MNEMONIC is a class constant)
+        handler = _HANDLERS[cls] = legalize_view if issubclass(cls, ViewOp) else rule_of(op)
     if handler is None:
         if isinstance(op, CompoundTileOp):
             raise fail(op, "compound op: run lower-compound before legalize")
         raise fail(op, "no legalization rule (not a tile op)")
+    if not ctx.counts and not isinstance(op, LoadOp):
+        handler(ctx, op)  # no ragged tile in the kernel: the op's bundles count nothing
+        return
     rows, cols = op_counts(op, ctx.counts)
     if rows is None and cols is None:
         handler(ctx, op)
@@ -268,6 +309,11 @@ def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
             )
 
 
+#: the legalize rule of every op class met (None: none)
+_HANDLERS: dict[type, Callable[[LegalizeCtx, Operation], None] | None] = {}
+_UNKNOWN = object()
+
+
 def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:
     """Tiles to keep in one allocation: those of ops with no row-piece form, and
     (backwards) the tiles of the ops that produce one of them -- unless that would not fit
@@ -276,16 +322,23 @@ def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> s
     as a small machine's capacity)."""
     whole: set[SSAValue] = set()
     loops = [op for op in ops if isinstance(op, scf.ForOp)]
+    # every op's tiles and results, read once (the fixpoint visits every op each round);
+    # an op with no row-piece form keeps its tiles whole in the first round already
+    producers: list[tuple[list[SSAValue], tuple[SSAValue, ...]]] = []
+    for op in reversed(ops):
+        if isinstance(op, (scf.ForOp, scf.YieldOp)):
+            continue
+        tiles = [v for v in (*op.operands, *op.results) if type(v.type) is TileType]
+        if must_stay_whole(op):
+            whole.update(tiles)
+        elif op.results:
+            producers.append((tiles, tuple(op.results)))
+    # the rule only grows the set as it grows, so the order of the rounds does not matter
     while True:
         before = len(whole)
-        for op in reversed(ops):
-            if isinstance(op, (scf.ForOp, scf.YieldOp)):
-                continue
-            tiles = [v for v in (*op.operands, *op.results) if isinstance(v.type, TileType)]
-            needed = [r for r in op.results if r in whole]
-            if must_stay_whole(op) or (
-                needed and _keep_whole(tiles, needed, budget, max_bytes)
-            ):
+        for tiles, results in producers:
+            needed = [r for r in results if r in whole]
+            if needed and _keep_whole(tiles, needed, budget, max_bytes):
                 whole.update(tiles)
         # a carried tile is one value to the loop: its init, body argument, yielded value
         # and result are split alike
@@ -318,7 +371,7 @@ def _keep_whole(
 
 
 def _tile(v: SSAValue) -> TileType:
-    assert isinstance(v.type, TileType)
+    assert type(v.type) is TileType
     return v.type
 
 

@@ -18,6 +18,7 @@ from .rewrite import (
     LowerCompoundPass,
     LowerStats,
     lower_compound_func,
+    lowers,
     tile_pes,
 )
 
@@ -28,5 +29,6 @@ __all__ = [
     "LowerCompoundPass",
     "LowerStats",
     "lower_compound_func",
+    "lowers",
     "tile_pes",
 ]

@@ -66,10 +66,10 @@ def lower_compound_func(f: func.FuncOp, matrix_bytes: int = MATRIX_BYTES) -> Low
     scratch = Scratch(lambda: _add_scratch(f))
     # loop bodies included (a compound op inside a run-time loop lowers in place)
     for op in [o for o in f.walk() if o is not f]:
-        if isinstance(op, MatmulOp) and op.scratch is None:
-            _attach_scratch(op, scratch)
+        if not lowers(op):
             continue
-        if not isinstance(op, CompoundTileOp):
+        if isinstance(op, MatmulOp):
+            _attach_scratch(op, scratch)
             continue
         lower = LOWERINGS.get(type(op))
         if lower is None:
@@ -93,6 +93,13 @@ def lower_compound_func(f: func.FuncOp, matrix_bytes: int = MATRIX_BYTES) -> Low
         stats.scratch_bytes = _size_scratch(f, scratch)
         stats.views = sum(1 for op in block.ops if isinstance(op, co.ViewOp))
     return stats
+
+
+def lowers(op: Operation) -> bool:
+    """Whether :func:`lower_compound_func` rewrites ``op``: a compound op, or a
+    ``tile.matmul`` without its scratch tensor. A kernel with no such op leaves the pass
+    unchanged."""
+    return isinstance(op, CompoundTileOp) or (isinstance(op, MatmulOp) and op.scratch is None)
 
 
 def _attach_scratch(op: MatmulOp, scratch: Scratch) -> None:

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc
 from xdsl.passes import ModulePass
 
 import ptoc
@@ -16,7 +17,7 @@ from ptoc.passes.diagnostics import CompileError
 from ptoc.passes.emit import AbiBinding
 from ptoc.passes.execute import run_compiled
 from ptoc.passes.geometry import default_tile_limit
-from ptoc.passes.pipeline import PIPELINE, compile_module
+from ptoc.passes.pipeline import PIPELINE, _copy_free, compile_module
 from ptoc.passes.universe import PASSES, PTOC_UNIVERSE
 from ptoc.runtime import MachineConfig
 from ptoc.testing import KernelBuilder
@@ -143,3 +144,32 @@ def test_compile_error_is_a_ptoc_error() -> None:
     from ptoc.backend.errors import Error
 
     assert issubclass(CompileError, Error)
+
+
+def _untouched(module: ModuleOp) -> None:
+    """No op outside ``module`` uses one of its values (a compile built its own IR)."""
+    inside = {id(op) for op in module.walk()}
+    values = [r for op in module.walk() for r in op.results]
+    blocks = [b for op in module.walk() for reg in op.regions for b in reg.blocks]
+    values += [a for b in blocks for a in b.args]
+    assert all(id(u.operation) in inside for v in values for u in v.uses)
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "sort_merge"])
+def test_compile_module_leaves_its_module_unchanged(name: str) -> None:
+    """The copy-free path (nothing to lower, every op located) and the copying one give
+    the same program, and neither changes the module or links new IR to it."""
+    module, _ = KERNELS[name](0)
+    text = str(module)
+    assert _copy_free(module)
+    fast = compile_module(module, MachineConfig(depth=4, capacity=16384))
+    assert fast.module is not module and str(module) == text
+    _untouched(module)
+    unlocated = module.clone()
+    first = next(iter(next(iter(unlocated.ops)).body.block.ops))
+    first.location = UnknownLoc()  # legalize names it: the module is copied first
+    assert not _copy_free(unlocated)
+    slow = compile_module(unlocated, MachineConfig(depth=4, capacity=16384))
+    assert slow.program.asm() == fast.program.asm()
+    assert isinstance(first.location, UnknownLoc)
+    _untouched(unlocated)

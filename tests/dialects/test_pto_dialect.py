@@ -52,3 +52,23 @@ def test_source_count_is_the_catalog_role_count(mnemonic: str) -> None:
     )
     with pytest.raises(VerifyException, match=f"binds {len(o.sources)} Local source"):
         op.verify()
+
+
+def test_pto_ops_have_no_defaults_to_fill() -> None:
+    """``PtoOp.__post_init__`` skips IRDL's filling of absent properties and attributes
+    with their defaults: no pto op has one, so the ops are those IRDL would build."""
+    for c in PTO_OPS:
+        d = c.get_irdl_definition()
+        assert not [n for n, p in d.properties.items() if p.default_value is not None], c
+        assert not [n for n, a in d.attributes.items() if a.default_value is not None], c
+    op = PTO_OP_BY_MNEMONIC["TADD"].build(
+        operands=[[create_ssa_value(TILE)] * 2, [], []],
+        result_types=[[TILE]],
+        properties={
+            "dtype": dtype_attr("FP32"),
+            "dims": DenseArrayBase.from_list(i64, [64, 8, -1]),
+            "mask": IntegerAttr(1, i64),
+        },
+    )
+    op.verify()
+    assert set(op.properties) == {"dtype", "dims", "mask", "operandSegmentSizes"}
