@@ -23,7 +23,8 @@ from ptoc.backend.isa.semantics import partial as sp
 from ptoc.backend.isa.semantics import quant as sq
 from ptoc.backend.isa.semantics import sorting as ss
 
-from ..engine import Ctx, Preparer, Runner
+from ..alloc import Dests
+from ..engine import Ctx, Preparer, Runner, make_dests
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
 from ..tiles import Tile
@@ -120,6 +121,7 @@ def tmrgsort(spec: Spec) -> Runner:
     spec.require_schema()
     dt = spec.dtype()
     spec.require_dims()
+    by_width: dict[int, Dests] = {}
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt)
@@ -133,8 +135,13 @@ def tmrgsort(spec: Spec) -> Runner:
                 f"{ctx.name} output of {n} columns exceeds the 32768-column range", ctx.name
             )
         desc = _flag(ctx, 0)
-        col = 1 << (n - 1).bit_length()
-        (slot,) = ctx.allocate((dt, Shape(1, n, col), RM))
+        dests = by_width.get(n)
+        if dests is None:  # the output width is the plan's only varying geometry
+            col = 1 << (n - 1).bit_length()
+            dests = make_dests(spec, spec.plan.mask, ((dt, Shape(1, n, col), RM),))
+            if len(by_width) < 16:
+                by_width[n] = dests
+        (slot,) = ctx.reserve(dests)
         res, st = ss.tmrgsort(dt, ctx.values(a), ctx.values(b), desc)
         ctx.publish(slot, res)
         ctx.add_status(st)
