@@ -155,6 +155,7 @@ def tgather(spec: Spec) -> Runner:
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, dst_layout),))
 
     def run(ctx: Ctx) -> None:
         vals = ctx.sources[0]
@@ -175,7 +176,7 @@ def tgather(spec: Spec) -> Runner:
             raise ctx.illegal(
                 f"the value tile {ctx.ref(0)} has fewer columns than the destination"
             )
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        (slot,) = ctx.reserve(dests)
         check_dest_layout(ctx, slot)
         vdef = (
             None
@@ -196,6 +197,7 @@ def tscatter(spec: Spec) -> Runner:
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, dst_layout),))
 
     def run(ctx: Ctx) -> None:
         vals = ctx.source(0, dt, layout=None)
@@ -210,7 +212,7 @@ def tscatter(spec: Spec) -> Runner:
             raise ctx.illegal(
                 f"{ctx.name} destination ValidCol must equal the sources' ValidCol"
             )
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        (slot,) = ctx.reserve(dests)
         check_dest_layout(ctx, slot)
         res, st = si.tscatter(
             dt, idx_dt, ctx.values(vals), ctx.values(idx), shape.valid_rows,
@@ -264,13 +266,14 @@ def generation(spec: Spec) -> Runner:
         raise spec.illegal(f"{spec.name} LB1 (ValidRow), when present, must be 1")
     if shape.cols < shape.valid_cols:
         raise spec.illegal(f"{spec.name} Col (LB2) must be at least ValidCol (LB0)")
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
         s0, s1 = ctx.gpr_slot(0), ctx.gpr_slot(1)
         rule = sg.tci_scalars_legal(s1) if tci else sg.ttri_scalars_legal(s0, s1)
         if rule is not None:
             raise ctx.illegal(rule)
-        (slot,) = ctx.allocate((dt, shape, RM))
+        (slot,) = ctx.reserve(dests)
         res, st = fn(dt, (shape.valid_rows, shape.valid_cols), s0, s1)
         ctx.publish(slot, res)
         ctx.add_status(st)
