@@ -136,3 +136,25 @@ def test_float_to_integer_matches_the_exact_engine(src: D, data: st.DataObject) 
     halves = [i + 0.5 for i in ints] + [float(i) for i in ints]
     a = _source(src, [*halves, 0.25, 0.75, -0.5, 1e300], raw_src)
     _same(src, dst, a, data.draw(st.integers(0, 7)), data.draw(st.booleans()))
+
+
+@pytest.mark.parametrize("dst", INT_DESTS, ids=lambda d: d.name)
+@given(data=st.data())
+def test_float_to_integer_tiles_of_ordinary_values(dst: D, data: st.DataObject) -> None:
+    """Tiles whose every value rounds into the destination range (the native path's
+    whole-tile case): integers, halves (ties), fractions, the range ends exactly, and
+    such tiles with one value beyond an end."""
+    info_dst = info(dst)
+    lo = -(2 ** (info_dst.bits - 1)) if info_dst.is_signed else 0
+    hi = (2 ** (info_dst.bits - 1) - 1) if info_dst.is_signed else 2**info_dst.bits - 1
+    lo, hi = max(lo, -(2**40)), min(hi, 2**40)
+    ints = data.draw(st.lists(st.integers(lo, hi), min_size=4, max_size=16))
+    fracs = data.draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, -0.5, -0.25]),
+                               min_size=len(ints), max_size=len(ints)))  # fmt: skip
+    vals = [min(max(i + f, lo), hi) for i, f in zip(ints, fracs, strict=True)] + [lo, hi]
+    # and one value just beyond an end, every other example (no longer the whole-tile
+    # case: it must not be taken)
+    vals += data.draw(st.sampled_from([[], [lo - 1], [hi + 1], [lo - 0.75], [hi + 0.75]]))
+    src = data.draw(st.sampled_from([D.FP64, D.FP32]))
+    a = _source(src, vals, [])
+    _same(src, dst, a, data.draw(st.integers(0, 7)), data.draw(st.booleans()))
