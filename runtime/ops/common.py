@@ -6,6 +6,7 @@ import numpy as np
 
 from ptoc.backend.isa import DataType
 
+from ..alloc import Dests, Slot
 from ..engine import Ctx
 from ..faults import TileLegalityFault
 from ..spec import Shape, Spec
@@ -25,6 +26,20 @@ _ENCODING_ZERO_BITS: dict[DataType, int] = {
 
 #: DataTypes with constrained encodings (``TileNumericEncodingValid``)
 ENCODING_TYPES = frozenset(_ENCODING_ZERO_BITS)
+
+
+def predicate_slot(ctx: Ctx, like: Tile, cache: dict[tuple[int, ...], Dests]) -> Slot:
+    """``ctx.allocate_predicate(like)``, remembered per geometry of ``like``: the first
+    bundle of a plan with this geometry allocates (and raises the allocation fault when
+    the predicate does not fit its TSize), a later one reserves the same descriptor."""
+    key = (ctx.mask, like.rows, like.cols, like.valid_rows, like.valid_cols)
+    dests = cache.get(key)
+    if dests is None:
+        slot = ctx.allocate_predicate(like)
+        if len(cache) < 16:  # physical Rows may vary with the source: bounded
+            cache[key] = Dests((slot,), ((slot.hand, slot.mask, slot.capacity),))
+        return slot
+    return ctx.reserve(dests)[0]
 
 
 def source_key(dt: DataType, shape: Shape, rows: int | None) -> tuple[object, ...] | None:

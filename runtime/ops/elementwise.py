@@ -45,6 +45,7 @@ from ..tiles import Tile
 from .common import (
     ENCODING_TYPES,
     RM,
+    predicate_slot,
     require_encodings,
     same_rows,
     source_key,
@@ -357,6 +358,7 @@ def tcmp(spec: Spec) -> Runner:
     shape = spec.std_shape()
     spec.require_row_major_dest()
     cmode, pad = spec.cmode, spec.pad
+    predicates: dict[tuple[int, ...], Dests] = {}
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt, shape)
@@ -366,7 +368,7 @@ def tcmp(spec: Spec) -> Runner:
         va, vb = ctx.values(a), ctx.values(b)
         require_encodings(ctx, 0, a, va)
         require_encodings(ctx, 1, b, vb)
-        slot = ctx.allocate_predicate(a)
+        slot = predicate_slot(ctx, a, predicates)
         res, st = sem(dt, va, vb, cmode)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
@@ -396,6 +398,7 @@ def tsel(spec: Spec) -> Runner:
     shape = spec.std_shape()
     spec.require_row_major_dest()
     pad = spec.pad
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
         t = ctx.source(1, dt, shape)
@@ -403,7 +406,7 @@ def tsel(spec: Spec) -> Runner:
         if f.rows != t.rows:
             raise ctx.illegal(f"{ctx.ref(1)} and {ctx.ref(2)} differ in physical rows")
         check_predicate(ctx, 0, 1)
-        (slot,) = ctx.allocate((dt, shape, RM))
+        (slot,) = ctx.reserve(dests)
         same_rows(ctx, 1, t, slot.rows)
         pred = ctx.values(ctx.sources[0])
         res, st = sem(dt, pred, ctx.values(t), ctx.values(f))
@@ -431,12 +434,13 @@ def tcvt(spec: Spec) -> Runner:
     if rule is not None:
         raise spec.illegal(rule)
     rmode, sat, pad = spec.rmode, spec.sat, spec.pad
+    dests = make_dests(spec, spec.plan.mask, ((dst_dt, shape, dst_layout),))
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, src_dt, shape, layout=src_layout)
         va = ctx.values(a)
         require_encodings(ctx, 0, a, va)
-        (slot,) = ctx.allocate((dst_dt, shape, dst_layout))
+        (slot,) = ctx.reserve(dests)
         same_rows(ctx, 0, a, slot.rows)
         res, st = sem(src_dt, va, dst_dt, rmode, sat, 0)
         ctx.publish(slot, res, pad)

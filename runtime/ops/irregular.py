@@ -23,7 +23,8 @@ from ptoc.backend.isa.semantics import partial as sp
 from ptoc.backend.isa.semantics import quant as sq
 from ptoc.backend.isa.semantics import sorting as ss
 
-from ..engine import Ctx, Preparer, Runner
+from ..alloc import Dests
+from ..engine import Ctx, Preparer, Runner, make_dests
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
 from ..tiles import Tile
@@ -120,6 +121,7 @@ def tmrgsort(spec: Spec) -> Runner:
     spec.require_schema()
     dt = spec.dtype()
     spec.require_dims()
+    by_width: dict[int, Dests] = {}
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt)
@@ -133,8 +135,13 @@ def tmrgsort(spec: Spec) -> Runner:
                 f"{ctx.name} output of {n} columns exceeds the 32768-column range", ctx.name
             )
         desc = _flag(ctx, 0)
-        col = 1 << (n - 1).bit_length()
-        (slot,) = ctx.allocate((dt, Shape(1, n, col), RM))
+        dests = by_width.get(n)
+        if dests is None:  # the output width is the plan's only varying geometry
+            col = 1 << (n - 1).bit_length()
+            dests = make_dests(spec, spec.plan.mask, ((dt, Shape(1, n, col), RM),))
+            if len(by_width) < 16:
+                by_width[n] = dests
+        (slot,) = ctx.reserve(dests)
         res, st = ss.tmrgsort(dt, ctx.values(a), ctx.values(b), desc)
         ctx.publish(slot, res)
         ctx.add_status(st)
@@ -148,6 +155,7 @@ def tgather(spec: Spec) -> Runner:
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, dst_layout),))
 
     def run(ctx: Ctx) -> None:
         vals = ctx.sources[0]
@@ -168,7 +176,7 @@ def tgather(spec: Spec) -> Runner:
             raise ctx.illegal(
                 f"the value tile {ctx.ref(0)} has fewer columns than the destination"
             )
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        (slot,) = ctx.reserve(dests)
         check_dest_layout(ctx, slot)
         vdef = (
             None
@@ -189,6 +197,7 @@ def tscatter(spec: Spec) -> Runner:
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, dst_layout),))
 
     def run(ctx: Ctx) -> None:
         vals = ctx.source(0, dt, layout=None)
@@ -203,7 +212,7 @@ def tscatter(spec: Spec) -> Runner:
             raise ctx.illegal(
                 f"{ctx.name} destination ValidCol must equal the sources' ValidCol"
             )
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        (slot,) = ctx.reserve(dests)
         check_dest_layout(ctx, slot)
         res, st = si.tscatter(
             dt, idx_dt, ctx.values(vals), ctx.values(idx), shape.valid_rows,
@@ -257,13 +266,14 @@ def generation(spec: Spec) -> Runner:
         raise spec.illegal(f"{spec.name} LB1 (ValidRow), when present, must be 1")
     if shape.cols < shape.valid_cols:
         raise spec.illegal(f"{spec.name} Col (LB2) must be at least ValidCol (LB0)")
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
         s0, s1 = ctx.gpr_slot(0), ctx.gpr_slot(1)
         rule = sg.tci_scalars_legal(s1) if tci else sg.ttri_scalars_legal(s0, s1)
         if rule is not None:
             raise ctx.illegal(rule)
-        (slot,) = ctx.allocate((dt, shape, RM))
+        (slot,) = ctx.reserve(dests)
         res, st = fn(dt, (shape.valid_rows, shape.valid_cols), s0, s1)
         ctx.publish(slot, res)
         ctx.add_status(st)

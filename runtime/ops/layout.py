@@ -15,22 +15,40 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ptoc.backend.isa import Executor, info
+from ptoc.backend.isa import DataType, Executor, info
 from ptoc.backend.isa.semantics import layout as sl
 
-from ..engine import Ctx, Preparer, Runner, Slot
+from ..alloc import Dests
+from ..engine import Ctx, Preparer, Runner, Slot, make_dests
 from ..spec import Shape, Spec
-from ..tiles import Tile, layout_shape_legal
+from ..tiles import Layout, Tile, layout_shape_legal
 
 
 def check_dest_layout(ctx: Ctx, slot: Slot) -> None:
     """The destination descriptor is legal for its layout (``TileDescriptorLegal``)."""
     assert slot.dtype is not None
+    if slot.layout in _ANY_SHAPE:
+        return
     if not layout_shape_legal(slot.layout, slot.rows, slot.cols, info(slot.dtype).bits):
         raise ctx.illegal(
             f"a {slot.rows}x{slot.cols} {slot.dtype.name} tile cannot use layout "
             f"{slot.layout.value} (fractal layouts need Rows % 16 == 0 and whole 32-byte rows)"
         )
+
+
+#: layouts legal for every shape (``TileLayoutShapeLegal``)
+_ANY_SHAPE = frozenset({Layout.ROW_MAJOR, Layout.COL_MAJOR})
+
+
+def static_dests(spec: Spec, dt: DataType, layout: Layout) -> tuple[Shape, Dests] | None:
+    """The destination shape and descriptors of a bundle whose three LBs are all
+    present: they do not depend on the source then, so they are computed once (as
+    ``Ctx.allocate`` would on every run). None when a dimension comes from the source."""
+    vc, vr, col = spec.dims
+    if vc is None or vr is None or col is None:
+        return None
+    shape = Shape(vr, vc, col)
+    return shape, make_dests(spec, spec.plan.mask, ((dt, shape, layout),))
 
 
 def require_optional_dims(spec: Spec) -> None:
@@ -54,6 +72,7 @@ def ttrans(spec: Spec) -> Runner:
     dt = spec.dtype()
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, dst_layout),))
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt, layout=None)
@@ -62,7 +81,7 @@ def ttrans(spec: Spec) -> Runner:
         )
         if rule is not None:
             raise ctx.illegal(rule)
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        (slot,) = ctx.reserve(dests)
         check_dest_layout(ctx, slot)
         res, st = sl.ttrans(dt, ctx.values(a))
         ctx.publish(slot, res)
@@ -76,11 +95,12 @@ def tconcat(spec: Spec) -> Runner:
     dt = spec.dtype()
     require_optional_dims(spec)
     _, dst_layout = spec.layouts()
+    static = static_dests(spec, dt, dst_layout)
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt, layout=None)
         b = ctx.source(1, dt, layout=None)
-        shape = generic_shape(spec, a)
+        shape = generic_shape(spec, a) if static is None else static[0]
         rule = sl.tconcat_shapes_legal(
             (a.valid_rows, a.valid_cols),
             (b.valid_rows, b.valid_cols),
@@ -88,7 +108,10 @@ def tconcat(spec: Spec) -> Runner:
         )
         if rule is not None:
             raise ctx.illegal(rule)
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        if static is None:
+            (slot,) = ctx.allocate((dt, shape, dst_layout))
+        else:
+            (slot,) = ctx.reserve(static[1])
         check_dest_layout(ctx, slot)
         res, st = sl.tconcat(dt, ctx.values(a), ctx.values(b))
         ctx.publish(slot, res)
@@ -104,16 +127,22 @@ def textract(spec: Spec) -> Runner:
     require_optional_dims(spec)
     _, dst_layout = spec.layouts()
 
+    static = static_dests(spec, dt, dst_layout)
+
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt, layout=None)
-        shape = generic_shape(spec, a)
-        ro, co = ctx.gpr_slot(0), ctx.gpr_slot(1)
+        shape = generic_shape(spec, a) if static is None else static[0]
+        # the per-PE offsets as Python ints, read once for the rule and the window
+        ro, co = ctx.gpr_slot(0).tolist(), ctx.gpr_slot(1).tolist()
         rule = sl.textract_shape_legal(
             (a.valid_rows, a.valid_cols), (shape.valid_rows, shape.valid_cols), ro, co
         )
         if rule is not None:
             raise ctx.illegal(rule)
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        if static is None:
+            (slot,) = ctx.allocate((dt, shape, dst_layout))
+        else:
+            (slot,) = ctx.reserve(static[1])
         check_dest_layout(ctx, slot)
         res, st = sl.textract(dt, ctx.values(a), ro, co, (shape.valid_rows, shape.valid_cols))
         ctx.publish(slot, res)

@@ -25,7 +25,7 @@ from ptoc.backend.isa import DTYPE_NONE, DataType, Executor, info, legality
 from ptoc.backend.isa import shared as isa_shared
 from ptoc.backend.isa.fields import LAYOUT_NAMES, MODEL_TILE_ELEMENTS, size_bytes
 
-from ..engine import Ctx, Preparer, Runner
+from ..engine import Ctx, Preparer, Runner, make_dests
 from ..faults import BundleControlFault, unsupported
 from ..memory import Footprint, dense_stride, footprint, gather, scatter_plan
 from ..shared import SharedTile, compatible, updated
@@ -87,12 +87,14 @@ def tload(spec: Spec) -> Runner:
     shape = spec.std_shape()
     _, dst_layout = spec.layouts()
     footprints = _Footprints(dt, shape.valid_rows, shape.valid_cols, False)
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, dst_layout),))
+    dense = dense_stride(shape.cols, dt)
 
     def run(ctx: Ctx) -> None:
-        (slot,) = ctx.allocate((dt, shape, dst_layout))
+        (slot,) = ctx.reserve(dests)
         check_dest_layout(ctx, slot)
         base = ctx.gpr_slot(0)
-        stride = ctx.gpr_slot(1, dense_stride(shape.cols, dt))
+        stride = ctx.gpr_slot(1, dense)
         fp = footprints.get(ctx, base, stride)
         if ctx.state.access_log is not None:  # a grid launch records what it read (D13)
             ctx.state.access_log.read_footprint(fp)

@@ -16,9 +16,10 @@ import numpy as np
 from ptoc.backend.isa import DataType, Executor
 from ptoc.backend.isa.semantics import core
 
+from ..alloc import Dests
 from ..engine import Ctx, Preparer, Runner, make_dests
 from ..spec import Spec
-from .common import RM, invalid_encoding, require_encodings, same_rows
+from .common import RM, invalid_encoding, predicate_slot, require_encodings, same_rows
 from .elementwise import check_predicate
 
 
@@ -60,13 +61,14 @@ def tcmps(spec: Spec) -> Runner:
     shape = spec.std_shape()
     spec.require_row_major_dest()
     cmode, pad = spec.cmode, spec.pad
+    predicates: dict[tuple[int, ...], Dests] = {}
 
     def run(ctx: Ctx) -> None:
         a = ctx.source(0, dt, shape)
         va = ctx.values(a)
         require_encodings(ctx, 0, a, va)
         s = _scalar(ctx, dt)
-        slot = ctx.allocate_predicate(a)
+        slot = predicate_slot(ctx, a, predicates)
         res, st = sem(dt, va, s, cmode)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
@@ -82,6 +84,7 @@ def tsels(spec: Spec) -> Runner:
     shape = spec.std_shape()
     spec.require_row_major_dest()
     pad = spec.pad
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
         t = ctx.source(1, dt, shape)
@@ -89,7 +92,7 @@ def tsels(spec: Spec) -> Runner:
         require_encodings(ctx, 1, t, vt)
         check_predicate(ctx, 0, 1)
         s = _scalar(ctx, dt)
-        (slot,) = ctx.allocate((dt, shape, RM))
+        (slot,) = ctx.reserve(dests)
         same_rows(ctx, 1, t, slot.rows)
         res, st = sem(dt, ctx.values(ctx.sources[0]), vt, s)
         ctx.publish(slot, res, pad)
@@ -106,10 +109,11 @@ def texpands(spec: Spec) -> Runner:
     shape = spec.std_shape()
     spec.require_row_major_dest()
     pad = spec.pad
+    dests = make_dests(spec, spec.plan.mask, ((dt, shape, RM),))
 
     def run(ctx: Ctx) -> None:
         s = _scalar(ctx, dt)
-        (slot,) = ctx.allocate((dt, shape, RM))
+        (slot,) = ctx.reserve(dests)
         res, st = sem(dt, (ctx.P, shape.valid_rows, shape.valid_cols), s)
         ctx.publish(slot, res, pad)
         ctx.add_status(st)

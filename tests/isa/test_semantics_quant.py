@@ -305,3 +305,93 @@ def test_tdequant_overflow_and_rmode():
     assert out.tolist() == [[[np.inf, -np.inf]]] and status[0] & (OF | NX) == OF | NX
     out, _ = tdequant(D.S8, q, gpr([0x7F7FFFFF]), gpr([0]), 2)  # RTZ: largest finite
     assert out.view(np.uint32).tolist() == [[[0x7F7FFFFF, 0xFF7FFFFF]]]
+
+
+def _near_ties(k: int, m_bits: int) -> list[int]:
+    """FP32 sources whose product with the multiplier lies on, or one FP32 step either
+    side of, the half-integer ``k + 1/2`` and the integer ``k`` (where the native path's
+    certificate is decided)."""
+    m = float(f32(m_bits))
+    out = []
+    for target in (k + 0.5, float(k)):
+        with np.errstate(over="ignore"):  # a tiny multiplier: the source is Inf
+            x = np.float32(target / m)
+        out += [bits32(x), bits32(np.nextafter(x, np.float32(np.inf))),
+                bits32(np.nextafter(x, np.float32(-np.inf)))]  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("dst_dt", [D.S8, D.U8])
+@given(data=st.data(), sat=st.booleans())
+def test_tquant_native_rne_matches_the_exact_path(dst_dt, data, sat):
+    """Round to nearest even (RMode 0 and RNE) takes the native path: per-PE multipliers
+    and zero points (odd and even), near-ties, exact integers, specials, every binade;
+    results and per-PE status equal the exact path's."""
+    from ptoc.backend.isa.semantics import fastpath
+
+    lo, hi = RANGE[dst_dt]
+    ms = data.draw(st.lists(M, min_size=4, max_size=4))
+    zps = data.draw(st.lists(st.integers(lo, hi), min_size=4, max_size=4))
+    rows = []
+    for m in ms:
+        ks = data.draw(st.lists(st.integers(-300, 300), min_size=1, max_size=3))
+        xs = data.draw(st.lists(X, min_size=4, max_size=12))
+        row = xs + [b for k in ks for b in _near_ties(k, m)]
+        rows.append((row * 3)[:30])
+    x = np.array(rows, np.uint32).view(np.float32).reshape(4, 3, 10)
+    rmode = data.draw(st.sampled_from([0, 1]))
+    got = tquant(dst_dt, x, gpr(ms), gpr(zps), rmode, sat)
+    with fastpath.exact_only():
+        want = tquant(dst_dt, x, gpr(ms), gpr(zps), rmode, sat)
+    assert got[0].dtype == want[0].dtype
+    assert np.array_equal(got[0], want[0])
+    assert np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("dst_dt", [D.S8, D.U8])
+def test_tquant_native_rne_near_ties_within_float64_rounding(dst_dt):
+    """Products 2**-47 below one half and 2**-46 below one: ``prod + zp`` rounds in
+    float64 onto the tie (or the integer) for a large zero point, so the native path
+    must hand them to the exact path (a wrong tie or a lost NX otherwise); products
+    beyond 2**53, where an odd zero point is rounded away (a wrong low byte)."""
+    from ptoc.backend.isa.semantics import fastpath
+
+    lo, hi = RANGE[dst_dt]
+    pairs = [(1 - 2.0**-23, 0.5 + 2.0**-24), (1 - 2.0**-23, 1 + 2.0**-23),
+             (2.0**30 + 2.0**7, 2.0**23)]  # fmt: skip
+    xs, ms = [], []
+    for x, m in pairs:
+        for k in (-2, 0, 3):
+            for sign in (1, -1):
+                xs.append(sign * x * 2.0**k)
+                ms.append(m * 2.0**-k)
+    zps = [z for z in (65, 127, 255, -65, -128, 64, 0) if lo <= z <= hi]
+    for zp in zps:
+        for sat in (False, True):
+            x = np.array(xs, np.float32).reshape(len(xs), 1, 1)
+            mb = gpr([bits32(np.float32(m)) for m in ms])
+            zb = gpr([zp] * len(xs))
+            got = tquant(dst_dt, x, mb, zb, 0, sat)
+            with fastpath.exact_only():
+                want = tquant(dst_dt, x, mb, zb, 0, sat)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("dst_dt", [D.S8, D.U8])
+@given(data=st.data(), sat=st.booleans())
+def test_tquant_native_rne_whole_tile_of_ordinary_values(dst_dt, data, sat):
+    """Tiles whose every product is ordinary (finite, small, inexact, no near-tie) are
+    settled by reductions alone: in range on some PEs and beyond it on others."""
+    from ptoc.backend.isa.semantics import fastpath
+
+    lo, hi = RANGE[dst_dt]
+    ms = data.draw(st.lists(st.sampled_from([0x3F400000, 0x3DCCCCCD, 0x40133333, ONE]),
+                            min_size=4, max_size=4))  # fmt: skip
+    zps = data.draw(st.lists(st.integers(lo, hi), min_size=4, max_size=4))
+    scale = data.draw(st.sampled_from([1.0, 40.0, 1000.0]))
+    xs = data.draw(st.lists(st.floats(-1, 1, width=32), min_size=24, max_size=24))
+    x = (np.array(xs, np.float32) * np.float32(scale) + np.float32(0.3)).reshape(4, 2, 3)
+    got = tquant(dst_dt, x, gpr(ms), gpr(zps), 0, sat)
+    with fastpath.exact_only():
+        want = tquant(dst_dt, x, gpr(ms), gpr(zps), 0, sat)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

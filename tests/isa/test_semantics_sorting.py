@@ -322,3 +322,20 @@ def test_tsort_rows_too_wide_for_the_packed_key_sort_stably():
         kb = oracle_key(FP32, bits[2 * g + 1], False)
         want += [2 * g + 1, 2 * g] if kb < ka else [2 * g, 2 * g + 1]
     assert order.reshape(-1).tolist() == want
+
+
+def test_tmrgsort_checks_each_stream_not_the_seam():
+    """The streams are checked separately and the rule names the unsorted one; the
+    pair across the seam (left's last, right's first) is no constraint."""
+    f = np.float32
+    m, _ = tmrgsort(FP32, np.array([[[2.0, 3.0]]], f), np.array([[[1.0, 4.0]]], f), False)
+    assert m.tolist() == [[[1.0, 2.0, 3.0, 4.0]]]
+    m, _ = tmrgsort(FP32, np.array([[[5.0]]], f), np.array([[[1.0]]], f), False)
+    assert m.tolist() == [[[1.0, 5.0]]]
+    with pytest.raises(SemanticError, match="left"):
+        tmrgsort(FP32, np.array([[[3.0, 2.0]]], f), np.array([[[2.0, 1.0]]], f), False)
+    with pytest.raises(SemanticError, match="right"):
+        tmrgsort(FP32, np.array([[[1.0, 2.0]]], f), np.array([[[2.0, 1.0]]], f), False)
+    two = np.array([[[1.0, 2.0]], [[1.0, 2.0]]], f)
+    with pytest.raises(SemanticError, match="right"):
+        tmrgsort(FP32, two, np.array([[[0.0, 1.0]], [[1.0, 0.0]]], f), False)

@@ -26,11 +26,13 @@ hook ``TileProfileConvert``, which is impdef except for E8M0 destinations
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 import numpy as np
 
 from .. import op as catalog_op
 from ..datatypes import DataType, info
+from . import fastconvert as _fc
 from . import fastpath as _fp
 from .core import (
     NV,
@@ -71,6 +73,7 @@ def _e8m0_sources() -> frozenset[DataType]:
 _U64 = np.uint64
 
 
+@cache
 def _int_range(dt: DataType) -> tuple[int, int]:
     w = info(dt).bits
     return (-(1 << (w - 1)), (1 << (w - 1)) - 1) if info(dt).is_signed else (0, (1 << w) - 1)
@@ -163,9 +166,17 @@ def _float_to_int_native(
     integer and its inexactness are then exact in float64, and the only flag is NX).
     Every other element -- NaN, infinity, huge or out of range -- is handed to the exact
     path as one subset."""
+    lo, hi = _int_range(dst)
     with np.errstate(invalid="ignore"):
         r = _NATIVE_ROUND[rmode](x)
-        lo, hi = _int_range(dst)
+        # every element ordinary: a NaN makes both extrema NaN and fails the tests; a
+        # rounded value below 2**52 in magnitude has a source below 2**52 (from 2**52
+        # on every float64 is an integer, which rounds to itself)
+        if r.size and info(dst).bits != 4:
+            rmin, rmax = r.min(), r.max()
+            if rmin >= max(lo, 1 - 2**52) and rmax <= min(hi, 2**52 - 1):
+                res = r.astype(info(dst).carrier)  # in range: exact
+                return res, np.where(r != x, np.uint8(NX), np.uint8(0))
         ok = (np.abs(x) < 2.0**52) & (r >= lo) & (r <= hi)
     if nan is not None:
         ok &= ~nan
@@ -264,19 +275,38 @@ def convert(
         fast = _native_convert(src_dt, dst_dt, a, rmode, p)
         if fast is not None:
             return fast
+        if a.ndim and a.dtype == info(src_dt).carrier and src_dt in _fc.EXACT_WIDEN:
+            if not is_float(dst_dt):  # the exact float64 value and its NaN mask
+                x = _fc.widen64(src_dt, a)  # NaNs are found by the native rounding
+                r, flags = float_to_int(x, dst_dt, rmode, sat)
+                return r, fold_flags(flags)
+            if dst_dt in _fc.NARROW_DESTS and rmode in (0, RNE):
+                return _fc.narrow_rne(
+                    src_dt, dst_dt, a, lambda sub: _float_to_float(src_dt, dst_dt, sub, 0, sat)
+                )
+    if not is_float(dst_dt):
+        bits = to_bits(a)
+        x = decode(src_dt, bits)
+        r, flags = float_to_int(x, dst_dt, rmode, sat, classify(src_dt, bits).nan)
+        return r, fold_flags(flags)
+    r, flags = _float_to_float(src_dt, dst_dt, a, rmode, sat)
+    return r, fold_flags(flags)
+
+
+def _float_to_float(
+    src_dt: DataType, dst_dt: DataType, a: np.ndarray, rmode: int, sat: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact engine's float to float conversion: (carrier array, per-element flags)."""
     bits = to_bits(a)
     cls = classify(src_dt, bits)
     x = decode(src_dt, bits)
-    if not is_float(dst_dt):
-        r, flags = float_to_int(x, dst_dt, rmode, sat, cls.nan)
-        return r, fold_flags(flags)
     # The float64 value is exact; NaN status must come from the source class because
     # a float64 view of a narrower signalling NaN is already quiet.
     r, flags = round_float(dst_dt, np.where(cls.nan, np.nan, x), rmode or RNE, sat=sat)
     nan_nv = cls.snan | (cls.nan & (dst_dt == DataType.E8M0))
     quiet = cls.nan & ~nan_nv & (classify(dst_dt, to_bits(r).astype(_U64)).nan)
     flags = np.where(cls.nan, np.where(nan_nv | ~quiet, NV, 0), flags).astype(np.uint8)
-    return r, fold_flags(flags)
+    return r, flags
 
 
 # ---------------------------------------------------------------- native conversions

@@ -9,6 +9,8 @@ rounded, RNE), implemented in :mod:`.floatarith` on top of :mod:`.floatfmt`.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from ..datatypes import DataType, bits_dtype, info
@@ -96,6 +98,11 @@ def fold_flags(flags: np.ndarray) -> np.ndarray:
 
 def is_float(dt: DataType) -> bool:
     """True for floating DataTypes (including packed 4-bit floats)."""
+    return _is_float(dt)
+
+
+@cache
+def _is_float(dt: DataType) -> bool:
     return info(dt).is_float
 
 
@@ -197,22 +204,33 @@ def round_float(
 # ---------------------------------------------------------------- integer helpers
 
 
-def _int_info(dt: DataType) -> tuple[int, bool]:
+@cache
+def _int_facts(dt: DataType) -> tuple[int, bool, np.dtype]:
+    """(width, signed, the dtype integer arithmetic runs in) of an integer DataType:
+    the carrier, or int8/uint8 for packed 4-bit lanes."""
     i = info(dt)
-    return i.bits, i.is_signed
+    work = np.dtype(np.int8 if i.is_signed else np.uint8) if i.bits == 4 else i.carrier
+    return i.bits, i.is_signed, work
+
+
+def _int_info(dt: DataType) -> tuple[int, bool]:
+    width, signed, _ = _int_facts(dt)
+    return width, signed
 
 
 def _native(dt: DataType, a: np.ndarray) -> np.ndarray:
     """The integer carrier, widened to int8/uint8 for packed 4-bit lanes."""
-    width, signed = _int_info(dt)
+    width, _, work = _int_facts(dt)
     if width == 4:
-        return np.asarray(a).astype(np.int8 if signed else np.uint8)
-    return np.asarray(a).astype(info(dt).carrier, copy=False)
+        return np.asarray(a).astype(work)
+    if isinstance(a, np.ndarray) and a.dtype == work:
+        return a
+    return np.asarray(a).astype(work, copy=False)
 
 
 def _narrow(dt: DataType, r: np.ndarray) -> np.ndarray:
     """Back to the carrier; 4-bit lanes wrap modulo 16 first (NormalizeTileInteger)."""
-    width, signed = _int_info(dt)
+    width, signed, _ = _int_facts(dt)
     if width == 4:
         u = r.astype(np.int64) & 0xF
         if signed:
@@ -221,23 +239,27 @@ def _narrow(dt: DataType, r: np.ndarray) -> np.ndarray:
     return r
 
 
+_WRAPPING = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+_BITWISE = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
 def _int_binary(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``TileIntegerBinaryValue`` / ``TileIntegerDivRemValue`` at the element width."""
     width, signed = _int_info(dt)
-    a, b = np.broadcast_arrays(_native(dt, a), _native(dt, b))
+    # same-dtype operands broadcast in the ufuncs themselves (a scalar operand is
+    # (P, 1, 1)); the result has the broadcast shape
+    a, b = _native(dt, a), _native(dt, b)
     ut = bits_dtype(a.dtype.itemsize * 8)
     au, bu = a.view(ut), b.view(ut)
     if op in ("add", "sub", "mul"):
         # unsigned numpy array arithmetic wraps modulo the container width (D5)
-        f = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
-        r = f(au, bu).astype(ut).view(a.dtype)
-    elif op == "max":
-        r = np.where(a >= b, a, b)
+        r = _WRAPPING[op](au, bu).view(a.dtype)
+    elif op == "max":  # integers: np.maximum/minimum are the ordered selection
+        r = np.maximum(a, b)
     elif op == "min":
-        r = np.where(a <= b, a, b)
+        r = np.minimum(a, b)
     elif op in ("and", "or", "xor"):
-        g = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
-        r = g(au, bu).view(a.dtype)
+        r = _BITWISE[op](au, bu).view(a.dtype)
     elif op in ("shl", "shr"):
         # TileIntegerShiftAmount: the low log2(width) bits of the raw count
         cnt = (bu & ut.type(width - 1)).astype(ut)
@@ -318,13 +340,13 @@ def binary(
         fast = _fp.binary(op, dt, a, b)
         if fast is not None:
             return fast
-    dt = DataType(dt)
     if op not in _BINARY_OPS:
         raise ValueError(f"unknown binary op {op!r}")
     a = np.asarray(a)
     b = np.asarray(b)
     p = a.shape[0] if a.ndim else 1
-    if is_float(dt):
+    if _is_float(dt):
+        dt = DataType(dt)
         if op in ("and", "or", "xor"):
             ab, bb = np.broadcast_arrays(to_bits(a), to_bits(b))
             f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
@@ -433,13 +455,29 @@ def scalar_operand(dt: DataType, gpr: np.ndarray) -> np.ndarray:
 
     ``TileRawElementValue``: bits above the element width never participate (packed
     4-bit types keep the low nibble; 6-bit floats keep the low byte, whose two high bits
-    are then an invalid encoding for the executor to reject).
+    are then an invalid encoding for the executor to reject). The result is read-only
+    and shared between calls with the same values (a small table: GPR operands repeat).
     """
-    dt = DataType(dt)
-    g = np.asarray(gpr).astype(np.uint64).reshape(-1)
-    bits = info(dt).bits
-    raw = g & np.uint64((1 << bits) - 1) if bits < 64 else g
-    return from_bits(raw, dt).reshape(-1, 1, 1)
+    g = np.asarray(gpr)
+    if g.dtype.kind not in "ui":
+        g = g.astype(np.uint64)
+    key = (dt, g.dtype.kind, tuple(g.reshape(-1).tolist()))
+    s = _SCALARS.get(key)
+    if s is None:
+        dt = DataType(dt)
+        bits = info(dt).bits
+        raw = g.astype(np.uint64).reshape(-1)
+        raw = raw & np.uint64((1 << bits) - 1) if bits < 64 else raw
+        s = np.ascontiguousarray(from_bits(raw, dt).reshape(-1, 1, 1))
+        s.flags.writeable = False
+        if len(_SCALARS) >= 4096:  # GPR values come and go: keep the table bounded
+            _SCALARS.clear()
+        _SCALARS[key] = s
+    return s
+
+
+#: (DataType, GPR kind, per-PE GPR values) -> the read-only scalar operand
+_SCALARS: dict[tuple[object, str, tuple[int, ...]], np.ndarray] = {}
 
 
 def float_parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

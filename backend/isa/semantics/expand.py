@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datatypes import DataType
-from .core import binary, from_bits, no_status, to_bits, unary
+from .core import binary, from_bits, is_float, no_status, to_bits, unary
 from .fastpath import broadcast_minmax, finite, remember_finite
 
 EXPAND_OPS = ("add", "sub", "mul", "div", "max", "min")
@@ -53,7 +53,9 @@ def expdif_types_legal(src_dt: DataType, dst_dt: DataType) -> str | None:
 
 
 def _full(bcast: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    return np.broadcast_to(bcast, shape).copy()
+    out = np.empty(shape, bcast.dtype)
+    out[...] = bcast  # broadcast assignment: no broadcast view object
+    return out
 
 
 def _view(bcast: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -86,6 +88,22 @@ def _apply(
     return binary(op, dt, src, b)
 
 
+def _expand(
+    op: str | None,
+    dt: DataType,
+    src: np.ndarray | None,
+    b: np.ndarray,
+    shape: tuple[int, ...],
+) -> tuple[np.ndarray, np.ndarray]:
+    """``op(src, b broadcast to shape)``; integer operations broadcast ``b`` in their
+    ufuncs (no view, and no NaN/Inf facts to record for it)."""
+    if op is None:
+        return _apply(None, dt, src, _full(b, shape))
+    if src is not None and not is_float(dt) and b.ndim == src.ndim:
+        return _apply(op, dt, src, b)
+    return _apply(op, DataType(dt), src, _view(b, shape))
+
+
 def row_expand(
     op: str | None,
     dt: DataType,
@@ -104,8 +122,7 @@ def row_expand(
         fast = broadcast_minmax(op, dt, src, col)
         if fast is not None:
             return fast
-    make = _full if op is None else _view
-    return _apply(op, DataType(dt), src, make(col, _shape(src, bcast, shape)))
+    return _expand(op, dt, src, col, _shape(src, bcast, shape))
 
 
 def col_expand(
@@ -125,8 +142,7 @@ def col_expand(
         fast = broadcast_minmax(op, dt, src, row)
         if fast is not None:
             return fast
-    make = _full if op is None else _view
-    return _apply(op, DataType(dt), src, make(row, _shape(src, bcast, shape)))
+    return _expand(op, dt, src, row, _shape(src, bcast, shape))
 
 
 def _widen_fp32(src_dt: DataType, a: np.ndarray) -> np.ndarray:

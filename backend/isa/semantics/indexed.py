@@ -60,14 +60,32 @@ def _row_indices(idx_dt: DataType, index: np.ndarray, limit: int, op: str) -> np
     ii = info(idx_dt)
     if not ii.is_int or ii.bits not in (16, 32, 64):
         raise ValueError(f"{op} index DataType {DataType(idx_dt).name} is not an integer")
-    if ii.is_signed and np.any(index < 0):
+    if index.size == 0:
+        return index.astype(np.int64)
+    if ii.is_signed and index.min() < 0:
         raise SemanticError(f"{op} index is negative")
-    if ii.bits == 64 and not ii.is_signed and np.any(index >= np.uint64(limit)):
+    if int(index.max()) >= limit:  # a Python int: exact for every width
         raise SemanticError(f"{op} index is not below the selected ValidRow {limit}")
-    rows = index.astype(np.int64)
-    if np.any(rows >= limit):
-        raise SemanticError(f"{op} index is not below the selected ValidRow {limit}")
-    return rows
+    return index.astype(np.int64)
+
+
+def _column_offsets(p: int, rows: int, cols: int, c: int) -> np.ndarray:
+    """Flat offsets ``pe * rows * cols + col`` (P, 1, c) of a C-contiguous (P, rows,
+    cols) array: adding ``row * cols`` gives the flat index of ``[pe, row, col]``."""
+    key = (p, rows, cols, c)
+    off = _OFFSETS.get(key)
+    if off is None:
+        off = (np.arange(p, dtype=np.int64) * (rows * cols))[:, None, None] + np.arange(
+            c, dtype=np.int64
+        )
+        off.flags.writeable = False
+        if len(_OFFSETS) >= 256:
+            _OFFSETS.clear()
+        _OFFSETS[key] = off
+    return off
+
+
+_OFFSETS: dict[tuple[int, int, int, int], np.ndarray] = {}
 
 
 def tgather(
@@ -93,8 +111,11 @@ def tgather(
         picked = np.take_along_axis(values_defined[:, :, :c], rows, axis=1)
         if not np.all(picked):
             raise SemanticError("TGATHER selects an undefined value-source element")
-    dst = np.take_along_axis(values[:, :, :c], rows, axis=1)
-    return dst, no_status(p)
+    v = np.ascontiguousarray(values)
+    rv, cv = v.shape[1], v.shape[2]
+    rows *= cv
+    rows += _column_offsets(p, rv, cv, c)
+    return v.reshape(-1).take(rows), no_status(p)
 
 
 def tscatter(
@@ -129,5 +150,7 @@ def tscatter(
             raise SemanticError("TSCATTER two source elements select one destination element")
     # np.zeros is +0.0 for every float carrier and 0 for every integer carrier.
     dst = np.zeros((p, rows_phys, cols_phys), dtype=info(dt).carrier)
-    np.put_along_axis(dst[:, :, :c], rows, values, axis=1)
+    rows *= cols_phys
+    rows += _column_offsets(p, rows_phys, cols_phys, c)
+    dst.reshape(-1)[rows] = values
     return dst, no_status(p)

@@ -25,9 +25,11 @@ Shape = tuple[int, int]
 _NATURAL_MAX = 65535
 
 
-def _ints(off: int | np.ndarray) -> list[int]:
-    """An offset (int or per-PE array, e.g. raw uint64 GPRs) as Python ints, one per
-    entry (a scalar: one)."""
+def _ints(off: int | np.ndarray | list[int]) -> list[int]:
+    """An offset (int, per-PE array, e.g. raw uint64 GPRs, or a list of Python ints) as
+    Python ints, one per entry (a scalar: one)."""
+    if isinstance(off, list) and all(type(v) is int for v in off):
+        return off  # the executor's per-PE GPR values, read once
     values: list[int] = np.asarray(off).reshape(-1).tolist()
     return [int(v) for v in values]
 
@@ -47,13 +49,12 @@ def _offset_rule(
     """The shared TEXTRACT/TINSERT offset rule on Python ints: every offset a natural
     0..65535 (a negative int is a huge unsigned one), then ``offset + extent <= bound``
     for rows, then for columns."""
-    if any(v < 0 or v > _NATURAL_MAX for v in ros) or any(
-        v < 0 or v > _NATURAL_MAX for v in cos
-    ):
+    lo_r, hi_r, lo_c, hi_c = min(ros), max(ros), min(cos), max(cos)
+    if lo_r < 0 or hi_r > _NATURAL_MAX or lo_c < 0 or hi_c > _NATURAL_MAX:
         return f"{what} offset is outside 0..65535"
-    if any(v + extent[0] > bound[0] for v in ros):
+    if hi_r + extent[0] > bound[0]:
         return f"{what} row offset + {rel} ValidRow exceeds {_other(rel)} ValidRow"
-    if any(v + extent[1] > bound[1] for v in cos):
+    if hi_c + extent[1] > bound[1]:
         return f"{what} column offset + {rel} ValidCol exceeds {_other(rel)} ValidCol"
     return None
 
@@ -125,8 +126,9 @@ def textract(
         raise SemanticError(rule)
     ros, cos = _per_pe(ros, p), _per_pe(cos, p)
     r, c = out_shape
-    if len(set(ros)) == 1 and len(set(cos)) == 1:  # one window for every PE: a slice
-        return src[:, ros[0] : ros[0] + r, cos[0] : cos[0] + c].copy(), no_status(p)
+    ro, co = ros[0], cos[0]
+    if ros.count(ro) == p and cos.count(co) == p:  # one window for every PE: a slice
+        return src[:, ro : ro + r, co : co + c].copy(), no_status(p)
     out = np.empty((p, r, c), src.dtype)
     for k, rows, cols in _windows(p, ros, cos, out_shape):
         out[k] = src[k, rows, cols]

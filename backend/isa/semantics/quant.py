@@ -35,9 +35,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..datatypes import DataType
+from . import fastpath as _fp
 from .core import NV, NX, SemanticError, fold_status, from_bits, round_float
 
 _RANGE = {DataType.S8: (-128, 127), DataType.U8: (0, 255)}
+_CARRIER = {DataType.S8: np.dtype(np.int8), DataType.U8: np.dtype(np.uint8)}
 #: B.DATR RMode codes (0 = the operation default, RNE for both operations).
 RNE, RTZ, RTM, RTP, RNA, RTO, RHB = 1, 2, 3, 4, 5, 6, 7
 MULTIPLIER_ONE = 0x3F800000
@@ -45,9 +47,19 @@ MULTIPLIER_ONE = 0x3F800000
 
 def _mult_bits(multiplier_bits: np.ndarray) -> np.ndarray:
     """The raw FP32 multiplier: low 32 bits of each PE's GPR, uint32 (P,)."""
-    return (np.asarray(multiplier_bits).astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(
-        np.uint32
-    )
+    return np.array([v & 0xFFFFFFFF for v in _words(multiplier_bits)], np.uint32)
+
+
+def _words(gpr: np.ndarray) -> list[int]:
+    """Raw GPR values (one per PE) as unsigned 64-bit Python ints."""
+    a = np.asarray(gpr).reshape(-1)
+    if a.dtype.kind not in "iu":
+        a = a.astype(np.int64)
+    return [int(v) & 0xFFFFFFFFFFFFFFFF for v in a.tolist()]
+
+
+def _signed(words: list[int]) -> list[int]:
+    return [v - (1 << 64) if v >> 63 else v for v in words]
 
 
 def _zero_point(zero_point: np.ndarray) -> np.ndarray:
@@ -59,12 +71,12 @@ def _zero_point(zero_point: np.ndarray) -> np.ndarray:
 
 
 def _multiplier_rule(multiplier_bits: np.ndarray) -> str | None:
-    b = _mult_bits(multiplier_bits)
-    if np.any(b & np.uint32(0x80000000)):
+    b = [v & 0xFFFFFFFF for v in _words(multiplier_bits)]
+    if any(v & 0x80000000 for v in b):
         return "multiplier must be positive"
-    if np.any((b & np.uint32(0x7F800000)) == np.uint32(0x7F800000)):
+    if any(v & 0x7F800000 == 0x7F800000 for v in b):
         return "multiplier must be finite"
-    if np.any(b == 0):
+    if any(v == 0 for v in b):
         return "multiplier must be nonzero"
     return None
 
@@ -79,8 +91,7 @@ def _scalars_rule(
     if rule is not None:
         return f"{op} {rule}"
     lo, hi = _RANGE[int_dt]
-    z = _zero_point(zp)
-    if np.any((z < lo) | (z > hi)):
+    if any(z < lo or z > hi for z in _signed(_words(zp))):
         return f"{op} zero point is outside the {int_dt.name} range"
     return None
 
@@ -153,16 +164,34 @@ def tquant(
     if rule is not None:
         raise SemanticError(rule)
     p = x_fp32.shape[0]
-    mult = from_bits(_mult_bits(multiplier_bits), DataType.FP32).astype(np.float64)
+    mult = _mult_bits(multiplier_bits).view(np.float32).astype(np.float64)
+    zp = _zero_point(zero_point)
     with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly
         x64 = np.asarray(x_fp32, np.float32).astype(np.float64)
+    if _fp.enabled() and rmode in (0, RNE) and x64.ndim == 3:
+        return _tquant_rne(dst_dt, x64, mult, zp, sat)
+    out, nv, nx = _tquant_exact(dst_dt, x64, mult.reshape(p, 1, 1), zp.reshape(p, 1, 1),
+                                rmode, sat)  # fmt: skip
+    status = fold_status(nv, NV) | fold_status(nx, NX)
+    return out, status.astype(np.uint8)
+
+
+def _tquant_exact(
+    dst_dt: DataType,
+    x64: np.ndarray,
+    mult: np.ndarray,
+    zp: np.ndarray,
+    rmode: int,
+    sat: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exact TQUANT of float64 sources ``x64`` with float64 multipliers and int64
+    zero points broadcastable to it: (carrier result, NV per element, NX per element)."""
     nan = np.isnan(x64)
     inf = np.isinf(x64)
     # Two FP32 significands multiply into at most 48 bits and the exponents stay within
     # float64's normal range, so the float64 product is the exact product.
     with np.errstate(invalid="ignore"):
-        prod = np.where(nan | inf, 0.0, x64) * mult.reshape(p, 1, 1)
-    zp = _zero_point(zero_point).reshape(p, 1, 1)
+        prod = np.where(nan | inf, 0.0, x64) * mult
     lo, hi = _RANGE[dst_dt]
     # |prod| >= 2**53 is an integer far out of range: only its low 8 bits matter (fmod
     # is exact). Below that, trunc(prod) and prod - trunc(prod) are exact in float64.
@@ -179,11 +208,85 @@ def tquant(
         q = np.clip(q, lo, hi)
     q = np.where(inf, np.where(x64 < 0, lo, hi), q)
     q = np.where(nan, 0, q)
+    return _low_byte(dst_dt, q), nan | out_of_range, inexact
+
+
+def _low_byte(dst_dt: DataType, q: np.ndarray) -> np.ndarray:
+    """The S8/U8 carrier of the low 8 bits of int64 ``q``."""
     out = (q & 0xFF).astype(np.uint8)
-    if dst_dt == DataType.S8:
-        out = out.view(np.int8)
-    status = fold_status(nan | out_of_range, NV) | fold_status(inexact, NX)
-    return out, status.astype(np.uint8)
+    return out.view(np.int8) if dst_dt == DataType.S8 else out
+
+
+#: |x * m| below this bound keeps ``x * m + zp`` within 2**21, where float64's rounding
+#: error is below 2**-33, far under :data:`_MARGIN` (see :func:`_tquant_rne`)
+_PROD_BOUND = 2.0**20
+_MARGIN = 2.0**-30
+
+
+def _tquant_rne(
+    dst_dt: DataType, x64: np.ndarray, mult: np.ndarray, zp: np.ndarray, sat: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """TQUANT rounded to nearest even, natively where that provably is the exact answer.
+
+    ``prod = x * m`` is exact (as in :func:`_tquant_exact`); ``s = prod + zp`` is its
+    float64 rounding, within 2**-33 of the exact affine value v when ``|prod| < 2**20``.
+    With ``r = rint(s)`` and ``d = |s - r|`` (exact): if ``d < 1/2 - 2**-30`` no
+    half-integer lies between v and s, so v rounds to r too; if moreover ``d != 0``, v
+    is not an integer (an integer v would be s itself), so NX. ``d == 0`` is exact when
+    prod is itself an integer. NaN and infinite sources, larger products, near-ties
+    and the other ``d == 0`` elements are the exact path's, as one subset. Range, Sat
+    and the low 8 bits then follow :func:`_tquant_exact`.
+    """
+    p = x64.shape[0]
+    m, z = mult.reshape(p, 1, 1), zp.reshape(p, 1, 1).astype(np.float64)
+    lo, hi = _RANGE[dst_dt]
+    with np.errstate(invalid="ignore", over="ignore"):
+        prod = x64 * m
+        s = prod + z
+        r = np.rint(s)
+        d = s - r
+        np.abs(d, out=d)
+        # every element ordinary (a NaN anywhere fails the comparisons) and none with
+        # d == 0: one pass of reductions settles the tile
+        if (
+            prod.size
+            and prod.max() < _PROD_BOUND
+            and prod.min() > -_PROD_BOUND
+            and d.max() < 0.5 - _MARGIN
+            and d.min() > 0
+        ):
+            rr = r.reshape(p, -1)
+            nv = (rr.min(axis=1) < lo) | (rr.max(axis=1) > hi)
+            if sat:
+                out = np.clip(r, lo, hi).astype(_CARRIER[dst_dt])
+            elif not nv.any():
+                out = r.astype(_CARRIER[dst_dt])
+            else:
+                out = _low_byte(dst_dt, r.astype(np.int64))
+            return out, np.where(nv, np.uint8(NV | NX), np.uint8(NX))
+        ok = (np.abs(prod) < _PROD_BOUND) & (d < 0.5 - _MARGIN)  # NaN compares False
+    zero = d == 0
+    if zero.any():
+        ok &= ~zero | (np.trunc(prod) == prod)
+    q = np.where(ok, r, 0.0).astype(np.int64)
+    out_of_range = (q < lo) | (q > hi)
+    if sat:
+        q = np.clip(q, lo, hi)
+    out = _low_byte(dst_dt, q)
+    flags = np.where(out_of_range, np.uint8(NV), np.uint8(0))
+    flags |= np.where(d != 0, np.uint8(NX), np.uint8(0))
+    if not ok.all():
+        bad = ~ok
+        shape = x64.shape
+        sub, nv, nx = _tquant_exact(
+            dst_dt, x64[bad], np.broadcast_to(m, shape)[bad],
+            np.broadcast_to(zp.reshape(p, 1, 1), shape)[bad], RNE, sat,
+        )  # fmt: skip
+        out[bad] = sub
+        flags[bad] = np.where(nv, np.uint8(NV), np.uint8(0)) | np.where(
+            nx, np.uint8(NX), np.uint8(0)
+        )
+    return out, np.bitwise_or.reduce(flags.reshape(p, -1), axis=1).astype(np.uint8)
 
 
 def tdequant(

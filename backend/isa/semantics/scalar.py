@@ -78,4 +78,6 @@ def tsels(
 def texpands(dt: DataType, shape: tuple[int, int, int], scalar_gpr: np.ndarray) -> Result:
     """TEXPANDS: every valid element receives the scalar's low raw bits (no conversion)."""
     s = scalar_operand(dt, scalar_gpr)
-    return np.broadcast_to(s, shape).copy(), no_status(shape[0])
+    out = np.empty(shape, s.dtype)
+    out[...] = s  # broadcast assignment: no broadcast view object
+    return out, no_status(shape[0])

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datatypes import DataType
-from .core import NV, SemanticError, fold_status, to_bits
+from .core import NV, SemanticError, to_bits
 
 #: DataTypes TSORT and TMRGSORT accept (seed decisions 135/136; BF16 was dropped).
 SORT_DTYPES = frozenset({DataType.FP32, DataType.FP16})
@@ -81,33 +81,40 @@ def _sort_key(
     sign = ut(1 << (width - 1))
     bits = to_bits(a)
     mag = bits & ut(sign - 1)
-    is_nan = mag > ut(exp_mask)  # all-ones exponent and a nonzero fraction
-    is_snan = is_nan & ((bits & ut(quiet)) == 0)
     negative = bits >= sign
     desc = np.asarray(descending)
     if desc.ndim == 0 and desc.dtype == bool:
-        flip = negative ^ bool(desc) if desc else negative  # the side of ``sign``
+        flip = ~negative if desc else negative  # the side of ``sign``
     else:
         flip = negative ^ _descending(descending, a.shape[0])
     key = np.where(flip, sign - mag, sign + mag).astype(ut, copy=False)
+    is_nan = mag > ut(exp_mask)  # all-ones exponent and a nonzero fraction
+    if not is_nan.any():
+        return key, is_nan  # no NaN: none signals either
     key[is_nan] = ut((1 << width) - 1)
-    return key, is_snan
+    return key, is_nan & ((bits & ut(quiet)) == 0)
+
+
+def _snan_status(is_snan: np.ndarray, p: int) -> np.ndarray:
+    """NV (P,) on every PE holding a signalling NaN."""
+    return np.where(is_snan.reshape(p, -1).any(axis=1), np.uint8(NV), np.uint8(0))
 
 
 def _take(values: np.ndarray, order: np.ndarray) -> np.ndarray:
     """``take_along_axis(values, order, axis=-1)`` of a (P, R, C) array as one flat
     ``np.take`` (much cheaper than the index grids ``take_along_axis`` builds)."""
     p, r, c = values.shape
+    if p * r == 1:  # one row: no offsets
+        return values.reshape(-1)[order.reshape(-1)].reshape(order.shape)
     flat = np.ascontiguousarray(values).reshape(-1)
     offsets = (np.arange(p * r, dtype=np.intp) * c).reshape(p, r, 1)
     return np.take(flat, order + offsets)
 
 
 def _check_dtype(dt: DataType) -> DataType:
-    dt = DataType(dt)
     if dt not in SORT_DTYPES:
-        raise ValueError(f"sorting is defined for FP32/FP16 only, not {dt.name}")
-    return dt
+        raise ValueError(f"sorting is defined for FP32/FP16 only, not {DataType(dt).name}")
+    return DataType(dt)
 
 
 def tsort(
@@ -131,7 +138,7 @@ def tsort(
     order = _group_order(dt, key, int(sort_width))
     values = _take(src, order)
     indices = (order % int(sort_width)).astype(np.uint32)
-    return values, indices, fold_status(is_snan.reshape(p, -1), NV)
+    return values, indices, _snan_status(is_snan, p)
 
 
 def _group_order(dt: DataType, key: np.ndarray, sort_width: int) -> np.ndarray:
@@ -186,14 +193,16 @@ def tmrgsort(
         raise ValueError("TMRGSORT sources are single-row (P, 1, n) streams")
     if a.shape[2] == 0 or b.shape[2] == 0:
         raise ValueError("TMRGSORT sources are nonempty")
-    both = np.concatenate([a, b], axis=2)
+    both = np.concatenate((a, b), axis=2)
     # one key computation for both streams (the key is elementwise)
     key, is_snan = _sort_key(dt, both, descending)
-    k = key.reshape(key.shape[0], -1)
+    p = key.shape[0]
+    k = key.reshape(p, -1)
     n0 = a.shape[2]
-    for name, part in (("left", k[:, :n0]), ("right", k[:, n0:])):
-        if not np.all(part[:, :-1] <= part[:, 1:]):  # as tmrgsort_sorted
-            raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
-    order = np.argsort(key, axis=-1, kind="stable")
-    merged = _take(both, order)
-    return merged, fold_status(is_snan.reshape(both.shape[0], -1), NV)
+    ordered = k[:, :-1] <= k[:, 1:]  # as tmrgsort_sorted, for both streams at once
+    ordered[:, n0 - 1] = True  # the seam between the streams is no pair
+    if not ordered.all():
+        name = "left" if not ordered[:, : n0 - 1].all() else "right"
+        raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
+    order = key.argsort(axis=-1, kind="stable")
+    return _take(both, order), _snan_status(is_snan, p)
