@@ -381,8 +381,9 @@ class BlockGraph:
     target: tuple[int | None, ...]
 
     @classmethod
-    def of(cls, program: Program) -> BlockGraph:
-        blocks = tuple(program.blocks())
+    def of(cls, program: Program, blocks: Sequence[Block] | None = None) -> BlockGraph:
+        """The graph of ``program`` (``blocks``: its :meth:`Program.blocks`, if known)."""
+        blocks = tuple(program.blocks() if blocks is None else blocks)
         addrs, size = program.addresses()
         starts = tuple(addrs[b.index] if b.index < len(addrs) else size for b in blocks)
         by_addr = {a: i for i, a in enumerate(starts)}

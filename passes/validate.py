@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.catalog import SCALAR_AGU
 from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_NAMES, size_bytes
-from ptoc.backend.program import Ior, Iot, Scalar, ScalarStart, TileStart
+from ptoc.backend.program import BlockGraph, Ior, Iot, Scalar, ScalarStart, TileStart
 from ptoc.backend.target import MachineConfig
 
 from .allocate.gprs import TABLE_REG, Binding
@@ -291,13 +291,17 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
     :class:`ValidationError` at the first bundle that does not mean what the IR means,
     else returns what it saw. A run-time loop is replayed from its header with the queue
     state and registers every path arrives with (see :class:`_Loops`)."""
+    checked: set[int] = set()  # by id: the emitter shares equal commands
     for i, c in enumerate(em.program.commands):
+        if id(c) in checked:
+            continue
         # every constraint of the catalog form (c.movi never writes ra, no reserved
         # DataType or SizeCode, ...): the assembler would refuse the printed text and the
         # executor would fault on the words
         rule = field_violation(c)
         if rule is not None:
             raise ValidationError(f"command {i} breaks its catalog form: {rule}")
+        checked.add(id(c))
     r = _Replay(em, target.hands, target.depth, target.capacity)
     blocks = em.program.blocks()
     _Loops(em, r, blocks).span(0, len(blocks))
@@ -325,8 +329,7 @@ class _Loops:
         self.em, self.r, self.blocks = em, r, blocks
         self.by_cmd = {b.index: i for i, b in enumerate(blocks)}
         self.loops = {lp.guard: lp for lp in em.loops}
-        graph = em.program.graph()
-        self.graph = graph
+        self._graph: BlockGraph | None = None
         explained = {lp.guard for lp in em.loops} | {lp.latch for lp in em.loops}
         explained |= set(em.checks) | set(em.ifs)
         for b in blocks:
@@ -343,6 +346,14 @@ class _Loops:
         #: the ids live at the headers of the loops being replayed (read again in a later
         #: iteration, so live anywhere inside them)
         self.enclosing: list[set[int]] = []
+
+    @property
+    def graph(self) -> BlockGraph:
+        """The program's block graph (its branch targets need every command's length:
+        built when a loop, conditional or check asks)."""
+        if self._graph is None:
+            self._graph = BlockGraph.of(self.em.program, self.blocks)
+        return self._graph
 
     def span(self, start: int, stop: int) -> None:
         i = start

@@ -17,6 +17,7 @@ on the function (``pto.abi``: ``[register, tensor argument (-1 = scratch), PE st
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -32,6 +33,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ptoc.backend.isa.fields import Hand
+from ptoc.backend.program import TileRef
 from ptoc.backend.target import ConfigError, MachineConfig
 from ptoc.dialects import pto_ops
 from ptoc.dialects.dtypes import element_bits
@@ -96,7 +98,24 @@ def _pto_type(v: SSAValue) -> PtoTileType:
 
 
 def _strs(items: list[str]) -> ArrayAttr[StringAttr]:
+    return _str_array(tuple(items))
+
+
+@lru_cache(maxsize=1 << 12)
+def _str_array(items: tuple[str, ...]) -> ArrayAttr[StringAttr]:
+    """The array of strings ``items`` (cached: attributes are immutable, and every bundle
+    gets two or three: its references, hands and GPRs)."""
     return ArrayAttr(StringAttr(s) for s in items)
+
+
+@lru_cache(maxsize=1 << 12)
+def _refs_attr(refs: tuple[TileRef, ...]) -> ArrayAttr[StringAttr]:
+    return _str_array(tuple(str(r) for r in refs))
+
+
+@lru_cache(maxsize=1 << 8)
+def _hands_attr(hands: tuple[int, ...]) -> ArrayAttr[StringAttr]:
+    return _str_array(tuple(Hand(h).name for h in hands))
 
 
 class _Builder:
@@ -260,7 +279,15 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         _annotate(op, plan)
         final.append(op)
     scratch_step = (alloc.scratch_top + 63) // 64 * 64
-    needs = [[_scalar_key(v, scratch_step) for v in op.scalars] for op in final]
+    keys: dict[int, Scalar] = {}  # by value id: bundles share their constants and addresses
+
+    def key(v: SSAValue) -> Scalar:
+        k = keys.get(id(v))
+        if k is None:
+            k = keys[id(v)] = _scalar_key(v, scratch_step)
+        return k
+
+    needs = [[key(v) for v in op.scalars] for op in final]
     value_of: dict[Scalar, SSAValue] = {}
     for op, keys in zip(final, needs, strict=True):
         for v, k in zip(op.scalars, keys, strict=True):
@@ -476,9 +503,9 @@ def _mask_of(f: func.FuncOp) -> int:
 
 def _annotate(op: PtoOp, plan: BundlePlan) -> None:
     if plan.refs:
-        op.refs = _strs([str(r) for r in plan.refs])
+        op.refs = _refs_attr(tuple(plan.refs))
     if plan.hands:
-        op.hands = _strs([Hand(h).name for h in plan.hands])
+        op.hands = _hands_attr(tuple(plan.hands))
 
 
 def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dead) -> None:  # type: ignore[no-untyped-def]

@@ -225,20 +225,24 @@ def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no
         plan.writes[i].append((reg, s))
 
     for i, ss in enumerate(needs):
-        wanted = {s for s in ss if fixed(s) is None}
-        for s in ss:
-            if fixed(s) is None and s not in where:
+        regs = [fixed(s) for s in ss]
+        wanted = {s for s, r in zip(ss, regs) if r is None}
+        for s, r in zip(ss, regs):
+            if r is None and s not in where:
                 write(i, s, _victim(holder, wanted, uses, i))
         if plan.writes[i]:
             _prefetch(
                 i, order, pos + len(wanted), holder, where, wanted, next_use, write, len(pool)
             )
-        pos += sum(1 for s in ss if fixed(s) is None)
-        plan.regs.append([fixed(s) or where[s] for s in ss])
+        pos += sum(1 for r in regs if r is None)
+        plan.regs.append([r or where[s] for s, r in zip(ss, regs)])
 
 
 def _prefetch(i, order, start, holder, where, wanted, next_use, write, limit) -> None:  # type: ignore[no-untyped-def]
     seen: set[Scalar] = set()
+    # the next use (after bundle i) of each register's scalar, asked once per register
+    # and kept as the prefetch writes registers
+    nexts: dict[str, int] = {}
     for s in order[start : start + 4 * limit]:
         if s in where or s in seen:
             continue
@@ -251,12 +255,15 @@ def _prefetch(i, order, start, holder, where, wanted, next_use, write, limit) ->
                 break
             if h in wanted:
                 continue
-            nh = next_use(h, i + 1)
+            nh = nexts.get(reg)
+            if nh is None:
+                nh = nexts[reg] = next_use(h, i + 1)
             if nh > best_next:
                 best, best_next = reg, nh
         if best is None:
             break
         write(i, s, best)
+        nexts[best] = ns
 
 
 def _victim(holder, wanted, uses, i) -> str:  # type: ignore[no-untyped-def]

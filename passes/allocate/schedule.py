@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
@@ -90,7 +91,12 @@ class Dataflow:
 
 def _access(op: PtoOp) -> Executor | None:
     """LOAD or STORE for the bundles that address a GM tensor, else None."""
-    kind = optable_row(op.MNEMONIC).executor
+    return _access_of(op.MNEMONIC)
+
+
+@cache
+def _access_of(mnemonic: str) -> Executor | None:
+    kind = optable_row(mnemonic).executor
     return kind if kind in (Executor.LOAD, Executor.STORE) else None
 
 
@@ -198,22 +204,28 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     """A topological order of the kept bundles that keeps live tile bytes low."""
     g = df.graph
     remaining_readers: dict[SSAValue, int] = {}
+    # each kept bundle's distinct reads, and the part of its priority that never changes
+    # (None: a CUBE producer, whose priority is fixed)
+    distinct: dict[int, tuple[SSAValue, ...]] = {}
+    grows: dict[int, int | None] = {}
+    nbytes: dict[SSAValue, int] = {}
     for i, srcs in enumerate(df.reads):
         if keep[i]:
-            for v in set(srcs):
+            distinct[i] = reads = tuple(dict.fromkeys(srcs))
+            for v in reads:
                 remaining_readers[v] = remaining_readers.get(v, 0) + 1
+                if v not in nbytes:
+                    nbytes[v] = _bytes(v)
+            grows[i] = _grow(df.ops[i])
     indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
 
     def priority(i: int) -> int:
-        if any(r.type.cube is not None for r in df.ops[i].dsts):  # type: ignore[attr-defined]
+        grow = grows[i]
+        if grow is None:
             # CUBE tiles cannot be copied or spilled either: produce each when the bundles
             # before it in program order (its chunk's readers among them) have run
             return CUBE_BASE + i
-        grow = sum(_bytes(r) for r in df.ops[i].dsts)
-        if any(is_pred(r.type.dtype) for r in df.ops[i].dsts):  # type: ignore[attr-defined]
-            # predicates cannot be copied (TMOV is numeric only): produce them late
-            grow += PRED_PENALTY
-        free = sum(_bytes(v) for v in set(df.reads[i]) if remaining_readers[v] == 1)
+        free = sum(nbytes[v] for v in distinct[i] if remaining_readers[v] == 1)
         return grow - free
 
     heap = [(priority(i), i) for i, d in indeg.items() if d == 0]
@@ -227,7 +239,7 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
             continue
         done.add(i)
         order.append(i)
-        for v in set(df.reads[i]):
+        for v in distinct[i]:
             remaining_readers[v] -= 1
             if remaining_readers[v] == 1 and v in df.producer:
                 # the last reader now frees v: raise its priority if it is ready
@@ -248,6 +260,19 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
                 heapq.heappush(heap, (current[s], s))
     assert len(order) == len(indeg), "dataflow graph has a cycle"
     return order
+
+
+def _grow(op: PtoOp) -> int | None:
+    """The live bytes a bundle's results add (predicates weigh :data:`PRED_PENALTY` more:
+    they cannot be copied -- TMOV is numeric only -- so they are produced late); None for
+    a bundle producing CUBE tiles."""
+    dsts = op.dsts
+    if any(r.type.cube is not None for r in dsts):  # type: ignore[attr-defined]
+        return None
+    grow = sum(_bytes(r) for r in dsts)
+    if any(is_pred(r.type.dtype) for r in dsts):  # type: ignore[attr-defined]
+        grow += PRED_PENALTY
+    return grow
 
 
 def value_graph(df: Dataflow) -> nx.DiGraph:

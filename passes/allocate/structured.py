@@ -49,10 +49,20 @@ ADDR_TEMPS = 2
 def has_loops(f: func.FuncOp) -> bool:
     """Whether the kernel needs this allocation: it has run-time loops or run-time
     integers (a scalar load, a moved window), which the loop-free path does not know."""
-    return any(
-        isinstance(op, (scf.ForOp, IndexAddrOp, LoadScalarOp, ParamOp)) or is_scalar_op(op)
-        for op in f.walk()
-    )
+    for op in f.walk():
+        cls = type(op)
+        structured = _STRUCTURED.get(cls)
+        if structured is None:  # a fact of the op class, asked for every op
+            structured = _STRUCTURED[cls] = issubclass(
+                cls, (scf.ForOp, IndexAddrOp, LoadScalarOp, ParamOp)
+            ) or is_scalar_op(op)
+        if structured:
+            return True
+    return False
+
+
+#: :func:`has_loops`'s test of an op, by op class
+_STRUCTURED: dict[type, bool] = {}
 
 
 def _copy_op(v: SSAValue, mask: int, at: Operation) -> PtoOp:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import product
 
 from xdsl.ir import BlockArgument, SSAValue
@@ -105,15 +106,28 @@ def _accumulator_hand(op: PtoOp, qs: Queues) -> int | None:
     differ from D's zero-extended DstTile hand code
     (``BundleMatrixAccumulatorDestinationIndicesDistinct``), so C at ``T#k`` excludes the
     hand whose code is ``k - 1``."""
-    if op.MNEMONIC is None:  # a loop's back edge (passes.allocate.loops)
-        return None
-    row = optable_row(op.MNEMONIC)
-    if row.executor is not Executor.MATMUL or not row.sources:
-        return None
-    if row.sources[0].access is not Access.READ_WRITE:
+    if not _accumulates(op.MNEMONIC):
         return None
     ref = qs.ref(op.srcs[0])
     return None if ref is None or ref.code >= qs.hands else ref.code
+
+
+@cache
+def _accumulates(mnemonic: str | None) -> bool:
+    """An ACC matrix operation (its first source, C, is read and written); None: a
+    loop's back edge (``passes.allocate.loops``)."""
+    if mnemonic is None:
+        return False
+    row = optable_row(mnemonic)
+    if row.executor is not Executor.MATMUL or not row.sources:
+        return False
+    return row.sources[0].access is Access.READ_WRITE
+
+
+#: :meth:`TileAllocator._steps_to_free`'s facts (bytes, live for the push, live for the
+#: remedies, immovable) of a filler and of the missing tail of a queue that is not full
+_FILLER_FACTS = (FILLER_BYTES, False, False, False)
+_NO_TAIL = (0, False, False, False)
 
 
 class TileAllocator:
@@ -148,6 +162,8 @@ class TileAllocator:
         self.counts = {"refresh": 0, "spill": 0, "reload": 0, "filler": 0}
         #: the bundle being planned (diagnostics name its kernel line)
         self.op: PtoOp | None = None
+        #: :func:`_immovable` of the values met, by ``id`` (the IR keeps them alive)
+        self._fixed: dict[int, bool] = {}
 
     # ------------------------------------------------------------------ liveness
 
@@ -158,7 +174,8 @@ class TileAllocator:
             return True
         if e.dead:
             return False
-        return self.live.next_use(e.value, t + 1 if strict else t) is not None
+        # a read at or after t (strict: after t) exists when the last read is that late
+        return self.live.last.get(id(e.value), -1) >= (t + 1 if strict else t)
 
     # ------------------------------------------------------------------ placing
 
@@ -220,10 +237,17 @@ class TileAllocator:
         return False
 
     def _place(
-        self, qs: Queues, entry: Entry, t: int, strict: bool, need_flow: bool = True
+        self,
+        qs: Queues,
+        entry: Entry,
+        t: int,
+        strict: bool,
+        need_flow: bool = True,
+        push: bool = True,
     ) -> int | None:
         """Push ``entry`` into the lowest-scoring feasible hand (that keeps the queues
-        flowing, when ``need_flow``); None when there is none."""
+        flowing, when ``need_flow``; only choose it unless ``push``); None when there is
+        none."""
         lens = [len(q) for q in qs.q]
         best, best_s = None, 0.0
         for h in range(qs.hands):
@@ -236,7 +260,7 @@ class TileAllocator:
             s = self._score(qs, h, entry.value, entry.size, t)
             if best is None or s < best_s:
                 best, best_s = h, s
-        if best is not None:
+        if best is not None and push:
             qs.push(best, entry)
         return best
 
@@ -250,51 +274,58 @@ class TileAllocator:
         the final push may evict it when ``strict`` (it commits with the bundle).
         """
         qs = self.qs
-        q = list(qs.q[h])
+        depth, capacity = qs.depth, qs.capacity
         lens = [len(x) for x in qs.q]
         used = qs.used
         first = "none"
-        # the simulation rotates the same few entries: ask each one's liveness once
-        # (nothing it reads changes during the simulation)
-        memo: dict[tuple[int, bool], bool] = {}
-
-        def live(e: Entry | None, strict: bool) -> bool:
-            if e is None or e.value is None:
-                return False
-            key = (id(e), strict)
-            r = memo.get(key)
-            if r is None:
-                r = memo[key] = self._live(e, t, strict)
-            return r
-
+        # the simulation rotates the same few entries: each one's bytes, liveness for the
+        # final push and for the remedies, and whether it is immovable, asked once
+        # (nothing they depend on changes during the simulation); fillers are dead
+        q = [self._facts(e, t, strict) for e in qs.q[h]]
         refreshes = 0  # consecutive refreshes: ``depth`` of them restore the queue
-        for steps in range(2 * qs.depth + 2):
-            tail = q[qs.depth - 1] if len(q) >= qs.depth else None
-            tsize = tail.size if tail else 0
-            lens[h] = len(q)
+        for steps in range(2 * depth + 2):
+            n = len(q)
+            tail = q[depth - 1] if n >= depth else _NO_TAIL
+            tsize = tail[0]
+            lens[h] = n
             after = used + size - tsize
-            if (not live(tail, strict) and after <= qs.capacity
+            if (not tail[1] and after <= capacity
                     and self._flows_after(qs, h, lens, after, size)):  # fmt: skip
                 return (steps, first)
-            if live(tail, False):
-                if _is_pred(tail):
+            if tail[2]:
+                if tail[3]:
                     return None  # TMOV copies numeric tiles only: a live predicate stays put
                 step = "refresh"
-                q = [tail, *q[: qs.depth - 1]]  # type: ignore[list-item]
+                q = [tail, *q[: depth - 1]]
                 refreshes += 1
-                if refreshes == qs.depth + 1:
+                if refreshes == depth + 1:
                     # back at a state already checked: the rest replays checks that failed
                     return None
             else:
                 refreshes = 0
-                if used + FILLER_BYTES - tsize > qs.capacity:
+                if used + FILLER_BYTES - tsize > capacity:
                     return None
                 step = "filler"
                 used += FILLER_BYTES - tsize
-                q = [Entry(None, FILLER_BYTES), *q[: qs.depth - 1]]
+                q = [_FILLER_FACTS, *q[: depth - 1]]
             if first == "none":
                 first = step
         return None
+
+    def _facts(self, e: Entry, t: int, strict: bool) -> tuple[int, bool, bool, bool]:
+        """``(bytes, self._live(e, t, strict), self._live(e, t, False), _is_pred(e))``."""
+        v = e.value
+        if v is None:
+            return (e.size, False, False, False)
+        fixed = self._fixed.get(id(v))
+        if fixed is None:
+            fixed = self._fixed[id(v)] = _immovable(v)
+        pinned = id(e) in self.pinned
+        if e.dead:
+            return (e.size, not strict and pinned, pinned, fixed)
+        last = self.live.last.get(id(v), -1)
+        before = pinned or last >= t  # read by the bundle or later
+        return (e.size, last > t if strict else before, before, fixed)
 
     def _remedy(self, size: int, t: int, plan: BundlePlan, strict: bool) -> bool:
         """Insert one remedy toward a flowing push of ``size``; False when none helps."""
@@ -508,16 +539,22 @@ class TileAllocator:
             self.defs_short[t + 1] = self.defs_short[t] + sum(d in self.short for d in op.dsts)
         self.defs_short[n + 1] = self.defs_short[n]
 
-    def _trial(self, op: PtoOp, sizes: list[int], t: int, need_flow: bool) -> list[int]:
-        """Hands for the bundle's destinations on a copy of the queues (as many as fit):
-        each to its best hand in turn, and for several destinations, when that fails,
-        the cheapest assignment that fits (the second push may need the first to go
-        where it evicts less, or where the second then evicts the bundle's own source)."""
-        trial = self.qs.copy()
+    def _trial(
+        self, op: PtoOp, dsts: Sequence[SSAValue], sizes: list[int], t: int, need_flow: bool
+    ) -> list[int]:
+        """Hands for the bundle's destinations ``dsts`` on a copy of the queues (as many
+        as fit): each to its best hand in turn, and for several destinations, when that
+        fails, the cheapest assignment that fits (the second push may need the first to
+        go where it evicts less, or where the second then evicts the bundle's own
+        source). One destination is placed on the queues themselves, without the push."""
+        one = len(sizes) == 1
+        trial = self.qs if one else self.qs.copy()
         hands = []
         self.exclude = _accumulator_hand(op, self.qs)
-        for d, size in zip(op.dsts, sizes, strict=True):
-            h = self._place(trial, Entry(d, size), t, strict=True, need_flow=need_flow)
+        for d, size in zip(dsts, sizes, strict=True):
+            h = self._place(
+                trial, Entry(d, size), t, strict=True, need_flow=need_flow, push=not one
+            )
             self.exclude = None
             if h is None:
                 break
@@ -566,7 +603,9 @@ class TileAllocator:
         self.op = op
         plan = BundlePlan()
         self.pinned = set()
-        for v in dict.fromkeys(op.srcs):
+        # the operands, read once (each read slices the op's operand tuple)
+        srcs, dsts = tuple(op.srcs), tuple(op.dsts)
+        for v in dict.fromkeys(srcs):
             if v in self.out:
                 self._reload(v, t, plan)
             else:
@@ -591,15 +630,15 @@ class TileAllocator:
                     )
                 assert e is not None, f"{value_name(v)} is not resident at bundle {t}"
                 self.pinned.add(id(e))
-        sizes = [tile_bytes(d) for d in op.dsts]
+        sizes = [tile_bytes(d) for d in dsts]
         hands: list[int] = []
         for _ in range(8 * self.qs.hands * self.qs.depth + 8):
-            hands = self._trial(op, sizes, t, need_flow=True)
+            hands = self._trial(op, dsts, sizes, t, need_flow=True)
             if len(hands) == len(sizes):
                 break
             if self._remedy(sum(sizes[len(hands) :]), t, plan, strict=True):
                 continue
-            hands = self._trial(op, sizes, t, need_flow=False)
+            hands = self._trial(op, dsts, sizes, t, need_flow=False)
             if len(hands) == len(sizes):
                 break
             if self._evict_dead_tail(t, plan):
@@ -611,15 +650,15 @@ class TileAllocator:
             raise fail(
                 op, f"allocation found no room for the results at bundle {t}", CAPACITY_HINT
             )
-        for v in op.srcs:
+        for v in srcs:
             ref = self.qs.ref(v)
             assert ref is not None, f"{value_name(v)} is not resident at bundle {t}"
             plan.refs.append(ref)
-        for d, size, h in zip(op.dsts, sizes, hands, strict=True):
+        for d, size, h in zip(dsts, sizes, hands, strict=True):
             self.qs.push(h, Entry(d, size))
         plan.hands = hands
         self.pinned = set()
-        for v in dict.fromkeys(op.srcs):  # in order: the free slots' order is the program's
+        for v in dict.fromkeys(srcs):  # in order: the free slots' order is the program's
             if (
                 self.live.last_use(v) == t
                 and v in self.home

@@ -25,7 +25,24 @@ ZERO = 0
 
 def _s(mnemonic: str, **fields: int) -> Scalar:
     """A scalar instruction with every field of its catalog form, in form order; it must
-    meet the form's constraints (a broken one is a compiler bug, not a user error)."""
+    meet the form's constraints (a broken one is a compiler bug, not a user error).
+    Commands are immutable: equal ones are one object (a kernel writes its registers
+    with the same few instructions again and again)."""
+    key = (mnemonic, *fields.items())
+    c = _BUILT.get(key)
+    if c is None:
+        if len(_BUILT) >= _KEEP:
+            _BUILT.clear()
+        c = _BUILT[key] = _build(mnemonic, fields)
+    return c
+
+
+#: :func:`_s` by mnemonic and fields (as given), at most ``_KEEP`` of them
+_BUILT: dict[tuple[object, ...], Scalar] = {}
+_KEEP = 1 << 14
+
+
+def _build(mnemonic: str, fields: dict[str, int]) -> Scalar:
     form = scalar_form(mnemonic)
     c = Scalar(form.mnemonic, tuple((fd.name, fields.get(fd.name, 0)) for fd in form.fields))
     rule = field_violation(c)

@@ -14,13 +14,14 @@ and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file fo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache
-from typing import IO
+from typing import IO, Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.target import Target
 
@@ -228,21 +229,13 @@ def _count_reg(v: SSAValue) -> int:
     return reg_of(owner)
 
 
-def _iots(op: PtoOp, refs: list[TileRef], hands: list[Hand], sizes: list[int]) -> list[Command]:
-    """B.IOT records: sources two per record, the (first) destination on the last source
-    record, a second destination on its own record; the last record carries ``last``.
-    An operation that binds no tile (TPREFETCH) has none."""
-    if optable_row(op.MNEMONIC).binding.binding_free:
-        return []
-    return list(_iot_records(tuple(refs), tuple(hands), tuple(sizes), op.mask.value.data))
-
-
 @cache
 def _iot_records(
     refs: tuple[TileRef, ...], hands: tuple[Hand, ...], sizes: tuple[int, ...], mask: int
 ) -> tuple[Command, ...]:
-    """:func:`_iots` of the operands (cached: bundles binding the same references share
-    the immutable records)."""
+    """B.IOT records: sources two per record, the (first) destination on the last source
+    record, a second destination on its own record; the last record carries ``last``
+    (cached: bundles binding the same references share the immutable records)."""
     recs: list[list] = [list(refs[i : i + 2]) for i in range(0, len(refs), 2)] or [[]]
     out: list[Iot] = []
     for i, srcs in enumerate(recs):
@@ -305,11 +298,27 @@ class _Emitter:
         self.if_intents: dict[int, IfIntent] = {}
         #: loads in ``pending``: (position in it, register, address, name)
         self.pending_loads: list[tuple[int, int, Scalar, str]] = []
+        #: decoded attributes by ``id``, each with its attribute (kept alive): bundles
+        #: share their reference, hand and dims attributes
+        self.decoded: dict[int, tuple[Any, Any]] = {}
+        #: :meth:`scalar` by value id, with the value
+        self.meanings: dict[int, tuple[SSAValue, Scalar]] = {}
 
     def vid(self, v: SSAValue) -> int:
         return self.ids.setdefault(v, len(self.ids))
 
     def scalar(self, v: SSAValue) -> Scalar:
+        """What scalar ``v`` holds (asked once per value: bundles share their constants
+        and addresses)."""
+        done = self.meanings.get(id(v))
+        if done is not None:
+            return done[1]
+        s = self._scalar(v)
+        if not isinstance(v.owner, IndexAddrOp):  # its terms name loop indices
+            self.meanings[id(v)] = (v, s)
+        return s
+
+    def _scalar(self, v: SSAValue) -> Scalar:
         o = v.owner
         if isinstance(o, IndexAddrOp):
             s = self.scalar(o.base)
@@ -341,24 +350,28 @@ class _Emitter:
 
     def walk(self, block: Block) -> None:
         for op in block.ops:
-            if isinstance(op, MaterializeOp):
+            cls = type(op)
+            kind = _KIND.get(cls)
+            if kind is None:
+                kind = _KIND[cls] = _kind(op)
+            if kind is _Kind.MATERIALIZE:
                 self.pending.extend(
                     materialize(GPR_BY_NAME[op.gpr.data], self.scalar(op.value), self.abi)
                 )
-            elif is_scalar_op(op):
+            elif kind is _Kind.BUNDLE:
+                self.flush()
+                self.bundle(op)
+            elif kind is _Kind.SCALAR:
                 self.pending.extend(self.scalars.code(op))
-            elif isinstance(op, IndexAddrOp):
+            elif kind is _Kind.INDEX:
                 term = op.attributes["pto.term"]
                 assert isinstance(term, StringAttr)
                 self.checks(op, GPR_BY_NAME[term.data])
-            elif isinstance(op, LoadScalarOp):
+            elif kind is _Kind.LOAD:
                 self.load(op)
-            elif isinstance(op, PtoOp):
-                self.flush()
-                self.bundle(op)
-            elif isinstance(op, scf.ForOp):
+            elif kind is _Kind.LOOP:
                 self.loop(op)
-            elif isinstance(op, scf.IfOp):
+            elif kind is _Kind.IF:
                 self.conditional(op)
 
     def conditional(self, op: scf.IfOp) -> None:
@@ -516,38 +529,119 @@ class _Emitter:
                 return
 
     def bundle(self, op: PtoOp) -> None:
-        if (op.refs is None and op.bound_srcs) or (op.hands is None and op.dsts):
+        # the properties read once, straight from the op's dictionary (what the IRDL
+        # accessors return), and every attribute decoded once per attribute object
+        props = op.properties
+        refs_attr, hands_attr = props.get("refs"), props.get("hands")
+        role_attr = props.get("role")
+        role = (None if role_attr is None else role_attr.data) or "op"  # type: ignore[attr-defined]
+        srcs, dsts = op.srcs, op.results
+        bound = () if role == "reload" else srcs
+        if (refs_attr is None and bound) or (hands_attr is None and dsts):
             raise fail(op, "the bundle has no allocation (hands and references)")
-        refs = [_ref(s.data) for s in op.refs] if op.refs is not None else []  # cached
-        hands = [Hand[s.data] for s in op.hands] if op.hands is not None else []
-        sizes = [d.type.size.data for d in op.dsts]  # type: ignore[attr-defined]
+        memo = self.decoded
+        refs = memo.get(id(refs_attr)) if refs_attr is not None else _NONE
+        if refs is None:
+            refs = memo[id(refs_attr)] = (
+                refs_attr,
+                tuple(_ref(s.data) for s in refs_attr),  # type: ignore[attr-defined]
+            )
+        hands = memo.get(id(hands_attr)) if hands_attr is not None else _NONE
+        if hands is None:
+            hands = memo[id(hands_attr)] = (
+                hands_attr,
+                tuple(Hand[s.data] for s in hands_attr),  # type: ignore[attr-defined]
+            )
+        sizes = tuple(d.type.size.data for d in dsts)  # type: ignore[attr-defined]
         start = len(self.cmds)
-        self.cmds.append(_tile_start(op.MNEMONIC, _dtype_code(op)))
-        if op.datr is not None:
-            self.cmds.append(Datr(**op.datr.values()))
-        if op.fpatr is not None:
-            self.cmds.append(_fpatr(tuple(int(v) for v in op.fpatr.get_values())))
-        self.cmds.extend(_dims(op))
-        if op.scalars:
-            assert op.gprs is not None
-            regs = [GPR_BY_NAME[g.data] for g in op.gprs] + [0, 0]
-            self.cmds.append(Ior(regs[0], regs[1], regs[2] if len(op.gprs) > 2 else 0))
-        self.cmds.extend(_iots(op, refs, hands, sizes))
-        self.cmds.append(_STOP)
-        role = op.role_name or "op"
-        restores = self.vid(op.srcs[0]) if role == "reload" else -1
-        srcs = tuple(self.vid(v) for v in op.bound_srcs)
-        if role in ("refresh", "reload"):
-            dsts = (self.vid(op.srcs[0]),)
-        elif role == "filler":
-            dsts = (-1,)
+        cmds = self.cmds
+        cmds.append(_tile_start(op.MNEMONIC, _dtype_code(op)))
+        datr = props.get("datr")
+        if datr is not None:
+            cmds.append(Datr(**datr.values()))  # type: ignore[attr-defined]
+        fpatr = props.get("fpatr")
+        if fpatr is not None:
+            cmds.append(_fpatr(tuple(int(v) for v in fpatr.get_values())))  # type: ignore[attr-defined]
+        dims = props["dims"]
+        if props.get("dyn_lbs") is None:
+            static = memo.get(id(dims))
+            if static is None:
+                static = memo[id(dims)] = (dims, _dims_of(op.lbs))
+            cmds.extend(static[1])
         else:
-            dsts = tuple(self.vid(d) if d.uses else -1 for d in op.dsts)
-        scalars = tuple(self.scalar(v) for v in op.scalars)
-        gm = spill_bytes(op.srcs[0]) if role in ("spill", "reload") else 0
+            cmds.extend(_dims(op))
+        scalars = op.scalars
+        if scalars:
+            gprs = props.get("gprs")
+            assert gprs is not None
+            regs = [GPR_BY_NAME[g.data] for g in gprs] + [0, 0]  # type: ignore[attr-defined]
+            cmds.append(Ior(regs[0], regs[1], regs[2] if len(gprs) > 2 else 0))  # type: ignore[arg-type]
+        if not _binding_free(op.MNEMONIC):
+            cmds.extend(_iot_records(refs[1], hands[1], sizes, _mask(props["mask"])))
+        cmds.append(_STOP)
+        vid = self.vid
+        restores = vid(srcs[0]) if role == "reload" else -1
+        srcs_ids = tuple(vid(v) for v in bound)
+        if role in ("refresh", "reload"):
+            dst_ids: tuple[int, ...] = (vid(srcs[0]),)
+        elif role == "filler":
+            dst_ids = (-1,)
+        else:
+            dst_ids = tuple(vid(d) if d.first_use is not None else -1 for d in dsts)
+        meant = tuple(self.scalar(v) for v in scalars)
+        gm = spill_bytes(srcs[0]) if role in ("spill", "reload") else 0
         self.intents[start] = Intent(
-            start, role, op.MNEMONIC, srcs, dsts, scalars, restores, gm
+            start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm
         )
+
+
+class _Kind(Enum):
+    """What the emitter does with an op (a fact of its class)."""
+
+    MATERIALIZE = 1
+    SCALAR = 2
+    INDEX = 3
+    LOAD = 4
+    BUNDLE = 5
+    LOOP = 6
+    IF = 7
+    OTHER = 8
+
+
+def _kind(op: Operation) -> _Kind:
+    if isinstance(op, MaterializeOp):
+        return _Kind.MATERIALIZE
+    if is_scalar_op(op):
+        return _Kind.SCALAR
+    if isinstance(op, IndexAddrOp):
+        return _Kind.INDEX
+    if isinstance(op, LoadScalarOp):
+        return _Kind.LOAD
+    if isinstance(op, PtoOp):
+        return _Kind.BUNDLE
+    if isinstance(op, scf.ForOp):
+        return _Kind.LOOP
+    if isinstance(op, scf.IfOp):
+        return _Kind.IF
+    return _Kind.OTHER
+
+
+#: :func:`_kind` by op class
+_KIND: dict[type, _Kind] = {}
+
+
+#: the decoding of an absent reference or hand list
+_NONE: tuple[None, tuple[()]] = (None, ())
+
+
+@cache
+def _binding_free(mnemonic: str) -> bool:
+    """An operation that binds no tile (TPREFETCH): its bundle has no B.IOT."""
+    return optable_row(mnemonic).binding.binding_free
+
+
+def _mask(attr: Attribute) -> int:
+    return attr.value.data  # type: ignore[attr-defined]
 
 
 @cache
