@@ -95,7 +95,7 @@ def test_ptoc_run_on_a_cluster_address(client: distributed.Client, capsys) -> No
     assert main(["run", spec, "--cluster", address, "--workers", "0"]) == 2
 
 
-ROWS, COLS, STEPS = 16, 256, 1000  # enough work that a chunk runs for a second
+ROWS, COLS, STEPS = 16, 256, 4000  # enough work that a chunk runs for about a second
 
 
 def _heavy_launch(runner: DaskRunner | None = None, cores: int = 16) -> Grid:
