@@ -20,7 +20,7 @@ over its remaining life, plus the slack it takes from the live entries already t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import product
@@ -512,11 +512,16 @@ class TileAllocator:
 
     def run(self, ops: Sequence[PtoOp]) -> list[BundlePlan]:
         """Plan every bundle of ``ops`` (already in schedule order)."""
+        return list(self.plans(ops))
+
+    def plans(self, ops: Sequence[PtoOp]) -> Iterator[BundlePlan]:
+        """:meth:`run`'s plans one by one (the caller need not keep them all)."""
         for t, op in enumerate(ops):
             for v in op.srcs:
                 self.live.add(v, t)
         self._classify(ops)
-        return [self._bundle(t, op) for t, op in enumerate(ops)]
+        for t, op in enumerate(ops):
+            yield self._bundle(t, op)
 
     def _classify(self, ops: Sequence[PtoOp]) -> None:
         """Short-lived results (read for the last time before ``depth - 1`` further results
