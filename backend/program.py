@@ -267,25 +267,27 @@ class Program:
     def blocks(self) -> list[Block]:
         """Segment into blocks: a BSTART opens one, BSTOP/C.BSTOP or the next BSTART
         closes it; commands outside any block form blocks with ``start=None``."""
-        out: list[Block] = []
+        return list(self.iter_blocks())
+
+    def iter_blocks(self) -> Iterator[Block]:
+        """:meth:`blocks` one by one."""
         start: TileStart | ScalarStart | None = None
         body: list[Command] = []
         first = 0
         for i, c in enumerate(self.commands):
             if isinstance(c, (TileStart, ScalarStart)):
                 if start is not None or body:
-                    out.append(Block(start, tuple(body), None, first))
+                    yield Block(start, tuple(body), None, first)
                 start, body, first = c, [], i
             elif isinstance(c, Stop):
-                out.append(Block(start, tuple(body), c, first))
+                yield Block(start, tuple(body), c, first)
                 start, body, first = None, [], i + 1
             else:
                 if start is None and not body:
                     first = i
                 body.append(c)
         if start is not None or body:
-            out.append(Block(start, tuple(body), None, first))
-        return out
+            yield Block(start, tuple(body), None, first)
 
     @classmethod
     def from_blocks(cls, blocks: Sequence[Sequence[Command]]) -> Program:

@@ -33,7 +33,7 @@ from xdsl.traits import Pure
 
 from ptoc.backend.isa import scalar_load
 
-from .pto_base import PtoOp, fast_segments, i64_attr
+from .pto_base import PtoOp, fast_segments, i64_attr, unlinked
 from .pto_ops import PTO_OPS
 from .pto_types import GPR, DatrAttr, GprType, PtoTileType
 from .tile_types import TensorType
@@ -94,6 +94,7 @@ class AddrOp(IRDLOperation):
         if pe_step:
             props["pe_step"] = i64_attr(pe_step)
         Operation.__init__(self, operands=(tensor,), result_types=(GPR,), properties=props)
+        unlinked(self)
 
     @property
     def byte_offset(self) -> int:
@@ -208,6 +209,7 @@ class ScratchAddrOp(IRDLOperation):
 
     def __init__(self, offset: int) -> None:
         Operation.__init__(self, result_types=(GPR,), properties={"offset": i64_attr(offset)})
+        unlinked(self)
 
     @property
     def byte_offset(self) -> int:
@@ -227,6 +229,7 @@ class ConstOp(IRDLOperation):
     def __init__(self, value: int) -> None:
         props = {"value": i64_attr(signed64(value))}
         Operation.__init__(self, result_types=(GPR,), properties=props)
+        unlinked(self)
 
     @property
     def raw(self) -> int:
@@ -247,6 +250,7 @@ class ParamOp(IRDLOperation):
 
     def __init__(self, param: SSAValue) -> None:
         Operation.__init__(self, operands=(param,), result_types=(GPR,))
+        unlinked(self)
 
     @property
     def index(self) -> int:
@@ -283,6 +287,7 @@ class MaterializeOp(IRDLOperation):
 
     def __init__(self, value: SSAValue, gpr: str) -> None:
         Operation.__init__(self, operands=(value,), properties={"gpr": _gpr_attr(gpr)})
+        unlinked(self)
 
 
 @irdl_op_definition

@@ -266,15 +266,16 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     df = build_dataflow(bundles)
     keep = live_ops(df)
     order = schedule(df, keep)
+    del df  # (the graph takes as much memory as the allocation that follows)
     ordered = [bundles[i] for i in order]
     for op in ordered:
         _check_fits(op, capacity)
     mask = ordered[0].mask.value.data if ordered else 0b1000
     alloc = TileAllocator(hands, depth, capacity)
-    plans = alloc.run(ordered)
     b = _Builder(mask)
     final: list[PtoOp] = []
-    for op, plan in zip(ordered, plans, strict=True):
+    # each plan is used as it comes (the planning reads nothing the builder changes)
+    for op, plan in zip(ordered, alloc.plans(ordered), strict=True):
         final.extend(b.action(a) for a in plan.actions)
         _annotate(op, plan)
         final.append(op)

@@ -20,7 +20,7 @@ over its remaining life, plus the slack it takes from the live entries already t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import product
@@ -279,13 +279,24 @@ class TileAllocator:
         used = qs.used
         first = "none"
         # the simulation rotates the same few entries: each one's bytes, liveness for the
-        # final push and for the remedies, and whether it is immovable, asked once
-        # (nothing they depend on changes during the simulation); fillers are dead
-        q = [self._facts(e, t, strict) for e in qs.q[h]]
+        # final push and for the remedies, and whether it is immovable, asked once, when
+        # it becomes the tail (nothing they depend on changes during the simulation);
+        # None is a filler the simulation pushed (dead)
+        q: list[Entry | None] = list(qs.q[h])
+        known: dict[int, tuple[int, bool, bool, bool]] = {}
         refreshes = 0  # consecutive refreshes: ``depth`` of them restore the queue
         for steps in range(2 * depth + 2):
             n = len(q)
-            tail = q[depth - 1] if n >= depth else _NO_TAIL
+            if n < depth:
+                tail = _NO_TAIL
+            else:
+                e = q[depth - 1]
+                if e is None:
+                    tail = _FILLER_FACTS
+                else:
+                    tail = known.get(id(e))  # type: ignore[assignment]
+                    if tail is None:
+                        tail = known[id(e)] = self._facts(e, t, strict)
             tsize = tail[0]
             lens[h] = n
             after = used + size - tsize
@@ -296,7 +307,7 @@ class TileAllocator:
                 if tail[3]:
                     return None  # TMOV copies numeric tiles only: a live predicate stays put
                 step = "refresh"
-                q = [tail, *q[: depth - 1]]
+                q = [q[depth - 1], *q[: depth - 1]]
                 refreshes += 1
                 if refreshes == depth + 1:
                     # back at a state already checked: the rest replays checks that failed
@@ -307,7 +318,7 @@ class TileAllocator:
                     return None
                 step = "filler"
                 used += FILLER_BYTES - tsize
-                q = [_FILLER_FACTS, *q[: depth - 1]]
+                q = [None, *q[: depth - 1]]
             if first == "none":
                 first = step
         return None
@@ -512,11 +523,16 @@ class TileAllocator:
 
     def run(self, ops: Sequence[PtoOp]) -> list[BundlePlan]:
         """Plan every bundle of ``ops`` (already in schedule order)."""
+        return list(self.plans(ops))
+
+    def plans(self, ops: Sequence[PtoOp]) -> Iterator[BundlePlan]:
+        """:meth:`run`'s plans one by one (the caller need not keep them all)."""
         for t, op in enumerate(ops):
             for v in op.srcs:
                 self.live.add(v, t)
         self._classify(ops)
-        return [self._bundle(t, op) for t, op in enumerate(ops)]
+        for t, op in enumerate(ops):
+            yield self._bundle(t, op)
 
     def _classify(self, ops: Sequence[PtoOp]) -> None:
         """Short-lived results (read for the last time before ``depth - 1`` further results
