@@ -304,24 +304,30 @@ def test_direction_per_pe_from_gpr():
         tsort(FP32, v, 8, np.array([0, 2], np.uint64))
 
 
-def test_tsort_rows_too_wide_for_the_packed_key_sort_stably():
-    """Rows whose group, key and column do not fit one 64-bit packed key (never a legal
-    tile, but the function takes any array) fall back to a stable argsort: the same
-    order as the packed unique-key sort."""
-    from ptoc.backend.isa.semantics.sorting import _group_order, _sort_key
+@pytest.mark.parametrize("c", [9, 70_000])
+def test_tsort_group_order_packed_and_stable_fallback_agree(c):
+    """The packed unique-key sort (wide rows included) and the stable-argsort fallback
+    that rows of more than 2**26 groups would take give the oracle's order and in-group
+    columns."""
+    from ptoc.backend.isa.semantics.sorting import (
+        _group_order,
+        _sort_key,
+        _stable_group_order,
+    )
 
     rng = np.random.default_rng(7)
-    c = 70_000
     x = rng.choice(np.array([0.0, -0.0, 1.5, -2.0, np.nan], np.float32), (1, 1, c))
     key, _ = _sort_key(FP32, x, False)
-    order = _group_order(FP32, key.copy(), 2)
     bits = x.view(np.uint32).reshape(-1).tolist()
     want = []
     for g in range(c // 2):
         ka = oracle_key(FP32, bits[2 * g], False)
         kb = oracle_key(FP32, bits[2 * g + 1], False)
         want += [2 * g + 1, 2 * g] if kb < ka else [2 * g, 2 * g + 1]
-    assert order.reshape(-1).tolist() == want
+    want += [c - 1] if c % 2 else []
+    for order, local in (_group_order(FP32, key.copy(), 2), _stable_group_order(key, 2, 32)):
+        assert order.reshape(-1).tolist() == want
+        assert local.reshape(-1).tolist() == [w % 2 for w in want]
 
 
 def test_tmrgsort_checks_each_stream_not_the_seam():
