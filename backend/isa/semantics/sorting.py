@@ -225,15 +225,27 @@ def tmrgsort(
     if a.shape[2] == 0 or b.shape[2] == 0:
         raise ValueError("TMRGSORT sources are nonempty")
     both = np.concatenate((a, b), axis=2)
+    p, n0 = both.shape[0], a.shape[2]
+    desc = np.asarray(descending)
+    if desc.ndim == 0 and desc.dtype == bool and not np.isnan(both).any():
+        # without NaNs the order is the numeric one (+0 == -0 compare equal, so the
+        # stable sort keeps their incoming order): sort the values themselves
+        x = -both if desc else both  # negation is exact and keeps -0 == +0
+        _require_sorted(x.reshape(p, -1), n0)
+        return _take(both, x.argsort(axis=-1, kind="stable")), np.zeros(p, np.uint8)
     # one key computation for both streams (the key is elementwise)
     key, is_snan = _sort_key(dt, both, descending)
-    p = key.shape[0]
     k = key.reshape(p, -1)
-    n0 = a.shape[2]
-    ordered = k[:, :-1] <= k[:, 1:]  # as tmrgsort_sorted, for both streams at once
+    _require_sorted(k, n0)
+    order = key.argsort(axis=-1, kind="stable")
+    return _take(both, order), _snan_status(is_snan, p)
+
+
+def _require_sorted(k: np.ndarray, n0: int) -> None:
+    """Both streams of the (P, n0 + n1) keys (or NaN-free values) ascend, as
+    :func:`tmrgsort_sorted` asks; one comparison pass, the seam pair excluded."""
+    ordered = k[:, :-1] <= k[:, 1:]
     ordered[:, n0 - 1] = True  # the seam between the streams is no pair
     if not ordered.all():
         name = "left" if not ordered[:, : n0 - 1].all() else "right"
         raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
-    order = key.argsort(axis=-1, kind="stable")
-    return _take(both, order), _snan_status(is_snan, p)
