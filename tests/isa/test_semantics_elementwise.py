@@ -383,6 +383,21 @@ def test_integer_binary(dt: D, op: str, data: st.DataObject) -> None:
     assert [int(v) for v in res.ravel()] == want
 
 
+@pytest.mark.parametrize("dt", [d for d in INTS if info(d).is_signed], ids=lambda d: d.name)
+@pytest.mark.parametrize("op", ["div", "rem"])
+@settings(max_examples=25)
+@given(data=st.data())
+def test_signed_divrem_without_a_minus_one_divisor(dt: D, op: str, data: st.DataObject) -> None:
+    """Tiles without a -1 divisor (the native fmod/remainder path; a -1 anywhere takes
+    the word path): every edge dividend, INT_MIN divisors included."""
+    a = data.draw(int_strategy(dt))
+    b = data.draw(int_strategy(dt))
+    b = np.where((b == 0) | (b == -1), info(dt).carrier.type(-3), b)
+    res, _ = core.binary(op, dt, a, b)
+    want = [int_oracle(op, dt, int(x), int(y)) for x, y in zip(a.ravel(), b.ravel())]
+    assert [int(v) for v in res.ravel()] == want
+
+
 @pytest.mark.parametrize("dt", INTS, ids=lambda d: d.name)
 def test_integer_zero_divisor_is_illegal(dt: D) -> None:
     a = np.ones(SHAPE, info(dt).carrier)

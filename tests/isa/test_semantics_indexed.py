@@ -143,6 +143,31 @@ def test_tscatter_duplicate_destination_illegal():
     assert dst[0, :3].tolist() == [[1, 1]] * 3 and dst[0, 3].tolist() == [0, 0]
 
 
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    p=st.integers(1, 3),
+    r=st.integers(2, 6),
+    c=st.integers(1, 5),
+    dst_rows=st.integers(1, 8),
+)
+def test_tscatter_duplicates_are_found_exactly(seed, p, r, c, dst_rows):
+    """Random target rows (duplicates likely): the block is illegal exactly when some
+    PE's column selects one row twice; equal rows on other PEs or columns are fine."""
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, dst_rows, (p, r, c)).astype(np.int32)
+    dup = any(len(set(index[pe, :, j].tolist())) < r for pe in range(p) for j in range(c))
+    values = random_bits(rng, D.S32, (p, r, c))
+    if dup:
+        with pytest.raises(SemanticError, match="select one destination"):
+            tscatter(D.S32, D.S32, values, index, dst_rows, (dst_rows, c))
+    else:
+        dst, _ = tscatter(D.S32, D.S32, values, index, dst_rows, (dst_rows, c))
+        for pe in range(p):
+            for i in range(r):
+                for j in range(c):
+                    assert dst[pe, index[pe, i, j], j] == values[pe, i, j]
+
+
 def test_tscatter_index_range_illegal():
     values = np.ones((1, 1, 2), np.uint16)
     with pytest.raises(SemanticError):

@@ -212,12 +212,18 @@ def is_sorted(dt, s: list, desc: bool) -> bool:
 
 
 @st.composite
-def streams(draw, dt: DataType):
+def streams(draw, dt: DataType, nan_free: bool = False):
     p = draw(st.integers(1, 3))
     n0, n1 = draw(st.integers(1, 40)), draw(st.integers(1, 40))
     desc = draw(st.booleans())
-    a = [draw(st.lists(elements(dt), min_size=n0, max_size=n0)) for _ in range(p)]
-    b = [draw(st.lists(elements(dt), min_size=n1, max_size=n1)) for _ in range(p)]
+    el = elements(dt)
+    if nan_free:  # numbers only, zeros of both signs and repeats made likely
+        el = st.one_of(
+            el.filter(lambda v: not math.isnan(value(dt, v))),
+            st.sampled_from([0, 1 << (dt_width(dt) - 1)]),
+        )
+    a = [draw(st.lists(el, min_size=n0, max_size=n0)) for _ in range(p)]
+    b = [draw(st.lists(el, min_size=n1, max_size=n1)) for _ in range(p)]
     if draw(st.integers(0, 4)):  # mostly sorted inputs; sometimes raw (usually unsorted)
         a = [sorted(x, key=lambda v: oracle_key(dt, v, desc)) for x in a]
         b = [sorted(x, key=lambda v: oracle_key(dt, v, desc)) for x in b]
@@ -241,6 +247,29 @@ def test_tmrgsort_matches_two_pointer_merge(dt, data):
         assert bits_of(merged)[pe][0] == oracle_merge(dt, a[pe], b[pe], desc)
         snan = any(is_snan(dt, v) for v in a[pe] + b[pe])
         assert status[pe] == (NV if snan else 0)
+
+
+def dt_width(dt: DataType) -> int:
+    return 32 if dt == FP32 else 16
+
+
+@pytest.mark.parametrize("dt", [FP32, FP16])
+@given(data=st.data())
+def test_tmrgsort_nan_free_streams_match_two_pointer_merge(dt, data):
+    """Streams without NaN (the numeric-order path): +-0 ties, infinities, subnormals,
+    repeats, both directions, unsorted inputs rejected naming the stream."""
+    a, b, desc = data.draw(streams(dt, nan_free=True))
+    aa = from_bits(dt, [[x] for x in a])
+    bb = from_bits(dt, [[x] for x in b])
+    left_ok = all(is_sorted(dt, x, desc) for x in a)
+    if not left_ok or not all(is_sorted(dt, x, desc) for x in b):
+        with pytest.raises(SemanticError, match="left" if not left_ok else "right"):
+            tmrgsort(dt, aa, bb, desc)
+        return
+    merged, status = tmrgsort(dt, aa, bb, desc)
+    for pe in range(len(a)):
+        assert bits_of(merged)[pe][0] == oracle_merge(dt, a[pe], b[pe], desc)
+    assert status.tolist() == [0] * len(a)
 
 
 def test_tmrgsort_ties_left_first():
@@ -304,24 +333,30 @@ def test_direction_per_pe_from_gpr():
         tsort(FP32, v, 8, np.array([0, 2], np.uint64))
 
 
-def test_tsort_rows_too_wide_for_the_packed_key_sort_stably():
-    """Rows whose group, key and column do not fit one 64-bit packed key (never a legal
-    tile, but the function takes any array) fall back to a stable argsort: the same
-    order as the packed unique-key sort."""
-    from ptoc.backend.isa.semantics.sorting import _group_order, _sort_key
+@pytest.mark.parametrize("c", [9, 70_000])
+def test_tsort_group_order_packed_and_stable_fallback_agree(c):
+    """The packed unique-key sort (wide rows included) and the stable-argsort fallback
+    that rows of more than 2**26 groups would take give the oracle's order and in-group
+    columns."""
+    from ptoc.backend.isa.semantics.sorting import (
+        _group_order,
+        _sort_key,
+        _stable_group_order,
+    )
 
     rng = np.random.default_rng(7)
-    c = 70_000
     x = rng.choice(np.array([0.0, -0.0, 1.5, -2.0, np.nan], np.float32), (1, 1, c))
     key, _ = _sort_key(FP32, x, False)
-    order = _group_order(FP32, key.copy(), 2)
     bits = x.view(np.uint32).reshape(-1).tolist()
     want = []
     for g in range(c // 2):
         ka = oracle_key(FP32, bits[2 * g], False)
         kb = oracle_key(FP32, bits[2 * g + 1], False)
         want += [2 * g + 1, 2 * g] if kb < ka else [2 * g, 2 * g + 1]
-    assert order.reshape(-1).tolist() == want
+    want += [c - 1] if c % 2 else []
+    for order, local in (_group_order(FP32, key.copy(), 2), _stable_group_order(key, 2, 32)):
+        assert order.reshape(-1).tolist() == want
+        assert local.reshape(-1).tolist() == [w % 2 for w in want]
 
 
 def test_tmrgsort_checks_each_stream_not_the_seam():

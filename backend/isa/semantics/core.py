@@ -282,6 +282,13 @@ def _int_divrem(
         raise SemanticError(f"T{op.upper()} has an integer zero divisor")
     if not signed:
         return (a // b) if op == "div" else (a % b)
+    if not (b == -1).any():
+        # without a -1 divisor nothing overflows: fmod is the truncated remainder, so
+        # (a - fmod) / b is exact and floor division gives the truncated quotient;
+        # np.remainder is the floor modulo (the divisor's sign)
+        if op == "div":
+            return (a - np.fmod(a, b)) // b
+        return np.remainder(a, b)
     u64 = np.uint64
     a64, b64 = a.astype(np.int64).view(u64), b.astype(np.int64).view(u64)
     an, bn = a < 0, b < 0

@@ -142,15 +142,18 @@ def tscatter(
     if not 0 < dst_rows <= rows_phys or c > cols_phys:
         raise ValueError("TSCATTER destination valid shape does not fit its physical shape")
     rows = _row_indices(idx_dt, index, dst_rows, "TSCATTER")
-    # Duplicate check per PE: a target is (row, column); columns never mix, so sorting
-    # each column's target rows exposes a duplicate as two equal neighbours.
+    # the flat destination index of every source element: a target is (PE, row, col)
+    rows *= cols_phys
+    rows += _column_offsets(p, rows_phys, cols_phys, c)
     if r > 1:
-        ordered = np.sort(rows, axis=1)
-        if np.any(ordered[:, 1:, :] == ordered[:, :-1, :]):
+        # two elements select one target exactly when writing each element's number
+        # to its target leaves some element reading back another's number
+        ids = np.arange(rows.size, dtype=np.intp).reshape(rows.shape)
+        owner = np.empty(p * rows_phys * cols_phys, np.intp)
+        owner[rows] = ids
+        if not np.array_equal(owner[rows], ids):
             raise SemanticError("TSCATTER two source elements select one destination element")
     # np.zeros is +0.0 for every float carrier and 0 for every integer carrier.
     dst = np.zeros((p, rows_phys, cols_phys), dtype=info(dt).carrier)
-    rows *= cols_phys
-    rows += _column_offsets(p, rows_phys, cols_phys, c)
     dst.reshape(-1)[rows] = values
     return dst, no_status(p)

@@ -20,6 +20,8 @@ inputs that equals a stable sort of ``left ++ right`` under the same key.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from ..datatypes import DataType
@@ -135,36 +137,65 @@ def tsort(
         raise ValueError(f"sort_width {sort_width} outside 1..64")
     p = src.shape[0]
     key, is_snan = _sort_key(dt, src, descending)
-    order = _group_order(dt, key, int(sort_width))
+    order, local = _group_order(dt, key, int(sort_width))
     values = _take(src, order)
-    indices = (order % int(sort_width)).astype(np.uint32)
-    return values, indices, _snan_status(is_snan, p)
+    return values, local.astype(np.uint32), _snan_status(is_snan, p)
 
 
-def _group_order(dt: DataType, key: np.ndarray, sort_width: int) -> np.ndarray:
+def _group_order(
+    dt: DataType, key: np.ndarray, sort_width: int
+) -> tuple[np.ndarray, np.ndarray]:
     """The stable order (column indices, intp) that sorts each row's groups of
-    ``sort_width`` columns by ``key`` (from :func:`_sort_key`, consumed).
+    ``sort_width`` columns by ``key`` (from :func:`_sort_key`, consumed), and each
+    sorted element's column within its group.
 
-    The group number is the most significant part, so one sort per row sorts every
-    group independently and never moves an element across groups. With the column as
-    the least significant part every packed key is unique, so an unstable sort (numpy's
-    SIMD quicksort) gives exactly the stable order: equal keys (both zeros, NaNs) keep
-    their column order. Rows too wide for the packing take a stable argsort instead.
+    The packed key is ``(group, key, column within the group)``: the group number is
+    the most significant part, so one sort per row sorts every group independently and
+    never moves an element across groups (position ``j`` of the sorted row belongs to
+    group ``j // sort_width``); with the in-group column as the least significant part
+    every packed key is unique, so an unstable sort (numpy's SIMD quicksort) gives
+    exactly the stable order: equal keys (both zeros, NaNs) keep their column order.
+    Rows too wide for the packing take a stable argsort instead.
     """
     c = key.shape[-1]
     key_bits = _FMT[dt][0]
-    col_bits = max(c - 1, 1).bit_length()
     groups = -(-c // sort_width)
-    col = np.arange(c, dtype=np.uint64)
+    local_bits = max(sort_width - 1, 1).bit_length()
+    if key_bits + local_bits + max(groups - 1, 1).bit_length() > 64:
+        return _stable_group_order(key, sort_width, key_bits)
+    pack, base = _packing(c, sort_width, key_bits, local_bits)
     wide = key.astype(np.uint64)
-    if key_bits + col_bits + max(groups - 1, 1).bit_length() > 64:
-        wide |= (col // np.uint64(sort_width)) << np.uint64(key_bits)
-        return np.argsort(wide, axis=-1, kind="stable")
-    wide <<= np.uint64(col_bits)
-    wide |= ((col // np.uint64(sort_width)) << np.uint64(key_bits + col_bits)) | col
+    wide <<= np.uint64(local_bits)
+    wide |= pack
     wide.sort(axis=-1)
-    wide &= np.uint64((1 << col_bits) - 1)
-    return wide.astype(np.intp)
+    wide &= np.uint64((1 << local_bits) - 1)
+    return wide.astype(np.intp) + base, wide
+
+
+def _stable_group_order(
+    key: np.ndarray, sort_width: int, key_bits: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_group_order` by a stable argsort of ``(group, key)`` (rows of more than
+    2**26 groups, whose packed key would not fit 64 bits)."""
+    col = np.arange(key.shape[-1], dtype=np.uint64)
+    wide = key.astype(np.uint64) | ((col // np.uint64(sort_width)) << np.uint64(key_bits))
+    order = np.argsort(wide, axis=-1, kind="stable")
+    return order, order % sort_width
+
+
+@cache
+def _packing(
+    c: int, width: int, key_bits: int, local_bits: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per column: the packed ``group << (key_bits + local_bits) | column in group``,
+    and per sorted position the first column of its group (read-only, per geometry)."""
+    col = np.arange(c, dtype=np.uint64)
+    group = col // np.uint64(width)
+    pack = (group << np.uint64(key_bits + local_bits)) | (col % np.uint64(width))
+    base = (group * np.uint64(width)).astype(np.intp)
+    pack.flags.writeable = False
+    base.flags.writeable = False
+    return pack, base
 
 
 def tmrgsort_sorted(
@@ -194,15 +225,27 @@ def tmrgsort(
     if a.shape[2] == 0 or b.shape[2] == 0:
         raise ValueError("TMRGSORT sources are nonempty")
     both = np.concatenate((a, b), axis=2)
+    p, n0 = both.shape[0], a.shape[2]
+    desc = np.asarray(descending)
+    if desc.ndim == 0 and desc.dtype == bool and not np.isnan(both).any():
+        # without NaNs the order is the numeric one (+0 == -0 compare equal, so the
+        # stable sort keeps their incoming order): sort the values themselves
+        x = -both if desc else both  # negation is exact and keeps -0 == +0
+        _require_sorted(x.reshape(p, -1), n0)
+        return _take(both, x.argsort(axis=-1, kind="stable")), np.zeros(p, np.uint8)
     # one key computation for both streams (the key is elementwise)
     key, is_snan = _sort_key(dt, both, descending)
-    p = key.shape[0]
     k = key.reshape(p, -1)
-    n0 = a.shape[2]
-    ordered = k[:, :-1] <= k[:, 1:]  # as tmrgsort_sorted, for both streams at once
+    _require_sorted(k, n0)
+    order = key.argsort(axis=-1, kind="stable")
+    return _take(both, order), _snan_status(is_snan, p)
+
+
+def _require_sorted(k: np.ndarray, n0: int) -> None:
+    """Both streams of the (P, n0 + n1) keys (or NaN-free values) ascend, as
+    :func:`tmrgsort_sorted` asks; one comparison pass, the seam pair excluded."""
+    ordered = k[:, :-1] <= k[:, 1:]
     ordered[:, n0 - 1] = True  # the seam between the streams is no pair
     if not ordered.all():
         name = "left" if not ordered[:, : n0 - 1].all() else "right"
         raise SemanticError(f"TMRGSORT {name} source is not sorted in the selected order")
-    order = key.argsort(axis=-1, kind="stable")
-    return _take(both, order), _snan_status(is_snan, p)
