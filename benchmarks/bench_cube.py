@@ -5,7 +5,7 @@ Rows (printed by benchmarks/run_all.py, never asserted): the time of one TMATMUL
 divided by four (per PE, the executor computes each PE's fold), side by side with
 ``np.matmul`` on the same FP16/BF16 arrays (FP16: numpy's generic loop, it has no FP16
 BLAS; BF16: ml_dtypes widens to float32 and calls BLAS) and on float32 copies (BLAS),
-and FP32 inputs (exact fused steps) against float32
+and FP32 inputs (exact fused steps: the compiled fmaf kernel where it exists) against float32
 ``np.matmul``. Shapes run up to the largest single bundle: M <= 32 (CUBE_M32), D FP32
 M32 needs 128*N bytes and B FP16 N8 about 2*K*N bytes of one 64 KiB tile, so
 32 x 128 x 256 is the largest FP16 bundle with N = 128; larger products are K-chains
@@ -21,6 +21,7 @@ import numpy as np
 
 from ptoc.backend.asm import parse
 from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics import matmul
 from ptoc.runtime import Machine, MachineConfig
 
 from .common import Row, best_of
@@ -93,6 +94,8 @@ def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
                 out.append(Row(f"TMATMUL bundle {dt.name} {label} /PE", ours, same,
                                f"np.matmul {dt.name}", goal=10.0))  # fmt: skip
             note = "exact fused steps" if dt == DataType.FP32 else ""
+            if matmul._compiled_fold() is None:
+                note = "; ".join(filter(None, [note, "numpy route"]))
             out.append(Row(f"TMATMUL bundle {dt.name} {label} /PE", ours, blas,
                            "np.matmul float32 (BLAS)", note=note))  # fmt: skip
     return out

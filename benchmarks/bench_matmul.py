@@ -8,18 +8,20 @@ Rows (printed by benchmarks/run_all.py, never asserted):
   kind: numpy has no FP16 kernel and runs its generic loop, while ml_dtypes' matmul of
   BF16 arrays returns the float32 BLAS product of widened copies, so the BF16 row is
   the fold against BLAS. Goal from issue 11: at most 10x of ``np.matmul`` for FP16/BF16
-  inputs. The fold is K vectorised FP32 additions because FP16/BF16 products of
-  normal-range operands are exact FP32 values: one outer product per block of k, then
-  one in-place addition per k (or one reduction per block while M * N is small), and
-  the K additions of M * N elements bound it from below.
-* FP32 inputs against float32 ``np.matmul``: every step is an exact fused multiply-add
-  (float64 TwoSum, round to odd, one FP32 rounding), about twenty vectorised float64
-  operations per k, so this row shows what exact FP32 steps cost.
+  inputs. FP16/BF16 products of normal-range operands are exact FP32 values, so the fold
+  is K FP32 additions per element in k order: the compiled kernel ``fold32.c`` where a C
+  compiler exists (the note says which route ran), and the "numpy route" rows show the
+  fallback (one outer product per block of k, one addition per k), which two memory
+  passes over the M * N * K products bound at about 20x of BLAS.
+* FP32 inputs against float32 ``np.matmul``: every step is an exact fused multiply-add,
+  one ``fmaf`` in the compiled kernel ``fma32.c``; the "exact engine" rows (small shapes)
+  show the numpy fallback (float64 TwoSum, round to odd, one FP32 rounding, about twenty
+  vectorised float64 operations per k).
 * S8 inputs against ``np.matmul`` of int32 copies (exact float64 BLAS per K chunk).
 
-Inputs are uniform in [-1, 1) (normal-range values, so the native FP32-addition path
-applies to FP16/BF16). Times are the best wall time of three runs (BLAS may use
-several threads, whose CPU time process time would add up).
+Inputs are uniform in [-1, 1) (normal-range values, so the FP32-addition route applies
+to FP16/BF16). Times are the best wall time of three runs (BLAS may use several threads,
+whose CPU time process time would add up).
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ import ml_dtypes
 import numpy as np
 
 from ptoc.backend.isa import DataType
+from ptoc.backend.isa.semantics import compiled, matmul
 from ptoc.backend.isa.semantics.matmul import fold
 
-from .common import Row, best_of
+from .common import Row, best_of, slug
 
 SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (256, 256, 512)]
 
@@ -45,6 +48,8 @@ def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
     """Benchmark rows for each M x N x K shape."""
     rng = np.random.default_rng(11)
     out: list[Row] = []
+    add_route = "compiled" if matmul._compiled_fold() is not None else "numpy"
+    fma_route = "compiled" if matmul._compiled_fma() is not None else "exact engine"
     for m, n, k in shapes or SHAPES:
         a = rng.uniform(-1, 1, (m, k))
         b = rng.uniform(-1, 1, (k, n))
@@ -55,21 +60,41 @@ def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
             ours = _time(lambda a_c=a_c, b_c=b_c, dt=dt: fold(a_c, dt, b_c, dt))
             same = _time(lambda a_c=a_c, b_c=b_c: np.matmul(a_c, b_c))
             blas = _time(lambda a32=a32, b32=b32: np.matmul(a32, b32))
-            out.append(
-                Row(f"matmul {dt.name} {label}", ours, same, f"np.matmul {dt.name}", goal=10.0)
-            )
-            out.append(Row(f"matmul {dt.name} {label}", ours, blas, "np.matmul float32 (BLAS)"))
-        if m * n * k <= 128**3:
-            a32, b32 = a.astype(np.float32), b.astype(np.float32)
-            ours = _time(lambda a32=a32, b32=b32: fold(a32, DataType.FP32, b32, DataType.FP32))
-            blas = _time(lambda a32=a32, b32=b32: np.matmul(a32, b32))
+            name = f"matmul {dt.name} {label}"
+            out.append(Row(name, ours, same, f"np.matmul {dt.name}", goal=10.0, note=add_route))
+            out.append(Row(name, ours, blas, "np.matmul float32 (BLAS)", note=add_route))
+            if dt == DataType.BF16 and add_route == "compiled":
+                with compiled.suspended():
+                    slow = _time(lambda a_c=a_c, b_c=b_c, dt=dt: fold(a_c, dt, b_c, dt))
+                key = f"{slug(name)}_numpy_route"
+                out.append(
+                    Row(
+                        name,
+                        slow,
+                        blas,
+                        "np.matmul float32 (BLAS)",
+                        note="numpy route",
+                        key=key,
+                    )
+                )
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        blas = _time(lambda a32=a32, b32=b32: np.matmul(a32, b32))
+        ours = _time(lambda a32=a32, b32=b32: fold(a32, DataType.FP32, b32, DataType.FP32))
+        name = f"matmul FP32 {label}"
+        out.append(Row(name, ours, blas, "np.matmul float32 (BLAS)", note=fma_route))
+        if fma_route == "compiled" and m * n * k <= 128**3:
+            with compiled.suspended():
+                slow = _time(
+                    lambda a32=a32, b32=b32: fold(a32, DataType.FP32, b32, DataType.FP32)
+                )
             out.append(
                 Row(
-                    f"matmul FP32 {label}",
-                    ours,
+                    name,
+                    slow,
                     blas,
                     "np.matmul float32 (BLAS)",
-                    note="exact fused steps",
+                    note="exact engine",
+                    key=f"{slug(name)}_exact_engine",
                 )
             )
         a8 = rng.integers(-128, 128, (m, k)).astype(np.int8)

@@ -56,8 +56,13 @@ def test_import_benchmark_reports_what_the_command_line_loads() -> None:
 
 def test_matmul_benchmark_runs_on_a_small_shape() -> None:
     rows = bench_matmul.rows(shapes=[(8, 8, 8)])
-    assert len(rows) == 6 and all(r.value > 0 and r.baseline > 0 for r in rows)
+    # with the compiled kernels, a BF16 and an FP32 row also time the numpy fallbacks
+    mm = bench_matmul.matmul
+    extra = (mm._compiled_fold() is not None) + (mm._compiled_fma() is not None)
+    assert len(rows) == 6 + extra and all(r.value > 0 and r.baseline > 0 for r in rows)
     assert "matmul FP16 8x8x8" in render(rows)
+    keys = [row["key"] for row in as_json(rows)]
+    assert len(set(keys)) == len(keys)
 
 
 def test_report_benchmark_runs_on_a_small_kernel() -> None:

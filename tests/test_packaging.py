@@ -21,3 +21,11 @@ def test_every_package_directory_is_installed() -> None:
             if pkg not in listed:
                 missing.append(pkg)
     assert not missing, f"add to [tool.setuptools] packages: {sorted(missing)}"
+
+
+def test_kernel_sources_ship_with_the_package() -> None:
+    # compiled.py builds <name>.c from its own directory, so a wheel needs the sources
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    sources = sorted(p.name for p in (ROOT / "backend/isa/semantics").glob("*.c"))
+    assert sources, "no kernel sources found"
+    assert cfg["package-data"]["ptoc.backend.isa.semantics"] == ["*.c"]

@@ -39,6 +39,7 @@ def values(carrier):
 def small_blocks(monkeypatch):
     """Products of at most two k per einsum call at these shapes."""
     monkeypatch.setattr(mm, "_PRODUCT_BLOCK", 16)
+    monkeypatch.setattr(mm, "_compiled_fold", lambda: None)  # the numpy blocks
 
 
 @given(
@@ -68,6 +69,7 @@ def test_blocked_native_fold_equals_the_exact_engine(
         acc = np.array([[data.draw(accs) for _ in range(n)] for _ in range(m)], np.float32)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(mm, "_PRODUCT_BLOCK", 16)  # at most two k per einsum call here
+        patch.setattr(mm, "_compiled_fold", lambda: None)
         got, status = mm.fold(a, a_dt, b, b_dt, acc=acc)
     want, want_status = mm.fold(a, a_dt, b, b_dt, acc=acc, exact=True)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -43,12 +43,15 @@ call (the executor calls once per PE).
 
 from __future__ import annotations
 
+import ctypes
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..datatypes import DataType, info
+from . import compiled
 from . import fpatr as _fpatr
 from .core import SemanticError, from_bits, to_bits
 from .floatarith import two_sum
@@ -60,6 +63,7 @@ from .floatfmt import (
     OF,
     RNE,
     RTM,
+    UF,
     classify,
     decode,
     encode_parts,
@@ -295,20 +299,19 @@ def fold(
         s, c_snan = _float_values(acc, D.FP32)
     status = NV if (a_snan or b_snan or c_snan) else 0
     bits_sum = significand_bits(a_type) + significand_bits(b_type)
-    if (
-        not exact
-        and rmode in (0, RNE)
-        and _native_exact(
+    fast: tuple[np.ndarray, int] | None = None
+    if not exact and rmode in (0, RNE):
+        if _native_exact(
             av, bv, s, bits_sum, scaled=a_scale is not None or b_scale is not None
-        )
-    ):
-        with np.errstate(over="ignore"):
-            r32, st = _fold_native(
-                av.astype(np.float32), bv.astype(np.float32), s.astype(np.float32)
-            )
-        r = r32.astype(np.float64)
-    else:
-        r, st = _fold_exact(av, bv, s, rmode or RNE)
+        ):
+            with np.errstate(over="ignore"):
+                r32, st = _fold_native(
+                    av.astype(np.float32), bv.astype(np.float32), s.astype(np.float32)
+                )
+            fast = r32.astype(np.float64), st
+        else:
+            fast = _fold_fused(av, bv, s)
+    r, st = fast if fast is not None else _fold_exact(av, bv, s, rmode or RNE)
     return _to_fp32(r), status | st
 
 
@@ -456,6 +459,22 @@ def _fold_native(
     """The fold as float32 additions of exact float32 products (see :func:`_native_exact`).
 
     ``a32`` (M x K), ``b32`` (K x N) and the start ``run`` (M x N) are FP32 arrays;
+    ``start_is_zero`` says that ``run`` is all +0 (no accumulator). The compiled kernel
+    (:func:`_compiled_fold`) runs it where it could be built, else numpy
+    (:func:`_fold_native_numpy`); both give the same bits and status.
+    """
+    kernel = _compiled_fold()
+    if kernel is not None:
+        return _fold_compiled(kernel, a32, b32, run)
+    return _fold_native_numpy(a32, b32, run, start_is_zero)
+
+
+def _fold_native_numpy(
+    a32: np.ndarray, b32: np.ndarray, run: np.ndarray, start_is_zero: bool = False
+) -> tuple[np.ndarray, int]:
+    """:func:`_fold_native` in numpy: one outer product per block of k, then additions.
+
+    ``a32`` (M x K), ``b32`` (K x N) and the start ``run`` (M x N) are FP32 arrays;
     ``start_is_zero`` says that ``run`` is all +0 (no accumulator). The fold is elementwise,
     so it runs on the transposed problem when N < M: the products of a block of k come from
     one call whose inner loops are the longer side, then each k is one in-place IEEE float32
@@ -482,7 +501,7 @@ def _fold_native(
     m, k = a32.shape
     n = b32.shape[1]
     if n < m:
-        out, status = _fold_native(b32.T, a32.T, run.T.copy(), start_is_zero)
+        out, status = _fold_native_numpy(b32.T, a32.T, run.T.copy(), start_is_zero)
         return np.ascontiguousarray(out.T), status
     a_t = np.ascontiguousarray(a32.T)
     b_c = np.ascontiguousarray(b32)
@@ -524,6 +543,192 @@ def _fold_native(
     if np.isinf(run).any():
         status |= OF | NX
     return run, status
+
+
+def _fold_compiled(
+    kernel: Callable[..., int], a32: np.ndarray, b32: np.ndarray, run: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """:func:`_fold_native` by the compiled kernel ``fold32.c`` (see :func:`_compiled_fold`)."""
+    m, k = a32.shape
+    n = b32.shape[1]
+    a = np.ascontiguousarray(a32, np.float32)
+    b = np.ascontiguousarray(b32, np.float32)
+    out = np.array(run, np.float32, order="C")  # a copy: the kernel adds in place
+    status = NX if kernel(a.ctypes.data, b.ctypes.data, out.ctypes.data, m, n, k) else 0
+    if np.isinf(out).any():  # finite exact products: an Inf sum is an overflow
+        status |= OF | NX
+    return out, status
+
+
+def _compiled_fold() -> Callable[..., int] | None:
+    """The compiled fold kernel, or None where numpy folds (no compiler, self-test failed).
+
+    In numpy the fold costs two memory passes over the M * N * K products (about 20x a
+    BLAS matmul); the C loop of ``fold32.c`` keeps a block of sums in registers across k
+    and performs the same IEEE FP32 additions in the same order. It is built once per
+    machine (:mod:`.compiled`) and certified at load by :func:`_certify_fold`.
+    """
+    lib = compiled.load("fold32", _certify_fold)
+    return None if lib is None else lib.ptoc_fold_f32
+
+
+def _certify_fold(lib: ctypes.CDLL) -> str | None:
+    """None when the compiled fold equals the numpy fold on probes of every hazard.
+
+    The probes cover both loop nests of the kernel (blocks of 4 x 32 sums and the tails),
+    ties to even, sums that cancel to subnormals (flush-to-zero would show), signed zeros
+    in both orders, overflow to Inf, and an exact fold (no NX), comparing bits and status.
+    """
+    fn = lib.ptoc_fold_f32
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_ssize_t] * 3
+    rng = np.random.default_rng(11)
+    probes = []
+    for m, n, k in ((6, 40, 9), (4, 32, 3), (1, 1, 1), (5, 3, 7)):
+        a = rng.uniform(-2, 2, (m, k)).astype(np.float32)
+        b = (rng.uniform(-2, 2, (k, n)).astype(np.float16)).astype(np.float32)
+        a = a.astype(np.float16).astype(np.float32)  # 11-bit significands: exact products
+        probes.append((a, b, rng.uniform(-1, 1, (m, n)).astype(np.float32)))
+    tie = np.float32(2.0**-24)
+    probes.append(
+        (
+            np.array([[1.0, 1.0, 1.0]], np.float32),
+            np.array([[1.0], [tie], [tie]], np.float32),
+            np.zeros((1, 1), np.float32),
+        )
+    )  # 1 + 2**-24 ties to 1, twice
+    tiny = np.float32(2.0**-63)
+    probes.append(
+        (
+            np.array([[1.5 * tiny, -tiny]], np.float32),
+            np.array([[tiny], [tiny]], np.float32),
+            np.zeros((1, 1), np.float32),
+        )
+    )  # cancels to 2**-127
+    probes.append(
+        (
+            np.array([[-1.0, 1.0]], np.float32),
+            np.array([[0.0, -0.0], [-0.0, 0.0]], np.float32),
+            np.array([[-0.0, -0.0]], np.float32),
+        )
+    )
+    big = np.float32(2.0**63)
+    probes.append(
+        (
+            np.array([[1.5 * big, 1.5 * big]], np.float32),
+            np.array([[big], [big]], np.float32),
+            np.zeros((1, 1), np.float32),
+        )
+    )  # overflows to Inf
+    exact = np.arange(12, dtype=np.float32).reshape(3, 4)
+    probes.append((exact, exact.T.copy(), np.ones((3, 3), np.float32)))
+    for i, (a, b, run) in enumerate(probes):
+        got, got_status = _fold_compiled(fn, a, b, run)
+        want, want_status = _fold_native_numpy(a, b, run.copy())
+        if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
+            return f"probe {i}: result bits differ from the numpy fold"
+        if got_status != want_status:
+            return f"probe {i}: status {got_status:#x} != {want_status:#x}"
+    return None
+
+
+#: status bits of the compiled fused fold (``fma32.c``)
+_FMA_STATUS = ((1, NX), (2, UF), (4, OF))
+_FMA_INVALID = 8
+
+
+def _fold_fused(av: np.ndarray, bv: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """The RNE fold of finite FP32 values by the compiled fused kernel, else None.
+
+    ``av``, ``bv`` and the start ``s`` are float64 arrays; the kernel applies when every
+    element is a finite FP32 value (FP32 operands; MX-scaled operands beyond FP32 and
+    non-finite ones take the exact engine). Each step is one ``fmaf``, the exact product
+    plus the sum rounded once: the D11 step itself, certified by :func:`_certify_fma`.
+    """
+    kernel = _compiled_fma()
+    if kernel is None:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        ops = [x.astype(np.float32) for x in (av, bv, s)]
+    for x, x32 in zip((av, bv, s), ops):
+        if not (np.isfinite(x32).all() and np.array_equal(x32, x)):
+            return None
+    return _fold_fused_by(kernel, *ops)
+
+
+def _fold_fused_by(
+    kernel: Callable[..., int], a32: np.ndarray, b32: np.ndarray, run: np.ndarray
+) -> tuple[np.ndarray, int] | None:
+    m, k = a32.shape
+    n = b32.shape[1]
+    a = np.ascontiguousarray(a32, np.float32)
+    b = np.ascontiguousarray(b32, np.float32)
+    out = np.array(run, np.float32, order="C")
+    flags = kernel(a.ctypes.data, b.ctypes.data, out.ctypes.data, m, n, k)
+    if flags & _FMA_INVALID:  # not for finite operands; the exact engine then decides
+        return None
+    status = 0
+    for bit, flag in _FMA_STATUS:
+        if flags & bit:
+            status |= flag
+    return out.astype(np.float64), status
+
+
+def _compiled_fma() -> Callable[..., int] | None:
+    """The compiled fused fold kernel (``fma32.c``), or None where the exact engine folds."""
+    lib = compiled.load("fma32", _certify_fma)
+    return None if lib is None else lib.ptoc_fold_fma_f32
+
+
+def _certify_fma(lib: ctypes.CDLL) -> str | None:
+    """None when the compiled fused fold equals the exact engine on probes of every hazard.
+
+    Besides both loop nests and signed zeros: products far below FP32's subnormals and
+    far above its range inside a step, sums that round to subnormals (UF) and one that
+    rounds up to the smallest normal (not tiny after rounding, ptoc's tininess rule),
+    overflow, and an exact cancellation of a product's low bits.
+    """
+    fn = lib.ptoc_fold_fma_f32
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_ssize_t] * 3
+    rng = np.random.default_rng(13)
+    f32 = np.float32
+    probes = []
+    for (m, n, k), scale in (((6, 40, 9), 1.0), ((4, 32, 3), 2.0**-70), ((5, 3, 7), 2.0**60)):
+        a = (rng.standard_normal((m, k)) * scale).astype(f32)
+        b = (rng.standard_normal((k, n)) * scale).astype(f32)
+        probes.append((a, b, rng.standard_normal((m, n)).astype(f32) * f32(scale * scale)))
+    probes.append(
+        (
+            np.array([[2.0**-75, 1.0, 1.0 + 2.0**-23]], f32),
+            np.array(
+                [[-(2.0**-76), 1.0, 0.0], [0.0, -1.0, 1.0 + 2.0**-23], [0.0, 0.0, 1.0]], f32
+            ),
+            np.array([[2.0**-126, 1.0, -(1.0 + 2.0**-22)]], f32),
+        )
+    )  # rounds up to 2**-126 (not tiny after rounding); exact +0; exact 2**-46
+    probes.append(
+        (
+            np.array([[2.0**64, -1.0]], f32),
+            np.array([[2.0**64, 0.0], [0.0, -0.0]], f32),
+            np.array([[0.0, -0.0]], f32),
+        )
+    )  # overflow to Inf; -0 + -0 stays -0
+    probes.append(
+        (np.array([[2.0**-100]], f32), np.array([[3.0 * 2.0**-40]], f32), np.zeros((1, 1), f32))
+    )  # a subnormal, inexact sum: UF
+    for i, (a, b, run) in enumerate(probes):
+        got = _fold_fused_by(fn, a, b, run)
+        want, want_status = _fold_exact(
+            a.astype(np.float64), b.astype(np.float64), run.astype(np.float64), RNE
+        )
+        if got is None:
+            return f"probe {i}: the kernel reported an invalid operation"
+        if not np.array_equal(_to_fp32(got[0]).view(np.uint32), _to_fp32(want).view(np.uint32)):
+            return f"probe {i}: result bits differ from the exact engine"
+        if got[1] != want_status:
+            return f"probe {i}: status {got[1]:#x} != {want_status:#x}"
+    return None
 
 
 def _inexact(run: np.ndarray, p: np.ndarray, new: np.ndarray) -> bool:
