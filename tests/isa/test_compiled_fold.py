@@ -146,12 +146,73 @@ class _FakeLibrary:
 
 @pytest.mark.parametrize("defect", ["blas", "ftz", "nx"])
 def test_the_certificate_rejects_each_hazard(defect) -> None:
-    problem = mm._certify_fold(_FakeLibrary(defect))
+    problem = mm._certify_add(_FakeLibrary(defect))
     assert problem is not None and problem.startswith("probe ")
 
 
 def test_the_certificate_accepts_a_faithful_fold() -> None:
-    assert mm._certify_fold(_FakeLibrary("none")) is None
+    assert mm._certify_add(_FakeLibrary("none")) is None
+
+
+class _Delegate:
+    """The real library with one entry point replaced."""
+
+    def __init__(self, lib, **entries) -> None:
+        self._lib = lib
+        for name, fn in entries.items():
+            setattr(self, name, fn)
+
+    def __getattr__(self, name):
+        return getattr(self._lib, name)
+
+
+class _Entry:
+    """A settable stand-in for a ctypes function (the certificate sets its types)."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+@pytest.fixture(scope="module")
+def library(kernel):
+    return compiled.load("fold32")
+
+
+def test_the_certificate_rejects_a_widening_that_flushes_fp16_subnormals(library) -> None:
+    real = library.ptoc_widen16
+
+    def widen(src, dst, count, fp16, extremes):
+        real(src, dst, count, fp16, extremes)
+        codes = np.ctypeslib.as_array((ctypes.c_uint16 * count).from_address(src))
+        out = np.ctypeslib.as_array((ctypes.c_uint32 * count).from_address(dst))
+        if fp16:
+            out[(codes & 0x7C00) == 0] &= np.uint32(0x80000000)
+
+    problem = mm._certify_fold(_Delegate(library, ptoc_widen16=_Entry(widen)))
+    assert problem == "FP16 widening of sample 0 differs from numpy"
+
+
+@pytest.mark.parametrize("defect", ["never declines", "always declines", "no OF"])
+def test_the_certificate_rejects_each_route_defect(library, defect) -> None:
+    real = library.ptoc_fold_half
+
+    def half(a, a_fp16, b, b_fp16, acc, m, n, k):
+        if defect == "always declines":
+            return -1
+        flags = real(a, a_fp16, b, b_fp16, acc, m, n, k)
+        if defect == "never declines" and flags < 0:
+            return 0
+        return flags & ~2 if defect == "no OF" else flags
+
+    problem = mm._certify_half(_Delegate(library, ptoc_fold_half=_Entry(half)))
+    assert problem is not None and problem.startswith("half probe ")
+
+
+def test_the_certificate_accepts_the_built_library(library) -> None:
+    assert mm._certify_fold(library) is None
 
 
 def test_a_failed_certificate_serves_the_numpy_fold(monkeypatch) -> None:

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa.datatypes import DataType
+from ptoc.backend.isa.semantics import compiled
 from ptoc.backend.isa.semantics import matmul as mm
 
 D = DataType
@@ -39,7 +40,8 @@ def values(carrier):
 def small_blocks(monkeypatch):
     """Products of at most two k per einsum call at these shapes."""
     monkeypatch.setattr(mm, "_PRODUCT_BLOCK", 16)
-    monkeypatch.setattr(mm, "_compiled_fold", lambda: None)  # the numpy blocks
+    with compiled.suspended():  # the numpy blocks
+        yield
 
 
 @given(
@@ -67,9 +69,8 @@ def test_blocked_native_fold_equals_the_exact_engine(
     if with_acc:
         accs = st.sampled_from(ACC_SPECIAL) | st.floats(width=32, allow_nan=False)
         acc = np.array([[data.draw(accs) for _ in range(n)] for _ in range(m)], np.float32)
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch, compiled.suspended():
         patch.setattr(mm, "_PRODUCT_BLOCK", 16)  # at most two k per einsum call here
-        patch.setattr(mm, "_compiled_fold", lambda: None)
         got, status = mm.fold(a, a_dt, b, b_dt, acc=acc)
     want, want_status = mm.fold(a, a_dt, b, b_dt, acc=acc, exact=True)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -11,6 +11,8 @@ reduction threshold, and compare the route directly with the exact engine
 
 from __future__ import annotations
 
+import contextlib
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa.datatypes import DataType
+from ptoc.backend.isa.semantics import compiled
 from ptoc.backend.isa.semantics import matmul as mm
 
 D = DataType
@@ -71,9 +74,10 @@ def test_native_route_equals_the_exact_engine(
         acc_bits = [[data.draw(acc_codes()) for _ in range(n)] for _ in range(m)]
         acc = np.array(acc_bits, np.uint32).view(np.float32)
     want, want_status = mm.fold(a, a_dt, b, b_dt, acc=acc, exact=True)
-    with pytest.MonkeyPatch.context() as patch:
+    with contextlib.ExitStack() as stack:
+        patch = stack.enter_context(pytest.MonkeyPatch.context())
         if mode != "compiled":  # the numpy fold, whether or not a compiled kernel exists
-            patch.setattr(mm, "_compiled_fold", lambda: None)
+            stack.enter_context(compiled.suspended())
         if mode == "calls":
             patch.setattr(mm, "_REDUCE_MAX", 0)  # one addition call per k
         if mode == "small blocks":

@@ -14,11 +14,15 @@
  * - the floating-point environment: round to nearest even, no flush-to-zero or
  *   denormals-are-zero (set here for the call and restored after, on x86 through MXCSR).
  *
- * Returns 1 when some step was inexact (the NX status of D11), else 0; the caller's
- * floating-point exception flags are restored.
+ * ptoc_fold_f32 returns 1 when some step was inexact (the NX status of D11), else 0;
+ * ptoc_fold_half widens FP16/BF16 codes itself, checks the route's conditions and folds.
+ * The caller's floating-point environment is restored.
  */
 #include <fenv.h>
+#include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>
 #define PTOC_HAVE_MXCSR 1
@@ -72,9 +76,111 @@ static void fold_blocks(const float *a, const float *b, float *acc, ptrdiff_t m,
     fold_tail(a, b, acc, i, m, 0, n, k);
 }
 
+/*
+ * FP16 (fp16 != 0) or BF16 codes widened to their FP32 encodings, every code exactly
+ * (NaN payloads shifted into place as numpy's and ml_dtypes' casts do), and the smallest
+ * nonzero and the largest magnitude code (extremes[0] is 0xFFFF when all are zeros):
+ * the fold's range check reads them, so one pass serves both.
+ */
+void ptoc_widen16(const unsigned short *src, unsigned int *dst, ptrdiff_t count, int fp16,
+                  unsigned short *extremes)
+{
+    unsigned short lo = 0xFFFF, hi = 0;
+    for (ptrdiff_t i = 0; i < count; i++) {
+        const unsigned int h = src[i];
+        const unsigned short mag = (unsigned short)(h & 0x7FFF);
+        hi = mag > hi ? mag : hi;
+        /* zeros wrap to 0xFFFF and never lower the minimum */
+        const unsigned short key = (unsigned short)(mag - 1u);
+        lo = key < (unsigned short)(lo - 1u) ? mag : lo;
+        if (!fp16) {
+            dst[i] = h << 16;
+            continue;
+        }
+        const unsigned int sign = (h & 0x8000u) << 16;
+        const unsigned int exp = (h >> 10) & 0x1Fu, frac = h & 0x3FFu;
+        if (exp == 0x1Fu) {
+            dst[i] = sign | 0x7F800000u | (frac << 13);
+        } else if (exp != 0) {
+            dst[i] = sign | ((exp + 112u) << 23) | (frac << 13);
+        } else if (frac == 0) {
+            dst[i] = sign;
+        } else { /* a subnormal: frac * 2**-24, normal in FP32 */
+            unsigned int shift = 0, f = frac;
+            while (!(f & 0x400u)) {
+                f <<= 1;
+                shift++;
+            }
+            dst[i] = sign | ((113u - shift) << 23) | ((f & 0x3FFu) << 13);
+        }
+    }
+    extremes[0] = lo;
+    extremes[1] = hi;
+}
+
+static double code_value(unsigned short mag, int fp16)
+{
+    unsigned int bits;
+    float f;
+    ptoc_widen16(&mag, &bits, 1, fp16, (unsigned short[2]){0, 0});
+    memcpy(&f, &bits, sizeof f);
+    return (double)f;
+}
+
+/* whether the extremes (smallest nonzero, largest magnitude code) of A and B keep every
+ * product finite, exact and FP32-normal (or zero): the condition of the FP32-addition
+ * route (_native_operands in matmul.py); the double products of the extremes are exact */
+static int products_in_range(const unsigned short *ea, int a_fp16, const unsigned short *eb,
+                             int b_fp16)
+{
+    const unsigned short a_inf = a_fp16 ? 0x7C00 : 0x7F80, b_inf = b_fp16 ? 0x7C00 : 0x7F80;
+    if (ea[1] >= a_inf || eb[1] >= b_inf)
+        return 0; /* an Inf or a NaN */
+    if (ea[0] > 0x7FFF || eb[0] > 0x7FFF)
+        return 1; /* every product is a signed zero */
+    const double lo = code_value(ea[0], a_fp16) * code_value(eb[0], b_fp16);
+    const double hi = code_value(ea[1], a_fp16) * code_value(eb[1], b_fp16);
+    return lo >= 0x1p-126 && hi <= 0x1.fffffep127;
+}
+
+static int fold_in_environment(const float *a, const float *b, float *acc, ptrdiff_t m,
+                               ptrdiff_t n, ptrdiff_t k);
+
+/*
+ * The whole FP16/BF16 route: a (M x K) and b (K x N) as 16-bit codes, acc (M x N) the
+ * FP32 start. Returns -1 when the route does not apply (a NaN or Inf operand or start, a
+ * product that may leave FP32's normal range: acc is then untouched), -2 when memory runs
+ * out, else bit 0 NX and bit 1 OF of the fold.
+ */
+int ptoc_fold_half(const unsigned short *a, int a_fp16, const unsigned short *b, int b_fp16,
+                   float *acc, ptrdiff_t m, ptrdiff_t n, ptrdiff_t k)
+{
+    for (ptrdiff_t i = 0; i < m * n; i++)
+        if (!isfinite(acc[i]))
+            return -1;
+    float *wa = malloc(sizeof(float) * (size_t)(m * k + k * n + 1));
+    if (wa == NULL)
+        return -2;
+    float *wb = wa + m * k;
+    unsigned short ea[2], eb[2];
+    ptoc_widen16(a, (unsigned int *)wa, m * k, a_fp16, ea);
+    ptoc_widen16(b, (unsigned int *)wb, k * n, b_fp16, eb);
+    int status = -1;
+    if (products_in_range(ea, a_fp16, eb, b_fp16))
+        status = fold_in_environment(wa, wb, acc, m, n, k);
+    free(wa);
+    return status;
+}
+
 /* a: M x K, b: K x N, acc: M x N, all C-contiguous float32 */
 int ptoc_fold_f32(const float *a, const float *b, float *acc, ptrdiff_t m, ptrdiff_t n,
                   ptrdiff_t k)
+{
+    return fold_in_environment(a, b, acc, m, n, k) & 1;
+}
+
+static int fold_in_environment(const float *a, const float *b, float *acc, ptrdiff_t m,
+                               ptrdiff_t n, ptrdiff_t k)
 {
     fexcept_t saved_flags;
     const int saved_round = fegetround();
@@ -86,11 +192,11 @@ int ptoc_fold_f32(const float *a, const float *b, float *acc, ptrdiff_t m, ptrdi
     fesetround(FE_TONEAREST);
     feclearexcept(FE_ALL_EXCEPT);
     fold_blocks(a, b, acc, m, n, k);
-    const int inexact = fetestexcept(FE_INEXACT) ? 1 : 0;
+    const int status = (fetestexcept(FE_INEXACT) ? 1 : 0) | (fetestexcept(FE_OVERFLOW) ? 2 : 0);
 #ifdef PTOC_HAVE_MXCSR
     _mm_setcsr(saved_csr);
 #endif
     fesetround(saved_round);
     fesetexceptflag(&saved_flags, FE_ALL_EXCEPT);
-    return inexact;
+    return status;
 }

@@ -285,6 +285,9 @@ def fold(
     if acc_type != D.FP32:
         return _fold_int(a, b, acc, acc_type), 0
     if not exact and rmode in (0, RNE) and a_scale is None and b_scale is None:
+        half = _fold_half(a, a_type, b, b_type, acc)
+        if half is not None:
+            return half
         ops = _native_operands(a, a_type, b, b_type, acc)
         if ops is not None:
             return _fold_native(*ops, start_is_zero=acc is None)
@@ -377,12 +380,18 @@ def _half_extremes(x: np.ndarray, dt: DataType) -> tuple[float, float]:
     """:func:`_extremes` of an FP16/BF16 operand from its 16-bit encodings: both formats
     are sign-magnitude, so the magnitude bits order the magnitudes as integers do (a
     NaN or an infinity has the largest, which then decodes as non-finite)."""
-    inf_bits, half = _HALF[dt]
     mag = to_bits(x) & np.uint16(0x7FFF)
     if mag.size == 0:
         return float("inf"), 0.0
     hi = int(mag.max())
     lo = int((mag - np.uint16(1)).min()) + 1  # zeros wrap to 0xFFFF, past every magnitude
+    return _extremes_of_codes(lo, hi, dt)
+
+
+def _extremes_of_codes(lo: int, hi: int, dt: DataType) -> tuple[float, float]:
+    """:func:`_half_extremes` from the smallest nonzero (above 0x7FFF: none) and the
+    largest magnitude code."""
+    inf_bits, half = _HALF[dt]
     if hi >= inf_bits:
         return 0.0, float("inf")  # an Inf or a NaN: the caller takes the general path
     if lo > 0x7FFF:
@@ -572,8 +581,67 @@ def _compiled_fold() -> Callable[..., int] | None:
     return None if lib is None else lib.ptoc_fold_f32
 
 
+def _compiled_half() -> Callable[..., int] | None:
+    """The compiled FP16/BF16 route of ``fold32.c`` (widening, range check and fold in one
+    call; certified with the fold)."""
+    lib = compiled.load("fold32", _certify_fold)
+    return None if lib is None else lib.ptoc_fold_half
+
+
+def _fold_half(
+    a: np.ndarray, a_type: DataType, b: np.ndarray, b_type: DataType, acc: np.ndarray | None
+) -> tuple[np.ndarray, int] | None:
+    """The FP16/BF16 route (:func:`_native_operands`, :func:`_fold_native`) in one compiled
+    call, or None when there is no kernel or the route does not apply."""
+    kernel = _compiled_half()
+    if kernel is None:
+        return None
+    for x, dt in ((a, a_type), (b, b_type)):
+        if not (
+            (dt == D.FP16 and x.dtype == np.float16) or (dt == D.BF16 and x.dtype.itemsize == 2)
+        ):
+            return None
+    return _fold_half_by(kernel, a, a_type, b, b_type, acc)
+
+
+def _fold_half_by(
+    kernel: Callable[..., int],
+    a: np.ndarray,
+    a_type: DataType,
+    b: np.ndarray,
+    b_type: DataType,
+    acc: np.ndarray | None,
+) -> tuple[np.ndarray, int] | None:
+    m, k = a.shape
+    n = b.shape[1]
+    if m * n * k == 0:
+        return None
+    if acc is None:
+        out = np.zeros((m, n), np.float32)
+    elif acc.dtype == np.float32:
+        out = np.array(acc, np.float32, order="C")  # a copy: the kernel adds in place
+    else:
+        return None
+    ca, cb = to_bits(a), to_bits(b)  # C-contiguous codes
+    flags = kernel(
+        ca.ctypes.data, int(a_type == D.FP16), cb.ctypes.data, int(b_type == D.FP16),
+        out.ctypes.data, m, n, k,
+    )  # fmt: skip
+    if flags < 0:
+        return None  # the route does not apply (or no memory): the general path decides
+    return out, (NX if flags & 1 else 0) | (OF | NX if flags & 2 else 0)
+
+
 def _certify_fold(lib: ctypes.CDLL) -> str | None:
-    """None when the compiled fold equals the numpy fold on probes of every hazard.
+    """None when the compiled fold equals the numpy fold on probes of every hazard, else
+    the first disagreement: the widening of every FP16/BF16 code (:func:`_certify_widen`),
+    the FP32 additions (:func:`_certify_add`) and the whole FP16/BF16 route with its
+    declines (:func:`_certify_half`)."""
+    return _certify_widen(lib) or _certify_add(lib) or _certify_half(lib)
+
+
+def _certify_add(lib: ctypes.CDLL) -> str | None:
+    """None when ``ptoc_fold_f32`` equals the numpy fold on probes of every hazard.
 
     The probes cover both loop nests of the kernel (blocks of 4 x 32 sums and the tails),
     ties to even, sums that cancel to subnormals (flush-to-zero would show), signed zeros
@@ -728,6 +796,88 @@ def _certify_fma(lib: ctypes.CDLL) -> str | None:
             return f"probe {i}: result bits differ from the exact engine"
         if got[1] != want_status:
             return f"probe {i}: status {got[1]:#x} != {want_status:#x}"
+    return None
+
+
+def _certify_half(lib: ctypes.CDLL) -> str | None:
+    """None when ``ptoc_fold_half`` equals the numpy route, declines included: mixed
+    FP16/BF16 pairs with and without a start, a NaN operand, an Inf start, products
+    below FP32's normal range, sums that overflow."""
+    fn = lib.ptoc_fold_half
+    fn.restype = ctypes.c_int
+    pointer, flag, size = ctypes.c_void_p, ctypes.c_int, ctypes.c_ssize_t
+    fn.argtypes = [pointer, flag, pointer, flag, pointer, size, size, size]
+    rng = np.random.default_rng(14)
+    carriers = {D.FP16: np.float16, D.BF16: None}
+    probes: list[tuple[np.ndarray, DataType, np.ndarray, DataType, np.ndarray | None]] = []
+    for a_type, b_type, (m, n, k) in (
+        (D.FP16, D.BF16, (6, 40, 9)), (D.BF16, D.BF16, (4, 33, 5)), (D.FP16, D.FP16, (3, 2, 7)),
+    ):  # fmt: skip
+        a = rng.uniform(-3, 3, (m, k)).astype(np.float32)
+        b = rng.uniform(-3, 3, (k, n)).astype(np.float32)
+        c0 = rng.uniform(-1, 1, (m, n)).astype(np.float32)
+        probes += [(a, a_type, b, b_type, None), (a, a_type, b, b_type, c0)]
+    one = np.ones((2, 1), np.float32)
+    probes.append((np.array([[np.nan, 1.0]], np.float32), D.BF16, one, D.BF16, None))
+    probes.append((one.T, D.FP16, one, D.FP16, np.array([[np.inf]], np.float32)))
+    probes.append(
+        (np.array([[2.0**-20, 1.0]], np.float32), D.FP16, one * 2.0**-110, D.BF16, None)
+    )
+    probes.append(
+        (np.array([[2.0**127, 2.0**127]], np.float32), D.BF16, one * 1.5, D.BF16, None)
+    )
+    for i, (pa, a_type, pb, b_type, start) in enumerate(probes):
+        xa, xb = (_half_codes(x, dt, carriers[dt]) for x, dt in ((pa, a_type), (pb, b_type)))
+        got = _fold_half_by(fn, xa, a_type, xb, b_type, start)
+        ops = _native_operands(xa, a_type, xb, b_type, start)
+        want = None if ops is None else _fold_native_numpy(*ops, start_is_zero=start is None)
+        if (got is None) != (want is None):
+            return f"half probe {i}: the route {'declined' if got is None else 'applied'}"
+        if got is not None and want is not None:
+            if not np.array_equal(got[0].view(np.uint32), want[0].view(np.uint32)):
+                return f"half probe {i}: result bits differ from the numpy route"
+            if got[1] != want[1]:
+                return f"half probe {i}: status {got[1]:#x} != {want[1]:#x}"
+    return None
+
+
+def _half_codes(x: np.ndarray, dt: DataType, carrier: type | None) -> np.ndarray:
+    """FP32 values (exact in ``dt``) as an FP16 array or as BF16 codes in a uint16 array."""
+    if carrier is not None:
+        return x.astype(carrier)
+    return (x.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+
+
+def _certify_widen(lib: ctypes.CDLL) -> str | None:
+    """None when ``ptoc_widen16`` widens every FP16 and BF16 code as numpy does and finds
+    the extremes of :func:`_half_extremes` (all codes; zeros only; a few subsets)."""
+    fn = lib.ptoc_widen16
+    fn.restype = None
+    fn.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    rng = np.random.default_rng(12)
+    samples = [every, np.array([0x8000, 0, 0x8000], np.uint16)]
+    samples += [rng.choice(every[:0x7C00], 50) for _ in range(4)]
+    for dt, carrier in ((D.FP16, np.float16), (D.BF16, np.uint16)):  # BF16: any 16-bit view
+        for i, codes in enumerate(samples):
+            out = np.empty(codes.shape, np.uint32)
+            ext = np.zeros(2, np.uint16)
+            fn(
+                codes.ctypes.data,
+                out.ctypes.data,
+                codes.size,
+                int(dt == D.FP16),
+                ext.ctypes.data,
+            )
+            x = codes.view(carrier)
+            want = _fp32_carrier(x, dt)
+            assert want is not None
+            if not np.array_equal(out, want.view(np.uint32)):
+                return f"{dt.name} widening of sample {i} differs from numpy"
+            mag = codes & np.uint16(0x7FFF)
+            lo = min(int((mag - np.uint16(1)).min()) + 1, 0xFFFF)  # 0xFFFF: only zeros
+            if int(ext[0]) != lo or int(ext[1]) != int(mag.max()):
+                return f"{dt.name} extremes of sample {i} differ"
     return None
 
 
