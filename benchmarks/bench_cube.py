@@ -21,7 +21,7 @@ import numpy as np
 
 from ptoc.backend.asm import parse
 from ptoc.backend.isa import DataType
-from ptoc.backend.isa.semantics import matmul
+from ptoc.backend.isa.semantics import matmul_kernels as kernels
 from ptoc.runtime import Machine, MachineConfig
 
 from .common import Row, best_of
@@ -94,7 +94,7 @@ def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
                 out.append(Row(f"TMATMUL bundle {dt.name} {label} /PE", ours, same,
                                f"np.matmul {dt.name}", goal=10.0))  # fmt: skip
             note = "exact fused steps" if dt == DataType.FP32 else ""
-            if matmul._compiled_fold() is None:
+            if kernels.compiled_fold() is None:
                 note = "; ".join(filter(None, [note, "numpy route"]))
             out.append(Row(f"TMATMUL bundle {dt.name} {label} /PE", ours, blas,
                            "np.matmul float32 (BLAS)", note=note))  # fmt: skip

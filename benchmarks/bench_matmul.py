@@ -32,7 +32,8 @@ import ml_dtypes
 import numpy as np
 
 from ptoc.backend.isa import DataType
-from ptoc.backend.isa.semantics import compiled, matmul
+from ptoc.backend.isa.semantics import compiled
+from ptoc.backend.isa.semantics import matmul_kernels as kernels
 from ptoc.backend.isa.semantics.matmul import fold
 
 from .common import Row, best_of, slug
@@ -48,8 +49,8 @@ def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
     """Benchmark rows for each M x N x K shape."""
     rng = np.random.default_rng(11)
     out: list[Row] = []
-    add_route = "compiled" if matmul._compiled_fold() is not None else "numpy"
-    fma_route = "compiled" if matmul._compiled_fma() is not None else "exact engine"
+    add_route = "compiled" if kernels.compiled_fold() is not None else "numpy"
+    fma_route = "compiled" if kernels.compiled_fma() is not None else "exact engine"
     for m, n, k in shapes or SHAPES:
         a = rng.uniform(-1, 1, (m, k))
         b = rng.uniform(-1, 1, (k, n))

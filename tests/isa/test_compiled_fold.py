@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from ptoc.backend.isa.datatypes import DataType
 from ptoc.backend.isa.semantics import compiled
 from ptoc.backend.isa.semantics import matmul as mm
+from ptoc.backend.isa.semantics import matmul_kernels as kernels
 
 D = DataType
 CARRIERS = {D.FP16: np.float16, D.BF16: ml_dtypes.bfloat16}
@@ -56,7 +57,7 @@ def codes(
 
 @pytest.fixture(scope="module")
 def kernel():
-    fn = mm._compiled_fold()
+    fn = kernels.compiled_fold()
     if fn is None:
         assert not HAVE_CC, f"a compiler exists but: {compiled.status('fold32')}"
         pytest.skip("no C compiler: the numpy fold serves (see test_matmul_native_route)")
@@ -64,7 +65,7 @@ def kernel():
 
 
 def test_the_kernel_is_built_and_certified_where_a_compiler_exists() -> None:
-    fn = mm._compiled_fold()
+    fn = kernels.compiled_fold()
     if HAVE_CC:
         assert fn is not None and compiled.status("fold32") == "compiled"
     else:
@@ -98,7 +99,7 @@ def test_compiled_fold_equals_the_exact_engine(
     assert status == want_status
     ops = mm._native_operands(a, dt, b, dt, acc)
     if ops is not None:  # the kernel itself, against the numpy route
-        direct, direct_status = mm._fold_compiled(kernel, *ops)
+        direct, direct_status = kernels.fold_compiled(kernel, *ops)
         np.testing.assert_array_equal(direct.view(np.uint32), want.view(np.uint32))
         assert direct_status == want_status
 
@@ -107,13 +108,13 @@ def test_compiled_fold_overflow_cancellation_and_zero_signs(kernel) -> None:
     big = 2.0**63
     a = np.array([[1.5 * big, 1.5 * big, -(2.0**-63)] * 12] * 5, np.float32)
     b = np.full((36, 33), big, np.float32)
-    out, status = mm._fold_compiled(kernel, a, b, np.zeros((5, 33), np.float32))
+    out, status = kernels.fold_compiled(kernel, a, b, np.zeros((5, 33), np.float32))
     assert np.isposinf(out).all() and status == mm.OF | mm.NX
     z = np.zeros((4, 32), np.float32)
     start = np.full((4, 32), -0.0, np.float32)
-    out, status = mm._fold_compiled(kernel, -np.ones((4, 1), np.float32), z[:1], start)
+    out, status = kernels.fold_compiled(kernel, -np.ones((4, 1), np.float32), z[:1], start)
     assert (out.view(np.uint32) == 0x80000000).all() and status == 0  # -0 + -0 stays -0
-    out, _ = mm._fold_compiled(kernel, np.ones((4, 1), np.float32), z[:1], start)
+    out, _ = kernels.fold_compiled(kernel, np.ones((4, 1), np.float32), z[:1], start)
     assert (out.view(np.uint32) == 0).all()  # -0 + +0 is +0
 
 
@@ -146,12 +147,12 @@ class _FakeLibrary:
 
 @pytest.mark.parametrize("defect", ["blas", "ftz", "nx"])
 def test_the_certificate_rejects_each_hazard(defect) -> None:
-    problem = mm._certify_add(_FakeLibrary(defect))
+    problem = kernels.certify_add(_FakeLibrary(defect))
     assert problem is not None and problem.startswith("probe ")
 
 
 def test_the_certificate_accepts_a_faithful_fold() -> None:
-    assert mm._certify_add(_FakeLibrary("none")) is None
+    assert kernels.certify_add(_FakeLibrary("none")) is None
 
 
 class _Delegate:
@@ -191,7 +192,7 @@ def test_the_certificate_rejects_a_widening_that_flushes_fp16_subnormals(library
         if fp16:
             out[(codes & 0x7C00) == 0] &= np.uint32(0x80000000)
 
-    problem = mm._certify_fold(_Delegate(library, ptoc_widen16=_Entry(widen)))
+    problem = kernels.certify_fold(_Delegate(library, ptoc_widen16=_Entry(widen)))
     assert problem == "FP16 widening of sample 0 differs from numpy"
 
 
@@ -207,19 +208,19 @@ def test_the_certificate_rejects_each_route_defect(library, defect) -> None:
             return 0
         return flags & ~2 if defect == "no OF" else flags
 
-    problem = mm._certify_half(_Delegate(library, ptoc_fold_half=_Entry(half)))
+    problem = kernels.certify_half(_Delegate(library, ptoc_fold_half=_Entry(half)))
     assert problem is not None and problem.startswith("half probe ")
 
 
 def test_the_certificate_accepts_the_built_library(library) -> None:
-    assert mm._certify_fold(library) is None
+    assert kernels.certify_fold(library) is None
 
 
 def test_a_failed_certificate_serves_the_numpy_fold(monkeypatch) -> None:
     compiled.reset("fold32")
-    monkeypatch.setattr(mm, "_certify_fold", lambda lib: "probe 0: forced")
+    monkeypatch.setattr(kernels, "certify_fold", lambda lib: "probe 0: forced")
     try:
-        assert mm._compiled_fold() is None
+        assert kernels.compiled_fold() is None
         assert compiled.status("fold32") == "self-test failed: probe 0: forced"
         a = np.array([[1.0, 2.0**-24]], np.float16)
         got, status = mm.fold(a, D.FP16, a.T.copy(), D.FP16)
@@ -271,14 +272,14 @@ def test_the_build_drops_target_clones_and_is_cached(monkeypatch, tmp_path) -> N
     monkeypatch.setenv("CC", str(cc))
     compiled.reset("fold32")
     try:
-        lib = compiled.load("fold32", mm._certify_fold)
+        lib = compiled.load("fold32", kernels.certify_fold)
         assert lib is not None, compiled.status("fold32")
         calls = log.read_text().splitlines()
         assert len(calls) == 2 and "PTOC_CLONES" in calls[0] and "PTOC_CLONES" not in calls[1]
         built = [p.name for p in cache.iterdir()]
         assert len(built) == 1 and built[0].startswith("fold32-")
         compiled.reset("fold32")
-        assert compiled.load("fold32", mm._certify_fold) is not None
+        assert compiled.load("fold32", kernels.certify_fold) is not None
         assert len(log.read_text().splitlines()) == 2  # the cached library, no new build
     finally:
         compiled.reset("fold32")
@@ -306,7 +307,7 @@ def codes32(rng: np.random.Generator, shape, holes: float) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def fma_kernel():
-    fn = mm._compiled_fma()
+    fn = kernels.compiled_fma()
     if fn is None:
         assert not HAVE_CC, f"a compiler exists but: {compiled.status('fma32')}"
         pytest.skip("no C compiler: the exact engine serves FP32 folds")
@@ -336,12 +337,12 @@ def test_fused_fold_serves_fp32_and_declines_non_finite_operands(fma_kernel) -> 
     a = np.array([[1.0, 2.0**-100]], np.float32)
     b = np.array([[3.0], [3.0 * 2.0**-40]], np.float32)
     s = np.zeros((1, 1))
-    got = mm._fold_fused(a.astype(np.float64), b.astype(np.float64), s)
+    got = kernels.fold_fused(a.astype(np.float64), b.astype(np.float64), s)
     assert got is not None and got[0][0, 0] == np.float32(3.0) and got[1] == mm.NX
     for bad in (np.inf, np.nan, 2.0**200, 2.0**-160):  # the last two are no FP32 values
         a64 = a.astype(np.float64)
         a64[0, 1] = bad
-        assert mm._fold_fused(a64, b.astype(np.float64), s) is None
+        assert kernels.fold_fused(a64, b.astype(np.float64), s) is None
 
 
 class _FakeFma:
@@ -364,7 +365,7 @@ class _FakeFma:
                 s = s + np.multiply.outer(a[:, kk], b[kk]).astype(np.float32)
             want = s.astype(f64)
         acc[...] = want.astype(np.float32)
-        bits = sum(bit for bit, flag in mm._FMA_STATUS if status & flag)
+        bits = sum(bit for bit, flag in kernels.FMA_STATUS if status & flag)
         if self.defect == "tiny before rounding" and (np.abs(acc) == 2.0**-126).any():
             bits |= 2
         if self.defect == "no UF":
@@ -379,9 +380,9 @@ class _FakeFmaLibrary:
 
 @pytest.mark.parametrize("defect", ["unfused", "tiny before rounding", "no UF"])
 def test_the_fma_certificate_rejects_each_hazard(defect) -> None:
-    problem = mm._certify_fma(_FakeFmaLibrary(defect))
+    problem = kernels.certify_fma(_FakeFmaLibrary(defect))
     assert problem is not None and problem.startswith("probe ")
 
 
 def test_the_fma_certificate_accepts_a_faithful_fold() -> None:
-    assert mm._certify_fma(_FakeFmaLibrary("none")) is None
+    assert kernels.certify_fma(_FakeFmaLibrary("none")) is None
