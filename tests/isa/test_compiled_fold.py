@@ -386,3 +386,16 @@ def test_the_fma_certificate_rejects_each_hazard(defect) -> None:
 
 def test_the_fma_certificate_accepts_a_faithful_fold() -> None:
     assert kernels.certify_fma(_FakeFmaLibrary("none")) is None
+
+
+@pytest.mark.skipif(sys.platform == "win32" or not HAVE_CC, reason="needs a POSIX cc")
+def test_an_unwritable_cache_builds_for_the_process(monkeypatch, tmp_path) -> None:
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    monkeypatch.setenv("PTOC_CACHE_DIR", str(blocked / "cache"))  # below a file: no mkdir
+    compiled.reset("fold32")
+    try:
+        assert compiled.load("fold32", kernels.certify_fold) is not None
+        assert compiled.status("fold32") == "compiled"
+    finally:
+        compiled.reset("fold32")

@@ -14,7 +14,8 @@ loaded with :mod:`ctypes`.
   AVX-512), chosen by the loader for the machine at hand.
 * Libraries are cached in ``$PTOC_CACHE_DIR``, else ``$XDG_CACHE_HOME/ptoc``, else
   ``~/.cache/ptoc``, under a name that hashes the source, compiler, flags and platform,
-  and are written atomically, so concurrent processes share one build.
+  and are written atomically, so concurrent processes share one build (an unwritable
+  cache builds into a temporary directory for the process).
 * ``PTOC_COMPILED=0`` turns every kernel off.
 
 A kernel is a fast path, never a second definition: its caller certifies it on load
@@ -132,11 +133,17 @@ def _build(name: str) -> Path:
     for part in (source, repr(cc).encode(), repr(_FLAGS).encode()):
         key.update(part)
     key.update(f"{sys.platform}-{platform.machine()}-{sys.implementation.cache_tag}".encode())
+    filename = f"{name}-{key.hexdigest()[:16]}{_suffix()}"
     directory = cache_dir()
-    target = directory / f"{name}-{key.hexdigest()[:16]}{_suffix()}"
-    if target.exists():
-        return target
-    directory.mkdir(parents=True, exist_ok=True)
+    if (directory / filename).exists():
+        return directory / filename
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass  # writable
+    except OSError:  # an unwritable cache: build for this process only
+        directory = Path(tempfile.mkdtemp(prefix="ptoc-kernels-"))
+    target = directory / filename
     errors = []
     # target_clones needs the compiler's and the loader's support; without it the kernel
     # is built for the compiler's default target
