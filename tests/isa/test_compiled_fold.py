@@ -399,3 +399,13 @@ def test_an_unwritable_cache_builds_for_the_process(monkeypatch, tmp_path) -> No
         assert compiled.status("fold32") == "compiled"
     finally:
         compiled.reset("fold32")
+
+
+def test_an_accumulator_of_another_dtype_is_refused() -> None:
+    a = np.ones((2, 3), np.float16)
+    with pytest.raises(ValueError, match="float32 carrier"):
+        mm.fold(a, D.FP16, a.T.copy(), D.FP16, acc=np.ones((2, 2)))
+    got, _ = mm.fold(
+        a, D.FP16, a.T.copy(), D.FP16, acc=[[1.0, 2.0], [3.0, 4.0]] * np.float32(1)
+    )
+    assert got.tolist() == [[4.0, 5.0], [6.0, 7.0]]

@@ -281,6 +281,10 @@ def fold(
             )
     if acc_type != D.FP32:
         return _fold_int(a, b, acc, acc_type), 0
+    if acc is not None:
+        acc = np.asarray(acc)
+        if acc.dtype != np.float32:  # a carrier array: other dtypes would be read as codes
+            raise ValueError(f"an FP32 accumulator is a float32 carrier array, got {acc.dtype}")
     if not exact and rmode in (0, RNE) and a_scale is None and b_scale is None:
         half = kernels.fold_half(a, a_type, b, b_type, acc)
         if half is not None:

@@ -89,7 +89,7 @@ def fold_half_by(
         return None
     if acc is None:
         out = np.zeros((m, n), np.float32)
-    elif acc.dtype == np.float32:
+    elif np.asarray(acc).dtype == np.float32:
         out = np.array(acc, np.float32, order="C")  # a copy: the kernel adds in place
     else:
         return None
