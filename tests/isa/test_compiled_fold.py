@@ -405,7 +405,6 @@ def test_an_accumulator_of_another_dtype_is_refused() -> None:
     a = np.ones((2, 3), np.float16)
     with pytest.raises(ValueError, match="float32 carrier"):
         mm.fold(a, D.FP16, a.T.copy(), D.FP16, acc=np.ones((2, 2)))
-    got, _ = mm.fold(
-        a, D.FP16, a.T.copy(), D.FP16, acc=[[1.0, 2.0], [3.0, 4.0]] * np.float32(1)
-    )
+    start = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    got, _ = mm.fold(a, D.FP16, a.T.copy(), D.FP16, acc=start)
     assert got.tolist() == [[4.0, 5.0], [6.0, 7.0]]
