@@ -321,9 +321,11 @@ def build_tile(
     whole: bool = False,
     defined: np.ndarray | None = None,
     pad_defined: bool | None = None,
+    numbered: bool = True,
 ) -> Tile:
     """The tile a destination becomes (:meth:`Ctx.publish`); mutates nothing but the
-    serial counter."""
+    serial counter (``numbered`` False: not even that, the tile's serial is 0 until
+    the caller numbers it when it publishes the tile)."""
     npes = state.config.pes
     P = len(pes)
     dt = slot.dtype
@@ -361,7 +363,7 @@ def build_tile(
         dt, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
         slot.capacity, payload, defined,
         (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
-        state.next_serial(),
+        state.next_serial() if numbered else 0,
     )  # fmt: skip
 
 
