@@ -90,8 +90,9 @@ def _geometry(dt: DataType, size: int, cols: int) -> tuple[int, int, np.dtype]:
 _TEMPLATES: dict[tuple[DataType | None, tuple[int, ...], int], np.ndarray] = {}
 
 
-def fresh(dt: DataType | None, shape: tuple[int, ...], pad: int) -> np.ndarray:
-    """A new storage array filled with ``pad`` (Null: poison), copied from a template."""
+def template(dt: DataType | None, shape: tuple[int, ...], pad: int) -> np.ndarray:
+    """A storage array filled with ``pad`` (Null: poison), to copy from and never to
+    write: kept (read-only) for small shapes, built afresh (writable) for large ones."""
     key = (dt, shape, pad)
     t = _TEMPLATES.get(key)
     if t is None:
@@ -99,7 +100,13 @@ def fresh(dt: DataType | None, shape: tuple[int, ...], pad: int) -> np.ndarray:
             t = np.full(shape, pad == PAD_MAX, bool)
         else:
             t = filled(dt, shape, poison_bits(dt) if pad == PAD_NULL else pad_bits(dt, pad))
-        if t.nbytes > 1 << 16 or len(_TEMPLATES) >= 512:
-            return t
-        _TEMPLATES[key] = t
-    return t.copy()
+        if t.nbytes <= 1 << 16 and len(_TEMPLATES) < 512:
+            t.flags.writeable = False
+            _TEMPLATES[key] = t
+    return t
+
+
+def fresh(dt: DataType | None, shape: tuple[int, ...], pad: int) -> np.ndarray:
+    """A new storage array filled with ``pad`` (Null: poison), copied from a template."""
+    t = template(dt, shape, pad)
+    return t if t.flags.writeable else t.copy()  # a large one is already new

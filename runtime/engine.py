@@ -31,7 +31,7 @@ from ptoc.backend.isa.fields import PAD_NULL, first_pes_mask, mask_text
 from ptoc.backend.isa.semantics.core import BundleControlSemanticError, SemanticError
 from ptoc.backend.isa.semantics.fastpath import remember_finite
 
-from .alloc import Dests, Slot, fresh, make_dests
+from .alloc import Dests, Slot, fresh, make_dests, template
 from .bundle import BundlePlan
 from .faults import (
     BundleControlFault,
@@ -295,8 +295,13 @@ def region(t: Tile, pidx: slice | list[int], pkey: object) -> np.ndarray:
         v = views.get(pkey)
         if v is not None:
             return v
-    v = t.payload[pidx, : t.valid_rows, : t.valid_cols]
-    if pkey is not None:  # a fancy-indexed private copy: frozen like the payload
+    if pkey is None:
+        v = t.payload[pidx, : t.valid_rows, : t.valid_cols]
+    else:
+        # consecutive PEs (mask 1000, 1100, 0110, ...) slice the payload: a read-only
+        # view; others index it: a private copy, frozen like the payload
+        assert isinstance(pkey, tuple)  # the participating PEs
+        v = t.payload[_run_index(pkey), : t.valid_rows, : t.valid_cols]
         v.flags.writeable = False
     if t.finite:  # published as finite: the semantics skip their NaN/Inf scan
         remember_finite(v)
@@ -316,9 +321,11 @@ def build_tile(
     whole: bool = False,
     defined: np.ndarray | None = None,
     pad_defined: bool | None = None,
+    numbered: bool = True,
 ) -> Tile:
     """The tile a destination becomes (:meth:`Ctx.publish`); mutates nothing but the
-    serial counter."""
+    serial counter (``numbered`` False: not even that, the tile's serial is 0 until
+    the caller numbers it when it publishes the tile)."""
     npes = state.config.pes
     P = len(pes)
     dt = slot.dtype
@@ -341,13 +348,12 @@ def build_tile(
         # a read-only contiguous view is published storage and may be shared
         if not flags.c_contiguous or (values.base is not None and flags.writeable):
             payload = np.ascontiguousarray(values).copy()
+    elif npes != P:
+        payload = _subset_payload(slot, values, pad if not whole else PAD_NULL, pes, npes)
     else:
-        fill = pad if pad != PAD_NULL and not whole else PAD_NULL
+        fill = pad if not whole else PAD_NULL
         payload = fresh(dt, (npes, rows, cols), fill)
-        if fill != PAD_NULL and npes != P:
-            others = [pe for pe in range(npes) if pe not in pes]
-            payload[others] = fresh(dt, (len(others), rows, cols), PAD_NULL)
-        payload[pidx if isinstance(pidx, slice) else _run_index(pes), :vr, :vc] = values
+        payload[:, :vr, :vc] = values
     payload.flags.writeable = False
     if defined is not None and npes != P:
         full = np.zeros((npes, rows, cols), bool)
@@ -357,8 +363,34 @@ def build_tile(
         dt, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
         slot.capacity, payload, defined,
         (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
-        state.next_serial(),
+        state.next_serial() if numbered else 0,
     )  # fmt: skip
+
+
+def _subset_payload(
+    slot: Slot, values: np.ndarray, fill: int, pes: tuple[int, ...], npes: int
+) -> np.ndarray:
+    """The storage of a tile written on the PEs ``pes`` only (fewer than ``npes``):
+    ``values`` (P, vr, vc) in their valid region, ``fill`` (Null = poison) in their
+    padding, poison on every other PE; each element written once."""
+    dt, rows, cols = slot.dtype, slot.rows, slot.cols
+    vr, vc = values.shape[1], values.shape[2]
+    payload = np.empty((npes, rows, cols), slot.carrier)
+    run = _run_index(pes)
+    if isinstance(run, slice):  # the PEs around one run of consecutive PEs
+        if run.start:
+            payload[: run.start] = template(dt, (1, rows, cols), PAD_NULL)
+        if run.stop < npes:
+            payload[run.stop :] = template(dt, (1, rows, cols), PAD_NULL)
+    else:
+        others = [pe for pe in range(npes) if pe not in pes]
+        payload[others] = template(dt, (1, rows, cols), PAD_NULL)
+    if vr == rows and vc == cols:
+        payload[run] = values
+    else:
+        payload[run] = template(dt, (1, rows, cols), fill)
+        payload[run, :vr, :vc] = values
+    return payload
 
 
 def or_status(state: MachineState, st: np.ndarray, pidx: slice | list[int], P: int) -> None:

@@ -327,7 +327,23 @@ class Machine:
         bound = self.config.max_steps
         executed = 0
         pos = 0 if steps else END
+        # straight runs of tile bundles skip the per-block bookkeeping below when
+        # nothing is recorded per block (no trace, no grid access log)
+        ends = straight_runs(program, steps) if records is None else None
         while pos != END:
+            if ends is not None and state.access_log is None:
+                end = min(ends[pos], pos + bound - executed)
+                if end > pos:
+                    done, fault = _run_straight(state, steps, pos, end)
+                    pos += done
+                    tiles += done
+                    executed += done
+                    if pos == len(steps):
+                        break
+                    if fault is not None:  # located below like any faulting block
+                        block = steps[pos][1]
+                        raise self._located(fault, program, "tile", block, steps[pos][2],
+                                            tiles, False) from None  # fmt: skip
             kind, block, payload = steps[pos]
             in_scalar = isinstance(block.start, ScalarStart)
             index = scalars if in_scalar else tiles
@@ -357,20 +373,8 @@ class Machine:
                 else:
                     raise payload[0](payload[1], payload[2])
             except MachineFault as f:
-                ci = block.index
-                if (
-                    kind == "tile"
-                    and isinstance(payload, BundlePlan)
-                    and payload.fault is not None
-                    and payload.fault_at >= 0
-                ):
-                    ci = block.index + 1 + payload.fault_at  # the offending header command
-                if kind == "scalar" and f.step is not None and f.step < len(payload.commands):
-                    ci = payload.commands[f.step]  # the faulting scalar instruction
-                loc = BundleLocation(
-                    index, ci, _line(program, ci), _offset(program, ci), scalar=in_scalar
-                )
-                raise f.locate(loc, _block_name(block)) from None
+                located = self._located(f, program, kind, block, payload, index, in_scalar)
+                raise located from None
             if in_scalar:
                 scalars += 1
             elif block.start is not None:
@@ -380,6 +384,32 @@ class Machine:
         if report.trace is not None:
             report.records = report.trace.records
         return report
+
+    @staticmethod
+    def _located(
+        f: MachineFault,
+        program: Program,
+        kind: str,
+        block: Block,
+        payload: Any,
+        index: int,
+        in_scalar: bool,
+    ) -> MachineFault:
+        """``f`` located at its block (``index``: the tile bundle or scalar block count
+        before it) and, where known, at the offending command."""
+        ci = block.index
+        if (
+            kind == "tile"
+            and isinstance(payload, BundlePlan)
+            and payload.fault is not None
+            and payload.fault_at >= 0
+        ):
+            ci = block.index + 1 + payload.fault_at  # the offending header command
+        if kind == "scalar" and f.step is not None and f.step < len(payload.commands):
+            ci = payload.commands[f.step]  # the faulting scalar instruction
+        line, offset = _line(program, ci), _offset(program, ci)
+        loc = BundleLocation(index, ci, line, offset, scalar=in_scalar)
+        return f.locate(loc, _block_name(block))
 
     def _run_scalar(self, pos: int, plan: _ScalarPlan, graph: BlockGraph) -> int:
         """Run one scalar block; publish its GPRs (its stores are already in GM, undone
@@ -466,6 +496,51 @@ def compiled(program: Program) -> tuple[BlockGraph, list[_Step]]:
     steps = [_compile_block(b, addrs) for b in graph.blocks]
     object.__setattr__(program, _STEPS, (graph, steps))  # a frozen dataclass: a cache
     return graph, steps
+
+
+#: the attribute of a Program that holds its straight runs (see :func:`straight_runs`)
+_RUNS = "_straight_runs"
+
+
+def straight_runs(program: Program, steps: list[_Step]) -> tuple[int, ...]:
+    """For each block of ``program``: the end (exclusive) of the run of consecutive tile
+    bundles starting there (the block itself when it is no tile bundle). A tile bundle
+    always continues with the next block, so such a run executes in order without
+    consulting the block graph; kept on the Program like :func:`compiled`."""
+    hit = program.__dict__.get(_RUNS)
+    if hit is not None and len(hit) == len(steps):
+        return hit
+    ends = [0] * len(steps)
+    end = len(steps)
+    for pos in range(len(steps) - 1, -1, -1):
+        if steps[pos][0] != "tile":
+            end = pos
+        ends[pos] = end
+    out = tuple(ends)
+    object.__setattr__(program, _RUNS, out)
+    return out
+
+
+def _run_straight(
+    state: MachineState, steps: list[_Step], pos: int, end: int
+) -> tuple[int, MachineFault | None]:
+    """Execute the tile bundles ``steps[pos:end]`` (untraced); returns how many
+    completed and the fault of the next one, if it faulted (which left no effect)."""
+    done = 0
+    try:
+        for k in range(pos, end):
+            plan = steps[k][2]
+            ready = plan.ready
+            if ready is not None:
+                fused = getattr(ready[1], "fused", None)
+                if fused is None or not fused(state, plan):
+                    execute(state, plan)
+            else:
+                execute(state, plan)
+            done += 1
+    except MachineFault as f:
+        return done, f
+    return done, None
 
 
 @dataclass(frozen=True)

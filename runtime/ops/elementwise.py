@@ -9,7 +9,7 @@ the destination's; B.IOR and B.IOS are illegal; PadValue is the only B.DATR fiel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 import numpy as np
@@ -64,6 +64,9 @@ FINITE_CLOSED = frozenset({
 })  # fmt: skip
 _FINITE_TYPES = frozenset({DataType.FP64, DataType.FP32, DataType.FP16, DataType.BF16})
 _NONFINITE = NV | DZ | OF
+#: status byte -> 1 where it holds OF, NV or DZ (a table for ``bytes.translate``)
+_NONFINITE_BYTES = bytes(1 if b & _NONFINITE else 0 for b in range(256))
+_NONFINITE_BYTE = b"\x01"
 
 
 def finite_closed(spec: Spec, dt: DataType) -> bool:
@@ -72,12 +75,15 @@ def finite_closed(spec: Spec, dt: DataType) -> bool:
     return spec.row.arith in FINITE_CLOSED and dt in _FINITE_TYPES
 
 
-def publish_finite(tile: Tile, operands: tuple[np.ndarray, ...], st: np.ndarray) -> None:
+def publish_finite(tile: Tile, operands: Sequence[np.ndarray], st: np.ndarray) -> None:
     """Declare ``tile``'s valid region finite when its operation is
     :func:`finite_closed`, every operand was already known finite (the fast path scanned
     or was told so; nothing is scanned here) and the status has no OF/NV/DZ: the next
     bundle reading the tile then skips its NaN/Inf scan."""
-    if all(known_finite(v) for v in operands) and not any(b & _NONFINITE for b in st.tobytes()):
+    for v in operands:
+        if not known_finite(v):
+            return
+    if _NONFINITE_BYTE not in st.tobytes().translate(_NONFINITE_BYTES):
         tile.finite = True  # handed to the semantics with the tile's views (region)
 
 
@@ -105,21 +111,29 @@ def fused_runner(
     if keys is None or None in keys or dests.fault is not None or len(dests.slots) != 1:
         return _never
     slot = dests.slots[0]
-    push_spec = dests.push
-    mask = slot.mask
-    prefix = tuple(len(k) == 5 for k in keys if k is not None)
+    mask, hand = slot.mask, slot.hand
+    checks = tuple((k, len(k) == 5) for k in keys if k is not None)
+    #: machine PEs -> the bundle's geometry (see :func:`engine.geometry`)
+    geometries: dict[int, tuple[tuple[int, ...], int, slice | list[int], object]] = {}
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
-        pes, p, pidx, pkey = geometry(mask, cfg.pes)
-        if pes[-1] >= cfg.pes:
+        npes = cfg.pes
+        g = geometries.get(npes)
+        if g is None:
+            g = geometries[npes] = geometry(mask, npes)
+        pes, p, pidx, pkey = g
+        if pes[-1] >= npes:
             return False
         queues, depth = state.queues, cfg.depth
-        tiles: list[Tile] = []
-        for (hand, index, _), want, part in zip(plan.source_pos, keys, prefix, strict=True):
-            if hand >= len(queues) or index > depth or index > len(queues[hand]):
+        views = []
+        for (h, index, _), (want, part) in zip(plan.source_pos, checks, strict=True):
+            if h >= len(queues) or index > depth:
                 return False
-            t = queues[hand][index - 1]
+            q = queues[h]
+            if index > len(q):
+                return False
+            t = q[index - 1]
             k = t.key
             if part:
                 if k[:5] != want or not k[6]:
@@ -128,17 +142,19 @@ def fused_runner(
                 return False
             if t.mask & mask != mask:
                 return False
-            tiles.append(t)
-        views = tuple(region(t, pidx, pkey) for t in tiles)
+            known = t.views
+            v = None if known is None else known.get(pkey)
+            views.append(region(t, pidx, pkey) if v is None else v)
         try:
-            push = state.check_push(push_spec)
             res, st = fn(dt, *views)
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
-        tile = build_tile(state, name, slot, res, pad, pes, pidx)
+        tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
         if closed:  # the bundle's PEs are the new tile's allocation mask
             publish_finite(tile, views, st)
-        state.apply_push(push, [(slot.hand, tile)])
+        if not state.push_one(hand, tile):  # capacity: the generic path raises the fault
+            return False
+        tile.serial = state.next_serial()
         or_status(state, st, pidx, p)
         return True
 
