@@ -187,6 +187,8 @@ class Tile:
     finite: bool | None = field(default=None, init=False, repr=False)
     #: the every-PE valid region's NX probe sample (``fastpath.probe_sample``)
     sample: list[list[float]] | None = field(default=None, init=False, repr=False)
+    #: the payload's address for compiled kernels (0: not asked yet)
+    address: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.key = (self.dtype, self.layout, self.valid_rows, self.valid_cols, self.cols,

@@ -16,6 +16,15 @@ import numpy as np
 
 from ptoc.backend.isa import DataType, Executor, legality
 from ptoc.backend.isa.fields import DZ, NV, OF, PAD_NULL, first_pes_mask
+from ptoc.backend.isa.semantics.arith_kernels import (
+    ArithKernel,
+    ArithPlan,
+    address,
+    arith_applies,
+    arith_enabled,
+    compiled_arith,
+    writable_address,
+)
 from ptoc.backend.isa.semantics.core import SemanticError
 from ptoc.backend.isa.semantics.fastpath import (
     CleanKernel,
@@ -271,6 +280,86 @@ def lean_runner(
     return fused
 
 
+def _address(t: Tile, strides: tuple[int, ...]) -> int:
+    """The payload address of ``t`` for compiled kernels, asked once per tile; -1 when
+    the payload is not laid out with byte ``strides`` (a view of another tile's
+    storage)."""
+    a = t.address
+    if not a:
+        p = t.payload
+        a = t.address = address(p) if p.strides == strides else -1
+    return a
+
+
+def compiled_runner(
+    kernel: ArithKernel, general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
+) -> Fused:
+    """The fused form of a two-source FP32/FP64 + - * / bundle on every PE of the
+    machine, computed by the certified compiled kernel (``arith_kernels``): one pass that
+    writes the results straight into the new payload, canonicalises NaN results and reads
+    every PE's IEEE flags, whatever the operands hold (NaNs and infinities included), and
+    says whether every result is finite (published as :attr:`Tile.finite`).
+
+    Anything else -- a PE subset, a source not found or of another descriptor, a
+    capacity fault, the exact engine or the numpy route asked for -- runs ``general``
+    (the fused runner), which settles it or falls back to the generic path with nothing
+    changed.
+    """
+    slot = dests.slots[0]
+    mask, hand = slot.mask, slot.hand
+    (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
+    dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
+    layout, capacity, pad = slot.layout, slot.capacity, spec.pad
+    whole = vr == rows and vc == cols
+    pad_defined = pad != PAD_NULL
+    npes = next((n for n, m in _EVERY_PE.items() if m == mask), 0)
+    if not npes or dt is None:
+        return general
+    # the padded storage the results start from (copied per bundle, never handed out)
+    template = None if whole else fresh(dt, (npes, rows, cols), pad)
+    carrier = slot.carrier
+    strides = (rows * cols, cols, 1)  # a dense payload of this shape, in elements
+    nbytes = tuple(s * carrier.itemsize for s in strides)
+    call = ArithPlan(kernel, spec.row.arith or "", dt, (npes, vr, vc), strides, strides,
+                     strides)  # fmt: skip
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        cfg = state.config
+        queues, depth = state.queues, cfg.depth
+        if (
+            cfg.pes != npes
+            or h0 >= len(queues)
+            or h1 >= len(queues)
+            or i0 > depth
+            or i1 > depth
+            or not arith_enabled()
+        ):
+            return general(state, plan)
+        q0, q1 = queues[h0], queues[h1]
+        if i0 > len(q0) or i1 > len(q1):
+            return general(state, plan)
+        a, b = q0[i0 - 1], q1[i1 - 1]
+        if a.key != key or b.key != key or a.mask & mask != mask or b.mask & mask != mask:
+            return general(state, plan)
+        x, y = _address(a, nbytes), _address(b, nbytes)
+        if x < 0 or y < 0:
+            return general(state, plan)
+        payload = np.empty((npes, rows, cols), carrier) if template is None else template.copy()
+        z = writable_address(payload)
+        status, not_finite = call(x, y, z)
+        payload.setflags(write=False)
+        tile = Tile(dt, rows, cols, vr, vc, layout, mask, capacity, payload, None, pad_defined)
+        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
+            return general(state, plan)
+        tile.serial = state.next_serial()
+        tile.finite = not not_finite
+        tile.address = z
+        np.bitwise_or(state.status, status, out=state.status)
+        return True
+
+    return fused
+
+
 def binary(spec: Spec) -> Runner:
     spec.require_schema()
     dt = spec.dtype()
@@ -305,8 +394,14 @@ def binary(spec: Spec) -> Runner:
 
     if not enc:  # TF32/HF32 sources need their encodings checked: generic path only
         fused = fused_runner(fn, dt, dests, (key, key), pad, spec.name, closed)
-        kernel = clean_kernel(spec.row.arith or "", dt) if closed else None
-        if kernel is not None and fused is not _never and key is not None:
+        op = spec.row.arith or ""
+        compiled = compiled_arith() if arith_applies(op, dt) else None
+        kernel = clean_kernel(op, dt) if closed else None
+        if fused is _never or key is None:
+            pass
+        elif compiled is not None:
+            fused = compiled_runner(compiled, fused, spec, dests, key)
+        elif kernel is not None:
             fused = lean_runner(kernel, fused, spec, dests, key)
         run.fused = fused  # type: ignore[attr-defined]
     return run

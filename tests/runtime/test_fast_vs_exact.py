@@ -15,6 +15,8 @@ ties and duplicates.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa import op as op_def
-from ptoc.backend.isa.semantics import fastpath
+from ptoc.backend.isa.semantics import compiled, fastpath
 from ptoc.backend.program import Program
 from ptoc.runtime import Machine, MachineConfig
 
@@ -37,6 +39,14 @@ LAYOUT = {
 }
 UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 CHAIN_OPS = ["TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"]
+
+#: how warm FP32/FP64 arithmetic runs: the compiled kernel (where a C compiler exists;
+#: else the numpy route again) or the numpy route
+ROUTES = ["compiled", "numpy"]
+
+
+def _route(route: str) -> contextlib.AbstractContextManager[None]:
+    return compiled.suspended() if route == "numpy" else contextlib.nullcontext()
 
 
 def _special(dt: DataType) -> list[int]:
@@ -207,19 +217,21 @@ def _run_warm(
     return m, m.status.tolist()
 
 
-@given(chains(), st.sampled_from([0b1111, 0b1111, 0b1100]))
+@given(chains(), st.sampled_from([0b1111, 0b1111, 0b1100]), st.sampled_from(ROUTES))
 def test_warm_plans_match_the_exact_engine(
-    case: tuple[DataType, int, int, list[np.ndarray], list[str]], mask: int
+    case: tuple[DataType, int, int, list[np.ndarray], list[str]], mask: int, route: str
 ) -> None:
     """The same chains as one program executed again with warm plans (fused runners,
-    published facts, probe samples kept on tiles) against the exact engine."""
+    published facts, probe samples kept on tiles) against the exact engine, with the
+    compiled FP32/FP64 arithmetic where it exists and with the numpy route."""
     dt, rows, cols, srcs, ops = case
     text = "".join(_program(dt, rows, cols, ops))
     if mask != 0b1111:
         text = text.replace("mask=1111", f"mask={mask:04b}")
     program = prog(text)
-    _run_warm(dt, srcs, program, mask)  # cold: builds the plans
-    fast, status = _run_warm(dt, srcs, program, mask)
+    with _route(route):
+        _run_warm(dt, srcs, program, mask)  # cold: builds the plans
+        fast, status = _run_warm(dt, srcs, program, mask)
     with fastpath.exact_only():
         exact, want_status = _run_warm(dt, srcs, prog(text), mask)
     assert status == want_status
@@ -233,8 +245,14 @@ def test_warm_plans_match_the_exact_engine(
 
 def test_warm_clean_sums_take_the_lean_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Warm FP32 sums of finite tiles on every PE never reach ``fastpath.binary``: the
-    lean runner computes them into the new payload and publishes them as finite; a
-    later overflow still takes the general path and is not declared finite."""
+    lean runner of the numpy route computes them into the new payload and publishes them
+    as finite; a later overflow still takes the general path and is not declared
+    finite."""
+    with compiled.suspended():
+        _lean_path_case(monkeypatch)
+
+
+def _lean_path_case(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((4, 2, 8)).astype(np.float32)
     b = rng.standard_normal((4, 2, 8)).astype(np.float32)

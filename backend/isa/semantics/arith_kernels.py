@@ -1,0 +1,243 @@
+"""FP32/FP64 add, sub, mul and div in one compiled pass (``arith.c``), and its certificate.
+
+The numpy route of these operations (:mod:`.fastpath`) computes the native result and
+then settles what numpy cannot say: which PEs' results are inexact (a probe, and on exact
+data a full second pass), and the NaN, infinity and overflow cases (several dense passes
+over masks). The machine's IEEE arithmetic says all of it while it computes: ``arith.c``
+runs each PE's elements and reads that PE's exception flags, and canonicalises NaN
+results in the same loop. It is used only after :func:`certify_arith` found it equal to
+the exact engine (``core.binary(..., exact=True)``) on probes of every hazard, bit for bit
+and per-PE status included; elsewhere the numpy route serves the same bits.
+
+:class:`ArithPlan` is the call for one geometry: the executor builds one per bundle shape
+and calls it with the addresses of the operands and the result.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..datatypes import DataType
+from . import compiled
+from . import fastpath as _fp
+from .floatfmt import CANONICAL_NAN, DZ, NV, NX, OF, UF
+
+#: the operations and element types the kernel runs, with their codes in ``arith.c``
+OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+TYPES: dict[DataType, tuple[int, np.dtype[Any]]] = {
+    DataType.FP32: (0, np.dtype(np.float32)),
+    DataType.FP64: (1, np.dtype(np.float64)),
+}
+
+#: the compiled entry point: (geometry block, x, y, z) addresses -> packed status
+ArithKernel = Callable[[int, int, int, int], int]
+_Kernel = ArithKernel
+
+
+def arith_applies(op: str, dt: DataType) -> bool:
+    """Whether the kernel runs ``op`` at ``dt`` (where it is compiled and certified)."""
+    return op in OPS and dt in TYPES
+
+
+def arith_enabled() -> bool:
+    """Whether a plan made earlier may run now: not inside :func:`.fastpath.exact_only`
+    (the exact engine asked for) or :func:`.compiled.suspended` (the numpy route)."""
+    return _fp._enabled and not compiled._suspended
+
+
+def compiled_arith() -> _Kernel | None:
+    """The compiled kernel ``ptoc_arith``, or None where the numpy route serves (no C
+    compiler, ``PTOC_COMPILED=0``, inside :func:`.compiled.suspended`, or a failed
+    certificate). Built and certified once per process."""
+    lib = compiled.load("arith", certify_arith)
+    return None if lib is None else _declare(lib)
+
+
+def _declare(lib: ctypes.CDLL) -> _Kernel:
+    fn = lib.ptoc_arith
+    fn.restype = ctypes.c_int64
+    fn.argtypes = [ctypes.c_void_p] * 4
+    return fn
+
+
+def address(a: np.ndarray) -> int:
+    """The address of ``a``'s first element."""
+    return int(a.ctypes.data)
+
+
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def writable_address(a: np.ndarray) -> int:
+    """The address of a writable array's first element (cheaper than :func:`address`)."""
+    buffer: Any = a  # numpy arrays export the buffer protocol
+    return _addressof(_from_buffer(buffer))
+
+
+def element_strides(a: np.ndarray) -> tuple[int, ...]:
+    """``a``'s strides in elements (numpy's are in bytes)."""
+    size = a.itemsize
+    return tuple(s // size for s in a.strides)
+
+
+class ArithPlan:
+    """``op`` at ``dt`` over (P, R, C) operands of the given element strides (PE, row,
+    column; 0 broadcasts) into a result whose columns are contiguous.
+
+    ``plan(x, y, z)`` takes the three addresses, writes the result and returns (the
+    status of every PE, a read-only uint8 (P,) array; whether some result is a NaN or an
+    infinity). The kernel returns both packed in one integer, so a plan holds no
+    per-call state and threads may share it.
+    """
+
+    __slots__ = ("_call", "_d", "_dp", "_pes")
+
+    def __init__(
+        self,
+        kernel: ArithKernel,
+        op: str,
+        dt: DataType,
+        shape: tuple[int, int, int],
+        x_strides: tuple[int, ...],
+        y_strides: tuple[int, ...],
+        z_strides: tuple[int, ...],
+    ) -> None:
+        if not 1 <= shape[0] <= _MAX_PES:
+            raise ValueError(f"the compiled kernel serves 1..{_MAX_PES} PEs, not {shape[0]}")
+        code, _ = TYPES[dt]
+        self._d = np.array(
+            [OPS[op], code, *shape, *x_strides, *y_strides, *z_strides[:2],
+             CANONICAL_NAN[dt], NV, DZ, OF, UF, NX],
+            np.int64,
+        )  # fmt: skip
+        self._dp = address(self._d)
+        self._pes = shape[0]
+        self._call = kernel
+
+    def __call__(self, x: int, y: int, z: int) -> tuple[np.ndarray, bool]:
+        packed = self._call(self._dp, x, y, z)
+        key = (packed & _STATUS_BITS, self._pes)
+        status = _STATUSES.get(key)
+        if status is None:
+            status = _status_array(*key)
+        return status, packed >= _BAD
+
+
+#: statuses fit in the low 8 * 7 bits of the kernel's result; bit 62 says "not finite"
+_MAX_PES = 7
+_STATUS_BITS = (1 << (8 * _MAX_PES)) - 1
+_BAD = 1 << 62
+#: (packed statuses, PEs) -> the read-only uint8 (P,) array: few combinations occur
+_STATUSES: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _status_array(packed: int, pes: int) -> np.ndarray:
+    a = np.frombuffer(packed.to_bytes(8, "little")[:pes], np.uint8).copy()
+    a.setflags(write=False)
+    if len(_STATUSES) < 4096:
+        _STATUSES[packed, pes] = a
+    return a
+
+
+def arith(
+    kernel: _Kernel, op: str, dt: DataType, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """``x op y`` of two (P, R, C) carrier arrays of one shape (either may be a
+    broadcast view): (result, status (P,), whether some result is not finite)."""
+    z = np.empty(x.shape, x.dtype)
+    p, r, c = x.shape
+    plan = ArithPlan(kernel, op, dt, (p, r, c), element_strides(x), element_strides(y),
+                     element_strides(z))  # fmt: skip
+    status, bad = plan(address(x), address(y), address(z))
+    return z, status, bad
+
+
+# ---------------------------------------------------------------- the certificate
+
+
+def _probe_values(dt: DataType, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` operands of every class: random bit patterns (every binade, subnormals,
+    NaN payloads of both kinds), and the edges: signed zeros, infinities, the extreme
+    finite and subnormal values, ones and small integers (exact results), values near
+    the overflow and underflow thresholds."""
+    _, carrier = TYPES[dt]
+    ub = np.dtype(f"u{carrier.itemsize}")
+    bits = carrier.itemsize * 8
+    fin = np.finfo(carrier)
+    edges = np.array(
+        [0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, 2.0, 3.0, 0.5, 1.5, fin.max, -fin.max,
+         fin.tiny, -fin.tiny, fin.smallest_subnormal, -fin.smallest_subnormal,
+         fin.tiny * 0.75, fin.max * 0.5, float(fin.eps), 1.0 + float(fin.eps),
+         np.sqrt(fin.tiny), np.sqrt(fin.max), 1.0 / np.sqrt(fin.tiny)],
+        carrier,
+    )  # fmt: skip
+    exp_mask = ((1 << (bits - 1)) - 1) ^ ((1 << fin.nmant) - 1)
+    quiet = 1 << (fin.nmant - 1)
+    nans = np.array([exp_mask | quiet, exp_mask | 1, exp_mask | quiet | 5, exp_mask | 0x2A,
+                     (1 << (bits - 1)) | exp_mask | 3], ub).view(carrier)  # fmt: skip
+    random = np.frombuffer(rng.bytes(n * carrier.itemsize), ub)
+    # scaled ordinary values: products and quotients near both thresholds, ties of sums
+    scaled = rng.uniform(1, 2, n).astype(carrier) * np.exp2(
+        rng.integers(fin.minexp - fin.nmant, fin.maxexp, n)
+    ).astype(carrier)
+    pool = np.concatenate([edges, nans, random.view(carrier), scaled])
+    return pool[rng.integers(0, len(pool), n)]
+
+
+def _probes(dt: DataType) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(x, y) pairs of (P, R, C) operands, padded storage around each (a read past a row
+    would meet signalling NaNs, whose NV would show), contiguous and broadcast."""
+    rng = np.random.default_rng(23)
+    _, carrier = TYPES[dt]
+    out = []
+    for p, r, c in ((4, 5, 37), (3, 2, 64), (1, 1, 1), (4, 1, 8), (2, 3, 129)):
+        n = p * r * c
+        xs = _probe_values(dt, rng, n).reshape(p, r, c)
+        ys = _probe_values(dt, rng, n).reshape(p, r, c)
+        # PE 0 of the first probe: ordinary exact data (no flag at all on that PE)
+        if p > 1:
+            xs[0] = rng.integers(-64, 64, (r, c)).astype(carrier)
+            ys[0] = rng.integers(1, 64, (r, c)).astype(carrier)
+        pad_x, pad_y = _padded(xs), _padded(ys)
+        out.append((pad_x, pad_y))
+        out.append((_padded(np.repeat(xs, 2, axis=2))[:, :, ::2], pad_y))  # column stride 2
+        out.append((np.broadcast_to(_padded(xs[:, :, :1]), xs.shape), pad_y))
+        out.append((pad_x, np.broadcast_to(_padded(ys[:, :, :1]), ys.shape)))
+    return out
+
+
+def _padded(a: np.ndarray) -> np.ndarray:
+    """``a`` as a view of storage with three more columns of signalling NaNs."""
+    p, r, c = a.shape
+    ub = np.dtype(f"u{a.itemsize}")
+    nmant = np.finfo(a.dtype).nmant
+    snan = ((1 << (a.itemsize * 8 - 1)) - 1) ^ ((1 << nmant) - 1) | 1  # quiet bit clear
+    store = np.full((p, r, c + 3), snan, ub).view(a.dtype)
+    store[:, :, :c] = a
+    return store[:, :, :c]
+
+
+def certify_arith(lib: ctypes.CDLL) -> str | None:
+    """None when ``ptoc_arith`` equals the exact engine on every probe (result bits, the
+    not-finite answer and the status of every PE), else the first disagreement."""
+    from .core import binary, to_bits  # core imports the fast paths, which import this
+
+    kernel = _declare(lib)
+    for dt in TYPES:
+        for x, y in _probes(dt):
+            yb = np.broadcast_to(y, x.shape)
+            for op in OPS:
+                want, want_st = binary(op, dt, x, yb, exact=True)
+                got, st, bad = arith(kernel, op, dt, x, yb)
+                if not np.array_equal(to_bits(got), to_bits(want)):
+                    return f"{dt.name} {op} {x.shape}: result bits differ"
+                if not np.array_equal(st, np.asarray(want_st, np.uint8)):
+                    return f"{dt.name} {op} {x.shape}: status {st} != {want_st}"
+                if bad != (not bool(np.isfinite(want).all())):
+                    return f"{dt.name} {op} {x.shape}: the not-finite answer is wrong"
+    return None

@@ -1,0 +1,184 @@
+"""The compiled FP32/FP64 arithmetic kernel (``arith.c``) and its certificate.
+
+Where a C compiler exists, warm two-source FP32/FP64 add, sub, mul and div bundles run in
+one compiled pass that reads the IEEE flags of every PE. These tests pin that the kernel
+equals the exact engine on operands of every class (random bit patterns: every binade,
+subnormals, NaN payloads of both kinds; and the edges: signed zeros, infinities, the
+overflow and underflow thresholds, exact results), in every operand layout the executor
+passes (dense, a broadcast column or row value, a column stride), result bits, per-PE
+status and the not-finite answer included; and that the certificate rejects a kernel
+with each hazard it guards against.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptoc.backend.isa.datatypes import DataType
+from ptoc.backend.isa.semantics import arith_kernels as ak
+from ptoc.backend.isa.semantics import compiled
+from ptoc.backend.isa.semantics.core import binary, to_bits
+
+D = DataType
+HAVE_CC = shutil.which(compiled._compiler()[0]) is not None
+OPS = list(ak.OPS)
+#: (width, exponent bits, fraction bits)
+LAYOUT = {D.FP32: (32, 8, 23), D.FP64: (64, 11, 52)}
+UINT = {32: np.uint32, 64: np.uint64}
+CARRIER = {D.FP32: np.float32, D.FP64: np.float64}
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    fn = ak.compiled_arith()
+    if fn is None:
+        assert not HAVE_CC, f"a compiler exists but: {compiled.status('arith')}"
+        pytest.skip("no C compiler: the numpy route serves (tests/runtime/test_fast_vs_exact)")
+    return fn
+
+
+def test_the_kernel_is_built_and_certified_where_a_compiler_exists() -> None:
+    fn = ak.compiled_arith()
+    if HAVE_CC:
+        assert fn is not None and compiled.status("arith") == "compiled"
+    else:
+        assert fn is None and compiled.status("arith").startswith("not built: ")
+
+
+def test_suspended_and_disabled_kernels_step_aside() -> None:
+    with compiled.suspended():
+        assert ak.compiled_arith() is None
+        assert not ak.arith_enabled()
+    from ptoc.backend.isa.semantics import fastpath
+
+    with fastpath.exact_only():
+        assert not ak.arith_enabled()
+    assert ak.arith_enabled()
+
+
+def _special(dt: DataType) -> list[int]:
+    w, e, m = LAYOUT[dt]
+    top, bias, fmax = (1 << e) - 1, (1 << (e - 1)) - 1, (1 << m) - 1
+
+    def b(exp: int, frac: int) -> int:
+        return (exp << m) | frac
+
+    mags = [
+        0, 1, 2, fmax, b(1, 0), b(1, 1), b(1, fmax), b(bias, 0), b(bias, 1), b(bias + 1, 0),
+        b(bias - 1, fmax), b(top - 1, fmax), b(top - 1, 0), b(top, 0),
+        b(top, 1 << (m - 1)), b(top, (1 << (m - 1)) | 5), b(top, 1), b(top, 0x2A),
+        b(bias + m, 0), b(bias - m, 3), b(bias + (bias // 2), 7), b(bias - (bias // 2), 9),
+    ]  # fmt: skip
+    return mags + [v | (1 << (w - 1)) for v in mags]
+
+
+def _codes(dt: DataType) -> st.SearchStrategy[int]:
+    w, _, _ = LAYOUT[dt]
+    return st.one_of(st.sampled_from(_special(dt)), st.integers(0, (1 << w) - 1))
+
+
+@st.composite
+def operands(draw: st.DrawFn) -> tuple[DataType, str, np.ndarray, np.ndarray]:
+    dt = draw(st.sampled_from(list(LAYOUT)))
+    op = draw(st.sampled_from(OPS))
+    p, r, c = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 40))
+    w = LAYOUT[dt][0]
+
+    def array(shape: tuple[int, ...]) -> np.ndarray:
+        n = int(np.prod(shape))
+        codes = draw(st.lists(_codes(dt), min_size=n, max_size=n))
+        return np.array(codes, np.uint64).astype(UINT[w]).view(CARRIER[dt]).reshape(shape)
+
+    x = array((p, r, c))
+    layout = draw(st.sampled_from(["dense", "column", "row value", "strided"]))
+    if layout == "dense":
+        y = array((p, r, c))
+    elif layout == "column":  # (P, R, 1) broadcast along the row: TROWEXPAND*
+        y = np.broadcast_to(array((p, r, 1)), (p, r, c))
+    elif layout == "row value":  # x broadcast: a scalar per row on the left
+        x = np.broadcast_to(array((p, r, 1)), (p, r, c))
+        y = array((p, r, c))
+    else:  # every other column of a wider array
+        y = array((p, r, 2 * c))[:, :, ::2]
+    return dt, op, x, y
+
+
+@given(operands())
+def test_the_kernel_equals_the_exact_engine(kernel, case) -> None:
+    dt, op, x, y = case
+    want, want_status = binary(op, dt, x, y, exact=True)
+    got, status, bad = ak.arith(kernel, op, dt, x, y)
+    assert np.array_equal(to_bits(got), to_bits(want))
+    assert status.tolist() == np.asarray(want_status, np.uint8).tolist()
+    assert bad == (not bool(np.isfinite(want).all()))
+
+
+@pytest.mark.parametrize("dt", list(LAYOUT))
+def test_flags_stay_with_their_pe(kernel, dt: DataType) -> None:
+    """Each PE's status holds only its own elements' flags: PE 0 exact sums, PE 1 an
+    inexact one, PE 2 an overflow, PE 3 Inf - Inf and a signalling NaN."""
+    w, _, m = LAYOUT[dt]
+    big = np.finfo(CARRIER[dt]).max
+    snan = np.array([((1 << (w - 1)) - 1) ^ ((1 << m) - 1) | 1], UINT[w]).view(CARRIER[dt])[0]
+    x = np.array([[[1.0, 2.0]], [[1.0, 3.0]], [[big, 1.0]], [[np.inf, snan]]], CARRIER[dt])
+    y = np.array([[[2.0, 4.0]], [[2.0**-60, 1.0]], [[big, 1.0]], [[np.inf, 1.0]]], CARRIER[dt])
+    got, status, bad = ak.arith(kernel, "add", dt, x, y)
+    nv, of, nx = 1, 4, 16
+    assert status.tolist() == [0, nx, of | nx, nv]
+    assert bad
+    # NaN results are the canonical quiet NaN whatever the operand's payload
+    want = binary("add", dt, x, y, exact=True)[0]
+    assert np.array_equal(to_bits(got[3, 0]), to_bits(want)[3, 0])
+
+
+# ---------------------------------------------------------------- the certificate
+
+
+class _Mutant:
+    """A stand-in library whose ``ptoc_arith`` runs the real kernel and then breaks its
+    result in one way (the certificate must notice)."""
+
+    def __init__(self, real, breaks: str) -> None:
+        self.ptoc_arith = self
+        self.real, self.breaks = real, breaks
+        self.restype = self.argtypes = None
+
+    def __call__(self, d: int, x: int, y: int, z: int) -> int:
+        packed = self.real(d, x, y, z)
+        block = np.ctypeslib.as_array((ctypes.c_int64 * 19).from_address(d))
+        pes, rows, cols = (int(v) for v in block[2:5])
+        wide = bool(block[1])
+        zp, zr = int(block[11]), int(block[12])
+        n = (pes - 1) * zp + (rows - 1) * zr + cols
+        kind = ctypes.c_uint64 if wide else ctypes.c_uint32
+        out = np.ctypeslib.as_array((kind * n).from_address(z))
+        exp = 0x7FF0000000000000 if wide else 0x7F800000
+        frac = (1 << (52 if wide else 23)) - 1
+        if self.breaks == "native NaN":  # the payload numpy would keep
+            nan = (out & exp) == exp
+            nan &= (out & frac) != 0
+            out[nan] |= 1
+        elif self.breaks == "flush to zero":
+            tiny = ((out & exp) == 0) & ((out & frac) != 0)
+            out[tiny] &= out.dtype.type(((1 << (64 if wide else 32)) - 1) ^ frac)
+        elif self.breaks == "status of PE 0":
+            packed &= ~0xFF
+        elif self.breaks == "not finite":
+            packed &= ~(1 << 62)
+        return packed
+
+
+BREAKS = ["native NaN", "flush to zero", "status of PE 0", "not finite"]
+
+
+@pytest.mark.parametrize("breaks", BREAKS)
+def test_the_certificate_rejects_a_broken_kernel(kernel, breaks: str) -> None:
+    assert ak.certify_arith(_Mutant(kernel, "none")) is None
+    problem = ak.certify_arith(_Mutant(kernel, breaks))
+    assert problem is not None, breaks

@@ -1,0 +1,186 @@
+"""The executor's compiled runner of FP32/FP64 TADD, TSUB, TMUL and TDIV.
+
+Warm two-source bundles on every PE run in one call of the certified kernel
+(``arith_kernels``), whatever their operands hold. These tests pin, against the exact
+engine, every published tile (payload bits with padding, definedness), the status after
+every bundle and the "finite" fact each result carries to the next bundle, for operands
+of every class and for tiles whose valid region is smaller than the tile; that the runner
+really ran; that it steps aside for the exact engine and the numpy route; and that a
+capacity fault on its path leaves the machine as it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa import op as op_def
+from ptoc.backend.isa.fields import SIZE_NAMES
+from ptoc.backend.isa.semantics import arith_kernels as ak
+from ptoc.backend.isa.semantics import compiled, fastpath
+from ptoc.runtime import Machine, MachineConfig, TileAllocationFault
+from ptoc.runtime.ops import elementwise
+from ptoc.runtime.tiles import Layout, Tile
+
+from .util import prog
+
+OPS = ["TADD", "TSUB", "TMUL", "TDIV"]
+UINT = {32: np.uint32, 64: np.uint64}
+CODES = {name: code for code, name in SIZE_NAMES.items()}
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_kernel() -> None:
+    if ak.compiled_arith() is None:
+        pytest.skip(f"the compiled kernel is not in use here: {compiled.status('arith')}")
+
+
+def _operands(dt: DataType, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Random bit patterns (every binade, NaN payloads) mixed with ordinary values (so
+    that chains stay interesting), ones (exact results) and the edges."""
+    carrier = info(dt).carrier
+    w = info(dt).bits
+    n = int(np.prod(shape))
+    bits = np.frombuffer(rng.bytes(n * w // 8), UINT[w]).view(carrier)
+    fin = np.finfo(carrier)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, fin.max, -fin.max, fin.tiny,
+                      fin.smallest_subnormal, 1.0, 2.0, -3.0], carrier)  # fmt: skip
+    ordinary = rng.standard_normal(n).astype(carrier)
+    pick = rng.integers(0, 4, n)
+    out = np.where(pick == 0, bits, ordinary)
+    out = np.where(pick == 1, edges[rng.integers(0, len(edges), n)], out)
+    out = np.where(pick == 2, np.ones(n, carrier), out)
+    return out.reshape(shape)
+
+
+def _text(dt: DataType, ops: list[str], vr: int, vc: int, col: int, size: str) -> str:
+    out = ""
+    for k, op in enumerate(ops):
+        srcs = "T#2, T#1" if k == 0 else "U#1, T#1"
+        out += (
+            f"{op_def(op).bstart} {op}, {dt.name}\nB.DIM zero, {vc}, ->LB0\n"
+            f"B.DIM zero, {vr}, ->LB1\nB.DIM zero, {col}, ->LB2\n"
+            f"B.IOT {srcs}, mask=1111, last, ->U<{size}>\nBSTOP\n"
+        )
+    return out
+
+
+def _machine(
+    dt: DataType, srcs: list[np.ndarray], col: int, size: str, **config: int
+) -> Machine:
+    """A machine whose hand T holds ``srcs`` as tiles of Col ``col`` and SizeCode ``size``
+    (the destinations' shape)."""
+    m = Machine(MachineConfig(gm_size=4096, depth=8, **config))
+    for a in srcs:
+        m.push_tile("T", a, dt, cols=col, size=CODES[size])
+    return m
+
+
+def _raw(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the PE count of every call of the compiled kernel from now on."""
+    seen: list[int] = []
+    real = ak.ArithPlan.__call__
+
+    def counting(plan: ak.ArithPlan, x: int, y: int, z: int) -> tuple[np.ndarray, bool]:
+        status, bad = real(plan, x, y, z)
+        seen.append(len(status))
+        return status, bad
+
+    monkeypatch.setattr(ak.ArithPlan, "__call__", counting)
+    return seen
+
+
+def _run(m: Machine, text_or_program: object) -> list[list[int]]:
+    """Run bundle by bundle, clearing the sticky status after each: each bundle's own."""
+    statuses = []
+    for program in text_or_program:  # type: ignore[attr-defined]
+        m.run(program)
+        statuses.append(m.status.tolist())
+        m.state.status[:] = 0
+    return statuses
+
+
+@pytest.mark.parametrize("dt", [DataType.FP32, DataType.FP64])
+@pytest.mark.parametrize("shape", [(2, 8, 8, "256B"), (3, 5, 8, "256B"), (1, 16, 32, "2KB")])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_warm_bundles_equal_the_exact_engine(
+    monkeypatch: pytest.MonkeyPatch, dt: DataType, shape: tuple, seed: int
+) -> None:
+    """Chains of the four operations (each result read by the next bundle, so the
+    published "finite" fact is used) on tiles whose valid region is the whole tile or
+    smaller, with operands of every class."""
+    vr, vc, col, size = shape
+    if dt == DataType.FP64 and size == "256B":
+        size = "512B"
+    rng = np.random.default_rng(seed)
+    srcs = [_operands(dt, rng, (4, vr, vc)) for _ in range(2)]
+    ops = [OPS[k] for k in rng.permutation(4)] + [OPS[int(rng.integers(4))]]
+    bundles = [prog(_text(dt, [op], vr, vc, col, size)) for op in ops]
+    _run(_machine(dt, srcs, col, size), bundles)  # warm: builds every bundle's plan
+    seen = _counting(monkeypatch)
+    fast = _machine(dt, srcs, col, size)
+    status = _run(fast, bundles)
+    assert seen == [4] * len(ops)  # the kernel ran every bundle, on the four PEs
+    with fastpath.exact_only():
+        exact = _machine(dt, srcs, col, size)
+        want_status = _run(exact, [prog(_text(dt, [op], vr, vc, col, size)) for op in ops])
+    assert status == want_status
+    want, got = exact.tiles(), fast.tiles()
+    assert got.keys() == want.keys()
+    for name, w in want.items():
+        g = got[name]
+        assert np.array_equal(_raw(g.payload), _raw(w.payload)), name
+        assert np.array_equal(g.defined, w.defined), name
+    for t in fast.state.queues[1]:  # the results: their facts are true
+        assert t.finite == bool(np.isfinite(t.payload[:, :vr, :vc]).all())
+
+
+def test_the_runner_steps_aside_for_the_exact_engine_and_the_numpy_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dt = DataType.FP32
+    rng = np.random.default_rng(5)
+    srcs = [rng.standard_normal((4, 2, 8)).astype(np.float32) for _ in range(2)]
+    program = prog(_text(dt, ["TADD"], 2, 8, 8, "256B"))
+    _machine(dt, srcs, 8, "256B").run(program)  # cold: builds the plan
+    seen = _counting(monkeypatch)
+    m = _machine(dt, srcs, 8, "256B")
+    m.run(program)
+    assert seen == [4]
+    for context in (fastpath.exact_only, compiled.suspended):
+        with context():
+            other = _machine(dt, srcs, 8, "256B")
+            other.run(program)
+        assert seen == [4]  # the general path ran
+        assert np.array_equal(_raw(other.tile("U#1").payload), _raw(m.tile("U#1").payload))
+
+
+def test_a_capacity_fault_on_the_compiled_path_leaves_no_trace() -> None:
+    """The kernel computes before the destination is pushed: when the push is refused,
+    the general path raises the fault and neither the queues nor the status change."""
+    dt = DataType.FP32
+    big = np.full((4, 1, 8), np.finfo(np.float32).max, np.float32)  # the sum overflows
+    program = prog(_text(dt, ["TADD"], 1, 8, 8, "32KB"))
+    _machine(dt, [big, big], 8, "32KB").run(program)  # warm
+    m = _machine(dt, [big, big], 8, "32KB", capacity=65536)
+    m.state.status[:] = 0
+    before = m.snapshot()
+    with pytest.raises(TileAllocationFault):
+        m.run(program)
+    assert m.snapshot() == before
+
+
+def test_a_payload_that_is_not_dense_is_left_to_the_general_path() -> None:
+    storage = np.zeros((4, 2, 16), np.float32)
+    storage.flags.writeable = False
+    view = storage[:, :, :8]
+    t = Tile(DataType.FP32, 2, 8, 2, 8, Layout.ROW_MAJOR, 0b1111, 256, view)
+    dense = Tile(DataType.FP32, 2, 16, 2, 16, Layout.ROW_MAJOR, 0b1111, 256, storage)
+    strides = (2 * 8 * 4, 8 * 4, 4)
+    assert elementwise._address(t, strides) == -1
+    assert elementwise._address(dense, (2 * 16 * 4, 16 * 4, 4)) == ak.address(storage)
