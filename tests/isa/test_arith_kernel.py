@@ -182,3 +182,65 @@ def test_the_certificate_rejects_a_broken_kernel(kernel, breaks: str) -> None:
     assert ak.certify_arith(_Mutant(kernel, "none")) is None
     problem = ak.certify_arith(_Mutant(kernel, breaks))
     assert problem is not None, breaks
+
+
+# ---------------------------------------------------------------- the array route
+
+
+@st.composite
+def large_operands(draw: st.DrawFn) -> tuple[DataType, str, np.ndarray, np.ndarray]:
+    """Operands of at least :data:`ak.ARRAY_ROUTE_MIN` elements, mostly ordinary with a
+    few specials (so the numpy route's clean path fails and the array route serves), as
+    dense tiles or with a broadcast column (the row expansions)."""
+    dt = draw(st.sampled_from(list(LAYOUT)))
+    op = draw(st.sampled_from(OPS))
+    p, r = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    c = draw(st.sampled_from([512, 600]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    w = LAYOUT[dt][0]
+    specials = np.array(_special(dt), np.uint64).astype(UINT[w]).view(CARRIER[dt])
+
+    def array(shape: tuple[int, ...]) -> np.ndarray:
+        a = rng.standard_normal(shape).astype(CARRIER[dt])
+        holes = rng.random(shape) < draw(st.sampled_from([0.0, 0.01, 0.3]))
+        a[holes] = specials[rng.integers(0, len(specials), int(holes.sum()))]
+        return a
+
+    x = array((p, r, c))
+    y = array((p, r, c)) if draw(st.booleans()) else array((p, r, 1))
+    return dt, op, x, np.broadcast_to(y, x.shape)
+
+
+@given(large_operands())
+def test_binary_of_large_operands_equals_the_exact_engine(kernel, case) -> None:
+    """``core.binary`` (the semantics the executor and the references call): the array
+    route where the numpy route's clean path does not apply, bit for bit."""
+    dt, op, x, y = case
+    calls: list[int] = []
+    real = ak.ArithPlan.__call__
+
+    def counting(plan: ak.ArithPlan, *args: int) -> tuple[np.ndarray, bool]:
+        calls.append(1)
+        return real(plan, *args)
+
+    ak.ArithPlan.__call__ = counting  # type: ignore[method-assign]
+    try:
+        got, status = binary(op, dt, x, y)
+    finally:
+        ak.ArithPlan.__call__ = real  # type: ignore[method-assign]
+    want, want_status = binary(op, dt, x, y, exact=True)
+    assert np.array_equal(to_bits(got), to_bits(want))
+    assert np.asarray(status).tolist() == np.asarray(want_status).tolist()
+    if not np.isfinite(x).all() or not np.isfinite(y).all():
+        assert calls, "NaN or Inf operands take the compiled kernel"
+
+
+def test_small_or_misaligned_operands_keep_the_numpy_route(kernel) -> None:
+    x = np.ones((4, 1, 8), np.float32)
+    assert ak.arith_arrays("add", D.FP32, x, x) is None  # small
+    storage = np.zeros(4 * 4 * 256 + 1, np.float32).view(np.uint8)[2 : 2 + 4 * 4 * 256 * 4]
+    odd = storage.view(np.float32).reshape(4, 4, 256)
+    assert ak.address(odd) % 4
+    assert ak.arith_arrays("add", D.FP32, odd, odd) is None
+    assert ak.arith_arrays("max", D.FP32, odd, odd) is None

@@ -54,7 +54,16 @@ def compiled_arith() -> _Kernel | None:
     compiler, ``PTOC_COMPILED=0``, inside :func:`.compiled.suspended`, or a failed
     certificate). Built and certified once per process."""
     lib = compiled.load("arith", certify_arith)
-    return None if lib is None else _declare(lib)
+    if lib is None:
+        return None
+    fn = _declared.get(id(lib))
+    if fn is None:
+        fn = _declared[id(lib)] = _declare(lib)
+    return fn
+
+
+#: id of a loaded library -> its declared entry point (declaring costs a microsecond)
+_declared: dict[int, _Kernel] = {}
 
 
 def _declare(lib: ctypes.CDLL) -> _Kernel:
@@ -142,6 +151,48 @@ def _status_array(packed: int, pes: int) -> np.ndarray:
     if len(_STATUSES) < 4096:
         _STATUSES[packed, pes] = a
     return a
+
+
+#: below this many elements the numpy route's fixed costs are lower than a call's
+ARRAY_ROUTE_MIN = 512
+
+
+def arith_arrays(
+    op: str, dt: DataType, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``x op y`` (result, status (P,)) of two (P, R, C) carrier arrays of one shape
+    (either may be a broadcast or strided view) by the compiled kernel, for
+    :func:`.fastpath.binary`; None where the numpy route serves instead: no certified
+    kernel, another type or op, a small operation, or an operand whose addressing the
+    kernel cannot take (strides that are not whole elements, a misaligned start)."""
+    if x.size < ARRAY_ROUTE_MIN or op not in OPS or dt not in TYPES:
+        return None
+    kernel = compiled_arith()
+    if kernel is None:
+        return None
+    key = (op, dt, x.shape, x.strides, y.strides)
+    plan = _plans.get(key)
+    size = x.itemsize
+    if plan is None:
+        if any(s % size for s in (*x.strides, *y.strides)):
+            return None
+        p, r, c = x.shape
+        z_strides = (r * c, c, 1)
+        plan = ArithPlan(kernel, op, dt, (p, r, c), element_strides(x), element_strides(y),
+                         z_strides)  # fmt: skip
+        if len(_plans) > 256:
+            _plans.clear()
+        _plans[key] = plan
+    ax, ay = address(x), address(y)
+    if ax % size or ay % size:
+        return None
+    z = np.empty(x.shape, x.dtype)
+    status, _ = plan(ax, ay, writable_address(z))
+    return z, status
+
+
+#: (op, DataType, shape, byte strides of x and y) -> the plan of that geometry
+_plans: dict[tuple[object, ...], ArithPlan] = {}
 
 
 def arith(

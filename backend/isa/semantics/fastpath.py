@@ -1184,11 +1184,26 @@ def binary(op: str, dt: DataType, a: np.ndarray, b: np.ndarray) -> Result | None
             res = None
             if clean is not None and _finite_operand(a) and _finite_operand(b):
                 res = _clean(clean, x, y, p)
+            if res is None and dt in _ARITH_TYPES:
+                # FP32/FP64 + - * / with NaN, Inf or an IEEE exception: the numpy route
+                # settles them in several passes, the compiled kernel in one
+                res = _arith_arrays(op, dt, x, y)
             r, st = fn(op, f, x, y, p) if res is None else res
         finally:
             _EXTOBJ.reset(token)
     # (a reshaped result would be a view, which the executor copies before publishing)
     return (r if r.shape == shape else r.reshape(shape)), st
+
+
+def _arith_arrays(
+    op: str, dt: DataType, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    from .arith_kernels import arith_arrays  # arith_kernels imports this module
+
+    return arith_arrays(op, dt, x, y)
+
+
+_ARITH_TYPES = frozenset({DataType.FP32, DataType.FP64})
 
 
 # ---------------------------------------------------------------- comparisons
