@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ptoc.backend.isa import DataType, Executor, legality
+from ptoc.backend.isa import Axis, DataType, Executor, legality
 from ptoc.backend.isa.fields import DZ, NV, OF, PAD_NULL, first_pes_mask
 from ptoc.backend.isa.semantics.arith_kernels import (
     ArithKernel,
@@ -292,14 +292,23 @@ def _address(t: Tile, strides: tuple[int, ...]) -> int:
 
 
 def compiled_runner(
-    kernel: ArithKernel, general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
+    kernel: ArithKernel,
+    general: Fused,
+    spec: Spec,
+    dests: Dests,
+    key: tuple[object, ...],
+    broadcast: Axis | None = None,
+    b_key: tuple[object, ...] | None = None,
 ) -> Fused:
-    """The fused form of a two-source FP32/FP64 + - * / bundle on every PE of the
+    """The fused form of a two-source FP32/FP64 + - * / max min bundle on every PE of the
     machine, computed by the certified compiled kernel (``arith_kernels``): one pass that
-    writes the results straight into the new payload, canonicalises NaN results and reads
-    every PE's IEEE flags, whatever the operands hold (NaNs and infinities included), and
-    says whether every result is finite (published as :attr:`Tile.finite`).
+    writes the results straight into the new payload, canonicalises NaN results and
+    settles every PE's status, whatever the operands hold (NaNs and infinities included),
+    and says whether every result is finite (published as :attr:`Tile.finite`).
 
+    Both sources have descriptor ``key``, or for a row (column) expansion, ``broadcast``,
+    the second is the one-column (one-row) tile whose descriptor starts with ``b_key``
+    and has any physical Rows; it is broadcast along the rows (columns) by a zero stride.
     Anything else -- a PE subset, a source not found or of another descriptor, a
     capacity fault, the exact engine or the numpy route asked for -- runs ``general``
     (the fused runner), which settles it or falls back to the generic path with nothing
@@ -318,10 +327,22 @@ def compiled_runner(
     # the padded storage the results start from (copied per bundle, never handed out)
     template = None if whole else fresh(dt, (npes, rows, cols), pad)
     carrier = slot.carrier
+    size = carrier.itemsize
+    op = spec.row.arith or ""
     strides = (rows * cols, cols, 1)  # a dense payload of this shape, in elements
-    nbytes = tuple(s * carrier.itemsize for s in strides)
-    call = ArithPlan(kernel, spec.row.arith or "", dt, (npes, vr, vc), strides, strides,
-                     strides)  # fmt: skip
+    nbytes = tuple(s * size for s in strides)
+    same = ArithPlan(kernel, op, dt, (npes, vr, vc), strides, strides, strides)
+    #: the broadcast source's physical Rows -> (its plan, its payload's byte strides)
+    by_rows: dict[int, tuple[ArithPlan, tuple[int, ...]]] = {}
+
+    def broadcast_plan(b: Tile) -> tuple[ArithPlan, tuple[int, ...]]:
+        b_strides = (b.rows * b.cols, b.cols, 1)
+        y = (b_strides[0], b_strides[1], 0) if broadcast is Axis.ROW else (b_strides[0], 0, 1)
+        got = by_rows[b.rows] = (
+            ArithPlan(kernel, op, dt, (npes, vr, vc), strides, y, strides),
+            tuple(s * size for s in b_strides),
+        )
+        return got
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
@@ -339,9 +360,18 @@ def compiled_runner(
         if i0 > len(q0) or i1 > len(q1):
             return general(state, plan)
         a, b = q0[i0 - 1], q1[i1 - 1]
-        if a.key != key or b.key != key or a.mask & mask != mask or b.mask & mask != mask:
+        if a.key != key or a.mask & mask != mask or b.mask & mask != mask:
             return general(state, plan)
-        x, y = _address(a, nbytes), _address(b, nbytes)
+        if broadcast is None:
+            if b.key != key:
+                return general(state, plan)
+            call, b_bytes = same, nbytes
+        else:
+            k = b.key
+            if k[:5] != b_key or not k[6]:
+                return general(state, plan)
+            call, b_bytes = by_rows.get(b.rows) or broadcast_plan(b)
+        x, y = _address(a, nbytes), _address(b, b_bytes)
         if x < 0 or y < 0:
             return general(state, plan)
         payload = np.empty((npes, rows, cols), carrier) if template is None else template.copy()

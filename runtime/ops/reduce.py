@@ -21,11 +21,12 @@ import numpy as np
 
 from ptoc.backend.isa import Axis, DataType, Executor, OperandKind
 from ptoc.backend.isa.semantics import expand as sx
+from ptoc.backend.isa.semantics.arith_kernels import arith_applies, compiled_arith
 
 from ..engine import Ctx, Preparer, Runner, make_dests
 from ..spec import Shape, Spec
 from .common import ENCODING_TYPES, RM, require_encodings, same_rows, source_key
-from .elementwise import finite_closed, fused_runner
+from .elementwise import _never, compiled_runner, finite_closed, fused_runner
 
 
 def reduction(spec: Spec) -> Runner:
@@ -113,7 +114,12 @@ def expansion(spec: Spec) -> Runner:
             return fn(dt, vs, vb, vshape)
 
         closed = finite_closed(spec, src_dt)
-        run.fused = fused_runner(expand, src_dt, dests, keys, pad, spec.name, closed)  # type: ignore[attr-defined]
+        fused = fused_runner(expand, src_dt, dests, keys, pad, spec.name, closed)
+        kernel = compiled_arith() if arith_applies(row.arith or "", src_dt) else None
+        src_key, b_key = keys
+        if kernel is not None and fused is not _never and src_key is not None:
+            fused = compiled_runner(kernel, fused, spec, dests, src_key, row.axis, b_key)
+        run.fused = fused  # type: ignore[attr-defined]
     return run
 
 

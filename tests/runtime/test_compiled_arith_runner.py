@@ -25,7 +25,9 @@ from ptoc.runtime.tiles import Layout, Tile
 
 from .util import prog
 
-OPS = ["TADD", "TSUB", "TMUL", "TDIV"]
+OPS = ["TADD", "TSUB", "TMUL", "TDIV", "TMAX", "TMIN"]
+EXPANSIONS = [f"T{axis}EXPAND{op}" for axis in ("ROW", "COL")
+              for op in ("ADD", "SUB", "MUL", "DIV", "MAX", "MIN")]  # fmt: skip
 UINT = {32: np.uint32, 64: np.uint64}
 CODES = {name: code for code, name in SIZE_NAMES.items()}
 
@@ -119,7 +121,7 @@ def test_warm_bundles_equal_the_exact_engine(
         size = "512B"
     rng = np.random.default_rng(seed)
     srcs = [_operands(dt, rng, (4, vr, vc)) for _ in range(2)]
-    ops = [OPS[k] for k in rng.permutation(4)] + [OPS[int(rng.integers(4))]]
+    ops = [OPS[k] for k in rng.permutation(len(OPS))] + [OPS[int(rng.integers(len(OPS)))]]
     bundles = [prog(_text(dt, [op], vr, vc, col, size)) for op in ops]
     _run(_machine(dt, srcs, col, size), bundles)  # warm: builds every bundle's plan
     seen = _counting(monkeypatch)
@@ -137,6 +139,54 @@ def test_warm_bundles_equal_the_exact_engine(
         assert np.array_equal(_raw(g.payload), _raw(w.payload)), name
         assert np.array_equal(g.defined, w.defined), name
     for t in fast.state.queues[1]:  # the results: their facts are true
+        assert t.finite == bool(np.isfinite(t.payload[:, :vr, :vc]).all())
+
+
+@pytest.mark.parametrize("dt", [DataType.FP32, DataType.FP64])
+@pytest.mark.parametrize("op", EXPANSIONS)
+def test_warm_expansions_equal_the_exact_engine(
+    monkeypatch: pytest.MonkeyPatch, dt: DataType, op: str
+) -> None:
+    """A full tile with a broadcast column (row expansions) or row (column expansions),
+    each result read by the next bundle, operands of every class, a padded destination."""
+    vr, vc, col = 3, 6, 8
+    size = "256B" if dt == DataType.FP32 else "512B"
+    rng = np.random.default_rng(len(op))
+    full = _operands(dt, rng, (4, vr, vc))
+    row = op.startswith("TROW")
+    b = _operands(dt, rng, (4, vr, 1) if row else (4, 1, vc))
+    b_col = 1 if row else col
+
+    def machine() -> Machine:
+        m = Machine(MachineConfig(gm_size=4096, depth=8))
+        m.push_tile("T", full, dt, cols=col, size=CODES[size])
+        m.push_tile("T", b, dt, cols=b_col)
+        return m
+
+    def bundle(first: bool) -> str:
+        srcs = "T#2, T#1" if first else "U#1, T#1"
+        return (
+            f"{op_def(op).bstart} {op}, {dt.name}\nB.DIM zero, {vc}, ->LB0\n"
+            f"B.DIM zero, {vr}, ->LB1\nB.DIM zero, {col}, ->LB2\n"
+            f"B.IOT {srcs}, mask=1111, last, ->U<{size}>\nBSTOP\n"
+        )
+
+    bundles = [prog(bundle(True)), prog(bundle(False)), prog(bundle(False))]
+    _run(machine(), bundles)  # warm
+    seen = _counting(monkeypatch)
+    fast = machine()
+    status = _run(fast, bundles)
+    assert seen == [4, 4, 4]
+    with fastpath.exact_only():
+        exact = machine()
+        cold = [prog(bundle(True)), prog(bundle(False)), prog(bundle(False))]
+        want_status = _run(exact, cold)
+    assert status == want_status
+    for name, w in exact.tiles().items():
+        g = fast.tiles()[name]
+        assert np.array_equal(_raw(g.payload), _raw(w.payload)), name
+        assert np.array_equal(g.defined, w.defined), name
+    for t in fast.state.queues[1]:
         assert t.finite == bool(np.isfinite(t.payload[:, :vr, :vc]).all())
 
 

@@ -1,15 +1,16 @@
 /*
- * FP32 and FP64 add, sub, mul and div of (P, R, C) tiles in one pass, with the IEEE
- * status of every PE read from the floating-point environment.
+ * FP32 and FP64 add, sub, mul, div, max and min of (P, R, C) tiles in one pass, with the
+ * status of every PE.
  *
- * The reference profile (D5) makes these operations correctly rounded with round to
+ * The reference profile (D5) makes add, sub, mul and div correctly rounded with round to
  * nearest even, a NaN result the canonical quiet NaN, and the status the IEEE flags of
  * the operation (NV for an invalid operation or a signalling operand, DZ, OF, UF when a
  * tiny result is inexact, NX). The machine's own arithmetic is that operation, so one
- * loop per PE computes the results, replaces NaN results with the canonical NaN, and
- * reads the flags the PE's elements raised. What rests on the platform (tininess after
- * rounding, sNaN operands raising invalid, no flush-to-zero) is pinned by the load-time
+ * loop per PE computes the results and reads the flags the PE's elements raised; NaN
+ * results become the canonical NaN. What rests on the platform (tininess after rounding,
+ * sNaN operands raising invalid, no flush-to-zero) is pinned by the load-time
  * certificate in arith_kernels.py, which compares this kernel with the exact engine.
+ * TMAX/TMIN (D5) are computed on the encodings alone (see MINMAX below).
  *
  * - -ffp-contract=off and no -ffast-math: every operation is the one of the source.
  * - The environment is set for the call (round to nearest even; on x86 no FTZ/DAZ) and the
@@ -19,7 +20,7 @@
  *   replace its NaN results with the canonical NaN.
  *
  * ptoc_arith(d, x, y, z) reads its geometry from the int64 block d:
- *   d[0] op (0 add, 1 sub, 2 mul, 3 div), d[1] 0 for FP32, 1 for FP64,
+ *   d[0] op (0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min), d[1] 0 for FP32, 1 for FP64,
  *   d[2..4] P, R, C, d[5..7] the element strides of x (PE, row, column),
  *   d[8..10] those of y, d[11..12] those of z (its columns are contiguous),
  *   d[13] the canonical NaN's bits, d[14..18] the status bits NV, DZ, OF, UF, NX.
@@ -42,81 +43,210 @@
 #define CLONES
 #endif
 
-/* one row of C results, and whether one of them is not finite (all exponent bits set) */
-#define ROW_LOOP(T, U, EXP, OPERATION, XA, YB)                                             \
-    for (ptrdiff_t c = 0; c < n; c++) {                                                    \
-        const T a = (XA), b = (YB);                                                        \
-        const T v = OPERATION;                                                             \
-        U u;                                                                               \
-        memcpy(&u, &v, sizeof u);                                                          \
-        bad |= (~u & (EXP)) ? 0 : 1;                                                       \
-        zr[c] = u;                                                                         \
-    }
+/* a row function's answer: bit 0 a result is not finite, bit 1 a signalling NaN operand
+ * of TMAX/TMIN (their status; the IEEE operations' status comes from the flags) */
+#define NOT_FINITE 1u
+#define SIGNALLING 2u
+#define INLINE static inline __attribute__((always_inline))
 
-#define ROW_FUNCTION(NAME, T, U, EXP, MAG, OPERATION)                                      \
-    CLONES static int NAME(                                                                \
-        const T *xr, ptrdiff_t sx, const T *yr, ptrdiff_t sy, U *zr, ptrdiff_t n, U canon)  \
+/* the encodings of each format: sign, exponent field, magnitude, quiet bit */
+#define F32_SIGN 0x80000000u
+#define F32_EXP 0x7F800000u
+#define F32_MAG 0x7FFFFFFFu
+#define F32_QUIET 0x00400000u
+#define F64_SIGN 0x8000000000000000ull
+#define F64_EXP 0x7FF0000000000000ull
+#define F64_MAG 0x7FFFFFFFFFFFFFFFull
+#define F64_QUIET 0x0008000000000000ull
+
+/*
+ * A row of n elements, z = RESULT(x, y), in four addressings of the operands (dense, a
+ * broadcast right or left value, general strides); CHECK(x, y, z) adds to the answer.
+ * Rows that hold a non-finite result take a second look (FINISH).
+ */
+#define DEFINE_ROW(NAME, U, RESULT, CHECK, FINISH)                                         \
+    CLONES static unsigned NAME(const U *xr, ptrdiff_t sx, const U *yr, ptrdiff_t sy,     \
+                                U *zr, ptrdiff_t n, U canon)                               \
     {                                                                                      \
-        unsigned bad = 0;                                                                  \
+        unsigned answer = 0;                                                               \
         if (sx == 1 && sy == 1) {                                                          \
-            ROW_LOOP(T, U, EXP, OPERATION, xr[c], yr[c])                              \
+            for (ptrdiff_t c = 0; c < n; c++) {                                            \
+                const U a = xr[c], b = yr[c], r = RESULT(a, b, canon);                     \
+                answer |= CHECK(a, b, r);                                                  \
+                zr[c] = r;                                                                 \
+            }                                                                              \
         } else if (sx == 1 && sy == 0) {                                                   \
-            const T yv = yr[0];                                                            \
-            ROW_LOOP(T, U, EXP, OPERATION, xr[c], yv)                                 \
+            const U b = yr[0];                                                             \
+            for (ptrdiff_t c = 0; c < n; c++) {                                            \
+                const U a = xr[c], r = RESULT(a, b, canon);                                \
+                answer |= CHECK(a, b, r);                                                  \
+                zr[c] = r;                                                                 \
+            }                                                                              \
         } else if (sx == 0 && sy == 1) {                                                   \
-            const T xv = xr[0];                                                            \
-            ROW_LOOP(T, U, EXP, OPERATION, xv, yr[c])                                 \
+            const U a = xr[0];                                                             \
+            for (ptrdiff_t c = 0; c < n; c++) {                                            \
+                const U b = yr[c], r = RESULT(a, b, canon);                                \
+                answer |= CHECK(a, b, r);                                                  \
+                zr[c] = r;                                                                 \
+            }                                                                              \
         } else {                                                                           \
-            ROW_LOOP(T, U, EXP, OPERATION, xr[c * sx], yr[c * sy])                    \
+            for (ptrdiff_t c = 0; c < n; c++) {                                            \
+                const U a = xr[c * sx], b = yr[c * sy], r = RESULT(a, b, canon);           \
+                answer |= CHECK(a, b, r);                                                  \
+                zr[c] = r;                                                                 \
+            }                                                                              \
         }                                                                                  \
-        if (bad) /* a rare second look: NaN results become the canonical NaN */           \
+        if (answer & NOT_FINITE)                                                           \
             for (ptrdiff_t c = 0; c < n; c++)                                              \
-                zr[c] = (zr[c] & (MAG)) > (EXP) ? canon : zr[c];                           \
-        return bad != 0;                                                                   \
+                zr[c] = FINISH(zr[c], canon);                                              \
+        return answer;                                                                     \
     }
 
-#define ROWS(SUFFIX, T, U, EXP, MAG)                                                       \
-    ROW_FUNCTION(add_##SUFFIX, T, U, EXP, MAG, a + b)                                      \
-    ROW_FUNCTION(sub_##SUFFIX, T, U, EXP, MAG, a - b)                                      \
-    ROW_FUNCTION(mul_##SUFFIX, T, U, EXP, MAG, a * b)                                      \
-    ROW_FUNCTION(div_##SUFFIX, T, U, EXP, MAG, a / b)
-
-ROWS(f32, float, uint32_t, 0x7F800000u, 0x7FFFFFFFu)
-ROWS(f64, double, uint64_t, 0x7FF0000000000000ull, 0x7FFFFFFFFFFFFFFFull)
-
-/* every PE: its rows, then its flags */
-#define RUN_PES(ROW, T, U)                                                                 \
-    for (ptrdiff_t p = 0; p < P; p++) {                                                    \
-        feclearexcept(FE_ALL_EXCEPT);                                                      \
-        for (ptrdiff_t r = 0; r < R; r++)                                                  \
-            bad |= ROW((const T *)x + p * d[5] + r * d[6], d[7],                           \
-                       (const T *)y + p * d[8] + r * d[9], d[10], (U *)z + p * d[11] + r * d[12], \
-                       C, (U)d[13]);                                                       \
-        status |= (int64_t)flags_to_status(d + 14) << (8 * p);                            \
+/* IEEE operations on the values the encodings hold */
+#define IEEE_OPS(SUFFIX, T, U)                                                             \
+    INLINE U add_##SUFFIX(U ua, U ub, U canon)                                             \
+    {                                                                                      \
+        T a, b, v;                                                                         \
+        U u;                                                                               \
+        (void)canon;                                                                       \
+        memcpy(&a, &ua, sizeof a);                                                         \
+        memcpy(&b, &ub, sizeof b);                                                         \
+        v = a + b;                                                                         \
+        memcpy(&u, &v, sizeof u);                                                          \
+        return u;                                                                          \
+    }                                                                                      \
+    INLINE U sub_##SUFFIX(U ua, U ub, U canon)                                             \
+    {                                                                                      \
+        T a, b, v;                                                                         \
+        U u;                                                                               \
+        (void)canon;                                                                       \
+        memcpy(&a, &ua, sizeof a);                                                         \
+        memcpy(&b, &ub, sizeof b);                                                         \
+        v = a - b;                                                                         \
+        memcpy(&u, &v, sizeof u);                                                          \
+        return u;                                                                          \
+    }                                                                                      \
+    INLINE U mul_##SUFFIX(U ua, U ub, U canon)                                             \
+    {                                                                                      \
+        T a, b, v;                                                                         \
+        U u;                                                                               \
+        (void)canon;                                                                       \
+        memcpy(&a, &ua, sizeof a);                                                         \
+        memcpy(&b, &ub, sizeof b);                                                         \
+        v = a * b;                                                                         \
+        memcpy(&u, &v, sizeof u);                                                          \
+        return u;                                                                          \
+    }                                                                                      \
+    INLINE U div_##SUFFIX(U ua, U ub, U canon)                                             \
+    {                                                                                      \
+        T a, b, v;                                                                         \
+        U u;                                                                               \
+        (void)canon;                                                                       \
+        memcpy(&a, &ua, sizeof a);                                                         \
+        memcpy(&b, &ub, sizeof b);                                                         \
+        v = a / b;                                                                         \
+        memcpy(&u, &v, sizeof u);                                                          \
+        return u;                                                                          \
     }
 
-static unsigned char flags_to_status(const int64_t *bits)
+IEEE_OPS(f32, float, uint32_t)
+IEEE_OPS(f64, double, uint64_t)
+
+/*
+ * TMAX/TMIN (D5, floatarith._minmax) on the encodings alone, so that no comparison can
+ * raise a flag: one NaN selects the other operand, two give the canonical NaN, a
+ * signalling NaN operand sets NV; the rest compare by a key that orders the encodings as
+ * their values with -0 below +0 (a signed integer: a negative encoding with its
+ * magnitude bits inverted), which is the zero rule (max(+0, -0) = +0,
+ * min(+0, -0) = -0); equal keys are equal encodings.
+ */
+#define MINMAX_OPS(SUFFIX, U, S, SIGN, EXP, MAG, QUIET, SHIFT)                             \
+    INLINE S key_##SUFFIX(U a) { return (S)(a ^ ((U)(-(a >> SHIFT)) >> 1)); }              \
+    INLINE U pick_##SUFFIX(U a, U b, U canon, int keep_left)                               \
+    {                                                                                      \
+        const int an = (a & MAG) > EXP, bn = (b & MAG) > EXP;                              \
+        return an ? (bn ? canon : b) : (bn ? a : (keep_left ? a : b));                     \
+    }                                                                                      \
+    INLINE U max_##SUFFIX(U a, U b, U canon)                                               \
+    {                                                                                      \
+        return pick_##SUFFIX(a, b, canon, key_##SUFFIX(a) >= key_##SUFFIX(b));             \
+    }                                                                                      \
+    INLINE U min_##SUFFIX(U a, U b, U canon)                                               \
+    {                                                                                      \
+        return pick_##SUFFIX(a, b, canon, key_##SUFFIX(a) <= key_##SUFFIX(b));             \
+    }                                                                                      \
+    INLINE unsigned nan_check_##SUFFIX(U a, U b, U r)                                      \
+    {                                                                                      \
+        const int as = (a & MAG) > EXP && !(a & QUIET), bs = (b & MAG) > EXP && !(b & QUIET); \
+        return ((as | bs) ? SIGNALLING : 0u) | ((~r & EXP) ? 0u : NOT_FINITE);             \
+    }                                                                                      \
+    INLINE unsigned finite_check_##SUFFIX(U a, U b, U r)                                   \
+    {                                                                                      \
+        (void)a;                                                                           \
+        (void)b;                                                                           \
+        return (~r & EXP) ? 0u : NOT_FINITE;                                               \
+    }                                                                                      \
+    INLINE U canonical_##SUFFIX(U r, U canon) { return (r & MAG) > EXP ? canon : r; }      \
+    INLINE U as_is_##SUFFIX(U r, U canon)                                                  \
+    {                                                                                      \
+        (void)canon;                                                                       \
+        return r;                                                                          \
+    }
+
+MINMAX_OPS(f32, uint32_t, int32_t, F32_SIGN, F32_EXP, F32_MAG, F32_QUIET, 31)
+MINMAX_OPS(f64, uint64_t, int64_t, F64_SIGN, F64_EXP, F64_MAG, F64_QUIET, 63)
+
+#define ROWS(SUFFIX, U)                                                                    \
+    DEFINE_ROW(row_add_##SUFFIX, U, add_##SUFFIX, finite_check_##SUFFIX, canonical_##SUFFIX) \
+    DEFINE_ROW(row_sub_##SUFFIX, U, sub_##SUFFIX, finite_check_##SUFFIX, canonical_##SUFFIX) \
+    DEFINE_ROW(row_mul_##SUFFIX, U, mul_##SUFFIX, finite_check_##SUFFIX, canonical_##SUFFIX) \
+    DEFINE_ROW(row_div_##SUFFIX, U, div_##SUFFIX, finite_check_##SUFFIX, canonical_##SUFFIX) \
+    DEFINE_ROW(row_max_##SUFFIX, U, max_##SUFFIX, nan_check_##SUFFIX, as_is_##SUFFIX)      \
+    DEFINE_ROW(row_min_##SUFFIX, U, min_##SUFFIX, nan_check_##SUFFIX, as_is_##SUFFIX)
+
+ROWS(f32, uint32_t)
+ROWS(f64, uint64_t)
+
+static unsigned char flags_to_status(const int64_t *bits, unsigned answer)
 {
     const int e = fetestexcept(FE_ALL_EXCEPT);
-    return (unsigned char)((e & FE_INVALID ? bits[0] : 0) | (e & FE_DIVBYZERO ? bits[1] : 0)
-                           | (e & FE_OVERFLOW ? bits[2] : 0) | (e & FE_UNDERFLOW ? bits[3] : 0)
-                           | (e & FE_INEXACT ? bits[4] : 0));
+    return (unsigned char)((e & FE_INVALID || answer & SIGNALLING ? bits[0] : 0)
+                           | (e & FE_DIVBYZERO ? bits[1] : 0) | (e & FE_OVERFLOW ? bits[2] : 0)
+                           | (e & FE_UNDERFLOW ? bits[3] : 0) | (e & FE_INEXACT ? bits[4] : 0));
 }
+
+/* every PE: its rows, then its status */
+#define RUN_PES(ROW, U)                                                                    \
+    for (ptrdiff_t p = 0; p < P; p++) {                                                    \
+        unsigned answer = 0;                                                               \
+        feclearexcept(FE_ALL_EXCEPT);                                                      \
+        for (ptrdiff_t r = 0; r < R; r++)                                                  \
+            answer |= ROW((const U *)x + p * d[5] + r * d[6], d[7],                        \
+                          (const U *)y + p * d[8] + r * d[9], d[10],                       \
+                          (U *)z + p * d[11] + r * d[12], C, (U)d[13]);                    \
+        status |= (int64_t)flags_to_status(d + 14, answer) << (8 * p);                     \
+        bad |= answer & NOT_FINITE;                                                        \
+    }
 
 static int64_t run(const int64_t *d, const void *x, const void *y, void *z)
 {
     const ptrdiff_t P = d[2], R = d[3], C = d[4];
     int64_t status = 0;
-    int bad = 0;
-    switch ((d[1] ? 4 : 0) + (d[0] & 3)) {
-    case 0: RUN_PES(add_f32, float, uint32_t) break;
-    case 1: RUN_PES(sub_f32, float, uint32_t) break;
-    case 2: RUN_PES(mul_f32, float, uint32_t) break;
-    case 3: RUN_PES(div_f32, float, uint32_t) break;
-    case 4: RUN_PES(add_f64, double, uint64_t) break;
-    case 5: RUN_PES(sub_f64, double, uint64_t) break;
-    case 6: RUN_PES(mul_f64, double, uint64_t) break;
-    default: RUN_PES(div_f64, double, uint64_t) break;
+    unsigned bad = 0;
+    switch ((d[1] ? 8 : 0) + d[0]) {
+    case 0: RUN_PES(row_add_f32, uint32_t) break;
+    case 1: RUN_PES(row_sub_f32, uint32_t) break;
+    case 2: RUN_PES(row_mul_f32, uint32_t) break;
+    case 3: RUN_PES(row_div_f32, uint32_t) break;
+    case 4: RUN_PES(row_max_f32, uint32_t) break;
+    case 5: RUN_PES(row_min_f32, uint32_t) break;
+    case 8: RUN_PES(row_add_f64, uint64_t) break;
+    case 9: RUN_PES(row_sub_f64, uint64_t) break;
+    case 10: RUN_PES(row_mul_f64, uint64_t) break;
+    case 11: RUN_PES(row_div_f64, uint64_t) break;
+    case 12: RUN_PES(row_max_f64, uint64_t) break;
+    case 13: RUN_PES(row_min_f64, uint64_t) break;
+    default: return -1; /* not an operation of this kernel */
     }
     return status | ((int64_t)(bad != 0) << 62);
 }

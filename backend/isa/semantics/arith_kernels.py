@@ -1,11 +1,13 @@
-"""FP32/FP64 add, sub, mul and div in one compiled pass (``arith.c``), and its certificate.
+"""FP32/FP64 add, sub, mul, div, max and min in one compiled pass (``arith.c``), and its
+certificate.
 
 The numpy route of these operations (:mod:`.fastpath`) computes the native result and
 then settles what numpy cannot say: which PEs' results are inexact (a probe, and on exact
 data a full second pass), and the NaN, infinity and overflow cases (several dense passes
 over masks). The machine's IEEE arithmetic says all of it while it computes: ``arith.c``
 runs each PE's elements and reads that PE's exception flags, and canonicalises NaN
-results in the same loop. It is used only after :func:`certify_arith` found it equal to
+results in the same loop; TMAX/TMIN's NaN and signed-zero rules are applied to the
+encodings there too. It is used only after :func:`certify_arith` found it equal to
 the exact engine (``core.binary(..., exact=True)``) on probes of every hazard, bit for bit
 and per-PE status included; elsewhere the numpy route serves the same bits.
 
@@ -27,7 +29,7 @@ from . import fastpath as _fp
 from .floatfmt import CANONICAL_NAN, DZ, NV, NX, OF, UF
 
 #: the operations and element types the kernel runs, with their codes in ``arith.c``
-OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
 TYPES: dict[DataType, tuple[int, np.dtype[Any]]] = {
     DataType.FP32: (0, np.dtype(np.float32)),
     DataType.FP64: (1, np.dtype(np.float64)),
