@@ -12,6 +12,8 @@ baseline does the same work as the bundles, for every PE, and nothing more:
 * ``tadd_nonfinite``: TADD FP32 64x256 on sources of infinities and NaNs (what a chain
   of adds becomes past the overflow) against the same bundles on finite sources. Goal
   1.5x: special values take native passes, not the exact engine.
+* ``tadd_exact``: TADD FP32 64x256 of small integers (every sum exact, so the NX status
+  needs every element) against the same numpy additions. Goal 1.5x.
 * ``trowexpandmin``: TROWEXPANDMIN FP32 64x64 against ``np.minimum`` of the tile and
   its broadcast column on all PEs. Goal 2x.
 * ``tsort``: TSORT FP32 16x1024 sort_width 32 (values and U32 indices) against the
@@ -164,6 +166,30 @@ def _nonfinite_row(bundles: int) -> Row:
     t_finite = _timed(finite, program)
     return Row(f"TADD FP32 64x256 Inf/NaN sources x{bundles}", t_special, t_finite,
                "the same bundles on finite sources", 1.5, key="tadd_nonfinite")  # fmt: skip
+
+
+def _exact_row(bundles: int) -> Row:
+    """TADD FP32 64x256 of small integers, so every sum is exact: no result is inexact,
+    which a sampled NX test cannot show (the whole tile has to be looked at), against
+    the same additions in numpy."""
+    rng = np.random.default_rng(9)
+    a = rng.integers(-1000, 1000, (PES, 64, 256)).astype(np.float32)
+    b = rng.integers(-1000, 1000, (PES, 64, 256)).astype(np.float32)
+    m = _machine(2, [(a, DataType.FP32), (b, DataType.FP32)])
+    head = "BSTART.VEC TADD, FP32\nB.DIM zero, 256, ->LB0\nB.DIM zero, 64, ->LB1\n"
+    program = _repeat(head + "B.IOT T#2, T#1, mask=1111, last, ->U<64KB>\nBSTOP\n", bundles)
+    t = _timed(m, program)
+    assert np.array_equal(m.tile("U#1").values, a + b) and not m.status.any()
+    pairs = [(a[pe].copy(), b[pe].copy()) for pe in range(PES)]
+
+    def baseline() -> None:
+        for _ in range(bundles):
+            for x, y in pairs:
+                x + y
+
+    return Row(f"TADD FP32 64x256 exact sums x{bundles}", t, best_of(baseline),
+               f"{4 * bundles:,} numpy f32 adds", 1.5, "integers: no NX anywhere",
+               key="tadd_exact")  # fmt: skip
 
 
 def _rowexpand_row(bundles: int) -> Row:
@@ -363,6 +389,7 @@ def rows(bundles: int = 1000) -> list[Row]:
             f"{per * 1e6:.1f} us/bundle (goal 2 us)", key="tadd_tiny"),
     ]  # fmt: skip
     out.append(_nonfinite_row(max(bundles // 10, 5)))
+    out.append(_exact_row(max(bundles // 10, 5)))
     out.append(_rowexpand_row(bundles))
     out += _sort_rows(max(bundles // 20, 5))
     groups = max(bundles // 20, 5)

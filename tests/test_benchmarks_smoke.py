@@ -31,7 +31,8 @@ def test_executor_benchmark_runs_on_few_bundles() -> None:
     rows = bench_executor.rows(bundles=10)
     assert all(r.value > 0 and r.baseline > 0 for r in rows)
     assert [r.row_key for r in rows] == [
-        "tadd_fresh", "tadd_same", "tadd_tiny", "tadd_nonfinite", "trowexpandmin", "tsort",
+        "tadd_fresh", "tadd_same", "tadd_tiny", "tadd_nonfinite", "tadd_exact", "trowexpandmin",
+        "tsort",
         "tmrgsort", "tmrgsort_argsort", "softmax_mix_fp32", "softmax_mix_fp16",
         "softmax_mix_bf16", "softmax_run",
     ]  # fmt: skip
