@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from ptoc.backend.isa.semantics.fastpath import (
 )
 
 from ..alloc import Dests, fresh
+from ..alloc import template as alloc_template
 from ..bundle import BundlePlan
 from ..engine import (
     Ctx,
@@ -49,7 +51,7 @@ from ..engine import (
 )
 from ..faults import MachineFault
 from ..spec import Spec
-from ..state import MachineState
+from ..state import MASK_PES, MachineState
 from ..tiles import Tile
 from .common import (
     ENCODING_TYPES,
@@ -291,6 +293,19 @@ def _address(t: Tile, strides: tuple[int, ...]) -> int:
     return a
 
 
+class _Run(NamedTuple):
+    """What a compiled runner needs per machine size: the bundle's consecutive PEs from
+    ``first`` (``width`` of them), the storage its results start from (the padding, and
+    poison on the other PEs; copied per bundle, never handed out; None: np.empty does),
+    the plan of two same-shape sources and the plans by the broadcast source's Rows."""
+
+    first: int
+    width: int
+    template: np.ndarray | None
+    same: ArithPlan
+    by_rows: dict[int, tuple[ArithPlan, tuple[int, ...]]]
+
+
 def compiled_runner(
     kernel: ArithKernel,
     general: Fused,
@@ -300,46 +315,56 @@ def compiled_runner(
     broadcast: Axis | None = None,
     b_key: tuple[object, ...] | None = None,
 ) -> Fused:
-    """The fused form of a two-source FP32/FP64 + - * / max min bundle on every PE of the
-    machine, computed by the certified compiled kernel (``arith_kernels``): one pass that
-    writes the results straight into the new payload, canonicalises NaN results and
-    settles every PE's status, whatever the operands hold (NaNs and infinities included),
-    and says whether every result is finite (published as :attr:`Tile.finite`).
+    """The fused form of a two-source FP32/FP64 + - * / max min bundle whose PEs are
+    consecutive (every PE, or a run such as 1000 or 0110), computed by the certified
+    compiled kernel (``arith_kernels``): one pass that writes the results straight into
+    the new payload, canonicalises NaN results and settles every PE's status, whatever
+    the operands hold (NaNs and infinities included), and says whether every result is
+    finite (published as :attr:`Tile.finite`).
 
     Both sources have descriptor ``key``, or for a row (column) expansion, ``broadcast``,
     the second is the one-column (one-row) tile whose descriptor starts with ``b_key``
     and has any physical Rows; it is broadcast along the rows (columns) by a zero stride.
-    Anything else -- a PE subset, a source not found or of another descriptor, a
-    capacity fault, the exact engine or the numpy route asked for -- runs ``general``
-    (the fused runner), which settles it or falls back to the generic path with nothing
-    changed.
+    Anything else -- other PEs, a source not found or of another descriptor, a capacity
+    fault, the exact engine or the numpy route asked for -- runs ``general`` (the fused
+    runner), which settles it or falls back to the generic path with nothing changed.
     """
     slot = dests.slots[0]
     mask, hand = slot.mask, slot.hand
     (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
     dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
     layout, capacity, pad = slot.layout, slot.capacity, spec.pad
+    pes = MASK_PES[mask] if 0 <= mask < len(MASK_PES) else ()
+    if dt is None or not pes or pes != tuple(range(pes[0], pes[-1] + 1)):
+        return general
     whole = vr == rows and vc == cols
     pad_defined = pad != PAD_NULL
-    npes = next((n for n, m in _EVERY_PE.items() if m == mask), 0)
-    if not npes or dt is None:
-        return general
-    # the padded storage the results start from (copied per bundle, never handed out)
-    template = None if whole else fresh(dt, (npes, rows, cols), pad)
     carrier = slot.carrier
     size = carrier.itemsize
     op = spec.row.arith or ""
     strides = (rows * cols, cols, 1)  # a dense payload of this shape, in elements
     nbytes = tuple(s * size for s in strides)
-    same = ArithPlan(kernel, op, dt, (npes, vr, vc), strides, strides, strides)
-    #: the broadcast source's physical Rows -> (its plan, its payload's byte strides)
-    by_rows: dict[int, tuple[ArithPlan, tuple[int, ...]]] = {}
+    shape = (len(pes), vr, vc)
+    #: machine PEs -> the run (see :class:`_Run`)
+    runs: dict[int, _Run] = {}
 
-    def broadcast_plan(b: Tile) -> tuple[ArithPlan, tuple[int, ...]]:
+    def run_for(npes: int) -> _Run | None:
+        if pes[-1] >= npes:
+            return None
+        if whole and len(pes) == npes:
+            template = None
+        else:
+            template = fresh(dt, (npes, rows, cols), PAD_NULL)  # poison everywhere
+            template[pes[0] : pes[-1] + 1] = alloc_template(dt, (1, rows, cols), pad)
+        same = ArithPlan(kernel, op, dt, shape, strides, strides, strides)
+        got = runs[npes] = _Run(pes[0], len(pes), template, same, {})
+        return got
+
+    def broadcast_plan(r: _Run, b: Tile) -> tuple[ArithPlan, tuple[int, ...]]:
         b_strides = (b.rows * b.cols, b.cols, 1)
         y = (b_strides[0], b_strides[1], 0) if broadcast is Axis.ROW else (b_strides[0], 0, 1)
-        got = by_rows[b.rows] = (
-            ArithPlan(kernel, op, dt, (npes, vr, vc), strides, y, strides),
+        got = r.by_rows[b.rows] = (
+            ArithPlan(kernel, op, dt, shape, strides, y, strides),
             tuple(s * size for s in b_strides),
         )
         return got
@@ -347,8 +372,9 @@ def compiled_runner(
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
         queues, depth = state.queues, cfg.depth
+        r = runs.get(cfg.pes) or run_for(cfg.pes)
         if (
-            cfg.pes != npes
+            r is None
             or h0 >= len(queues)
             or h1 >= len(queues)
             or i0 > depth
@@ -365,18 +391,22 @@ def compiled_runner(
         if broadcast is None:
             if b.key != key:
                 return general(state, plan)
-            call, b_bytes = same, nbytes
+            call, b_bytes = r.same, nbytes
         else:
             k = b.key
             if k[:5] != b_key or not k[6]:
                 return general(state, plan)
-            call, b_bytes = by_rows.get(b.rows) or broadcast_plan(b)
+            call, b_bytes = r.by_rows.get(b.rows) or broadcast_plan(r, b)
         x, y = _address(a, nbytes), _address(b, b_bytes)
         if x < 0 or y < 0:
             return general(state, plan)
-        payload = np.empty((npes, rows, cols), carrier) if template is None else template.copy()
+        t = r.template
+        payload = np.empty((cfg.pes, rows, cols), carrier) if t is None else t.copy()
         z = writable_address(payload)
-        status, not_finite = call(x, y, z)
+        first = r.first
+        status, not_finite = call(
+            x + first * nbytes[0], y + first * b_bytes[0], z + first * nbytes[0]
+        )
         payload.setflags(write=False)
         tile = Tile(dt, rows, cols, vr, vc, layout, mask, capacity, payload, None, pad_defined)
         if not state.push_one(hand, tile):  # capacity: the general path raises the fault
@@ -384,7 +414,11 @@ def compiled_runner(
         tile.serial = state.next_serial()
         tile.finite = not not_finite
         tile.address = z
-        np.bitwise_or(state.status, status, out=state.status)
+        if r.width == cfg.pes:
+            np.bitwise_or(state.status, status, out=state.status)
+        else:
+            view = state.status[first : first + r.width]
+            np.bitwise_or(view, status, out=view)
         return True
 
     return fused
