@@ -146,6 +146,7 @@ class _Mutant:
 
     def __init__(self, real, breaks: str) -> None:
         self.ptoc_arith = self
+        self.ptoc_fold = ak.compiled_fold()
         self.real, self.breaks = real, breaks
         self.restype = self.argtypes = None
 
@@ -244,3 +245,63 @@ def test_small_or_misaligned_operands_keep_the_numpy_route(kernel) -> None:
     assert ak.address(odd) % 4
     assert ak.arith_arrays("add", D.FP32, odd, odd) is None
     assert ak.arith_arrays("max", D.FP32, odd, odd) is None
+
+
+# ---------------------------------------------------------------- the folds
+
+
+@st.composite
+def fold_operands(draw: st.DrawFn) -> tuple[DataType, str, np.ndarray]:
+    """(P, N, K) operands of every class, folded along rows (K contiguous) or columns
+    (a transposed view), at least :data:`ak.FOLD_ROUTE_MIN` elements."""
+    dt = draw(st.sampled_from(list(LAYOUT)))
+    op = draw(st.sampled_from(list(ak.FOLD_OPS)))
+    p, n = draw(st.integers(1, 4)), draw(st.integers(1, 6))
+    k = draw(st.integers(-(-ak.FOLD_ROUTE_MIN // (p * n)), 70))
+    w = LAYOUT[dt][0]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    specials = np.array(_special(dt), np.uint64).astype(UINT[w]).view(CARRIER[dt])
+    x = rng.standard_normal((p, n, k)).astype(CARRIER[dt])
+    holes = rng.random(x.shape) < draw(st.sampled_from([0.0, 0.02, 0.3]))
+    x[holes] = specials[rng.integers(0, len(specials), int(holes.sum()))]
+    if draw(st.booleans()):  # a column fold: K strided, N contiguous
+        x = np.swapaxes(np.ascontiguousarray(np.swapaxes(x, 1, 2)), 1, 2)
+    return dt, op, x
+
+
+@given(fold_operands())
+def test_the_fold_equals_the_exact_step_loop(kernel, case) -> None:
+    from ptoc.backend.isa.semantics import fastpath
+    from ptoc.backend.isa.semantics.reduce import _fold_loop
+
+    dt, op, x = case
+    got = ak.fold_arrays(op, dt, x)
+    assert got is not None
+    with fastpath.exact_only():
+        want, want_status = _fold_loop(op, dt, x)
+    assert np.array_equal(to_bits(got[0]), to_bits(want))
+    assert got[1].tolist() == np.asarray(want_status, np.uint8).tolist()
+
+
+def test_the_certificate_rejects_a_fold_in_another_order(kernel) -> None:
+    """A sum folded from the last element to the first is a different computation."""
+    lib = ctypes.CDLL(str(compiled._build("arith")))
+
+    class Reversed:
+        def __init__(self) -> None:
+            self.ptoc_arith = lib.ptoc_arith
+            self.real = lib.ptoc_fold
+            self.ptoc_fold = self
+
+        def __call__(self, d: int, x: int, z: int) -> int:
+            block = np.ctypeslib.as_array((ctypes.c_int64 * 16).from_address(d))
+            if block[0] == 0 and block[4] > 1:  # a sum: walk k backwards
+                flipped = block.copy()
+                flipped[7] = -block[7]
+                last = x + int(block[4] - 1) * int(block[7]) * (8 if block[1] else 4)
+                return self.real(ak.address(flipped), last, z)
+            return self.real(d, x, z)
+
+    assert ak.certify_arith(lib) is None
+    problem = ak.certify_arith(Reversed())  # type: ignore[arg-type]
+    assert problem is not None and "fold sum" in problem

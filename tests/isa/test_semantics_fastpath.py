@@ -492,13 +492,21 @@ def _rows(dt: D, seed: int, shape: tuple[int, int, int]) -> list[np.ndarray]:
     return out
 
 
+def _route(route: str) -> contextlib.AbstractContextManager[None]:
+    """FP32/FP64 folds of at least 64 elements take the compiled kernel where it exists:
+    the numpy route is tested with it suspended."""
+    return compiled.suspended() if route == "numpy" else contextlib.nullcontext()
+
+
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min"])
-def test_reductions_match_engine(op: str, dt: D) -> None:
-    for x in _rows(dt, 21, (3, 6, 12)):
-        both(lambda x=x: reduce.row_reduce(op, dt, x))
-        both(lambda x=x: reduce.col_reduce(op, dt, x))
-        both(lambda x=x: reduce.row_reduce(op, dt, x[:, :, :1]))  # a single element
+@pytest.mark.parametrize("route", ["compiled", "numpy"])
+def test_reductions_match_engine(op: str, dt: D, route: str) -> None:
+    with _route(route):
+        for x in _rows(dt, 21, (3, 6, 12)):
+            both(lambda x=x: reduce.row_reduce(op, dt, x))
+            both(lambda x=x: reduce.col_reduce(op, dt, x))
+            both(lambda x=x: reduce.row_reduce(op, dt, x[:, :, :1]))  # a single element
 
 
 @pytest.mark.parametrize("dt", FAST, ids=lambda d: d.name)
@@ -539,6 +547,12 @@ def test_long_sum_folds_sequentially() -> None:
 def test_row_sums_by_outer_reduction_match_engine(
     dt: D, shape: tuple[int, int, int], scale: float, seed: int
 ) -> None:
+    with compiled.suspended():  # the numpy route's outer reduction (the kernel: below)
+        _outer_sums(dt, shape, scale, seed)
+    _outer_sums(dt, shape, scale, seed)
+
+
+def _outer_sums(dt: D, shape: tuple[int, int, int], scale: float, seed: int) -> None:
     """The outer-axis reduction of FP32/FP64 row sums: every binade (subnormal sums,
     overflowing ones that fall back), exact rows, signed zeros, ties of a long row."""
     rng = np.random.default_rng(seed)
@@ -566,6 +580,7 @@ def test_row_sums_take_the_outer_reduction_and_fall_back(
         return r
 
     monkeypatch.setattr(fastpath, "_fold_sum_outer", spy)
+    monkeypatch.setattr(compiled, "_suspended", 1)  # the numpy route's reduction
     ordinary = rng.standard_normal((4, 32, 128)).astype(np.float32)
     both(lambda: reduce.row_reduce("sum", D.FP32, ordinary))
     exact = np.ones((4, 32, 128), np.float32)  # no inexact step: the full check decides

@@ -167,6 +167,7 @@ IEEE_OPS(f64, double, uint64_t)
         const int an = (a & MAG) > EXP, bn = (b & MAG) > EXP;                              \
         return an ? (bn ? canon : b) : (bn ? a : (keep_left ? a : b));                     \
     }                                                                                      \
+    INLINE unsigned is_nan_##SUFFIX(U a) { return (a & MAG) > EXP; }                       \
     INLINE U max_##SUFFIX(U a, U b, U canon)                                               \
     {                                                                                      \
         return pick_##SUFFIX(a, b, canon, key_##SUFFIX(a) >= key_##SUFFIX(b));             \
@@ -251,7 +252,117 @@ static int64_t run(const int64_t *d, const void *x, const void *y, void *z)
     return status | ((int64_t)(bad != 0) << 62);
 }
 
-int64_t ptoc_arith(const int64_t *d, const void *x, const void *y, void *z)
+
+/*
+ * Left folds of (P, N, K) over K into (P, N), as semantics/reduce.py defines them: a sum
+ * starts at +0 and a product at 1, each step rounded once (the machine's operation, its
+ * flags the PE's status; NaN results become the canonical NaN at the end, which is what
+ * a canonical NaN carried through the later steps gives); max and min start at element 0
+ * and step with the TMAX/TMIN rules (NV from a signalling operand).
+ *
+ * ptoc_fold(d, x, z) reads d[0] op (0 sum, 1 prod, 2 max, 3 min), d[1] 0 for FP32, 1 for
+ * FP64, d[2..4] P, N, K, d[5..7] the element strides of x (PE, n, k), d[8..9] those of z
+ * (PE, n), d[10] the canonical NaN's bits, d[11..15] the status bits NV, DZ, OF, UF, NX,
+ * and returns the status byte of PE p in bits 8p .. 8p+7 (P <= 7). The k loop is the
+ * outer one, so the N accumulators are independent (vectorised when x's n stride is 1).
+ */
+#define FOLD_ARITH(SUFFIX, T, U, INIT, STEP)                                               \
+    CLONES static unsigned fold_##STEP##_##SUFFIX(const int64_t *d, const T *xp, T *zp)    \
+    {                                                                                      \
+        const ptrdiff_t N = d[3], K = d[4], sn = d[6], sk = d[7], zn = d[9];               \
+        for (ptrdiff_t n = 0; n < N; n++)                                                  \
+            zp[n * zn] = (T)(INIT);                                                        \
+        for (ptrdiff_t k = 0; k < K; k++)                                                  \
+            for (ptrdiff_t n = 0; n < N; n++) {                                            \
+                U ua, ub;                                                                  \
+                memcpy(&ua, &zp[n * zn], sizeof ua);                                       \
+                memcpy(&ub, &xp[n * sn + k * sk], sizeof ub);                              \
+                const U r = STEP##_##SUFFIX(ua, ub, 0);                                    \
+                memcpy(&zp[n * zn], &r, sizeof r);                                         \
+            }                                                                              \
+        unsigned answer = 0;                                                               \
+        for (ptrdiff_t n = 0; n < N; n++) {                                                \
+            U u;                                                                           \
+            memcpy(&u, &zp[n * zn], sizeof u);                                             \
+            answer |= finite_check_##SUFFIX(0, 0, u);                                      \
+            u = canonical_##SUFFIX(u, (U)d[10]);                                           \
+            memcpy(&zp[n * zn], &u, sizeof u);                                             \
+        }                                                                                  \
+        return answer;                                                                     \
+    }
+
+/* max/min: a first pass by the keys alone notes whether a NaN is among the operands;
+ * only then is the fold done again with the NaN rules and their NV */
+#define FOLD_MINMAX(SUFFIX, U, STEP, CMP)                                                  \
+    CLONES static unsigned fold_##STEP##_##SUFFIX(const int64_t *d, const U *xp, U *zp)    \
+    {                                                                                      \
+        const ptrdiff_t N = d[3], K = d[4], sn = d[6], sk = d[7], zn = d[9];               \
+        const U canon = (U)d[10];                                                          \
+        unsigned nan = 0, answer = 0;                                                      \
+        for (ptrdiff_t n = 0; n < N; n++) {                                                \
+            zp[n * zn] = xp[n * sn];                                                       \
+            nan |= is_nan_##SUFFIX(xp[n * sn]);                                            \
+        }                                                                                  \
+        for (ptrdiff_t k = 1; k < K; k++)                                                  \
+            for (ptrdiff_t n = 0; n < N; n++) {                                            \
+                const U a = zp[n * zn], b = xp[n * sn + k * sk];                           \
+                nan |= is_nan_##SUFFIX(b);                                                 \
+                const U keep = (U)0 - (U)(key_##SUFFIX(a) CMP key_##SUFFIX(b));            \
+                zp[n * zn] = (a & keep) | (b & ~keep); /* no branch to mispredict */       \
+            }                                                                              \
+        if (!nan)                                                                          \
+            return 0;                                                                      \
+        for (ptrdiff_t n = 0; n < N; n++)                                                  \
+            zp[n * zn] = xp[n * sn];                                                       \
+        for (ptrdiff_t k = 1; k < K; k++)                                                  \
+            for (ptrdiff_t n = 0; n < N; n++) {                                            \
+                const U a = zp[n * zn], b = xp[n * sn + k * sk];                           \
+                const U r = STEP##_##SUFFIX(a, b, canon);                                  \
+                answer |= nan_check_##SUFFIX(a, b, r) & SIGNALLING;                        \
+                zp[n * zn] = r;                                                            \
+            }                                                                              \
+        return answer;                                                                     \
+    }
+
+FOLD_ARITH(f32, float, uint32_t, 0.0f, add)
+FOLD_ARITH(f32, float, uint32_t, 1.0f, mul)
+FOLD_MINMAX(f32, uint32_t, max, >=)
+FOLD_MINMAX(f32, uint32_t, min, <=)
+FOLD_ARITH(f64, double, uint64_t, 0.0, add)
+FOLD_ARITH(f64, double, uint64_t, 1.0, mul)
+FOLD_MINMAX(f64, uint64_t, max, >=)
+FOLD_MINMAX(f64, uint64_t, min, <=)
+
+#define FOLD_PES(FOLD, T)                                                                  \
+    for (ptrdiff_t p = 0; p < P; p++) {                                                    \
+        feclearexcept(FE_ALL_EXCEPT);                                                      \
+        const unsigned answer = FOLD(d, (const T *)x + p * d[5], (T *)z + p * d[8]);      \
+        status |= (int64_t)flags_to_status(d + 11, answer) << (8 * p);                     \
+    }
+
+static int64_t fold(const int64_t *d, const void *x, const void *y, void *z)
+{
+    const ptrdiff_t P = d[2];
+    int64_t status = 0;
+    switch ((d[1] ? 4 : 0) + d[0]) {
+    case 0: FOLD_PES(fold_add_f32, float) break;
+    case 1: FOLD_PES(fold_mul_f32, float) break;
+    case 2: FOLD_PES(fold_max_f32, uint32_t) break;
+    case 3: FOLD_PES(fold_min_f32, uint32_t) break;
+    case 4: FOLD_PES(fold_add_f64, double) break;
+    case 5: FOLD_PES(fold_mul_f64, double) break;
+    case 6: FOLD_PES(fold_max_f64, uint64_t) break;
+    case 7: FOLD_PES(fold_min_f64, uint64_t) break;
+    default: return -1; /* not an operation of this kernel */
+    }
+    (void)y;
+    return status;
+}
+
+typedef int64_t (*job)(const int64_t *, const void *, const void *, void *);
+
+/* a job in the reference profile's environment, the caller's restored after */
+static int64_t in_environment(job f, const int64_t *d, const void *x, const void *y, void *z)
 {
     fexcept_t saved_flags;
     const int saved_round = fegetround();
@@ -261,11 +372,21 @@ int64_t ptoc_arith(const int64_t *d, const void *x, const void *y, void *z)
     _mm_setcsr(saved_csr & ~0x8040u); /* clear FTZ (bit 15) and DAZ (bit 6) */
 #endif
     fesetround(FE_TONEAREST);
-    const int64_t result = run(d, x, y, z);
+    const int64_t result = f(d, x, y, z);
 #ifdef PTOC_HAVE_MXCSR
     _mm_setcsr(saved_csr);
 #endif
     fesetround(saved_round);
     fesetexceptflag(&saved_flags, FE_ALL_EXCEPT);
     return result;
+}
+
+int64_t ptoc_arith(const int64_t *d, const void *x, const void *y, void *z)
+{
+    return in_environment(run, d, x, y, z);
+}
+
+int64_t ptoc_fold(const int64_t *d, const void *x, void *z)
+{
+    return in_environment(fold, d, x, NULL, z);
 }

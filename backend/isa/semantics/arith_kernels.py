@@ -67,8 +67,61 @@ def compiled_arith() -> _Kernel | None:
 #: id of a loaded library -> its declared entry point (declaring costs a microsecond)
 _declared: dict[int, _Kernel] = {}
 
+#: the left folds ``ptoc_fold`` runs (semantics/reduce.py), with their codes
+FOLD_OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3}
+#: below this many elements the numpy route's fixed costs are lower than a call's
+FOLD_ROUTE_MIN = 64
+#: (op, DataType, shape, byte strides of x) -> the geometry block and result shape
+_fold_plans: dict[tuple[object, ...], tuple[np.ndarray, int]] = {}
+
+
+def compiled_fold() -> Callable[[int, int, int], int] | None:
+    """``ptoc_fold`` of the certified library, or None (see :func:`compiled_arith`)."""
+    if compiled_arith() is None:
+        return None
+    lib = compiled.load("arith", certify_arith)
+    assert lib is not None
+    return lib.ptoc_fold  # type: ignore[no-any-return]
+
+
+def fold_arrays(
+    op: str, dt: DataType, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The left fold of (P, N, K) over K (``reduce``'s definition: a sum from +0, a
+    product from 1, max/min from element 0), as (acc (P, N), status (P,)), by the
+    compiled kernel; None where the numpy route serves (see :func:`arith_arrays`)."""
+    if x.size < FOLD_ROUTE_MIN or op not in FOLD_OPS or dt not in TYPES:
+        return None
+    kernel = compiled_fold()
+    if kernel is None:
+        return None
+    key = (op, dt, x.shape, x.strides)
+    known = _fold_plans.get(key)
+    size = x.itemsize
+    p, n, _ = x.shape
+    if known is None:
+        if any(s % size for s in x.strides):
+            return None
+        block = _fold_block(op, dt, x)
+        known = (block, address(block))
+        if len(_fold_plans) > 256:
+            _fold_plans.clear()
+        _fold_plans[key] = known
+    ax = address(x)
+    if ax % size:
+        return None
+    z = np.empty((p, n), x.dtype)
+    packed = kernel(known[1], ax, writable_address(z))
+    status = _STATUSES.get((packed, p))
+    if status is None:
+        status = _status_array(packed, p)
+    return z, status
+
 
 def _declare(lib: ctypes.CDLL) -> _Kernel:
+    fold = lib.ptoc_fold
+    fold.restype = ctypes.c_int64
+    fold.argtypes = [ctypes.c_void_p] * 3
     fn = lib.ptoc_arith
     fn.restype = ctypes.c_int64
     fn.argtypes = [ctypes.c_void_p] * 4
@@ -295,4 +348,45 @@ def certify_arith(lib: ctypes.CDLL) -> str | None:
                     return f"{dt.name} {op} {x.shape}: status {st} != {want_st}"
                 if bad != (not bool(np.isfinite(want).all())):
                     return f"{dt.name} {op} {x.shape}: the not-finite answer is wrong"
+    return _certify_fold(lib)
+
+
+def _certify_fold(lib: ctypes.CDLL) -> str | None:
+    """None when ``ptoc_fold`` equals the exact engine's step loop on the probes, folded
+    along rows and along columns (result bits and the status of every PE)."""
+    from . import fastpath
+    from .core import to_bits
+    from .reduce import _fold_loop
+
+    kernel = lib.ptoc_fold
+    rng = np.random.default_rng(29)
+    for dt in TYPES:
+        for p, n, k in ((4, 3, 40), (2, 5, 1), (3, 2, 130)):
+            x = _probe_values(dt, rng, p * n * k).reshape(p, n, k)
+            x[0] = rng.integers(-64, 64, (n, k))  # exact sums on PE 0
+            for view in (x, np.swapaxes(_padded(np.swapaxes(x, 1, 2)), 1, 2)):
+                for op in FOLD_OPS:
+                    with fastpath.exact_only():
+                        want, want_status = _fold_loop(op, dt, view)
+                    got = _fold_with(kernel, op, dt, view)
+                    if not np.array_equal(to_bits(got[0]), to_bits(want)):
+                        return f"{dt.name} fold {op} {view.strides}: result bits differ"
+                    if got[1].tolist() != np.asarray(want_status, np.uint8).tolist():
+                        return f"{dt.name} fold {op}: status {got[1]} != {want_status}"
     return None
+
+
+def _fold_block(op: str, dt: DataType, x: np.ndarray) -> np.ndarray:
+    """The geometry block of ``ptoc_fold`` for ``x`` (P, N, K) into a dense (P, N)."""
+    p, n, k = x.shape
+    code, _ = TYPES[dt]
+    return np.array([FOLD_OPS[op], code, p, n, k, *element_strides(x), n, 1,
+                     CANONICAL_NAN[dt], NV, DZ, OF, UF, NX], np.int64)  # fmt: skip
+
+
+def _fold_with(kernel: Callable[..., int], op: str, dt: DataType, x: np.ndarray) -> tuple:
+    p, n, _ = x.shape
+    block = _fold_block(op, dt, x)
+    z = np.empty((p, n), x.dtype)
+    packed = kernel(address(block), address(x), address(z))
+    return z, np.frombuffer(packed.to_bytes(8, "little")[:p], np.uint8)
