@@ -81,12 +81,10 @@ def compiled_fold() -> Callable[[int, int, int], int] | None:
         return None
     lib = compiled.load("arith", certify_arith)
     assert lib is not None
-    return lib.ptoc_fold  # type: ignore[no-any-return]
+    return lib.ptoc_fold
 
 
-def fold_arrays(
-    op: str, dt: DataType, x: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
+def fold_arrays(op: str, dt: DataType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """The left fold of (P, N, K) over K (``reduce``'s definition: a sum from +0, a
     product from 1, max/min from element 0), as (acc (P, N), status (P,)), by the
     compiled kernel; None where the numpy route serves (see :func:`arith_arrays`)."""
