@@ -24,8 +24,11 @@ def test_every_package_directory_is_installed() -> None:
 
 
 def test_kernel_sources_ship_with_the_package() -> None:
-    # compiled.py builds <name>.c from its own directory, so a wheel needs the sources
+    # compiled.py builds <name>.c from its own directory, with the headers it includes,
+    # so a wheel needs both
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    sources = sorted(p.name for p in (ROOT / "backend/isa/semantics").glob("*.c"))
+    here = ROOT / "backend/isa/semantics"
+    sources = sorted(p.name for p in here.glob("*.c"))
     assert sources, "no kernel sources found"
-    assert cfg["package-data"]["ptoc.backend.isa.semantics"] == ["*.c"]
+    assert sorted(p.name for p in here.glob("*.h")) == ["ieee_env.h"]
+    assert cfg["package-data"]["ptoc.backend.isa.semantics"] == ["*.c", "*.h"]

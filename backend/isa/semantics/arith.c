@@ -27,14 +27,11 @@
  * It writes z and returns the status byte of PE p in bits 8p .. 8p+7 (P <= 7) and, in
  * bit 62, whether some result is a NaN or an infinity.
  */
-#include <fenv.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__SSE__) || defined(__x86_64__)
-#include <xmmintrin.h>
-#define PTOC_HAVE_MXCSR 1
-#endif
+
+#include "ieee_env.h"
 
 /* each row function carries clones for newer x86 levels (the loader picks one) */
 #ifdef PTOC_CLONES
@@ -103,51 +100,24 @@
     }
 
 /* IEEE operations on the values the encodings hold */
-#define IEEE_OPS(SUFFIX, T, U)                                                             \
-    INLINE U add_##SUFFIX(U ua, U ub, U canon)                                             \
+#define IEEE_OP(NAME, T, U, OPERATOR)                                                      \
+    INLINE U NAME(U ua, U ub, U canon)                                                     \
     {                                                                                      \
         T a, b, v;                                                                         \
         U u;                                                                               \
         (void)canon;                                                                       \
         memcpy(&a, &ua, sizeof a);                                                         \
         memcpy(&b, &ub, sizeof b);                                                         \
-        v = a + b;                                                                         \
-        memcpy(&u, &v, sizeof u);                                                          \
-        return u;                                                                          \
-    }                                                                                      \
-    INLINE U sub_##SUFFIX(U ua, U ub, U canon)                                             \
-    {                                                                                      \
-        T a, b, v;                                                                         \
-        U u;                                                                               \
-        (void)canon;                                                                       \
-        memcpy(&a, &ua, sizeof a);                                                         \
-        memcpy(&b, &ub, sizeof b);                                                         \
-        v = a - b;                                                                         \
-        memcpy(&u, &v, sizeof u);                                                          \
-        return u;                                                                          \
-    }                                                                                      \
-    INLINE U mul_##SUFFIX(U ua, U ub, U canon)                                             \
-    {                                                                                      \
-        T a, b, v;                                                                         \
-        U u;                                                                               \
-        (void)canon;                                                                       \
-        memcpy(&a, &ua, sizeof a);                                                         \
-        memcpy(&b, &ub, sizeof b);                                                         \
-        v = a * b;                                                                         \
-        memcpy(&u, &v, sizeof u);                                                          \
-        return u;                                                                          \
-    }                                                                                      \
-    INLINE U div_##SUFFIX(U ua, U ub, U canon)                                             \
-    {                                                                                      \
-        T a, b, v;                                                                         \
-        U u;                                                                               \
-        (void)canon;                                                                       \
-        memcpy(&a, &ua, sizeof a);                                                         \
-        memcpy(&b, &ub, sizeof b);                                                         \
-        v = a / b;                                                                         \
+        v = a OPERATOR b;                                                                  \
         memcpy(&u, &v, sizeof u);                                                          \
         return u;                                                                          \
     }
+
+#define IEEE_OPS(SUFFIX, T, U)                                                             \
+    IEEE_OP(add_##SUFFIX, T, U, +)                                                         \
+    IEEE_OP(sub_##SUFFIX, T, U, -)                                                         \
+    IEEE_OP(mul_##SUFFIX, T, U, *)                                                         \
+    IEEE_OP(div_##SUFFIX, T, U, /)
 
 IEEE_OPS(f32, float, uint32_t)
 IEEE_OPS(f64, double, uint64_t)
@@ -364,20 +334,10 @@ typedef int64_t (*job)(const int64_t *, const void *, const void *, void *);
 /* a job in the reference profile's environment, the caller's restored after */
 static int64_t in_environment(job f, const int64_t *d, const void *x, const void *y, void *z)
 {
-    fexcept_t saved_flags;
-    const int saved_round = fegetround();
-    fegetexceptflag(&saved_flags, FE_ALL_EXCEPT);
-#ifdef PTOC_HAVE_MXCSR
-    const unsigned int saved_csr = _mm_getcsr();
-    _mm_setcsr(saved_csr & ~0x8040u); /* clear FTZ (bit 15) and DAZ (bit 6) */
-#endif
-    fesetround(FE_TONEAREST);
+    ptoc_env env;
+    ptoc_env_enter(&env);
     const int64_t result = f(d, x, y, z);
-#ifdef PTOC_HAVE_MXCSR
-    _mm_setcsr(saved_csr);
-#endif
-    fesetround(saved_round);
-    fesetexceptflag(&saved_flags, FE_ALL_EXCEPT);
+    ptoc_env_leave(&env);
     return result;
 }
 

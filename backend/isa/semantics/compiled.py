@@ -127,7 +127,10 @@ def reset(name: str | None = None) -> None:
 
 
 def _build(name: str) -> Path:
-    source = (_SOURCE_DIR / f"{name}.c").read_bytes()
+    # the kernel and the headers it may include (ieee_env.h): a change to either rebuilds
+    source = (_SOURCE_DIR / f"{name}.c").read_bytes() + b"".join(
+        h.read_bytes() for h in sorted(_SOURCE_DIR.glob("*.h"))
+    )
     cc = _compiler()
     key = hashlib.sha256()
     for part in (source, repr(cc).encode(), repr(_FLAGS).encode()):

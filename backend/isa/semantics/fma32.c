@@ -14,13 +14,10 @@
  * Returns the status of the call: bit 0 NX, bit 1 UF, bit 2 OF, bit 3 NV (never for finite
  * operands; the caller then recomputes exactly). The caller's environment is restored.
  */
-#include <fenv.h>
 #include <math.h>
 #include <stddef.h>
-#if defined(__SSE__) || defined(__x86_64__)
-#include <xmmintrin.h>
-#define PTOC_HAVE_MXCSR 1
-#endif
+
+#include "ieee_env.h"
 
 #define IB 4
 #define JB 32
@@ -73,22 +70,11 @@ static void fma_blocks(const float *a, const float *b, float *acc, ptrdiff_t m, 
 int ptoc_fold_fma_f32(const float *a, const float *b, float *acc, ptrdiff_t m, ptrdiff_t n,
                       ptrdiff_t k)
 {
-    fexcept_t saved_flags;
-    const int saved_round = fegetround();
-    fegetexceptflag(&saved_flags, FE_ALL_EXCEPT);
-#ifdef PTOC_HAVE_MXCSR
-    const unsigned int saved_csr = _mm_getcsr();
-    _mm_setcsr(saved_csr & ~0x8040u); /* clear FTZ (bit 15) and DAZ (bit 6) */
-#endif
-    fesetround(FE_TONEAREST);
-    feclearexcept(FE_ALL_EXCEPT);
+    ptoc_env env;
+    ptoc_env_enter(&env);
     fma_blocks(a, b, acc, m, n, k);
     const int status = (fetestexcept(FE_INEXACT) ? 1 : 0) | (fetestexcept(FE_UNDERFLOW) ? 2 : 0)
                        | (fetestexcept(FE_OVERFLOW) ? 4 : 0) | (fetestexcept(FE_INVALID) ? 8 : 0);
-#ifdef PTOC_HAVE_MXCSR
-    _mm_setcsr(saved_csr);
-#endif
-    fesetround(saved_round);
-    fesetexceptflag(&saved_flags, FE_ALL_EXCEPT);
+    ptoc_env_leave(&env);
     return status;
 }

@@ -18,15 +18,12 @@
  * ptoc_fold_half widens FP16/BF16 codes itself, checks the route's conditions and folds.
  * The caller's floating-point environment is restored.
  */
-#include <fenv.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE__) || defined(__x86_64__)
-#include <xmmintrin.h>
-#define PTOC_HAVE_MXCSR 1
-#endif
+
+#include "ieee_env.h"
 
 /* a block of IB rows by JB columns of acc stays in registers across the whole k loop */
 #define IB 4
@@ -182,21 +179,10 @@ int ptoc_fold_f32(const float *a, const float *b, float *acc, ptrdiff_t m, ptrdi
 static int fold_in_environment(const float *a, const float *b, float *acc, ptrdiff_t m,
                                ptrdiff_t n, ptrdiff_t k)
 {
-    fexcept_t saved_flags;
-    const int saved_round = fegetround();
-    fegetexceptflag(&saved_flags, FE_ALL_EXCEPT);
-#ifdef PTOC_HAVE_MXCSR
-    const unsigned int saved_csr = _mm_getcsr();
-    _mm_setcsr(saved_csr & ~0x8040u); /* clear FTZ (bit 15) and DAZ (bit 6) */
-#endif
-    fesetround(FE_TONEAREST);
-    feclearexcept(FE_ALL_EXCEPT);
+    ptoc_env env;
+    ptoc_env_enter(&env);
     fold_blocks(a, b, acc, m, n, k);
     const int status = (fetestexcept(FE_INEXACT) ? 1 : 0) | (fetestexcept(FE_OVERFLOW) ? 2 : 0);
-#ifdef PTOC_HAVE_MXCSR
-    _mm_setcsr(saved_csr);
-#endif
-    fesetround(saved_round);
-    fesetexceptflag(&saved_flags, FE_ALL_EXCEPT);
+    ptoc_env_leave(&env);
     return status;
 }
