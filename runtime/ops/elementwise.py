@@ -11,21 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import NamedTuple
 
 import numpy as np
 
-from ptoc.backend.isa import Axis, DataType, Executor, legality
+from ptoc.backend.isa import DataType, Executor, legality
 from ptoc.backend.isa.fields import DZ, NV, OF, PAD_NULL, first_pes_mask
-from ptoc.backend.isa.semantics.arith_kernels import (
-    ArithKernel,
-    ArithPlan,
-    address,
-    arith_applies,
-    arith_enabled,
-    compiled_arith,
-    writable_address,
-)
+from ptoc.backend.isa.semantics.arith_kernels import arith_applies, compiled_arith
 from ptoc.backend.isa.semantics.core import SemanticError
 from ptoc.backend.isa.semantics.fastpath import (
     CleanKernel,
@@ -36,7 +27,6 @@ from ptoc.backend.isa.semantics.fastpath import (
 )
 
 from ..alloc import Dests, fresh
-from ..alloc import template as alloc_template
 from ..bundle import BundlePlan
 from ..engine import (
     Ctx,
@@ -51,7 +41,7 @@ from ..engine import (
 )
 from ..faults import MachineFault
 from ..spec import Spec
-from ..state import MASK_PES, MachineState
+from ..state import MachineState
 from ..tiles import Tile
 from .common import (
     ENCODING_TYPES,
@@ -61,6 +51,7 @@ from .common import (
     same_rows,
     source_key,
 )
+from .native import compiled_runner
 
 #: IEEE operations (``OpRow.arith``) whose every result is finite when their operands
 #: are finite and they raised no OF, NV or DZ on any PE (overflow, an invalid operation
@@ -277,148 +268,6 @@ def lean_runner(
         tile.serial = state.next_serial()
         tile.finite = True
         np.bitwise_or(state.status, st, out=state.status)
-        return True
-
-    return fused
-
-
-def _address(t: Tile, strides: tuple[int, ...]) -> int:
-    """The payload address of ``t`` for compiled kernels, asked once per tile; -1 when
-    the payload is not laid out with byte ``strides`` (a view of another tile's
-    storage)."""
-    a = t.address
-    if not a:
-        p = t.payload
-        a = t.address = address(p) if p.strides == strides else -1
-    return a
-
-
-class _Run(NamedTuple):
-    """What a compiled runner needs per machine size: the bundle's consecutive PEs from
-    ``first`` (``width`` of them), the storage its results start from (the padding, and
-    poison on the other PEs; copied per bundle, never handed out; None: np.empty does),
-    the plan of two same-shape sources and the plans by the broadcast source's Rows."""
-
-    first: int
-    width: int
-    template: np.ndarray | None
-    same: ArithPlan
-    by_rows: dict[int, tuple[ArithPlan, tuple[int, ...]]]
-
-
-def compiled_runner(
-    kernel: ArithKernel,
-    general: Fused,
-    spec: Spec,
-    dests: Dests,
-    key: tuple[object, ...],
-    broadcast: Axis | None = None,
-    b_key: tuple[object, ...] | None = None,
-) -> Fused:
-    """The fused form of a two-source FP32/FP64 + - * / max min bundle whose PEs are
-    consecutive (every PE, or a run such as 1000 or 0110), computed by the certified
-    compiled kernel (``arith_kernels``): one pass that writes the results straight into
-    the new payload, canonicalises NaN results and settles every PE's status, whatever
-    the operands hold (NaNs and infinities included), and says whether every result is
-    finite (published as :attr:`Tile.finite`).
-
-    Both sources have descriptor ``key``, or for a row (column) expansion, ``broadcast``,
-    the second is the one-column (one-row) tile whose descriptor starts with ``b_key``
-    and has any physical Rows; it is broadcast along the rows (columns) by a zero stride.
-    Anything else -- other PEs, a source not found or of another descriptor, a capacity
-    fault, the exact engine or the numpy route asked for -- runs ``general`` (the fused
-    runner), which settles it or falls back to the generic path with nothing changed.
-    """
-    slot = dests.slots[0]
-    mask, hand = slot.mask, slot.hand
-    (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
-    dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
-    layout, capacity, pad = slot.layout, slot.capacity, spec.pad
-    pes = MASK_PES[mask] if 0 <= mask < len(MASK_PES) else ()
-    if dt is None or not pes or pes != tuple(range(pes[0], pes[-1] + 1)):
-        return general
-    whole = vr == rows and vc == cols
-    pad_defined = pad != PAD_NULL
-    carrier = slot.carrier
-    size = carrier.itemsize
-    op = spec.row.arith or ""
-    strides = (rows * cols, cols, 1)  # a dense payload of this shape, in elements
-    nbytes = tuple(s * size for s in strides)
-    shape = (len(pes), vr, vc)
-    #: machine PEs -> the run (see :class:`_Run`)
-    runs: dict[int, _Run] = {}
-
-    def run_for(npes: int) -> _Run | None:
-        if pes[-1] >= npes:
-            return None
-        if whole and len(pes) == npes:
-            template = None
-        else:
-            template = fresh(dt, (npes, rows, cols), PAD_NULL)  # poison everywhere
-            template[pes[0] : pes[-1] + 1] = alloc_template(dt, (1, rows, cols), pad)
-        same = ArithPlan(kernel, op, dt, shape, strides, strides, strides)
-        got = runs[npes] = _Run(pes[0], len(pes), template, same, {})
-        return got
-
-    def broadcast_plan(r: _Run, b: Tile) -> tuple[ArithPlan, tuple[int, ...]]:
-        b_strides = (b.rows * b.cols, b.cols, 1)
-        y = (b_strides[0], b_strides[1], 0) if broadcast is Axis.ROW else (b_strides[0], 0, 1)
-        got = r.by_rows[b.rows] = (
-            ArithPlan(kernel, op, dt, shape, strides, y, strides),
-            tuple(s * size for s in b_strides),
-        )
-        return got
-
-    def fused(state: MachineState, plan: BundlePlan) -> bool:
-        cfg = state.config
-        queues, depth = state.queues, cfg.depth
-        r = runs.get(cfg.pes) or run_for(cfg.pes)
-        if (
-            r is None
-            or h0 >= len(queues)
-            or h1 >= len(queues)
-            or i0 > depth
-            or i1 > depth
-            or not arith_enabled()
-        ):
-            return general(state, plan)
-        q0, q1 = queues[h0], queues[h1]
-        if i0 > len(q0) or i1 > len(q1):
-            return general(state, plan)
-        a, b = q0[i0 - 1], q1[i1 - 1]
-        if a.key != key or a.mask & mask != mask or b.mask & mask != mask:
-            return general(state, plan)
-        if broadcast is None:
-            if b.key != key:
-                return general(state, plan)
-            call, b_bytes = r.same, nbytes
-        else:
-            k = b.key
-            if k[:5] != b_key or not k[6]:
-                return general(state, plan)
-            call, b_bytes = r.by_rows.get(b.rows) or broadcast_plan(r, b)
-        x, y = _address(a, nbytes), _address(b, b_bytes)
-        if x < 0 or y < 0:
-            return general(state, plan)
-        t = r.template
-        payload = np.empty((cfg.pes, rows, cols), carrier) if t is None else t.copy()
-        z = writable_address(payload)
-        first = r.first
-        status, not_finite = call(
-            x + first * nbytes[0], y + first * b_bytes[0], z + first * nbytes[0]
-        )
-        payload.setflags(write=False)
-        tile = Tile(dt, rows, cols, vr, vc, layout, mask, capacity, payload, None, pad_defined)
-        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
-            return general(state, plan)
-        tile.serial = state.next_serial()
-        tile.finite = not not_finite
-        tile.address = z
-        if r.width == cfg.pes:
-            np.bitwise_or(state.status, status, out=state.status)
-        else:
-            view = state.status[first : first + r.width]
-            np.bitwise_or(view, status, out=view)
         return True
 
     return fused

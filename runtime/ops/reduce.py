@@ -21,12 +21,17 @@ import numpy as np
 
 from ptoc.backend.isa import Axis, DataType, Executor, OperandKind
 from ptoc.backend.isa.semantics import expand as sx
-from ptoc.backend.isa.semantics.arith_kernels import arith_applies, compiled_arith
+from ptoc.backend.isa.semantics.arith_kernels import (
+    arith_applies,
+    compiled_arith,
+    fold_applies,
+)
 
 from ..engine import Ctx, Preparer, Runner, make_dests
 from ..spec import Shape, Spec
 from .common import ENCODING_TYPES, RM, require_encodings, same_rows, source_key
-from .elementwise import _never, compiled_runner, finite_closed, fused_runner
+from .elementwise import _never, finite_closed, fused_runner
+from .native import compiled_reduction_runner, compiled_runner
 
 
 def reduction(spec: Spec) -> Runner:
@@ -58,7 +63,10 @@ def reduction(spec: Spec) -> Runner:
         # any physical Rows (the source check reads the valid shape and Col only)
         key = (dt, RM, *astuple(src_shape))
         closed = finite_closed(spec, dt)
-        run.fused = fused_runner(fn, dt, dests, (key,), pad, spec.name, closed)  # type: ignore[attr-defined]
+        fused = fused_runner(fn, dt, dests, (key,), pad, spec.name, closed)
+        if fused is not _never and fold_applies(row.arith or "", dt) and compiled_arith():
+            fused = compiled_reduction_runner(fused, spec, dests, key, row.axis)
+        run.fused = fused  # type: ignore[attr-defined]
     return run
 
 

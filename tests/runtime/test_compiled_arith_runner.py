@@ -20,7 +20,7 @@ from ptoc.backend.isa.fields import SIZE_NAMES
 from ptoc.backend.isa.semantics import arith_kernels as ak
 from ptoc.backend.isa.semantics import compiled, fastpath
 from ptoc.runtime import Machine, MachineConfig, TileAllocationFault
-from ptoc.runtime.ops import elementwise
+from ptoc.runtime.ops import native
 from ptoc.runtime.tiles import Layout, Tile
 
 from .util import prog
@@ -228,6 +228,61 @@ def test_warm_expansions_equal_the_exact_engine(
         assert t.finite == bool(np.isfinite(t.payload[:, :vr, :vc]).all())
 
 
+REDUCTIONS = [f"T{axis}{op}" for axis in ("ROW", "COL") for op in ("SUM", "PROD", "MAX", "MIN")]
+
+
+@pytest.mark.parametrize("dt", [DataType.FP32, DataType.FP64])
+@pytest.mark.parametrize("op", REDUCTIONS)
+@pytest.mark.parametrize("mask", ["1111", "1000", "0001", "1110"])
+def test_warm_reductions_equal_the_exact_engine(
+    monkeypatch: pytest.MonkeyPatch, dt: DataType, op: str, mask: str
+) -> None:
+    """Row and column folds of a padded tile (valid region smaller than the tile),
+    operands of every class, with and without a PadValue, on every PE and on runs."""
+    vr, vc, col = 5, 13, 16
+    size = "512B" if dt == DataType.FP32 else "1KB"
+    rng = np.random.default_rng(len(op) + len(mask))
+    src = _operands(dt, rng, (4, vr, vc))
+    row = op.startswith("TROW")
+    dst = "->U<128B>" if row else f"->U<{'128B' if dt == DataType.FP32 else '256B'}>"
+
+    def machine() -> Machine:
+        m = Machine(MachineConfig(gm_size=4096, depth=8))
+        m.push_tile("T", src, dt, cols=col, size=CODES[size], mask=int(mask, 2))
+        return m
+
+    def bundles(pad: str) -> list:
+        datr = f"B.DATR {pad}\n" if pad else ""
+        dims = f"B.DIM zero, {vc}, ->LB0\nB.DIM zero, {vr}, ->LB1\nB.DIM zero, {col}, ->LB2\n"
+        text = f"{op_def(op).bstart} {op}, {dt.name}\n{datr}{dims}"
+        return [prog(text + f"B.IOT T#1, mask={mask}, last, {dst}\nBSTOP\n")]
+
+    for pad in ("", "Max"):
+        warm = bundles(pad)
+        _run(machine(), warm)
+        seen: list[int] = []
+        real = ak.FoldPlan.__call__
+
+        def counting(plan: ak.FoldPlan, x: int, z: int, real=real, seen=seen) -> np.ndarray:
+            status = real(plan, x, z)
+            seen.append(len(status))
+            return status
+
+        monkeypatch.setattr(ak.FoldPlan, "__call__", counting)
+        fast = machine()
+        status = _run(fast, warm)
+        monkeypatch.undo()
+        assert seen == [mask.count("1")], (op, pad)
+        with fastpath.exact_only():
+            exact = machine()
+            want_status = _run(exact, bundles(pad))
+        assert status == want_status
+        for name, w in exact.tiles().items():
+            g = fast.tiles()[name]
+            assert np.array_equal(_raw(g.payload), _raw(w.payload)), (name, pad)
+            assert np.array_equal(g.defined, w.defined), (name, pad)
+
+
 def test_the_runner_steps_aside_for_the_exact_engine_and_the_numpy_route(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -270,5 +325,5 @@ def test_a_payload_that_is_not_dense_is_left_to_the_general_path() -> None:
     t = Tile(DataType.FP32, 2, 8, 2, 8, Layout.ROW_MAJOR, 0b1111, 256, view)
     dense = Tile(DataType.FP32, 2, 16, 2, 16, Layout.ROW_MAJOR, 0b1111, 256, storage)
     strides = (2 * 8 * 4, 8 * 4, 4)
-    assert elementwise._address(t, strides) == -1
-    assert elementwise._address(dense, (2 * 16 * 4, 16 * 4, 4)) == ak.address(storage)
+    assert native._address(t, strides) == -1
+    assert native._address(dense, (2 * 16 * 4, 16 * 4, 4)) == ak.address(storage)

@@ -45,6 +45,11 @@ def arith_applies(op: str, dt: DataType) -> bool:
     return op in OPS and dt in TYPES
 
 
+def fold_applies(op: str, dt: DataType) -> bool:
+    """Whether the kernel folds ``op`` (sum, prod, max, min) at ``dt``."""
+    return op in FOLD_OPS and dt in TYPES
+
+
 def arith_enabled() -> bool:
     """Whether a plan made earlier may run now: not inside :func:`.fastpath.exact_only`
     (the exact engine asked for) or :func:`.compiled.suspended` (the numpy route)."""
@@ -71,8 +76,8 @@ _declared: dict[int, _Kernel] = {}
 FOLD_OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3}
 #: below this many elements the numpy route's fixed costs are lower than a call's
 FOLD_ROUTE_MIN = 64
-#: (op, DataType, shape, byte strides of x) -> the geometry block and result shape
-_fold_plans: dict[tuple[object, ...], tuple[np.ndarray, int]] = {}
+#: (op, DataType, shape, byte strides of x) -> the plan of that geometry
+_fold_plans: dict[tuple[object, ...], FoldPlan] = {}
 
 
 def compiled_fold() -> Callable[[int, int, int], int] | None:
@@ -94,26 +99,21 @@ def fold_arrays(op: str, dt: DataType, x: np.ndarray) -> tuple[np.ndarray, np.nd
     if kernel is None:
         return None
     key = (op, dt, x.shape, x.strides)
-    known = _fold_plans.get(key)
+    plan = _fold_plans.get(key)
     size = x.itemsize
-    p, n, _ = x.shape
-    if known is None:
+    p, n, k = x.shape
+    if plan is None:
         if any(s % size for s in x.strides):
             return None
-        block = _fold_block(op, dt, x)
-        known = (block, address(block))
+        plan = FoldPlan(kernel, op, dt, (p, n, k), element_strides(x), (n, 1))
         if len(_fold_plans) > 256:
             _fold_plans.clear()
-        _fold_plans[key] = known
+        _fold_plans[key] = plan
     ax = address(x)
     if ax % size:
         return None
     z = np.empty((p, n), x.dtype)
-    packed = kernel(known[1], ax, writable_address(z))
-    status = _STATUSES.get((packed, p))
-    if status is None:
-        status = _status_array(packed, p)
-    return z, status
+    return z, plan(ax, writable_address(z))
 
 
 def _declare(lib: ctypes.CDLL) -> _Kernel:
@@ -188,6 +188,38 @@ class ArithPlan:
         if status is None:
             status = _status_array(*key)
         return status, packed >= _BAD
+
+
+class FoldPlan:
+    """The left fold ``op`` at ``dt`` of (P, N, K) operands of the given element strides
+    (PE, n, k) into results of element strides (PE, n): ``plan(x, z)`` takes the two
+    addresses and returns the status of every PE (read-only uint8 (P,)); see
+    :func:`fold_arrays` for the fold's definition."""
+
+    __slots__ = ("_call", "_d", "_dp", "_pes")
+
+    def __init__(
+        self,
+        kernel: Callable[[int, int, int], int],
+        op: str,
+        dt: DataType,
+        shape: tuple[int, int, int],
+        x_strides: tuple[int, ...],
+        z_strides: tuple[int, ...],
+    ) -> None:
+        if not 1 <= shape[0] <= _MAX_PES:
+            raise ValueError(f"the compiled kernel serves 1..{_MAX_PES} PEs, not {shape[0]}")
+        code, _ = TYPES[dt]
+        self._d = np.array([FOLD_OPS[op], code, *shape, *x_strides, *z_strides[:2],
+                            CANONICAL_NAN[dt], NV, DZ, OF, UF, NX], np.int64)  # fmt: skip
+        self._dp = address(self._d)
+        self._pes = shape[0]
+        self._call = kernel
+
+    def __call__(self, x: int, z: int) -> np.ndarray:
+        key = (self._call(self._dp, x, z), self._pes)
+        status = _STATUSES.get(key)
+        return _status_array(*key) if status is None else status
 
 
 #: statuses fit in the low 8 * 7 bits of the kernel's result; bit 62 says "not finite"
@@ -374,17 +406,8 @@ def _certify_fold(lib: ctypes.CDLL) -> str | None:
     return None
 
 
-def _fold_block(op: str, dt: DataType, x: np.ndarray) -> np.ndarray:
-    """The geometry block of ``ptoc_fold`` for ``x`` (P, N, K) into a dense (P, N)."""
-    p, n, k = x.shape
-    code, _ = TYPES[dt]
-    return np.array([FOLD_OPS[op], code, p, n, k, *element_strides(x), n, 1,
-                     CANONICAL_NAN[dt], NV, DZ, OF, UF, NX], np.int64)  # fmt: skip
-
-
 def _fold_with(kernel: Callable[..., int], op: str, dt: DataType, x: np.ndarray) -> tuple:
-    p, n, _ = x.shape
-    block = _fold_block(op, dt, x)
+    p, n, k = x.shape
     z = np.empty((p, n), x.dtype)
-    packed = kernel(address(block), address(x), address(z))
-    return z, np.frombuffer(packed.to_bytes(8, "little")[:p], np.uint8)
+    plan = FoldPlan(kernel, op, dt, (p, n, k), element_strides(x), (n, 1))
+    return z, plan(address(x), address(z))
