@@ -13,7 +13,7 @@ words, both from ``ptoc.backend.isa``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from .isa import DTYPE_NONE, DataType, Family, OpDef, op_by_selector
 from .isa.fields import CMODE_NAMES, LAYOUT_NAMES, PAD_NAMES, RMODE_NAMES, Hand
@@ -263,6 +263,12 @@ class Program:
 
     def __iter__(self) -> Iterator[Command]:
         return iter(self.commands)
+
+    def __getstate__(self) -> dict[str, object]:
+        """The fields only: what a run caches on the Program (its executable form, with
+        closures and handles of compiled kernels) is rebuilt where the program runs,
+        e.g. in another process of a grid launch."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def blocks(self) -> list[Block]:
         """Segment into blocks: a BSTART opens one, BSTOP/C.BSTOP or the next BSTART

@@ -11,6 +11,8 @@ capacity fault on its path leaves the machine as it was.
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -327,3 +329,20 @@ def test_a_payload_that_is_not_dense_is_left_to_the_general_path() -> None:
     strides = (2 * 8 * 4, 8 * 4, 4)
     assert native._address(t, strides) == -1
     assert native._address(dense, (2 * 16 * 4, 16 * 4, 4)) == ak.address(storage)
+
+
+def test_a_program_that_ran_pickles_without_its_executable_form() -> None:
+    """A grid launch ships programs to other processes: the executable form a run keeps
+    on the Program (closures, the compiled kernels' handles) stays behind and is rebuilt
+    there."""
+    dt = DataType.FP32
+    rng = np.random.default_rng(6)
+    srcs = [rng.standard_normal((4, 2, 8)).astype(np.float32) for _ in range(2)]
+    program = prog(_text(dt, ["TADD", "TMAX"], 2, 8, 8, "256B"))
+    here = _machine(dt, srcs, 8, "256B")
+    here.run(program)
+    copy = pickle.loads(pickle.dumps(program))
+    assert copy == program and "_executable_steps" not in copy.__dict__
+    there = _machine(dt, srcs, 8, "256B")
+    there.run(copy)
+    assert np.array_equal(_raw(there.tile("U#1").payload), _raw(here.tile("U#1").payload))
