@@ -22,8 +22,11 @@ Matrix operations (``ExecuteBundleTMATMULOperation`` in
 ``asl/block/model/dispatch/cube-tmatmul.asl``), checked in the ASL's order: B.FPATR
 present (else Fault_BundleControl); the AType/BType pair; B.FPATR fields, the binding
 counts B.FPATR implies, the B.IOR schema and parameter words; B.DATR Layout, PadValue,
-CMode, Canonicalize zero and the RMode/Sat the PreQuantMode admits
-(``BundleFPATRDATRFieldsLegal``); M, N, K nonzero; TGEMV M = 1; TransA/TransB only for
+CMode, Canonicalize zero (``BundleTMATMULDataAttributesLegal``; RMode and Sat are the
+fold's and the conversion's controls, and the matrix dispatch does not apply
+``BundleFPATRDATRFieldsLegal``, which only the tile-schema path of other operations
+calls: the ASL's own test PTO-AVS-BLOCK-TMATMUL-EXEC-001 executes PreQuantMode 0 with
+RMode 1 and Sat set); M, N, K nonzero; TGEMV M = 1; TransA/TransB only for
 a Shared primary; the auxiliary sources (RowMaxIn, quant and PReLU vectors and their
 words); the mathematical sources (C, A, A scale, B, B scale, bias in stream order); C's
 selector distinct from D's hand; then the destination group (Fault_TileAllocation). The
@@ -261,7 +264,7 @@ def matmul(spec: Spec) -> Runner:
     _shared_groups(spec, p)
     _stream(spec, p)
     _ior_schema(spec, p)
-    _datr(spec, p)
+    _datr(spec)
     # dimensions: an absent LB is 1, an encoded zero is illegal
     m, n, k = (1 if v is None else v for v in spec.dims)
     if 0 in (m, n, k):
@@ -388,7 +391,7 @@ def _ior_schema(spec: Spec, p: _Plan) -> None:
         )
 
 
-def _datr(spec: Spec, p: _Plan) -> None:
+def _datr(spec: Spec) -> None:
     d = spec.datr
     if d is None:
         return
@@ -396,12 +399,6 @@ def _datr(spec: Spec, p: _Plan) -> None:
         raise spec.illegal(
             f"{spec.name} takes only BType, RMode and Sat in B.DATR: Layout, PadValue, "
             "CMode and Canonicalize must be zero (BundleTMATMULDataAttributesLegal)"
-        )
-    if not sf.datr_legal(p.f, d.rmode, bool(d.sat)):
-        raise spec.illegal(
-            f"B.FPATR PreQuantMode {p.f.pre_quant_mode} admits no B.DATR RMode {d.rmode} / "
-            f"Sat {d.sat} (BundleFPATRDATRFieldsLegal: mode 0 and the shift modes need "
-            "RMode 0 and Sat 0, the fixed-rounding modes RMode 0)"
         )
 
 

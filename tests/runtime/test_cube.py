@@ -22,6 +22,7 @@ from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.cube import CubeLayout
 from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
+from ptoc.backend.isa.semantics.floatfmt import RNE, RTZ
 from ptoc.runtime import (
     BundleControlFault,
     Layout,
@@ -366,6 +367,39 @@ def test_fpatr_quantization_and_reductions_publish_one_group() -> None:
     assert rig.m.status.tolist() == [r.status for r in res]
 
 
+@pytest.mark.parametrize("a_t", [D.FP16, D.FP32, D.S8])
+def test_datr_rmode_and_sat_are_the_fold_controls_under_prequant_mode_0(a_t) -> None:
+    """The matrix dispatch does not apply ``BundleFPATRDATRFieldsLegal`` (the ASL's own
+    PTO-AVS-BLOCK-TMATMUL-EXEC-001 executes PreQuantMode 0 with RMode 1 and Sat set):
+    RMode rounds every fold step (D11), Sat leaves a mode-0 result unconverted, and an
+    integer fold stays exact and wrapping."""
+    rng = np.random.default_rng(7)
+    m, n, k = 4, 8, 24
+    acc_t = sm.accumulator_type(a_t, a_t)
+    # moderate values, so that sums round; integers over every encoding (they wrap)
+    a = raw_values(rng, a_t, (m, k), "normal")
+    b = raw_values(rng, a_t, (k, n), "normal")
+    size = cube_size(acc_t, M16, m, n)
+    results = {}
+    for rmode, sat in ((0, 0), (RTZ, 0), (RTZ, 1), (RNE, 1)):
+        rig = Rig()
+        text = cube_load(rig, a, a_t, M16) + cube_load(rig, b, a_t, N8, hand="N")
+        rname = {0: "", RTZ: ", RTZ", RNE: ", RNE"}[rmode]
+        datr = f"B.DATR {a_t.name}{rname}{', Sat=1' if sat else ''}"
+        rig.run(text + matrix("TMATMUL", a_t, (m, n, k), ["T#1", "N#1"], [("U", size)],
+                              datr=datr))  # fmt: skip
+        av, bv = view(rig, "T#1").values[0], view(rig, "N#1").values[0]
+        want = sm.matmul(av, a_t, bv, a_t, rmode=rmode, sat=bool(sat))
+        check_result(rig, "U#1", [want.d] * rig.pes, list(range(rig.pes)))
+        results[(rmode, sat)] = ubits(view(rig, "U#1").values[0])
+    assert np.array_equal(results[(RTZ, 0)], results[(RTZ, 1)])
+    if info(a_t).is_float:
+        # RTZ really reaches the fold: some of these sums round differently
+        assert not np.array_equal(results[(0, 0)], results[(RTZ, 0)])
+    else:
+        assert np.array_equal(results[(0, 0)], results[(RTZ, 1)])
+
+
 def test_zero_mask_matrix_bundle_is_a_strict_noop() -> None:
     """PE_MASK 0000: no effect and no check, not even the mandatory B.FPATR."""
     rig = Rig()
@@ -411,8 +445,6 @@ FAULTS: list[tuple[type[MachineFault], str, str]] = [
      "parameter word"),
     (TileLegalityFault, MM.replace(ZERO_FPATR, "B.DATR FP16, Max\n" + ZERO_FPATR),
      "BundleTMATMULDataAttributesLegal"),
-    (TileLegalityFault, MM.replace(ZERO_FPATR, "B.DATR FP16, RTZ\n" + ZERO_FPATR),
-     "BundleFPATRDATRFieldsLegal"),
     (TileLegalityFault, MM.replace("zero, 32, ->LB2", "zero, 0, ->LB2"), "nonzero"),
     (TileLegalityFault, matrix("TGEMV", D.FP16, (2, 16, 32), ["T#1", "N#1"], [("U", 5)]),
      "M (LB0) must be 1"),

@@ -443,6 +443,14 @@ def mode_fixed_rounding(m: PtocModel, code: Bits) -> bool:
     return pq is not None and pq.rounding is not None
 
 
+@binding("BundleFPATRDATRFieldsLegal")
+def datr_fields_legal(m: PtocModel, code: Bits, rounding_mode: Bits, saturating: bool) -> bool:
+    # the ASL predicate as a table fact; ptoc's matrix dispatch, like the ASL's
+    # ExecuteBundleTMATMULOperation, does not apply it to a bundle
+    f = sf.Fpatr(pre_quant_mode=_int(code))
+    return sf.datr_legal(f, _int(rounding_mode), bool(saturating))
+
+
 @binding("BundleFPATRAccumulatorTypeLegal")
 def accumulator_type_legal(m: PtocModel, code: Bits, accumulator_type: Enum) -> bool:
     pq = sf.PRE_QUANT.get(_int(code))

@@ -624,6 +624,11 @@ def execute_tile_instruction(m: PtocModel, family: Enum, code: Bits, operands: R
     if result.fault is not None:
         m.set_fault(result.fault_name)
         return (Enum("TileExecution_Rejected"), Bits(64, 0))
+    if result.mismatch and o.family is Family.CUBE:
+        # the matrix operand predicates (``TileMatrixDestinationLegal``) require D to
+        # carry exactly the descriptor the bundle derives: another one is a rejection
+        m.set_fault("Fault_TileLegality")
+        return (Enum("TileExecution_Rejected"), Bits(64, 0))
     if result.mismatch:
         raise AssertionFailed(
             m.line, f"ExecuteTileInstruction({o.mnemonic}) executes", result.mismatch
