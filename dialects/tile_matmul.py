@@ -15,8 +15,10 @@ row of it added after the fold, ``relu`` clamps negatives (and -0) to +0 after t
 
 Reference semantics (D11 over the whole logical shape, written from the decision, not
 from the lowering): every element [m, n] starts at ``acc[m, n]`` (or +0) and folds
-k = 0 .. K-1 in increasing order with one rounding per step (``semantics.matmul.fold``),
-then adds the bias with one more rounding, then applies ReLU as B.FPATR ReluMode 1 does.
+k = 0 .. K-1 in increasing order with one rounding per step, then adds the bias with
+one more rounding, then applies ReLU as B.FPATR ReluMode 1 does
+(:func:`.matmul_d11.d11_matmul`, written from D11 apart from the executor's
+``semantics.matmul``, so that verification compares two accounts of the numerics).
 By D11 a K-chunked lowering that chains chunks through TMATMUL_ACC gives the same bits.
 
 ``mx`` makes it the MX product (TMATMUL_MX and its forms): A and B are FP16, BF16, E4M3 or
@@ -54,10 +56,10 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from ptoc.backend.isa import DataType, TileFamily, info
-from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
 
 from .dtypes import data_type, dtype_attr, element_bits, is_pred
+from .matmul_d11 import d11_matmul
 from .tile_base import RefEnv, RuleError, TileOp, op_name, sole_row, tile_type
 from .tile_memory import LoadOp, StoreOp
 from .tile_types import TensorType, TileType
@@ -250,6 +252,11 @@ class MatmulOp(TileOp):
             for v in (self.a, self.b, self.a_scale, self.b_scale)
         )
 
+    def reads_directly(self, v: SSAValue) -> bool:
+        """Whether this op reads ``v`` (one of its operands) straight from its tensor."""
+        operands = (self.a, self.b, self.a_scale, self.b_scale)
+        return any(o is v and d for o, d in zip(operands, self.direct_operands(), strict=True))
+
     def scratch_layout(self) -> Regions:
         """The scratch regions of this op (see :func:`scratch_regions`)."""
         direct = self.direct_operands()
@@ -341,22 +348,32 @@ class MatmulOp(TileOp):
 
     # ---------------------------------------------------------------- reference
 
-    def _per_pe(self, args: Sequence[np.ndarray]) -> list[sm.MatmulResult]:
+    def _per_pe(self, args: Sequence[np.ndarray]) -> list[tuple[np.ndarray, int]]:
         a, b, kw = self._args(args)
-        f = sf.Fpatr(relu_mode=1 if self.relu is not None else 0)
         return [
-            sm.matmul(a[p], self.a_type, b[p], self.b_type, mx=self.is_mx, fpatr=f,
-                      **{k: None if v is None else v[p] for k, v in kw.items()})
+            d11_matmul(a[p], self.a_type, b[p], self.b_type, mx=self.is_mx,
+                       relu=self.relu is not None,
+                       **{k: None if v is None else v[p] for k, v in kw.items()})
             for p in range(a.shape[0])
         ]  # fmt: skip
 
     def reference(self, env: RefEnv, args: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-        return (np.stack([r.d for r in self._per_pe(args)]),)
+        return (np.stack([d for d, _ in self._per_pe(args)]),)
 
     def reference_status(self, args: Sequence[np.ndarray]) -> np.ndarray:
         """The D11 status bits (NV, DZ, OF, UF, NX) of each PE, as the reference sees it."""
-        return np.array([r.status for r in self._per_pe(args)], np.int64)
+        return np.array([st for _, st in self._per_pe(args)], np.int64)
 
 
 #: what the dialect registers from this module
 MATMUL_OPS: tuple[type[TileOp], ...] = (MatmulOp,)
+
+
+def only_read_directly(v: SSAValue) -> bool:
+    """Whether every reader of tile value ``v`` is a ``tile.matmul`` that reads it straight
+    from its tensor: the load then has no tile of its own (its rows may be wider than
+    any tile), the CUBE loads read its window chunk by chunk."""
+    uses = list(v.uses)
+    return bool(uses) and all(
+        isinstance(u.operation, MatmulOp) and u.operation.reads_directly(v) for u in uses
+    )

@@ -295,6 +295,7 @@ def _check_gm(kernel: Kernel, end: int, config: Any, spill: bool = False) -> Non
 def _check_tile_rows(module: Any, traced: Traced, limit: int, capacity: int) -> None:
     """Tiles larger than ``limit`` bytes per PE are split into row pieces; a tile whose
     single row is already larger cannot be split, so it is too large for the machine."""
+    from ptoc.dialects.tile_matmul import only_read_directly
     from ptoc.dialects.tile_types import TileType
     from ptoc.passes.geometry import tile_bytes
 
@@ -302,6 +303,8 @@ def _check_tile_rows(module: Any, traced: Traced, limit: int, capacity: int) -> 
         for r in op.results:
             t = r.type
             if not isinstance(t, TileType) or tile_bytes(t) <= limit:
+                continue
+            if only_read_directly(r):  # no tile of its own: the CUBE reads it by chunks
                 continue
             row = tile_bytes(TileType(t.dtype, (1, t.extent[1]), (1, t.valid[1])))
             if row > limit:

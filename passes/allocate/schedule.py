@@ -12,7 +12,7 @@ whole schedule at O((V + E) log V).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -100,7 +100,7 @@ def _access_of(mnemonic: str) -> Executor | None:
     return kind if kind in (Executor.LOAD, Executor.STORE) else None
 
 
-def _tensor_key(op: PtoOp) -> SSAValue | None:
+def tensor_key(op: PtoOp) -> SSAValue | None:
     """The tensor a TLOAD/TSTORE addresses (through its ``pto.addr`` operand)."""
     if _access(op) is None or not op.scalars:
         return None
@@ -135,7 +135,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             if last_cube is not None:
                 preds[last_cube] = None
             last_cube = i
-        t = _tensor_key(op)
+        t = tensor_key(op)
         if t is not None:
             if t in last_store:
                 preds[last_store[t]] = None
@@ -149,7 +149,11 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     return Dataflow(list(ops), g, reads, producer)
 
 
-def live_ops(df: Dataflow, roots: frozenset[SSAValue] = frozenset()) -> list[bool]:
+def live_ops(
+    df: Dataflow,
+    roots: frozenset[SSAValue] = frozenset(),
+    loaded_after: Callable[[SSAValue], bool] | None = None,
+) -> list[bool]:
     """Bundles whose results (transitively) reach an output; the rest is dead code.
 
     The roots are the bundles without destinations (the stores to the kernel's tensors,
@@ -160,15 +164,19 @@ def live_ops(df: Dataflow, roots: frozenset[SSAValue] = frozenset()) -> list[boo
     lowerings: a live load of the scratch tensor needs every earlier store to it. So an
     op is live exactly when the ``tile`` op it comes from is
     (``ptoc.dialects.reference.live_set``): the compiler drops the ops the reference does
-    not evaluate.
+    not evaluate. ``loaded_after(tensor)`` says whether a bundle outside these ones that
+    runs later (after a loop, or in the next iteration of the loop around them) loads
+    the scratch tensor: its stores are then live as well.
     """
     keep = [False] * len(df.ops)
     read_later: set[SSAValue] = set()  # scratch tensors with a live load further on
     for i in range(len(df.ops) - 1, -1, -1):
-        op, tensor = df.ops[i], _tensor_key(df.ops[i])
+        op, tensor = df.ops[i], tensor_key(df.ops[i])
         scratch = _is_scratch(tensor)
         if not op.dsts:
             keep[i] = keep[i] or not scratch or tensor in read_later
+            if not keep[i] and loaded_after is not None and tensor is not None:
+                keep[i] = loaded_after(tensor)
         elif roots and any(d in roots for d in op.dsts):
             keep[i] = True  # read outside this run of bundles (a loop, or after one)
         if not keep[i]:

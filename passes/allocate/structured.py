@@ -36,7 +36,7 @@ from ..diagnostics import fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
 from .integers import integer_colors
 from .loops import Event, Loop, LoopAllocator, flatten, state_values
-from .schedule import build_dataflow, live_ops, schedule
+from .schedule import build_dataflow, live_ops, schedule, tensor_key
 from .tiles import BundlePlan, TileAllocator
 
 #: the attribute naming the register of a run-time integer (on its defining op) or of a
@@ -144,7 +144,7 @@ def build_items(block: Block, dead: list[PtoOp]) -> list[PtoOp | Loop]:
             d for op in run for d in op.dsts if any(u.operation not in inside for u in d.uses)
         )
         df = build_dataflow(run)
-        keep = live_ops(df, roots)
+        keep = live_ops(df, roots, _LoadedAfter(run[-1]))
         items.extend(run[i] for i in schedule(df, keep))
         dead.extend(op for op, k in zip(run, keep, strict=True) if not k)
         run.clear()
@@ -160,6 +160,44 @@ def build_items(block: Block, dead: list[PtoOp]) -> list[PtoOp | Loop]:
             items.append(Loop(op, build_items(op.true_region.block, dead)))  # type: ignore[arg-type]
     close()
     return items
+
+
+class _LoadedAfter:
+    """Whether a bundle that runs after ``last`` and outside its run of bundles loads a
+    tensor: one after it in its block (loop bodies included), or anywhere in the body of
+    a loop around it (the next iteration), and so on outwards. Asked only for the scratch
+    stores of a run that nothing in the run reads, so kernels without them never walk."""
+
+    def __init__(self, last: Operation) -> None:
+        self.last = last
+        self.loaded: set[SSAValue] | None = None
+
+    def __call__(self, tensor: SSAValue) -> bool:
+        if self.loaded is None:
+            self.loaded = set()
+            op: Operation | None = self.last
+            while op is not None:
+                after = op.next_op
+                while after is not None:
+                    self._collect(after)
+                    after = after.next_op
+                parent = op.parent_op()
+                if isinstance(parent, (scf.ForOp, scf.IfOp)):
+                    if isinstance(parent, scf.ForOp):
+                        self._collect(parent)  # the next iteration reads the whole body
+                    op = parent
+                else:
+                    op = None
+        return tensor in self.loaded
+
+    def _collect(self, root: Operation) -> None:
+        assert self.loaded is not None
+        for o in root.walk():
+            if isinstance(o, PtoOp) and not o.dsts:
+                continue
+            t = tensor_key(o) if isinstance(o, PtoOp) else None
+            if t is not None:
+                self.loaded.add(t)
 
 
 def _loop(op: scf.ForOp, dead: list[PtoOp]) -> Loop:

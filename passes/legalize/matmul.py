@@ -33,7 +33,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import i64
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from ptoc.backend.isa import DTYPE_NONE, Axis, DataType, Executor, info, rows
 from ptoc.backend.isa import cube as isa_cube
@@ -41,7 +43,9 @@ from ptoc.backend.isa.cube import CubeLayout
 from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.dialects import tile_elementwise as ew
 from ptoc.dialects.dtypes import data_type
+from ptoc.dialects.pto import IndexAddrOp
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
+from ptoc.dialects.scalars import constant
 from ptoc.dialects.tile_base import tile_type
 from ptoc.dialects.tile_matmul import MatmulOp
 from ptoc.dialects.tile_memory import LoadOp, StoreOp
@@ -130,12 +134,16 @@ def _gm_scalars(ctx: LegalizeCtx, g: Gm, row: int, col: int, rows: int) -> list[
 
 def _cube_load(
     ctx: LegalizeCtx, op: Operation, g: Gm, dt: DataType, layout: CubeLayout,
-    row: int, col: int, rows: int, cols: int,
+    row: int, col: int, rows: int, cols: int, move: _Move | None = None, name: str = "",
 ) -> SSAValue:  # fmt: skip
+    """TLOAD ND2M16/ND2M32/ND2N8 of ``rows`` x ``cols`` at (``row``, ``col``) of ``g``
+    (moved at run time by ``move``)."""
     need = isa_cube.geometry(layout, dt, rows, cols).bytes
     rt = PtoTileType.cube_tile(dt.name, (rows, cols), layout, size_code(need))
     datr = DatrAttr(layout=_LOAD_CODE[layout], dtype=DTYPE_NONE)
-    return ctx.emit(LoadOp.MNEMONIC, dt, [], _gm_scalars(ctx, g, row, col, rows),
+    scalars = _moved(ctx, _gm_scalars(ctx, g, row, col, rows), move,
+                     f"the K chunk of operand {name} of tile.matmul")  # fmt: skip
+    return ctx.emit(LoadOp.MNEMONIC, dt, [], scalars,
                     (cols, rows, None), datr, [rt], op).results[0]  # fmt: skip
 
 
@@ -211,56 +219,169 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
     st = op.scratch.type
     assert isinstance(st, TensorType)
     gd = Gm(op.scratch, reg.d, n * _ebytes(dt), st.row_stride_bytes, _ebytes(dt))
-    datr = DatrAttr(dtype=int(bt)) if bt != at else None
-    gemv = m == 1
+    src = _Sources(op, ga, gb, gsa, gsb, DatrAttr(dtype=int(bt)) if bt != at else None, kc)
     for m0 in range(0, m, mb):
         mr = min(mb, m - m0)
         lay = CubeLayout.M16 if mr <= 16 else CubeLayout.M32
         for n0 in range(0, n, nb):
-            nr = min(nb, n - n0)
-            d: SSAValue | None = None
-            if gc is not None:
-                d = _cube_load(ctx, op, gc, dt, lay, m0, n0, mr, nr)
+            blk = _Block(m0, n0, mr, min(nb, n - n0), lay)
+            d = None if gc is None else _cube_load(ctx, op, gc, dt, lay, m0, n0, mr, blk.nr)
+            last = len(chunks) - 1
+            looped = last - 1 >= LOOP_CHUNKS  # chunks 1 .. last-1 as a run-time loop
             for i, k0 in enumerate(chunks):
-                kr = min(kc, k - k0)
-                last = i == len(chunks) - 1
-                srcs = [] if d is None else [d]
-                srcs.append(_cube_load(ctx, op, ga, at, lay, m0, k0, mr, kr))
-                if gsa is not None:  # A's scales of the chunk: rows m0.., blocks k0 / 32..
-                    srcs.append(_scale_load(ctx, op, gsa, m0, k0 // sm.MX_BLOCK, mr,
-                                            sm.scale_blocks(kr)))  # fmt: skip
-                srcs.append(_cube_load(ctx, op, gb, bt, CubeLayout.N8, k0, n0, kr, nr))
-                if gsb is not None:
-                    srcs.append(_scale_load(ctx, op, gsb, k0 // sm.MX_BLOCK, n0,
-                                            sm.scale_blocks(kr), nr))  # fmt: skip
-                bias_here = gbias is not None and not late_bias and d is None
-                if bias_here:
-                    assert gbias is not None and op.bias is not None
-                    bias_t = ctx.descriptor(TileType(tile_type(op.bias).dtype, (1, nr)))
-                    srcs.append(ctx.emit(LoadOp.MNEMONIC, dt, [],
-                                         _gm_scalars(ctx, gbias, 0, n0, 1), std_dims(bias_t),
-                                         None, [bias_t], op).results[0])  # fmt: skip
-                need = isa_cube.geometry(lay, dt, mr, nr).bytes
-                rt = PtoTileType.cube_tile(dt.name, (mr, nr), lay, size_code(need))
-                form = cube_form(gemv, d is not None, bias_here, op.is_mx)
-                new = ctx.emit(form, at, srcs, (), (mr, nr, kr), datr, [rt], op)
-                fp = _FPATR_RELU if last and relu and not late_bias else _FPATR_NONE
-                new.properties["fpatr"] = _fpatr_attr(fp)
-                d = new.results[0]
+                if looped and 0 < i < last:
+                    if i == 1:
+                        assert d is not None
+                        _store_block(ctx, op, gd, blk, d)
+                        _k_loop(ctx, src, gd, blk, 1, last - 1)
+                        d = _cube_load(ctx, op, gd, dt, lay, m0, n0, mr, blk.nr)
+                    continue
+                bias = None
+                if gbias is not None and not late_bias and d is None:
+                    bias = _bias_load(ctx, op, gbias, n0, blk.nr)
+                d = _chunk(ctx, src, blk, d, k0, min(kc, k - k0), bias,
+                           relu and i == last and not late_bias)  # fmt: skip
             assert d is not None
-            ctx.emit(StoreOp.MNEMONIC, dt, [d], _gm_scalars(ctx, gd, m0, n0, mr),
-                     (nr, mr, None), DatrAttr(layout=_STORE_CODE[lay], dtype=DTYPE_NONE),
-                     source=op)  # fmt: skip
+            _store_block(ctx, op, gd, blk, d)
     _reload(ctx, op, gd, late_bias, relu and late_bias)
 
 
+#: fewest K chunks between the first and the last one of a block that run as a run-time
+#: loop (fewer stay unrolled: a loop costs a scalar block per iteration and carries D
+#: through GM)
+LOOP_CHUNKS = 16
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """What every K chunk of the op reads: the op, the GM images of A, B and their MX
+    scales, the B.DATR naming BType (None when it is AType) and the K chunk depth."""
+
+    op: MatmulOp
+    a: Gm
+    b: Gm
+    a_scale: Gm | None
+    b_scale: Gm | None
+    datr: DatrAttr | None
+    kc: int
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One output block: rows ``m0 ..`` (``mr`` of them) and columns ``n0 ..`` (``nr``),
+    in CUBE layout ``lay``."""
+
+    m0: int
+    n0: int
+    mr: int
+    nr: int
+    lay: CubeLayout
+
+
+#: a run-time move of a window: (index, bytes per unit, axis 0 rows / 1 columns,
+#: (lowest, highest) index), as ``pto.index`` takes it
+_Move = tuple[SSAValue, int, int, tuple[int, int]]
+
+
+def _moved(ctx: LegalizeCtx, scalars: list[SSAValue], move: _Move | None, what: str):  # type: ignore[no-untyped-def]
+    """``scalars`` with the address moved by ``move`` (a ``pto.index``)."""
+    if move is None:
+        return scalars
+    index, unit, axis, bounds = move
+    addr = IndexAddrOp(scalars[0], [(index, unit)], [bounds], [axis], what)
+    ctx.block.add_op(addr)
+    return [addr.result, *scalars[1:]]
+
+
+def _chunk(
+    ctx: LegalizeCtx, src: _Sources, blk: _Block, c: SSAValue | None, k0: int, kr: int,
+    bias: SSAValue | None, relu: bool, move: SSAValue | None = None,
+    span: tuple[int, int] = (0, 0),
+) -> SSAValue:  # fmt: skip
+    """One K chunk of a block: the CUBE loads of A's and B's chunk (and their scales)
+    and the matrix bundle (``_ACC`` from ``c`` when given); D. ``move`` (a loop index
+    in ``span``) moves the chunk by ``move * kc`` along K."""
+    op = src.op
+    at, bt, dt = op.a_type, op.b_type, op.acc_type
+    m0, n0, mr, nr = blk.m0, blk.n0, blk.mr, blk.nr
+
+    def step(g: Gm, axis: int, per: int) -> _Move | None:
+        unit = per * (g.row_bytes if axis == 0 else g.elem)
+        return None if move is None else (move, unit, axis, span)
+
+    blocks = sm.scale_blocks(kr)
+    srcs = [] if c is None else [c]
+    srcs.append(_cube_load(ctx, op, src.a, at, blk.lay, m0, k0, mr, kr,
+                           step(src.a, 1, src.kc), "A"))  # fmt: skip
+    if src.a_scale is not None:  # A's scales of the chunk: rows m0.., blocks k0 / 32..
+        srcs.append(_scale_load(ctx, op, src.a_scale, m0, k0 // sm.MX_BLOCK, mr, blocks,
+                                step(src.a_scale, 1, src.kc // sm.MX_BLOCK)))  # fmt: skip
+    srcs.append(_cube_load(ctx, op, src.b, bt, CubeLayout.N8, k0, n0, kr, nr,
+                           step(src.b, 0, src.kc), "B"))  # fmt: skip
+    if src.b_scale is not None:
+        srcs.append(_scale_load(ctx, op, src.b_scale, k0 // sm.MX_BLOCK, n0, blocks, nr,
+                                step(src.b_scale, 0, src.kc // sm.MX_BLOCK)))  # fmt: skip
+    if bias is not None:
+        srcs.append(bias)
+    need = isa_cube.geometry(blk.lay, dt, mr, nr).bytes
+    rt = PtoTileType.cube_tile(dt.name, (mr, nr), blk.lay, size_code(need))
+    form = cube_form(op.mnk[0] == 1, c is not None, bias is not None, op.is_mx)
+    new = ctx.emit(form, at, srcs, (), (mr, nr, kr), src.datr, [rt], op)
+    new.properties["fpatr"] = _fpatr_attr(_FPATR_RELU if relu else _FPATR_NONE)
+    return new.results[0]
+
+
+def _k_loop(
+    ctx: LegalizeCtx, src: _Sources, gd: Gm, blk: _Block, first: int, last: int
+) -> None:
+    """Chunks ``first .. last`` of a block as a run-time loop (an ``scf.for`` over the
+    chunk index ``j`` that carries nothing: C is loaded from D's GM image, where each
+    iteration stores its D -- no TMOV or spill moves a CUBE tile across a back edge)."""
+    op = src.op
+    bounds = []
+    for v in (first, last + 1, 1):
+        c = constant(v)
+        ctx.define(c)
+        bounds.append(c.result)
+    body = Block(arg_types=[i64])
+    loop = scf.ForOp(*bounds, [], Region(body))
+    loop.location = op.location
+    ctx.block.add_op(loop)
+    saved, anchor = ctx.block, ctx.loop_anchor
+    ctx.block, ctx.loop_anchor = body, anchor or loop
+    c = _cube_load(ctx, op, gd, op.acc_type, blk.lay, blk.m0, blk.n0, blk.mr, blk.nr)
+    d = _chunk(ctx, src, blk, c, 0, src.kc, None, False, body.args[0], (first, last))
+    _store_block(ctx, op, gd, blk, d)
+    body.add_op(scf.YieldOp())
+    ctx.block, ctx.loop_anchor = saved, anchor
+
+
+def _store_block(ctx: LegalizeCtx, op: Operation, gd: Gm, blk: _Block, d: SSAValue) -> None:
+    """TSTORE M162ND/M322ND of block D into its place of D's row-major GM image."""
+    dt = data_type(tile_type(op.results[0]).dtype)
+    ctx.emit(StoreOp.MNEMONIC, dt, [d], _gm_scalars(ctx, gd, blk.m0, blk.n0, blk.mr),
+             (blk.nr, blk.mr, None), DatrAttr(layout=_STORE_CODE[blk.lay], dtype=DTYPE_NONE),
+             source=op)  # fmt: skip
+
+
+def _bias_load(ctx: LegalizeCtx, op: MatmulOp, g: Gm, n0: int, nr: int) -> SSAValue:
+    """The bias of columns ``n0 ..`` as an ordinary 1 x ``nr`` tile."""
+    assert op.bias is not None
+    bias_t = ctx.descriptor(TileType(tile_type(op.bias).dtype, (1, nr)))
+    return ctx.emit(LoadOp.MNEMONIC, op.acc_type, [], _gm_scalars(ctx, g, 0, n0, 1),
+                    std_dims(bias_t), None, [bias_t], op).results[0]  # fmt: skip
+
+
 def _scale_load(
-    ctx: LegalizeCtx, op: Operation, g: Gm, row: int, col: int, rows: int, cols: int
-) -> SSAValue:
+    ctx: LegalizeCtx, op: Operation, g: Gm, row: int, col: int, rows: int, cols: int,
+    move: _Move | None = None,
+) -> SSAValue:  # fmt: skip
     """An ordinary row-major TLOAD of an E8M0 scale block (the scales are RowMajor,
     ``TileMatrixLocalScaleSchemaLegal``)."""
     desc = ctx.descriptor(TileType("E8M0", (rows, cols)))
-    return ctx.emit(LoadOp.MNEMONIC, DataType.E8M0, [], _gm_scalars(ctx, g, row, col, rows),
+    scalars = _moved(ctx, _gm_scalars(ctx, g, row, col, rows), move,
+                     "the K chunk of an MX scale of tile.matmul")  # fmt: skip
+    return ctx.emit(LoadOp.MNEMONIC, DataType.E8M0, [], scalars,
                     std_dims(desc), None, [desc], op).results[0]  # fmt: skip
 
 

@@ -25,6 +25,7 @@ from ptoc.dialects.modes import rmode_code
 from ptoc.dialects.pto import IndexAddrOp
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
 from ptoc.dialects.tile_base import TileOp
+from ptoc.dialects.tile_matmul import only_read_directly
 from ptoc.dialects.tile_memory import AccessOp, LoadOp, PrefetchOp, StoreOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
@@ -424,6 +425,8 @@ def _gm_scalars(ctx: LegalizeCtx, op: AccessOp) -> Callable[[Cut], list[SSAValue
 
 def _load(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, LoadOp)
+    if only_read_directly(op.result):
+        return  # the CUBE loads of the matmuls read its window from the tensor
     _simple(ctx, op, dtype=_dt(op.result), driver=op.result, scalars=_gm_scalars(ctx, op))
 
 

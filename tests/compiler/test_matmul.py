@@ -12,6 +12,8 @@ with the reference's.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -24,6 +26,8 @@ from ptoc.backend.isa import DataType, info, op
 from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.backend.isa.semantics.core import from_bits
+from ptoc.passes.geometry import default_tile_limit
+from ptoc.passes.legalize import matmul as legalize_matmul
 
 D = DataType
 #: each example compiles a kernel: few on the ``ci`` profile, many on ``thorough``
@@ -322,3 +326,110 @@ def test_mx_with_acc_bias_and_both_scales() -> None:
     """Every MX operand at once (the most sources a bundle of this lowering binds)."""
     _check_mx_case((D.E4M3, D.E4M3), 33, 33, 1, acc=True, bias=True)
     _check_mx_case((D.E5M2, D.E4M3), 33, 9, 130, acc=True, bias=True, relu=True)
+
+
+# --------------------------------------------------------------------------- K loops
+
+
+@contextmanager
+def _k_loops(chunks: int = 1) -> Iterator[None]:
+    """Compile a block's K chain as a run-time loop from ``chunks`` middle chunks on
+    (the compiler's threshold is higher: a loop pays off only for long chains)."""
+    saved = legalize_matmul.LOOP_CHUNKS
+    legalize_matmul.LOOP_CHUNKS = chunks
+    try:
+        yield
+    finally:
+        legalize_matmul.LOOP_CHUNKS = saved
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pair=st.sampled_from(PAIRS),
+    m=st.sampled_from([1, 17, 33]),
+    n=st.sampled_from([1, 9, 33]),
+    k=st.sampled_from([300, 333]),
+    acc=st.booleans(),
+    bias=st.booleans(),
+    relu=st.booleans(),
+    style=st.sampled_from(["raw", "moderate"]),
+    seed=st.integers(0, 2**16),
+)
+def test_k_chains_as_run_time_loops_are_the_d11_reference(pair, m, n, k, acc, bias, relu,
+                                                          style, seed) -> None:  # fmt: skip
+    """The chunks between a block's first and last one as a run-time loop (C reloaded
+    from D's GM image each iteration, A's and B's chunks at run-time addresses): D,
+    status, late bias and ReLU are the reference's bit for bit, at every type pair."""
+    with _k_loops():
+        _check(pair, m, n, k, acc, bias, relu, False, style, seed)
+
+
+def test_mx_k_loops_move_the_scales_by_whole_blocks() -> None:
+    """An MX chain as a loop: A's scale columns and B's scale rows move by the chunk's
+    scale blocks each iteration."""
+    with _k_loops():
+        k = _kernel_mx((D.E4M3, D.E4M3), 33, 9, 330, False, False, False)
+        assert ptoc.compile(k, SMALL).stats().loops
+        _check_mx_case((D.E4M3, D.E4M3), 33, 9, 330, acc=True, bias=True, relu=True)
+        _check_mx_case((D.FP16, D.BF16), 1, 9, 330)
+
+
+def test_long_k_chains_compile_to_a_loop_whose_size_does_not_depend_on_k() -> None:
+    """With the compiler's own threshold: a short chain stays unrolled, a long one is a
+    loop per block (the program has the same bundles for twice the K) and still the
+    reference's bits. A and B are read from their tensors chunk by chunk, so their rows
+    may be wider than any tile (K = 40960 FP16 is 80 KiB a row)."""
+    machine = ptoc.MachineConfig()
+    limit = default_tile_limit(machine)
+    kc = legalize_matmul.blocking(16, 8, 1 << 20, D.FP16, D.FP16, D.FP32, limit)[2]
+    short = _kernel((D.FP16, D.FP16), 16, 8, kc * (legalize_matmul.LOOP_CHUNKS + 1),
+                    False, False, False, False)  # fmt: skip
+    assert not ptoc.compile(short, machine).stats().loops
+    sizes = []
+    for chunks in (40, 80):
+        kern = _kernel((D.FP16, D.FP16), 16, 8, kc * chunks, False, False, False, False)
+        st_ = ptoc.compile(kern, machine).stats()
+        assert len(st_.loops) == 1 and st_.by_op["TMATMUL_ACC"] == 2
+        sizes.append(st_.bundles)
+    assert sizes[0] == sizes[1]
+    _check((D.FP16, D.FP16), 16, 8, kc * 40, True, True, True, False, "moderate", 5, machine)
+
+
+def test_a_wide_operand_read_also_by_vector_ops_is_still_too_large() -> None:
+    """Only a load that nothing but the CUBE reads escapes the row limit of tiles."""
+
+    @ptoc.kernel
+    def wide(
+        a: ptoc.Tensor[ptoc.fp16, 16, 16384],
+        b: ptoc.Tensor[ptoc.fp16, 16384, 8],
+        out: ptoc.Tensor[ptoc.fp32, 16, 8],
+        a_out: ptoc.Tensor[ptoc.fp16, 16, 16384],
+    ):
+        x = pt.load(a)
+        pt.store(out, x @ pt.load(b))
+        pt.store(a_out, pt.neg(x))
+
+    with pytest.raises(ptoc.KernelError, match="too large for the machine"):
+        ptoc.compile(wide)
+
+
+def test_k_loops_on_several_pes_read_each_pes_rows() -> None:
+    """Two PEs, each with its own rows of A: the loop's run-time addresses keep the
+    per-PE step of the window."""
+
+    @ptoc.kernel(pes=2)
+    def two_pes(
+        a: ptoc.Tensor[ptoc.fp16, 32, 320],
+        b: ptoc.Tensor[ptoc.fp16, 320, 8],
+        out: ptoc.Tensor[ptoc.fp32, 32, 8],
+    ):
+        x = pt.load(a, rows=(16 * pt.pe(), 16))
+        pt.store(out, pt.matmul(x, pt.load(b)), rows=16 * pt.pe())
+
+    with _k_loops():
+        prog = ptoc.compile(two_pes, SMALL)
+        assert prog.stats().loops
+        x = two_pes.random_inputs(3)
+        got = ptoc.verify(prog, **x)["out"]
+    want = sm.matmul(x["a"], D.FP16, x["b"], D.FP16).d
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
