@@ -18,6 +18,10 @@ Rows (printed by benchmarks/run_all.py, never asserted):
   show the numpy fallback (float64 TwoSum, round to odd, one FP32 rounding, about twenty
   vectorised float64 operations per k).
 * S8 inputs against ``np.matmul`` of int32 copies (exact float64 BLAS per K chunk).
+* "kernel" rows: the whole executor on a compiled ``c = a @ b`` kernel (FP16 and BF16
+  in, FP32 out, one PE), ``ptoc.run`` of the warm program -- placement, the CUBE
+  transport conversions of every chunk, the matrix bundles, D's way out through GM and
+  the readback -- against ``np.matmul`` of the same arrays.
 
 Inputs are uniform in [-1, 1) (normal-range values, so the FP32-addition route applies
 to FP16/BF16). Times are the best wall time of three runs (BLAS may use several threads,
@@ -103,6 +107,45 @@ def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
         ours = _time(lambda a8=a8, b8=b8: fold(a8, DataType.S8, b8, DataType.S8))
         ref = _time(lambda a8=a8, b8=b8: np.matmul(a8.astype(np.int32), b8.astype(np.int32)))
         out.append(Row(f"matmul S8 {label}", ours, ref, "np.matmul int32"))
+        out.extend(kernel_rows(m, n, k, a, b))
+    return out
+
+
+def kernel_rows(m: int, n: int, k: int, a: np.ndarray, b: np.ndarray) -> list[Row]:
+    """The executor running a compiled ``a @ b`` kernel, per input type."""
+    import ptoc
+    import ptoc.lang as pt
+
+    out = []
+    for dt, carrier, t in (
+        (DataType.FP16, np.float16, ptoc.fp16),
+        (DataType.BF16, ml_dtypes.bfloat16, ptoc.bf16),
+    ):
+
+        def body(x, y, c):  # type: ignore[no-untyped-def]
+            pt.store(c, pt.load(x) @ pt.load(y))
+
+        body.__annotations__ = {
+            "x": ptoc.Tensor[t, m, k],
+            "y": ptoc.Tensor[t, k, n],
+            "c": ptoc.Tensor[ptoc.fp32, m, n],
+        }
+        prog = ptoc.compile(ptoc.kernel(body, name="gemm"))
+        x, y = a.astype(carrier), b.astype(carrier)
+        ptoc.run(prog, x=x, y=y)  # warm: plans and kernels built
+        ours = _time(lambda prog=prog, x=x, y=y: ptoc.run(prog, x=x, y=y))
+        same = _time(lambda x=x, y=y: np.matmul(x, y))
+        bundles = prog.stats().bundles
+        out.append(
+            Row(
+                f"matmul kernel {dt.name} {m}x{n}x{k}",
+                ours,
+                same,
+                f"np.matmul {dt.name}",
+                goal=10.0,
+                note=f"ptoc.run, {bundles} bundles",
+            )
+        )
     return out
 
 

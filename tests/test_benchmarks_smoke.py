@@ -60,8 +60,9 @@ def test_matmul_benchmark_runs_on_a_small_shape() -> None:
     rows = bench_matmul.rows(shapes=[(8, 8, 8)])
     # with the compiled kernels, a BF16 and an FP32 row also time the numpy fallbacks
     extra = (kernels.compiled_fold() is not None) + (kernels.compiled_fma() is not None)
-    assert len(rows) == 6 + extra and all(r.value > 0 and r.baseline > 0 for r in rows)
+    assert len(rows) == 8 + extra and all(r.value > 0 and r.baseline > 0 for r in rows)
     assert "matmul FP16 8x8x8" in render(rows)
+    assert "matmul kernel BF16 8x8x8" in render(rows)  # the whole executor
     keys = [row["key"] for row in as_json(rows)]
     assert len(set(keys)) == len(keys)
 

@@ -21,6 +21,7 @@ ND2M32, 22 ND2M16, 23 ND2N8) and TSTORE (24 M322ND, 25 M162ND, 26 N82ND)
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 from .datatypes import DataType, info
@@ -94,6 +95,7 @@ class CubeGeometry:
         return self.bytes != 0 and self.elements != 0
 
 
+@functools.cache  # pure, and asked for every operand of every CUBE bundle
 def geometry(
     layout: CubeLayout, dt: DataType, valid_rows: int, valid_cols: int
 ) -> CubeGeometry:

@@ -64,7 +64,8 @@ def matmul(
     if asked is not None and asked != want:
         fail(
             f"{fn}: the result of {ta.dtype.name} x {tb.dtype.name} is {want.name} (the "
-            f"accumulator type), not {asked.name}",
+            f"accumulator type), not {asked.name}; the legal pairs and their results: "
+            f"{legal_pairs_text()}",
             f"convert the result afterwards: pt.cast(pt.matmul(a, b), ptoc.{asked.name})",
         )
     (m, k), (k2, n) = ta.shape, tb.shape

@@ -82,6 +82,7 @@ def test_the_inner_dimensions_must_agree(tmp_path: Path) -> None:
 def test_the_result_type_is_the_accumulator_type(tmp_path: Path) -> None:
     e = _error(tmp_path, "pt.matmul(a, b, dtype=ptoc.fp16)")
     assert "the result of fp16 x fp16 is fp32" in e.message
+    assert "any two of S16, S8 -> S32" in e.message  # the legal pairs, from the catalog
     assert e.hint is not None and "pt.cast" in e.hint
 
 
