@@ -124,6 +124,7 @@ def geometry(
     return CubeGeometry(rows, cols, k_repeat, n_repeat, cells, elements, cells * CELL_BYTES)
 
 
+@functools.cache  # pure, and asked for every CUBE destination and source of every bundle
 def shape_rule(
     capacity: int, layout: CubeLayout, dt: DataType, valid_rows: int, valid_cols: int
 ) -> str | None:
