@@ -22,24 +22,16 @@ import ml_dtypes
 import numpy as np
 
 from ptoc.backend.isa import DataType, info
-from ptoc.backend.isa.semantics.floatfmt import decode
+
+# the catalog's facts (type rule, block size, format fields, flag bits); the numerics
+# below are this module's own
+from ptoc.backend.isa.semantics.floatfmt import NV, NX, OF, UF, classify, decode
+from ptoc.backend.isa.semantics.matmul import MX_BLOCK, accumulator_type
 
 D = DataType
-NV, DZ, OF, UF, NX = 1, 2, 4, 8, 16
-#: elements per MX scale block along K
-MX_BLOCK = 32
 _MIN_NORMAL = 2.0**-126
 _LIMIT = 2.0**128  # a rounded magnitude this large is an overflow
 _QNAN32 = np.uint32(0x7FC00000)
-#: the quiet bit of the NaN encodings that have one (a NaN without it signals)
-_QUIET_BIT = {D.FP32: 22, D.TF32: 22, D.HF32: 22, D.FP16: 9, D.BF16: 6, D.E5M2: 1}
-
-
-def accumulator(a: DataType, b: DataType, mx: bool) -> DataType:
-    """FP32 for floating (and every MX) pair, S32 when either side is signed, else U32."""
-    if mx or info(a).is_float:
-        return D.FP32
-    return D.S32 if (info(a).is_signed or info(b).is_signed) else D.U32
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -48,15 +40,8 @@ def _bits(x: np.ndarray) -> np.ndarray:
 
 
 def _signalling(x: np.ndarray, dt: DataType) -> bool:
-    """Whether ``x`` holds a signalling NaN of ``dt`` (a NaN with its quiet bit clear)."""
-    q = _QUIET_BIT.get(dt)
-    if q is None:
-        return False
-    with np.errstate(invalid="ignore"):
-        nan = np.isnan(_values(x, dt))
-    if not nan.any():
-        return False
-    return bool(((_bits(x)[nan] >> np.uint64(q)) & np.uint64(1) == 0).any())
+    """Whether ``x`` holds a signalling NaN of ``dt``."""
+    return info(dt).is_float and bool(classify(dt, _bits(x)).snan.any())
 
 
 def _values(x: np.ndarray, dt: DataType) -> np.ndarray:
@@ -168,7 +153,7 @@ def d11_matmul(
     -0 and -Inf become +0; NaN stays the canonical NaN). Integer pairs are exact and
     wrap modulo 2**32."""
     a_type, b_type = DataType(a_type), DataType(b_type)
-    out_type = accumulator(a_type, b_type, mx)
+    out_type = accumulator_type(a_type, b_type, mx)
     if out_type != D.FP32:
         total = np.matmul(np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64))
         if acc is not None:

@@ -283,7 +283,9 @@ class _Block:
 _Move = tuple[SSAValue, int, int, tuple[int, int]]
 
 
-def _moved(ctx: LegalizeCtx, scalars: list[SSAValue], move: _Move | None, what: str):  # type: ignore[no-untyped-def]
+def _moved(
+    ctx: LegalizeCtx, scalars: list[SSAValue], move: _Move | None, what: str
+) -> list[SSAValue]:
     """``scalars`` with the address moved by ``move`` (a ``pto.index``)."""
     if move is None:
         return scalars
@@ -338,11 +340,13 @@ def _k_loop(
     chunk index ``j`` that carries nothing: C is loaded from D's GM image, where each
     iteration stores its D -- no TMOV or spill moves a CUBE tile across a back edge)."""
     op = src.op
-    bounds = []
+    values: dict[int, SSAValue] = {}
     for v in (first, last + 1, 1):
-        c = constant(v)
-        ctx.define(c)
-        bounds.append(c.result)
+        if v not in values:
+            c = constant(v)
+            ctx.define(c)
+            values[v] = c.result
+    bounds = [values[v] for v in (first, last + 1, 1)]
     body = Block(arg_types=[i64])
     loop = scf.ForOp(*bounds, [], Region(body))
     loop.location = op.location
@@ -356,10 +360,9 @@ def _k_loop(
     ctx.block, ctx.loop_anchor = saved, anchor
 
 
-def _store_block(ctx: LegalizeCtx, op: Operation, gd: Gm, blk: _Block, d: SSAValue) -> None:
+def _store_block(ctx: LegalizeCtx, op: MatmulOp, gd: Gm, blk: _Block, d: SSAValue) -> None:
     """TSTORE M162ND/M322ND of block D into its place of D's row-major GM image."""
-    dt = data_type(tile_type(op.results[0]).dtype)
-    ctx.emit(StoreOp.MNEMONIC, dt, [d], _gm_scalars(ctx, gd, blk.m0, blk.n0, blk.mr),
+    ctx.emit(StoreOp.MNEMONIC, op.acc_type, [d], _gm_scalars(ctx, gd, blk.m0, blk.n0, blk.mr),
              (blk.nr, blk.mr, None), DatrAttr(layout=_STORE_CODE[blk.lay], dtype=DTYPE_NONE),
              source=op)  # fmt: skip
 
