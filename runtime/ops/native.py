@@ -11,29 +11,36 @@ path with nothing changed.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from threading import get_ident
 
 import numpy as np
 
 from ptoc.backend.isa import Axis
 from ptoc.backend.isa.fields import PAD_NULL
+from ptoc.backend.isa.semantics import compiled
+from ptoc.backend.isa.semantics import fastpath as _fp
 from ptoc.backend.isa.semantics.arith_kernels import (
+    ArgBlock,
     ArithKernel,
     ArithPlan,
     FoldPlan,
     address,
-    arith_enabled,
+    arg_block,
+    block_entries,
     compiled_fold,
     writable_address,
 )
+from ptoc.backend.target import MachineConfig
 
 from ..alloc import Dests, Slot, fresh
 from ..alloc import template as alloc_template
 from ..bundle import BundlePlan
 from ..engine import Fused
+from ..payloads import PayloadPool
 from ..spec import Spec
 from ..state import MASK_PES, MachineState
-from ..tiles import Tile
+from ..tiles import Tile, tile_maker
 
 
 def _address(t: Tile, strides: tuple[int, ...]) -> int:
@@ -47,17 +54,109 @@ def _address(t: Tile, strides: tuple[int, ...]) -> int:
     return a
 
 
-class _Run(NamedTuple):
-    """What a compiled runner needs per machine size: the bundle's consecutive PEs from
-    ``first`` (``width`` of them), the storage its results start from (the padding, and
-    poison on the other PEs; copied per bundle, never handed out; None: np.empty does),
-    the plan of two same-shape sources and the plans by the broadcast source's Rows."""
+class _Run:
+    """What a compiled runner needs on one machine configuration in one thread (checked
+    once: the bundle's PEs exist, its queue positions are within the depth): the
+    bundle's consecutive PEs from ``first`` (``width`` of them), the pool its payloads
+    come from (their storage starts as the padding, and poison on the other PEs), the
+    argument blocks of the sources' geometry (``by_rows``: by the broadcast or folded
+    source's Rows) and the machine status array last seen with its address.
 
-    first: int
-    width: int
-    template: np.ndarray | None
-    same: ArithPlan
-    by_rows: dict[int, tuple[ArithPlan, tuple[int, ...]]]
+    Two argument blocks per geometry: ``[0]`` without a status address (the runner ORs
+    the statuses once the push is known to commit), ``[1]`` with it (the kernel ORs
+    them itself, for a push that cannot fail)."""
+
+    __slots__ = ("by_rows", "config", "depth", "first", "plans", "pool", "status", "status_at",
+                 "thread", "width")  # fmt: skip
+
+    def __init__(
+        self, config: MachineConfig, first: int, width: int, pool: PayloadPool
+    ) -> None:
+        self.config, self.depth, self.thread = config, config.depth, get_ident()
+        self.first, self.width, self.pool = first, width, pool
+        self.by_rows: dict[int, tuple[ArgBlock, ArgBlock]] = {}
+        self.plans: list[ArithPlan | FoldPlan] = []  # the geometry blocks args point at
+        self.status: np.ndarray | None = None
+        self.status_at = 0
+
+    def blocks(self, plan: ArithPlan | FoldPlan) -> tuple[ArgBlock, ArgBlock]:
+        """The two argument blocks of ``plan`` (kept alive here: they point into it)."""
+        self.plans.append(plan)
+        direct = arg_block(plan)
+        direct[4] = self.status_at
+        return arg_block(plan), direct
+
+    def watch(self, status: np.ndarray) -> None:
+        """Point the status-writing blocks at ``status`` (the machine's status array,
+        which a scalar block replaces): its address, or 0 where the kernel may not write
+        it (then the runner ORs the statuses itself)."""
+        ok = status.dtype == np.uint8 and status.flags.c_contiguous and status.flags.writeable
+        self.status_at = writable_address(status) + self.first if ok else 0
+        self.status = status
+        for direct in self.by_rows.values():
+            direct[1][4] = self.status_at
+
+
+def _or_status(state: MachineState, first: int, width: int, packed: int) -> None:
+    """OR the kernel's packed per-PE statuses into ``state.status[first:first+width]``."""
+    status = state.status
+    for p in range(width):
+        status[first + p] |= (packed >> (8 * p)) & 0xFF
+
+
+def _push(state: MachineState, hand: int, tile: Tile, r: _Run, packed: int) -> bool:
+    """Publish ``tile`` and OR its statuses in, for a push that is not the plain one
+    (see :func:`_plain`); False when it would fault (nothing changed: the caller takes
+    the general path)."""
+    if not state.push_one(hand, tile):  # capacity: the general path raises the fault
+        return False
+    _or_status(state, r.first, r.width, packed)
+    return True
+
+
+def _plain(q: list[Tile], r: _Run, mask: int, capacity: int, status: np.ndarray) -> bool:
+    """Whether pushing a tile of ``mask`` and ``capacity`` onto the queue ``q`` is the
+    plain push -- a full queue releasing one tile that frees exactly what the new one
+    takes, which commits whatever the kernel finds -- and the kernel may OR the statuses
+    into the machine's ``status`` array itself."""
+    if len(q) != r.depth:
+        return False
+    last = q[-1]
+    if last.mask != mask or last.capacity != capacity:
+        return False
+    if status is not r.status:
+        r.watch(status)
+    return r.status_at != 0
+
+
+_BAD = 1 << 62
+
+
+def _runs(
+    pes: tuple[int, ...], slot: Slot, pad: int, positions: tuple[tuple[int, int], ...]
+) -> tuple[Callable[[MachineState], _Run | None], list[_Run | None]]:
+    """The run lookup of a runner: the run of the state's configuration and the calling
+    thread, made on first use; None when the bundle's PEs are not all on the machine or
+    a source position or the destination hand is outside its queues. Also the one-entry
+    list of the run found last, for a runner's check before it calls the lookup."""
+    hand = slot.hand
+    #: (configuration, thread) -> its run, or None
+    known: dict[tuple[MachineConfig, int], _Run | None] = {}
+    last: list[_Run | None] = [None]
+
+    def run_of(state: MachineState) -> _Run | None:
+        cfg = state.config
+        k = (cfg, get_ident())
+        if k not in known:
+            fits = pes[-1] < cfg.pes and hand < cfg.hands
+            fits = fits and all(h < cfg.hands and i <= cfg.depth for h, i in positions)
+            known[k] = _start(cfg, pes, slot, pad) if fits else None
+        r = known[k]
+        if r is not None:
+            last[0] = r
+        return r
+
+    return run_of, last
 
 
 def compiled_runner(
@@ -87,55 +186,48 @@ def compiled_runner(
     mask, hand = slot.mask, slot.hand
     (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
     dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
-    layout, capacity, pad = slot.layout, slot.capacity, spec.pad
+    capacity = slot.capacity
     pes = MASK_PES[mask] if 0 <= mask < len(MASK_PES) else ()
-    if dt is None or not pes or pes != tuple(range(pes[0], pes[-1] + 1)):
+    entries = block_entries()
+    if entries is None or dt is None or not pes or pes != tuple(range(pes[0], pes[-1] + 1)):
         return general
-    whole = vr == rows and vc == cols
-    pad_defined = pad != PAD_NULL
-    carrier = slot.carrier
-    size = carrier.itemsize
+    entry = entries[0]
+    make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, capacity, spec.pad != PAD_NULL)
     op = spec.row.arith or ""
     strides = (rows * cols, cols, 1)  # a dense payload of this shape, in elements
+    size = slot.carrier.itemsize
     nbytes = tuple(s * size for s in strides)
     shape = (len(pes), vr, vc)
-    #: machine PEs -> the run (see :class:`_Run`)
-    runs: dict[int, _Run] = {}
+    off = pes[0] * nbytes[0]  # the first PE's offset in the payload and in a source
+    run_of, last = _runs(pes, slot, spec.pad, ((h0, i0), (h1, i1)))
+    same_rows = -1  # the by_rows key of two same-shape sources
 
-    def run_for(npes: int) -> _Run | None:
-        if pes[-1] >= npes:
-            return None
-        if whole and len(pes) == npes:
-            template = None
+    def plan_for(r: _Run, b: Tile) -> tuple[ArgBlock, ArgBlock]:
+        if broadcast is None:
+            got = r.by_rows[same_rows] = r.blocks(
+                ArithPlan(kernel, op, dt, shape, strides, strides, strides)
+            )
         else:
-            template = fresh(dt, (npes, rows, cols), PAD_NULL)  # poison everywhere
-            template[pes[0] : pes[-1] + 1] = alloc_template(dt, (1, rows, cols), pad)
-        same = ArithPlan(kernel, op, dt, shape, strides, strides, strides)
-        got = runs[npes] = _Run(pes[0], len(pes), template, same, {})
-        return got
-
-    def broadcast_plan(r: _Run, b: Tile) -> tuple[ArithPlan, tuple[int, ...]]:
-        b_strides = (b.rows * b.cols, b.cols, 1)
-        y = (b_strides[0], b_strides[1], 0) if broadcast is Axis.ROW else (b_strides[0], 0, 1)
-        got = r.by_rows[b.rows] = (
-            ArithPlan(kernel, op, dt, shape, strides, y, strides),
-            tuple(s * size for s in b_strides),
-        )
+            b_strides = (b.rows * b.cols, b.cols, 1)
+            y = (
+                (b_strides[0], b_strides[1], 0)
+                if broadcast is Axis.ROW
+                else (b_strides[0], 0, 1)
+            )
+            got = r.by_rows[b.rows] = r.blocks(
+                ArithPlan(kernel, op, dt, shape, strides, y, strides)
+            )
         return got
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        cfg = state.config
-        queues, depth = state.queues, cfg.depth
-        r = runs.get(cfg.pes) or run_for(cfg.pes)
-        if (
-            r is None
-            or h0 >= len(queues)
-            or h1 >= len(queues)
-            or i0 > depth
-            or i1 > depth
-            or not arith_enabled()
-        ):
+        r = last[0]
+        if r is None or r.config is not state.config or r.thread != get_ident():
+            r = run_of(state)
+            if r is None:
+                return general(state, plan)
+        if not _fp._enabled or compiled._suspended:
             return general(state, plan)
+        queues = state.queues
         q0, q1 = queues[h0], queues[h1]
         if i0 > len(q0) or i1 > len(q1):
             return general(state, plan)
@@ -145,35 +237,37 @@ def compiled_runner(
         if broadcast is None:
             if b.key != key:
                 return general(state, plan)
-            call, b_bytes = r.same, nbytes
+            blocks = r.by_rows.get(same_rows) or plan_for(r, b)
+            y = b.address or _address(b, nbytes)
+            y_off = off
         else:
             k = b.key
             if k[:5] != b_key or not k[6]:
                 return general(state, plan)
-            call, b_bytes = r.by_rows.get(b.rows) or broadcast_plan(r, b)
-        x, y = _address(a, nbytes), _address(b, b_bytes)
+            blocks = r.by_rows.get(b.rows) or plan_for(r, b)
+            b_bytes = (b.rows * b.cols * size, b.cols * size, size)
+            y = b.address or _address(b, b_bytes)
+            y_off = pes[0] * b_bytes[0]
+        x = a.address or _address(a, nbytes)
         if x < 0 or y < 0:
             return general(state, plan)
-        t = r.template
-        payload = np.empty((cfg.pes, rows, cols), carrier) if t is None else t.copy()
-        z = writable_address(payload)
-        first = r.first
-        status, not_finite = call(
-            x + first * nbytes[0], y + first * b_bytes[0], z + first * nbytes[0]
-        )
-        payload.setflags(write=False)
-        tile = Tile(dt, rows, cols, vr, vc, layout, mask, capacity, payload, None, pad_defined)
-        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
-            return general(state, plan)
-        tile.serial = state.next_serial()
-        tile.finite = not not_finite
-        tile.address = z
-        if r.width == cfg.pes:
-            np.bitwise_or(state.status, status, out=state.status)
-        else:
-            view = state.status[first : first + r.width]
-            np.bitwise_or(view, status, out=view)
-        return True
+        payload, z = r.pool.take()
+        q = queues[hand]
+        plain = _plain(q, r, mask, capacity, state.status)
+        args = blocks[plain]
+        args[1] = x + off
+        args[2] = y + y_off
+        args[3] = z + off
+        packed = entry(args)
+        state._serial += 1
+        tile = make(payload, state._serial, packed < _BAD, z)
+        if plain:  # the kernel ORed the statuses in: the push cannot fail
+            queues[hand] = [tile, *q[:-1]]
+            return True
+        if _push(state, hand, tile, r, packed):
+            return True
+        state._serial -= 1
+        return general(state, plan)
 
     return fused
 
@@ -186,40 +280,48 @@ def compiled_reduction_runner(
     physical Rows) on a run of PEs: one call of the compiled fold per bundle, the
     results straight into the new payload (see :func:`compiled_runner` for the rest)."""
     kernel = compiled_fold()
+    entries = block_entries()
     slot = dests.slots[0]
     mask, hand = slot.mask, slot.hand
     ((h0, i0, _),) = spec.plan.source_pos
     dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
+    capacity = slot.capacity
     pes = MASK_PES[mask] if 0 <= mask < len(MASK_PES) else ()
-    if kernel is None or dt is None or not pes or pes != tuple(range(pes[0], pes[-1] + 1)):
+    if (
+        kernel is None
+        or entries is None
+        or dt is None
+        or not pes
+        or pes != tuple(range(pes[0], pes[-1] + 1))
+    ):
         return general
+    entry = entries[1]
+    make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, capacity, spec.pad != PAD_NULL)
     op = spec.row.arith or ""
-    carrier = slot.carrier
-    size = carrier.itemsize
+    size = slot.carrier.itemsize
     z_strides = (rows * cols, cols if axis is Axis.ROW else 1)
-    #: machine PEs -> (the first PE, the storage results start from)
-    runs: dict[int, tuple[int, np.ndarray]] = {}
-    #: the source's physical Rows -> (the fold plan, the source payload's byte strides)
-    plans: dict[int, tuple[FoldPlan, tuple[int, ...]]] = {}
+    z_off = pes[0] * z_strides[0] * size
+    run_of, last = _runs(pes, slot, spec.pad, ((h0, i0),))
 
-    def plan_for(a: Tile) -> tuple[FoldPlan, tuple[int, ...]]:
+    def plan_for(r: _Run, a: Tile) -> tuple[ArgBlock, ArgBlock]:
         x = (a.rows * a.cols, a.cols, 1)  # (PE, row, column) of a dense payload
         if axis is Axis.ROW:  # fold each valid row over its columns
             shape, strides = (len(pes), a.valid_rows, a.valid_cols), x
         else:  # fold each valid column over its rows
             shape, strides = (len(pes), a.valid_cols, a.valid_rows), (x[0], 1, x[1])
-        got = plans[a.rows] = (
-            FoldPlan(kernel, op, dt, shape, strides, z_strides),
-            tuple(s * size for s in x),
-        )
+        assert kernel is not None
+        got = r.by_rows[a.rows] = r.blocks(FoldPlan(kernel, op, dt, shape, strides, z_strides))
         return got
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        cfg = state.config
-        queues = state.queues
-        r = runs.get(cfg.pes) or _start(cfg.pes, pes, slot, spec.pad, runs)
-        if r is None or h0 >= len(queues) or i0 > cfg.depth or not arith_enabled():
+        r = last[0]
+        if r is None or r.config is not state.config or r.thread != get_ident():
+            r = run_of(state)
+            if r is None:
+                return general(state, plan)
+        if not _fp._enabled or compiled._suspended:
             return general(state, plan)
+        queues = state.queues
         q0 = queues[h0]
         if i0 > len(q0):
             return general(state, plan)
@@ -227,46 +329,41 @@ def compiled_reduction_runner(
         k = a.key
         if k[:5] != key or not k[6] or a.mask & mask != mask:
             return general(state, plan)
-        call, a_bytes = plans.get(a.rows) or plan_for(a)
-        x = _address(a, a_bytes)
+        blocks = r.by_rows.get(a.rows) or plan_for(r, a)
+        a_bytes = (a.rows * a.cols * size, a.cols * size, size)
+        x = a.address or _address(a, a_bytes)
         if x < 0:
             return general(state, plan)
-        first, template = r
-        payload = template.copy()
-        z = writable_address(payload)
-        status = call(x + first * a_bytes[0], z + first * z_strides[0] * size)
-        payload.setflags(write=False)
-        pad_defined = spec.pad != PAD_NULL
-        tile = Tile(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, payload, None,
-                    pad_defined)  # fmt: skip
-        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
-            return general(state, plan)
-        tile.serial = state.next_serial()
-        tile.address = z
-        if len(pes) == cfg.pes:
-            np.bitwise_or(state.status, status, out=state.status)
-        else:
-            view = state.status[first : first + len(pes)]
-            np.bitwise_or(view, status, out=view)
-        return True
+        payload, z = r.pool.take()
+        q = queues[hand]
+        plain = _plain(q, r, mask, capacity, state.status)
+        args = blocks[plain]
+        args[1] = x + pes[0] * a_bytes[0]
+        args[2] = z + z_off
+        packed = entry(args)
+        state._serial += 1
+        tile = make(payload, state._serial, None, z)
+        if plain:  # the kernel ORed the statuses in: the push cannot fail
+            queues[hand] = [tile, *q[:-1]]
+            return True
+        if _push(state, hand, tile, r, packed):
+            return True
+        state._serial -= 1
+        return general(state, plan)
 
     return fused
 
 
-def _start(
-    npes: int,
-    pes: tuple[int, ...],
-    slot: Slot,
-    pad: int,
-    runs: dict[int, tuple[int, np.ndarray]],
-) -> tuple[int, np.ndarray] | None:
-    """(the first PE, the storage a result starts from: ``pad`` on the bundle's PEs and
-    poison on the others) on a machine of ``npes`` PEs, recorded in ``runs``; None when
-    the bundle's PEs are not all there."""
-    if pes[-1] >= npes:
-        return None
+def _start(cfg: MachineConfig, pes: tuple[int, ...], slot: Slot, pad: int) -> _Run:
+    """The run of a bundle on ``pes`` on a machine of ``cfg``, its payloads starting as
+    ``pad`` on the bundle's PEs and poison on the others (undefined bytes when the
+    kernel writes every element)."""
+    npes = cfg.pes
     dt, rows, cols = slot.dtype, slot.rows, slot.cols
-    template = fresh(dt, (npes, rows, cols), PAD_NULL)  # poison everywhere
-    template[pes[0] : pes[-1] + 1] = alloc_template(dt, (1, rows, cols), pad)
-    got = runs[npes] = (pes[0], template)
-    return got
+    if len(pes) == npes and slot.valid_rows == rows and slot.valid_cols == cols:
+        template = None  # the whole payload is results
+    else:
+        template = fresh(dt, (npes, rows, cols), PAD_NULL)  # poison everywhere
+        template[pes[0] : pes[-1] + 1] = alloc_template(dt, (1, rows, cols), pad)
+    pool = PayloadPool((npes, rows, cols), slot.carrier, template)
+    return _Run(cfg, pes[0], len(pes), pool)

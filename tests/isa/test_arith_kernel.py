@@ -147,6 +147,21 @@ class _Mutant:
     def __init__(self, real, breaks: str) -> None:
         self.ptoc_arith = self
         self.ptoc_fold = ak.compiled_fold()
+        entries = ak.block_entries()
+        assert entries is not None
+        self.ptoc_arith_block, self.ptoc_fold_block = entries
+        if breaks == "block status":  # the one-argument entry leaves the status alone
+
+            def no_status(args, entry=entries[0]) -> int:
+                saved, args[4] = args[4], 0
+                try:
+                    return entry(args)
+                finally:
+                    args[4] = saved
+
+            self.ptoc_arith_block = no_status
+        elif breaks == "block answer":
+            self.ptoc_fold_block = lambda args, entry=entries[1]: entry(args) ^ 0x10
         self.real, self.breaks = real, breaks
         self.restype = self.argtypes = None
 
@@ -175,7 +190,8 @@ class _Mutant:
         return packed
 
 
-BREAKS = ["native NaN", "flush to zero", "status of PE 0", "not finite"]
+BREAKS = ["native NaN", "flush to zero", "status of PE 0", "not finite", "block status",
+          "block answer"]  # fmt: skip
 
 
 @pytest.mark.parametrize("breaks", BREAKS)
@@ -290,6 +306,8 @@ def test_the_certificate_rejects_a_fold_in_another_order(kernel) -> None:
     class Reversed:
         def __init__(self) -> None:
             self.ptoc_arith = lib.ptoc_arith
+            self.ptoc_arith_block = lib.ptoc_arith_block
+            self.ptoc_fold_block = lib.ptoc_fold_block
             self.real = lib.ptoc_fold
             self.ptoc_fold = self
 

@@ -23,6 +23,7 @@ from ptoc.backend.isa.semantics import arith_kernels as ak
 from ptoc.backend.isa.semantics import compiled, fastpath
 from ptoc.runtime import Machine, MachineConfig, TileAllocationFault
 from ptoc.runtime.ops import native
+from ptoc.runtime.payloads import PayloadPool
 from ptoc.runtime.tiles import Layout, Tile
 
 from .util import prog
@@ -96,16 +97,18 @@ def _raw(a: np.ndarray) -> np.ndarray:
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the PE count of every call of the compiled kernel from now on."""
+    """Record every run of a compiled runner from now on: each takes its result's storage
+    from its payload pool right before its one kernel call (the number of PEs of that
+    storage is recorded)."""
     seen: list[int] = []
-    real = ak.ArithPlan.__call__
+    real = PayloadPool.take
 
-    def counting(plan: ak.ArithPlan, x: int, y: int, z: int) -> tuple[np.ndarray, bool]:
-        status, bad = real(plan, x, y, z)
-        seen.append(len(status))
-        return status, bad
+    def counting(pool: PayloadPool) -> tuple[np.ndarray, int]:
+        payload, address = real(pool)
+        seen.append(payload.shape[0])
+        return payload, address
 
-    monkeypatch.setattr(ak.ArithPlan, "__call__", counting)
+    monkeypatch.setattr(PayloadPool, "take", counting)
     return seen
 
 
@@ -166,7 +169,7 @@ def _chain(
     fast = _machine(dt, srcs, col, size, mask)
     status = _run(fast, warm)
     pes = [pe for pe in range(4) if mask[pe] == "1"]
-    assert seen == [len(pes)] * len(ops)  # the kernel ran every bundle, on its PEs
+    assert seen == [4] * len(ops)  # the kernel ran every bundle (statuses: on its PEs)
     with fastpath.exact_only():
         exact = _machine(dt, srcs, col, size, mask)
         want_status = _run(exact, bundles())
@@ -262,19 +265,11 @@ def test_warm_reductions_equal_the_exact_engine(
     for pad in ("", "Max"):
         warm = bundles(pad)
         _run(machine(), warm)
-        seen: list[int] = []
-        real = ak.FoldPlan.__call__
-
-        def counting(plan: ak.FoldPlan, x: int, z: int, real=real, seen=seen) -> np.ndarray:
-            status = real(plan, x, z)
-            seen.append(len(status))
-            return status
-
-        monkeypatch.setattr(ak.FoldPlan, "__call__", counting)
+        seen = _counting(monkeypatch)
         fast = machine()
         status = _run(fast, warm)
         monkeypatch.undo()
-        assert seen == [mask.count("1")], (op, pad)
+        assert seen == [4], (op, pad)
         with fastpath.exact_only():
             exact = machine()
             want_status = _run(exact, bundles(pad))

@@ -33,6 +33,40 @@
 
 #include "ieee_env.h"
 
+/*
+ * The exception flags each PE's status is read from. On x86-64 every float and double
+ * operation runs in SSE, so its environment is MXCSR alone: the call sets and restores
+ * that register and reads and clears the flags there (the x87 unit is never used, and
+ * the fenv calls that save and restore it cost far more than a small tile's arithmetic).
+ * Elsewhere the portable <fenv.h> calls serve.
+ */
+#ifdef PTOC_HAVE_MXCSR
+#define MX_FLAGS 0x3Fu      /* IE DE ZE OE UE PE */
+#define MX_MASKS 0x1F80u    /* every exception masked: flags, never traps */
+#define MX_CONTROL 0xE040u  /* FTZ, rounding control, DAZ */
+typedef unsigned int ptoc_saved;
+#define SAVE_AND_ENTER(saved)                                                              \
+    do {                                                                                   \
+        (saved) = _mm_getcsr();                                                            \
+        _mm_setcsr(((saved) & ~(MX_FLAGS | MX_CONTROL)) | MX_MASKS);                       \
+    } while (0)
+#define RESTORE(saved) _mm_setcsr(saved)
+#define CLEAR_FLAGS() _mm_setcsr(_mm_getcsr() & ~MX_FLAGS)
+static int raised_flags(void)
+{
+    const unsigned f = _mm_getcsr();
+    return (f & 0x01u ? FE_INVALID : 0) | (f & 0x04u ? FE_DIVBYZERO : 0)
+           | (f & 0x08u ? FE_OVERFLOW : 0) | (f & 0x10u ? FE_UNDERFLOW : 0)
+           | (f & 0x20u ? FE_INEXACT : 0);
+}
+#else
+typedef ptoc_env ptoc_saved;
+#define SAVE_AND_ENTER(saved) ptoc_env_enter(&(saved))
+#define RESTORE(saved) ptoc_env_leave(&(saved))
+#define CLEAR_FLAGS() feclearexcept(FE_ALL_EXCEPT)
+static int raised_flags(void) { return fetestexcept(FE_ALL_EXCEPT); }
+#endif
+
 /* each row function carries clones for newer x86 levels (the loader picks one) */
 #ifdef PTOC_CLONES
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -180,7 +214,7 @@ ROWS(f64, uint64_t)
 
 static unsigned char flags_to_status(const int64_t *bits, unsigned answer)
 {
-    const int e = fetestexcept(FE_ALL_EXCEPT);
+    const int e = raised_flags();
     return (unsigned char)((e & FE_INVALID || answer & SIGNALLING ? bits[0] : 0)
                            | (e & FE_DIVBYZERO ? bits[1] : 0) | (e & FE_OVERFLOW ? bits[2] : 0)
                            | (e & FE_UNDERFLOW ? bits[3] : 0) | (e & FE_INEXACT ? bits[4] : 0));
@@ -190,7 +224,7 @@ static unsigned char flags_to_status(const int64_t *bits, unsigned answer)
 #define RUN_PES(ROW, U)                                                                    \
     for (ptrdiff_t p = 0; p < P; p++) {                                                    \
         unsigned answer = 0;                                                               \
-        feclearexcept(FE_ALL_EXCEPT);                                                      \
+        CLEAR_FLAGS();                                                      \
         for (ptrdiff_t r = 0; r < R; r++)                                                  \
             answer |= ROW((const U *)x + p * d[5] + r * d[6], d[7],                        \
                           (const U *)y + p * d[8] + r * d[9], d[10],                       \
@@ -305,7 +339,7 @@ FOLD_MINMAX(f64, uint64_t, min, <=)
 
 #define FOLD_PES(FOLD, T)                                                                  \
     for (ptrdiff_t p = 0; p < P; p++) {                                                    \
-        feclearexcept(FE_ALL_EXCEPT);                                                      \
+        CLEAR_FLAGS();                                                      \
         const unsigned answer = FOLD(d, (const T *)x + p * d[5], (T *)z + p * d[8]);      \
         status |= (int64_t)flags_to_status(d + 11, answer) << (8 * p);                     \
     }
@@ -334,10 +368,10 @@ typedef int64_t (*job)(const int64_t *, const void *, const void *, void *);
 /* a job in the reference profile's environment, the caller's restored after */
 static int64_t in_environment(job f, const int64_t *d, const void *x, const void *y, void *z)
 {
-    ptoc_env env;
-    ptoc_env_enter(&env);
+    ptoc_saved saved;
+    SAVE_AND_ENTER(saved);
     const int64_t result = f(d, x, y, z);
-    ptoc_env_leave(&env);
+    RESTORE(saved);
     return result;
 }
 
@@ -349,4 +383,35 @@ int64_t ptoc_arith(const int64_t *d, const void *x, const void *y, void *z)
 int64_t ptoc_fold(const int64_t *d, const void *x, void *z)
 {
     return in_environment(fold, d, x, NULL, z);
+}
+
+/* OR the status byte of PE p (bits 8p .. 8p+7 of packed) into status[p], P of them */
+static int64_t settle(int64_t packed, const int64_t *d, uint8_t *status)
+{
+    if (status != NULL && packed >= 0)
+        for (ptrdiff_t p = 0; p < d[2]; p++)
+            status[p] |= (uint8_t)(packed >> (8 * p));
+    return packed;
+}
+
+/*
+ * The same calls with every argument in one int64 block, so that a caller pays for one
+ * argument conversion, not four: a[0] the geometry block d, a[1] x, a[2] y, a[3] z (the
+ * fold: a[2] z, a[3] unused), a[4] 0 or the address of P status bytes that each PE's
+ * status byte is ORed into. The result is the packed answer of ptoc_arith / ptoc_fold.
+ */
+int64_t ptoc_arith_block(const int64_t *a)
+{
+    const int64_t *d = (const int64_t *)(intptr_t)a[0];
+    const int64_t packed = in_environment(run, d, (const void *)(intptr_t)a[1],
+                                          (const void *)(intptr_t)a[2], (void *)(intptr_t)a[3]);
+    return settle(packed, d, (uint8_t *)(intptr_t)a[4]);
+}
+
+int64_t ptoc_fold_block(const int64_t *a)
+{
+    const int64_t *d = (const int64_t *)(intptr_t)a[0];
+    const int64_t packed = in_environment(fold, d, (const void *)(intptr_t)a[1], NULL,
+                                          (void *)(intptr_t)a[2]);
+    return settle(packed, d, (uint8_t *)(intptr_t)a[4]);
 }

@@ -120,10 +120,38 @@ def _declare(lib: ctypes.CDLL) -> _Kernel:
     fold = lib.ptoc_fold
     fold.restype = ctypes.c_int64
     fold.argtypes = [ctypes.c_void_p] * 3
+    for name in ("ptoc_arith_block", "ptoc_fold_block"):
+        # no argtypes: an argument block (a ctypes array) is passed as its address
+        getattr(lib, name).restype = ctypes.c_int64
     fn = lib.ptoc_arith
     fn.restype = ctypes.c_int64
     fn.argtypes = [ctypes.c_void_p] * 4
     return fn
+
+
+#: a ctypes array of 5 int64: (geometry, x, y or z, z, status address) -- see ``arith.c``
+ArgBlock = Any
+#: the one-argument entries: an :data:`ArgBlock` -> the packed answer
+BlockEntry = Callable[[ArgBlock], int]
+_ARGS = ctypes.c_int64 * 5
+
+
+def block_entries() -> tuple[BlockEntry, BlockEntry] | None:
+    """(``ptoc_arith_block``, ``ptoc_fold_block``) of the certified library, or None
+    (see :func:`compiled_arith`). Each takes every argument in one :data:`ArgBlock`
+    (one conversion instead of four: a small tile's call costs a third) and can OR each
+    PE's status byte into the machine's status array itself."""
+    if compiled_arith() is None:
+        return None
+    lib = compiled.load("arith", certify_arith)
+    assert lib is not None
+    return lib.ptoc_arith_block, lib.ptoc_fold_block
+
+
+def arg_block(plan: ArithPlan | FoldPlan) -> ArgBlock:
+    """A new argument block for ``plan`` (its geometry set; operands, result and status
+    address to fill before each call). A block is one caller's: threads need their own."""
+    return _ARGS(plan.geometry, 0, 0, 0, 0)
 
 
 def address(a: np.ndarray) -> int:
@@ -158,6 +186,11 @@ class ArithPlan:
     """
 
     __slots__ = ("_call", "_d", "_dp", "_pes")
+
+    @property
+    def geometry(self) -> int:
+        """The address of the plan's geometry block (``d`` of ``arith.c``)."""
+        return self._dp
 
     def __init__(
         self,
@@ -197,6 +230,11 @@ class FoldPlan:
     :func:`fold_arrays` for the fold's definition."""
 
     __slots__ = ("_call", "_d", "_dp", "_pes")
+
+    @property
+    def geometry(self) -> int:
+        """The address of the plan's geometry block (``d`` of ``arith.c``)."""
+        return self._dp
 
     def __init__(
         self,
@@ -378,7 +416,57 @@ def certify_arith(lib: ctypes.CDLL) -> str | None:
                     return f"{dt.name} {op} {x.shape}: status {st} != {want_st}"
                 if bad != (not bool(np.isfinite(want).all())):
                     return f"{dt.name} {op} {x.shape}: the not-finite answer is wrong"
-    return _certify_fold(lib)
+    return _certify_fold(lib) or _certify_blocks(lib, kernel)
+
+
+def _certify_blocks(lib: ctypes.CDLL, kernel: _Kernel) -> str | None:
+    """None when the one-argument entries give what the four-argument ones give: the
+    same packed answer and result bits, each PE's status ORed into a status array that
+    already holds bits (and nothing written without a status address)."""
+    from .core import to_bits
+
+    fold = lib.ptoc_fold
+    for dt in TYPES:
+        x, y = _probes(dt)[0]
+        p, r, c = x.shape
+        for op in ("add", "max"):
+            plan = ArithPlan(kernel, op, dt, (p, r, c), element_strides(x),
+                             element_strides(y), (r * c, c, 1))  # fmt: skip
+            want, got = np.empty((p, r, c), x.dtype), np.empty((p, r, c), x.dtype)
+            packed = kernel(plan.geometry, address(x), address(y), address(want))
+            args = arg_block(plan)
+            args[1], args[2], args[3] = address(x), address(y), address(got)
+            if lib.ptoc_arith_block(args) != packed or not np.array_equal(
+                to_bits(got), to_bits(want)
+            ):
+                return f"{dt.name} {op}: the block entry differs"
+            if _settled(lib.ptoc_arith_block, args, packed, p):
+                return f"{dt.name} {op}: the block entry's status differs"
+        folded = FoldPlan(fold, "sum", dt, (p, r, c), element_strides(x), (r, 1))
+        want, got = np.empty((p, r), x.dtype), np.empty((p, r), x.dtype)
+        packed = fold(folded.geometry, address(x), address(want))
+        args = arg_block(folded)
+        args[1], args[2] = address(x), address(got)
+        if lib.ptoc_fold_block(args) != packed or not np.array_equal(
+            to_bits(got), to_bits(want)
+        ):
+            return f"{dt.name} fold: the block entry differs"
+        if _settled(lib.ptoc_fold_block, args, packed, p):
+            return f"{dt.name} fold: the block entry's status differs"
+    return None
+
+
+def _settled(entry: BlockEntry, args: ArgBlock, packed: int, pes: int) -> bool:
+    """Whether ``entry`` fails to OR the packed statuses into a status array holding
+    other bits (with a guard byte past the PEs that must stay as it was)."""
+    before = np.arange(1, pes + 2, dtype=np.uint8) * np.uint8(0x21)
+    status = before.copy()
+    args[4] = address(status)
+    entry(args)
+    args[4] = 0
+    want = before.copy()
+    want[:pes] |= np.frombuffer(packed.to_bytes(8, "little")[:pes], np.uint8)
+    return not np.array_equal(status, want)
 
 
 def _certify_fold(lib: ctypes.CDLL) -> str | None:

@@ -1,0 +1,74 @@
+"""Recycled result storage for the compiled runners (``ops/native.py``).
+
+A runner that publishes a tile per bundle would otherwise allocate a payload each time,
+take its address through ctypes, copy the padding template into it and mark it
+read-only: for a small tile that is most of the bundle's cost, and a large payload's
+fresh pages fault on first write. A :class:`PayloadPool` keeps a few read-only blocks
+of one shape with their addresses and hands out a new read-only view of a block no
+one references any more. A block's memory is written only through its address by the
+runner that takes it, before the view is published; a published payload therefore
+never changes: its block stays referenced (by the view's base) as long as any view of
+it, or anything derived from one, is alive.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ptoc.backend.isa.semantics.arith_kernels import writable_address
+
+#: bytes of pooled blocks per pool (small tiles: up to MAX_BLOCKS blocks)
+POOL_BYTES = 1 << 20
+MAX_BLOCKS = 32
+#: bytes of pooled blocks across every pool of the process; past it pools stop growing
+TOTAL_BYTES = 64 << 20
+_total = 0
+
+_refcount = sys.getrefcount
+
+
+class PayloadPool:
+    """Read-only (P, R, C) payloads of one shape and dtype whose storage starts as
+    ``template`` (the padding and poison around the results; None: undefined bytes
+    that the runner overwrites entirely)."""
+
+    __slots__ = ("_addresses", "_blocks", "_dtype", "_next", "_shape", "_template")
+
+    def __init__(
+        self, shape: tuple[int, ...], dtype: np.dtype, template: np.ndarray | None
+    ) -> None:
+        nbytes = int(np.prod(shape)) * dtype.itemsize
+        count = max(1, min(MAX_BLOCKS, POOL_BYTES // max(nbytes, 1)))
+        self._blocks: list[np.ndarray | None] = [None] * count
+        self._addresses = [0] * count
+        self._next = 0
+        self._shape, self._dtype, self._template = shape, dtype, template
+
+    def take(self) -> tuple[np.ndarray, int]:
+        """A read-only payload whose storage no published tile shares, and its address
+        (to be written through before the payload is published)."""
+        i = self._next
+        self._next = (i + 1) % len(self._blocks)
+        block = self._blocks[i]
+        # free: referenced only by the list, this local and getrefcount's argument
+        if block is not None and _refcount(block) == 3:
+            return block.view(), self._addresses[i]
+        block, address = self._new()
+        if block.nbytes <= TOTAL_BYTES - _total or self._blocks[i] is not None:
+            self._keep(i, block, address)
+        return block.view(), address
+
+    def _new(self) -> tuple[np.ndarray, int]:
+        t = self._template
+        block = np.empty(self._shape, self._dtype) if t is None else t.copy()
+        address = writable_address(block)
+        block.setflags(write=False)  # its views are read-only: only the runner writes
+        return block, address
+
+    def _keep(self, i: int, block: np.ndarray, address: int) -> None:
+        global _total
+        old = self._blocks[i]
+        _total += block.nbytes - (0 if old is None else old.nbytes)
+        self._blocks[i], self._addresses[i] = block, address
