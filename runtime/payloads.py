@@ -22,6 +22,9 @@ from ptoc.backend.isa.semantics.arith_kernels import writable_address
 #: bytes of pooled blocks per pool (small tiles: up to MAX_BLOCKS blocks)
 POOL_BYTES = 1 << 20
 MAX_BLOCKS = 32
+#: blocks of this size and more are taken first-free (the fewest stay in the caches), the
+#: smaller ones in turn (a free one is found at once)
+FIRST_FIT_BYTES = 1 << 16
 #: bytes of pooled blocks across every pool of the process; past it pools stop growing
 TOTAL_BYTES = 64 << 20
 _total = 0
@@ -34,7 +37,8 @@ class PayloadPool:
     ``template`` (the padding and poison around the results; None: undefined bytes
     that the runner overwrites entirely)."""
 
-    __slots__ = ("_addresses", "_blocks", "_dtype", "_next", "_shape", "_template")
+    __slots__ = ("_addresses", "_blocks", "_dtype", "_first_fit", "_next", "_shape",
+                 "_template")  # fmt: skip
 
     def __init__(
         self, shape: tuple[int, ...], dtype: np.dtype, template: np.ndarray | None
@@ -44,17 +48,27 @@ class PayloadPool:
         self._blocks: list[np.ndarray | None] = [None] * count
         self._addresses = [0] * count
         self._next = 0
+        self._first_fit = nbytes >= FIRST_FIT_BYTES
         self._shape, self._dtype, self._template = shape, dtype, template
 
     def take(self) -> tuple[np.ndarray, int]:
         """A read-only payload whose storage no published tile shares, and its address
         (to be written through before the payload is published)."""
-        i = self._next
-        self._next = (i + 1) % len(self._blocks)
-        block = self._blocks[i]
-        # free: referenced only by the list, this local and getrefcount's argument
-        if block is not None and _refcount(block) == 3:
-            return block.view(), self._addresses[i]
+        blocks = self._blocks
+        if self._first_fit:  # large blocks: the first free one, so few stay in cache
+            for i in range(len(blocks)):  # (enumerate's tuple would hold a reference)
+                block = blocks[i]
+                # free: referenced only by the list, this local and getrefcount's argument
+                if block is not None and _refcount(block) == 3:
+                    return block.view(), self._addresses[i]
+            i = self._next
+            self._next = (i + 1) % len(blocks)
+        else:  # small ones: the next in turn, free unless many tiles are kept
+            i = self._next
+            self._next = (i + 1) % len(blocks)
+            block = blocks[i]
+            if block is not None and _refcount(block) == 3:
+                return block.view(), self._addresses[i]
         block, address = self._new()
         if block.nbytes <= TOTAL_BYTES - _total or self._blocks[i] is not None:
             self._keep(i, block, address)

@@ -86,15 +86,16 @@ class _Run:
         direct[4] = self.status_at
         return arg_block(plan), direct
 
-    def watch(self, status: np.ndarray) -> None:
+    def watch(self, status: np.ndarray) -> int:
         """Point the status-writing blocks at ``status`` (the machine's status array,
-        which a scalar block replaces): its address, or 0 where the kernel may not write
-        it (then the runner ORs the statuses itself)."""
+        which a scalar block replaces) and return its address, or 0 where the kernel may
+        not write it (then the runner ORs the statuses itself)."""
         ok = status.dtype == np.uint8 and status.flags.c_contiguous and status.flags.writeable
         self.status_at = writable_address(status) + self.first if ok else 0
         self.status = status
         for direct in self.by_rows.values():
             direct[1][4] = self.status_at
+        return self.status_at
 
 
 def _or_status(state: MachineState, first: int, width: int, packed: int) -> None:
@@ -114,19 +115,18 @@ def _push(state: MachineState, hand: int, tile: Tile, r: _Run, packed: int) -> b
     return True
 
 
-def _plain(q: list[Tile], r: _Run, mask: int, capacity: int, status: np.ndarray) -> bool:
+def _plain(state: MachineState, q: list[Tile], r: _Run, mask: int, capacity: int) -> bool:
     """Whether pushing a tile of ``mask`` and ``capacity`` onto the queue ``q`` is the
     plain push -- a full queue releasing one tile that frees exactly what the new one
     takes, which commits whatever the kernel finds -- and the kernel may OR the statuses
-    into the machine's ``status`` array itself."""
+    into the machine's status array itself."""
     if len(q) != r.depth:
         return False
     last = q[-1]
     if last.mask != mask or last.capacity != capacity:
         return False
-    if status is not r.status:
-        r.watch(status)
-    return r.status_at != 0
+    status = state.status
+    return (r.status_at if status is r.status else r.watch(status)) != 0
 
 
 _BAD = 1 << 62
@@ -253,8 +253,8 @@ def compiled_runner(
             return general(state, plan)
         payload, z = r.pool.take()
         q = queues[hand]
-        plain = _plain(q, r, mask, capacity, state.status)
-        args = blocks[plain]
+        plain = _plain(state, q, r, mask, capacity)
+        args = blocks[1] if plain else blocks[0]
         args[1] = x + off
         args[2] = y + y_off
         args[3] = z + off
@@ -262,7 +262,8 @@ def compiled_runner(
         state._serial += 1
         tile = make(payload, state._serial, packed < _BAD, z)
         if plain:  # the kernel ORed the statuses in: the push cannot fail
-            queues[hand] = [tile, *q[:-1]]
+            q.pop()  # released (no other holder: lists are replaced or changed whole)
+            q.insert(0, tile)
             return True
         if _push(state, hand, tile, r, packed):
             return True
@@ -336,15 +337,16 @@ def compiled_reduction_runner(
             return general(state, plan)
         payload, z = r.pool.take()
         q = queues[hand]
-        plain = _plain(q, r, mask, capacity, state.status)
-        args = blocks[plain]
+        plain = _plain(state, q, r, mask, capacity)
+        args = blocks[1] if plain else blocks[0]
         args[1] = x + pes[0] * a_bytes[0]
         args[2] = z + z_off
         packed = entry(args)
         state._serial += 1
         tile = make(payload, state._serial, None, z)
         if plain:  # the kernel ORed the statuses in: the push cannot fail
-            queues[hand] = [tile, *q[:-1]]
+            q.pop()  # released (no other holder: lists are replaced or changed whole)
+            q.insert(0, tile)
             return True
         if _push(state, hand, tile, r, packed):
             return True

@@ -220,11 +220,12 @@ static unsigned char flags_to_status(const int64_t *bits, unsigned answer)
                            | (e & FE_UNDERFLOW ? bits[3] : 0) | (e & FE_INEXACT ? bits[4] : 0));
 }
 
-/* every PE: its rows, then its status */
+/* every PE: its rows (one row of R * C elements when every operand's rows follow each
+ * other, as in a whole dense tile), then its status */
 #define RUN_PES(ROW, U)                                                                    \
     for (ptrdiff_t p = 0; p < P; p++) {                                                    \
         unsigned answer = 0;                                                               \
-        CLEAR_FLAGS();                                                      \
+        CLEAR_FLAGS();                                                                     \
         for (ptrdiff_t r = 0; r < R; r++)                                                  \
             answer |= ROW((const U *)x + p * d[5] + r * d[6], d[7],                        \
                           (const U *)y + p * d[8] + r * d[9], d[10],                       \
@@ -235,7 +236,8 @@ static unsigned char flags_to_status(const int64_t *bits, unsigned answer)
 
 static int64_t run(const int64_t *d, const void *x, const void *y, void *z)
 {
-    const ptrdiff_t P = d[2], R = d[3], C = d[4];
+    const int joined = d[7] == 1 && d[10] == 1 && d[6] == d[4] && d[9] == d[4] && d[12] == d[4];
+    const ptrdiff_t P = d[2], R = joined ? 1 : d[3], C = joined ? d[3] * d[4] : d[4];
     int64_t status = 0;
     unsigned bad = 0;
     switch ((d[1] ? 8 : 0) + d[0]) {
