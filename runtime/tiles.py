@@ -195,6 +195,14 @@ class Tile:
         self.key = (self.dtype, self.layout, self.valid_rows, self.valid_cols, self.cols,
                     self.rows, self.defined is None)  # fmt: skip
 
+    def __getstate__(self) -> list[object]:
+        # the payload's address belongs to this process: an unpickled tile asks again
+        return [0 if name == "address" else getattr(self, name) for name in _TILE_SLOTS]
+
+    def __setstate__(self, state: list[object]) -> None:
+        for name, value in zip(_TILE_SLOTS, state, strict=True):
+            object.__setattr__(self, name, value)
+
     @property
     def is_predicate(self) -> bool:
         return self.dtype is None
@@ -230,6 +238,10 @@ class Tile:
         if self.defined is None:
             return True  # callers have checked that the allocation mask covers ``pes``
         return bool(self.defined[list(pes), : self.valid_rows, : self.valid_cols].all())
+
+
+#: every field of a Tile, in order (its pickled state)
+_TILE_SLOTS: tuple[str, ...] = tuple(Tile.__slots__)
 
 
 def tile_maker(

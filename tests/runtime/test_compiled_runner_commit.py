@@ -155,3 +155,21 @@ def test_a_published_payload_never_changes_while_it_is_referenced() -> None:
         kept.append((t.payload, _raw(t.payload).copy()))
     assert all(np.array_equal(_raw(p), c) for p, c in kept)
     assert len({ak.address(p) for p, _ in kept}) == len(kept)
+
+
+def test_a_pickled_tile_forgets_its_payload_address() -> None:
+    """A grid launch ships queues to other processes: there the payload lives elsewhere,
+    so the address a compiled runner recorded must be asked again (every other field
+    travels as it was)."""
+    import pickle
+
+    payload = np.arange(4 * 4 * 8, dtype=np.float32).reshape(4, 4, 8)
+    payload.flags.writeable = False
+    t = Tile(DataType.FP32, 4, 8, 1, 8, Layout.ROW_MAJOR, 0b1111, 128, payload, None, True)
+    t.serial, t.finite, t.address = 9, True, ak.address(payload)
+    u = pickle.loads(pickle.dumps(t))
+    assert u.address == 0
+    for name in Tile.__slots__:
+        if name not in ("address", "payload"):
+            assert getattr(u, name) == getattr(t, name), name
+    assert np.array_equal(u.payload, payload)

@@ -365,7 +365,7 @@ def _probe_values(dt: DataType, rng: np.random.Generator, n: int) -> np.ndarray:
 
 def _probes(dt: DataType) -> list[tuple[np.ndarray, np.ndarray]]:
     """(x, y) pairs of (P, R, C) operands, padded storage around each (a read past a row
-    would meet signalling NaNs, whose NV would show), contiguous and broadcast."""
+    would meet signalling NaNs, whose NV would show), dense, strided and broadcast."""
     rng = np.random.default_rng(23)
     _, carrier = TYPES[dt]
     out = []
@@ -381,6 +381,7 @@ def _probes(dt: DataType) -> list[tuple[np.ndarray, np.ndarray]]:
         out.append((pad_x, pad_y))
         if len(out) > 1:
             continue  # the other layouts once: they differ only in the addressing
+        out.append((xs.copy(), ys.copy()))  # dense: each PE's rows run as one
         out.append((_padded(np.repeat(xs, 2, axis=2))[:, :, ::2], pad_y))  # column stride 2
         out.append((np.broadcast_to(_padded(xs[:, :, :1]), xs.shape), pad_y))
         out.append((pad_x, np.broadcast_to(_padded(ys[:, :, :1]), ys.shape)))
