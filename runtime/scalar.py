@@ -408,16 +408,31 @@ def _reg_reg(
     return _write(rd, value)
 
 
+def _filled(v: np.uint64) -> Callable[[ScalarContext], np.ndarray]:
+    """The value ``v`` on every PE of a context: one read-only array per PE count, made
+    once (an operation never writes its operands; the GPR write copies)."""
+    made: dict[int, np.ndarray] = {}
+
+    def on_every_pe(ctx: ScalarContext) -> np.ndarray:
+        pes = ctx.gpr.shape[0]
+        a = made.get(pes)
+        if a is None:
+            a = made[pes] = np.full(pes, v, _U)
+            a.flags.writeable = False
+        return a
+
+    return on_every_pe
+
+
 def _reg_imm(d: Decoded, op: Op, imm: int) -> ScalarStep:
     a = d.source("SrcL")
-    v = _word(imm)
+    v = _filled(_word(imm))
     rd, name = d.destination(), d.name
-    return _write(rd, lambda ctx: op(ctx.read(a, name), np.full(ctx.gpr.shape[0], v, _U)))
+    return _write(rd, lambda ctx: op(ctx.read(a, name), v(ctx)))
 
 
 def _const(d: Decoded, value: int, rd: int | None) -> ScalarStep:
-    v = _word(value)
-    return _write(rd, lambda ctx: np.full(ctx.gpr.shape[0], v, _U))
+    return _write(rd, _filled(_word(value)))
 
 
 def _immediate_name(d: Decoded) -> str:
@@ -442,9 +457,7 @@ def _setc(d: Decoded, m: str) -> ScalarStep:
     if immediate:
         # ExecuteDecodedSetCommitImmediate: the immediate shifted left by shamt
         v = _word(d.word(_immediate_name(d)) << (d.fields.get("shamt", 0) & 63))
-        right: Callable[[ScalarContext], np.ndarray] = lambda ctx: np.full(  # noqa: E731
-            ctx.gpr.shape[0], v, _U
-        )
+        right: Callable[[ScalarContext], np.ndarray] = _filled(v)
     else:
         b = d.source("SrcR")
         code = d.fields.get("SrcRType", 0)
@@ -457,7 +470,8 @@ def _setc(d: Decoded, m: str) -> ScalarStep:
 
     def step(ctx: ScalarContext) -> None:
         holds = test(ctx.read(a, name), right(ctx))
-        if holds.any() and not holds.all():
+        agree = np.count_nonzero(holds)
+        if 0 < agree < len(holds):
             per_pe = ", ".join(f"PE{p} {'true' if h else 'false'}" for p, h in enumerate(holds))
             raise BundleControlFault(
                 f"{name} evaluates differently on the PEs ({per_pe}); a block has one "
@@ -591,6 +605,8 @@ def run_scalar_block(ctx: ScalarContext, steps: list[ScalarStep]) -> int:
     """Apply compiled steps to ``ctx``; returns -1, or raises the first fault after
     undoing the block's stores (the caller adds where it happened from
     ``fault.step``)."""
+    # the zero register always reads 0: ScalarContext.write never writes it, and no
+    # operation writes into the operands it reads (GPRs are read as views)
     with np.errstate(over="ignore"):
         for i, step in enumerate(steps):
             try:
@@ -599,7 +615,6 @@ def run_scalar_block(ctx: ScalarContext, steps: list[ScalarStep]) -> int:
                 ctx.rollback()
                 f.step = i
                 raise
-            ctx.gpr[:, 0] = 0  # the zero register always reads 0
     return -1
 
 
