@@ -106,27 +106,13 @@ def _or_status(state: MachineState, first: int, width: int, packed: int) -> None
 
 
 def _push(state: MachineState, hand: int, tile: Tile, r: _Run, packed: int) -> bool:
-    """Publish ``tile`` and OR its statuses in, for a push that is not the plain one
-    (see :func:`_plain`); False when it would fault (nothing changed: the caller takes
-    the general path)."""
+    """Publish ``tile`` and OR its statuses in, for a push that is not the plain one (a
+    full queue releasing a tile of the same mask and capacity); False when it would
+    fault (nothing changed: the caller takes the general path)."""
     if not state.push_one(hand, tile):  # capacity: the general path raises the fault
         return False
     _or_status(state, r.first, r.width, packed)
     return True
-
-
-def _plain(state: MachineState, q: list[Tile], r: _Run, mask: int, capacity: int) -> bool:
-    """Whether pushing a tile of ``mask`` and ``capacity`` onto the queue ``q`` is the
-    plain push -- a full queue releasing one tile that frees exactly what the new one
-    takes, which commits whatever the kernel finds -- and the kernel may OR the statuses
-    into the machine's status array itself."""
-    if len(q) != r.depth:
-        return False
-    last = q[-1]
-    if last.mask != mask or last.capacity != capacity:
-        return False
-    status = state.status
-    return (r.status_at if status is r.status else r.watch(status)) != 0
 
 
 _BAD = 1 << 62
@@ -140,7 +126,7 @@ def _runs(
     a source position or the destination hand is outside its queues. Also the one-entry
     list of the run found last, for a runner's check before it calls the lookup."""
     hand = slot.hand
-    #: (configuration, thread) -> its run, or None
+    #: (configuration, thread) -> its run, or None (configurations compare by value)
     known: dict[tuple[MachineConfig, int], _Run | None] = {}
     last: list[_Run | None] = [None]
 
@@ -152,7 +138,8 @@ def _runs(
             fits = fits and all(h < cfg.hands and i <= cfg.depth for h, i in positions)
             known[k] = _start(cfg, pes, slot, pad) if fits else None
         r = known[k]
-        if r is not None:
+        if r is not None:  # equal configurations (a new Machine each) share one run
+            r.config = cfg  # the identity the runner checks first
             last[0] = r
         return r
 
@@ -253,7 +240,12 @@ def compiled_runner(
             return general(state, plan)
         payload, z = r.pool.take()
         q = queues[hand]
-        plain = _plain(state, q, r, mask, capacity)
+        # the plain push -- a full queue releasing a tile of the same mask and capacity,
+        # which commits whatever the kernel finds -- lets the kernel OR the statuses in
+        plain = len(q) == r.depth and q[-1].mask == mask and q[-1].capacity == capacity
+        if plain:
+            status = state.status
+            plain = (r.status_at if status is r.status else r.watch(status)) != 0
         args = blocks[1] if plain else blocks[0]
         args[1] = x + off
         args[2] = y + y_off
@@ -337,7 +329,12 @@ def compiled_reduction_runner(
             return general(state, plan)
         payload, z = r.pool.take()
         q = queues[hand]
-        plain = _plain(state, q, r, mask, capacity)
+        # the plain push -- a full queue releasing a tile of the same mask and capacity,
+        # which commits whatever the kernel finds -- lets the kernel OR the statuses in
+        plain = len(q) == r.depth and q[-1].mask == mask and q[-1].capacity == capacity
+        if plain:
+            status = state.status
+            plain = (r.status_at if status is r.status else r.watch(status)) != 0
         args = blocks[1] if plain else blocks[0]
         args[1] = x + pes[0] * a_bytes[0]
         args[2] = z + z_off
