@@ -74,6 +74,27 @@ class PayloadPool:
             self._keep(i, block, address)
         return block.view(), address
 
+    @property
+    def large(self) -> bool:
+        """Whether the blocks are large enough that reusing a released tile's storage at
+        once (:meth:`reclaim`) keeps fewer of them in the caches."""
+        return self._first_fit
+
+    def reclaim(self, payload: np.ndarray) -> tuple[np.ndarray, int] | None:
+        """A new payload on the storage of ``payload`` -- one this pool handed out, whose
+        tile the caller is about to release and which nothing else references (checked
+        by the caller) -- and its address; None when anything else still holds that
+        payload or its storage."""
+        if _refcount(payload) != 3:  # the tile's field, this argument, getrefcount's
+            return None
+        block = payload.base
+        blocks = self._blocks
+        for i in range(len(blocks)):
+            # the pool's list, the payload's base, this local and getrefcount's argument
+            if blocks[i] is block and _refcount(block) == 4:
+                return block.view(), self._addresses[i]
+        return None
+
     def _new(self) -> tuple[np.ndarray, int]:
         t = self._template
         block = np.empty(self._shape, self._dtype) if t is None else t.copy()

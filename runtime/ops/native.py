@@ -11,6 +11,7 @@ path with nothing changed.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from threading import get_ident
 
@@ -116,6 +117,7 @@ def _push(state: MachineState, hand: int, tile: Tile, r: _Run, packed: int) -> b
 
 
 _BAD = 1 << 62
+_refcount = sys.getrefcount
 
 
 def _runs(
@@ -238,7 +240,6 @@ def compiled_runner(
         x = a.address or _address(a, nbytes)
         if x < 0 or y < 0:
             return general(state, plan)
-        payload, z = r.pool.take()
         q = queues[hand]
         # the plain push -- a full queue releasing a tile of the same mask and capacity,
         # which commits whatever the kernel finds -- lets the kernel OR the statuses in
@@ -246,6 +247,15 @@ def compiled_runner(
         if plain:
             status = state.status
             plain = (r.status_at if status is r.status else r.watch(status)) != 0
+        pool = r.pool
+        got = None
+        if plain and pool.large:
+            gone = q[-1]  # released by this push: its storage can take the result when
+            # nothing else holds the tile (the queue, this local, getrefcount's argument)
+            if gone is not a and gone is not b and _refcount(gone) == 3:
+                got = pool.reclaim(gone.payload)
+            del gone
+        payload, z = got or pool.take()
         args = blocks[1] if plain else blocks[0]
         args[1] = x + off
         args[2] = y + y_off

@@ -173,3 +173,97 @@ def test_a_pickled_tile_forgets_its_payload_address() -> None:
         if name not in ("address", "payload"):
             assert getattr(u, name) == getattr(t, name), name
     assert np.array_equal(u.payload, payload)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    sources=st.lists(
+        st.sampled_from(["U#1, T#1", "U#2, T#1", "U#2, U#1", "T#1, U#2"]),
+        min_size=3,
+        max_size=7,
+    ),
+    holds=st.lists(st.booleans(), min_size=7, max_size=7),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_large_results_reuse_only_storage_nothing_holds(
+    sources: list[str], holds: list[bool], seed: int
+) -> None:
+    """Large results (16x256 FP32 on four PEs) take the storage of the tile their push
+    releases when nothing else holds it: never when that tile is a source of the bundle
+    or the host keeps it. Every tile equals the exact engine's after every bundle and
+    every kept tile stays as it was."""
+    dt = DataType.FP32
+    rng = np.random.default_rng(seed)
+    srcs = [_operands(dt, rng, (4, 16, 256)) for _ in range(3)]
+    head = "BSTART.VEC TADD, FP32\nB.DIM zero, 256, ->LB0\nB.DIM zero, 16, ->LB1\n"
+
+    def machine() -> Machine:
+        m = Machine(MachineConfig(gm_size=4096, depth=2))
+        m.push_tile("T", srcs[0], dt, cols=256, size=CODES["16KB"])
+        m.push_tile("U", srcs[1], dt, cols=256, size=CODES["16KB"])
+        m.push_tile("U", srcs[2], dt, cols=256, size=CODES["16KB"])
+        return m
+
+    programs = [prog(head + f"B.IOT {s}, mask=1111, last, ->U<16KB>\nBSTOP\n") for s in sources]
+    for p in programs:
+        machine().run(p)  # warm
+    fast = machine()
+    with fastpath.exact_only():
+        exact = machine()
+    kept = []
+    for k, p in enumerate(programs):
+        fast.run(p)
+        with fastpath.exact_only():
+            exact.run(p)
+        assert fast.snapshot() == exact.snapshot(), (k, sources[k])
+        if holds[k]:
+            t = fast.state.queues[1][0]
+            kept.append((t, _raw(t.payload).copy()))
+    for t, bits in kept:
+        assert np.array_equal(_raw(t.payload), bits)
+
+
+@pytest.mark.parametrize("hold", [False, True])
+def test_a_released_tile_lends_its_storage_only_when_nothing_holds_it(
+    monkeypatch: pytest.MonkeyPatch, hold: bool
+) -> None:
+    """A chain of large adds on a depth-2 queue: each push releases a result of the
+    same runner, whose storage the next result takes -- unless the host keeps it."""
+    taken: list[int] = []  # the bundles that took storage from the pool instead
+    at = [0]  # the bundle running
+    real = PayloadPool.take
+
+    def counting(pool: PayloadPool) -> tuple[np.ndarray, int]:
+        taken.append(at[0])
+        return real(pool)
+
+    dt = DataType.FP32
+    rng = np.random.default_rng(11)
+    a, b = (_operands(dt, rng, (4, 16, 256)) for _ in range(2))
+    head = "BSTART.VEC TADD, FP32\nB.DIM zero, 256, ->LB0\nB.DIM zero, 16, ->LB1\n"
+    program = prog(head + "B.IOT U#1, T#1, mask=1111, last, ->U<16KB>\nBSTOP\n")
+
+    def machine() -> Machine:
+        m = Machine(MachineConfig(gm_size=4096, depth=2))
+        m.push_tile("T", a, dt, cols=256, size=CODES["16KB"])
+        m.push_tile("U", b, dt, cols=256, size=CODES["16KB"])
+        return m
+
+    machine().run(program)  # warm
+    monkeypatch.setattr(PayloadPool, "take", counting)  # (reclaim counts references)
+    fast = machine()
+    with fastpath.exact_only():
+        exact = machine()
+    kept = []
+    for k in range(6):
+        at[0] = k
+        fast.run(program)
+        with fastpath.exact_only():
+            exact.run(program)
+        assert fast.snapshot() == exact.snapshot()
+        if hold:
+            t = fast.state.queues[1][0]
+            kept.append((t, _raw(t.payload).copy()))
+    assert all(np.array_equal(_raw(t.payload), bits) for t, bits in kept)
+    # the first two releases are the host's tiles (not the pool's storage)
+    assert taken == ([0, 1, 2, 3, 4, 5] if hold else [0, 1])
