@@ -88,6 +88,8 @@ class PayloadPool:
         if _refcount(payload) != 3:  # the tile's field, this argument, getrefcount's
             return None
         block = payload.base
+        if not isinstance(block, np.ndarray):
+            return None
         blocks = self._blocks
         for i in range(len(blocks)):
             # the pool's list, the payload's base, this local and getrefcount's argument
