@@ -60,6 +60,7 @@ from .scalar import (
     is_condition_setter,
     run_scalar_block,
 )
+from .scalar_ints import DISAGREE, IntStep, compile_int_block
 from .shared import SharedTile
 from .state import MachineSnapshot, MachineState
 from .tiles import Layout, Tile, poisoned, raw_bits
@@ -415,6 +416,10 @@ class Machine:
         """Run one scalar block; publish its GPRs (its stores are already in GM, undone
         on a fault) and return the block its continuation selects."""
         state = self.state
+        if plan.ints is not None and state.access_log is None:
+            nxt = _run_int_block(state, pos, plan, graph)
+            if nxt is not None:
+                return nxt
         ctx = ScalarContext(
             state.gpr.copy(),
             state.gm,
@@ -441,7 +446,11 @@ class Machine:
 
     @staticmethod
     def _continuation(
-        pos: int, plan: _ScalarPlan, graph: BlockGraph, ctx: ScalarContext, ra: np.ndarray
+        pos: int,
+        plan: _ScalarPlan,
+        graph: BlockGraph,
+        ctx: ScalarContext | _Condition,
+        ra: np.ndarray,
     ) -> int:
         """``BARGCommitPC``: the sequential continuation, or BPCN for DIRECT, a taken
         COND and RET."""
@@ -546,12 +555,44 @@ def _run_straight(
 @dataclass(frozen=True)
 class _ScalarPlan:
     """A compiled scalar block: its steps, the command index of each, its transfer
-    kind and branch offset."""
+    kind and branch offset, and its form on Python integers when it has one
+    (:mod:`.scalar_ints`)."""
 
     steps: list[ScalarStep]
     commands: tuple[int, ...]
     transfer: str = "FALL"
     offset: int = 0
+    ints: tuple[IntStep, ...] | None = None
+
+
+class _Condition:
+    """The block condition of a block run on Python integers (what the continuation
+    reads of a :class:`ScalarContext`)."""
+
+    __slots__ = ("taken",)
+
+    def __init__(self, taken: bool | None) -> None:
+        self.taken = taken
+
+
+def _run_int_block(
+    state: MachineState, pos: int, plan: _ScalarPlan, graph: BlockGraph
+) -> int | None:
+    """Run a block of plain integer forms on each PE's GPRs as Python integers and
+    publish them; returns the next block, or None when the PEs disagree on the block
+    condition (nothing changed: the numpy path runs the block and raises the fault)."""
+    assert plan.ints is not None
+    regs = state.gpr.tolist()
+    taken = None
+    for step in plan.ints:
+        got = step(regs)
+        if got is DISAGREE:
+            return None
+        if got is not None:
+            taken = bool(got)
+    nxt = Machine._continuation(pos, plan, graph, _Condition(taken), state.gpr[:, RA])
+    state.gpr = np.array(regs, np.uint64)
+    return nxt
 
 
 def _compile_block(block: Block, addrs: tuple[int, ...]) -> _Step:
@@ -579,6 +620,7 @@ def _scalar_plan(start: ScalarStart, block: Block, addrs: tuple[int, ...]) -> _S
         raise unsupported(f"BSTART.{start.block} {start.kind} (control flow)", "BSTART")
     steps: list[ScalarStep] = []
     where: list[int] = []
+    scalars: list[Scalar] = []
     setters = 0
     for k, c in enumerate(block.commands):
         ci = block.index + 1 + k
@@ -604,6 +646,7 @@ def _scalar_plan(start: ScalarStart, block: Block, addrs: tuple[int, ...]) -> _S
                     )
             steps.append(compile_scalar(c, addrs[ci] if ci < len(addrs) else 0))
             where.append(ci)
+            scalars.append(c)
         elif isinstance(c, Generic) and generic_kind(c) == "B.HINT":
             if any(k == "B/E" for k, _ in c.fields):
                 raise unsupported("B.HINT TRACE (it opens a new block)", "B.HINT")
@@ -615,7 +658,10 @@ def _scalar_plan(start: ScalarStart, block: Block, addrs: tuple[int, ...]) -> _S
         else:
             name = command_text(c)
             raise BundleControlFault(f"{name} inside a standard (scalar) block", name)
-    return _ScalarPlan(steps, tuple(where), start.kind, start.offset)
+    pcs = [addrs[ci] if ci < len(addrs) else 0 for ci in where]
+    # RET reads ra as it was before the block: the integer form serves the other kinds
+    ints = compile_int_block(scalars, pcs) if start.kind != "RET" else None
+    return _ScalarPlan(steps, tuple(where), start.kind, start.offset, ints)
 
 
 #: the BSTART.STD transfer kinds the executor follows (IND is not modelled)

@@ -233,19 +233,23 @@ def reverse_bytes(v: int, width: int, offset: int) -> int:
 # ----------------------------------------------------------------- SrcR modifiers
 
 
+#: the right modifier of each SrcRType code (0..3) by the form's decoding
+#: (``DecodeScalar*RightModifier``)
+MODIFIERS: dict[str, tuple[str | None, ...]] = {
+    "binary": ("sw", "uw", "neg", None),
+    "logical": ("sw", "uw", "not", None),
+    "compare": (None, "sw", "uw", None),  # ApplyRestrictedCompareModifier
+    "compare-logical": (None, "sw", "uw", "not"),
+    "address": (None, "sw", "uw", "neg"),
+    "select": (None, None, None, "neg"),  # ApplySelectModifier
+}
+
+
 def _modify(r: np.ndarray, code: int, decoding: str) -> np.ndarray:
     """``ApplyScalarRightModifier`` after the form's SrcRType decoding
     (``DecodeScalar*RightModifier``): ``sw`` sign-extends r[31:0], ``uw`` zero-extends
     it, ``negnot`` negates (arithmetic) or inverts (logical) it."""
-    table = {
-        "binary": ("sw", "uw", "neg", None),
-        "logical": ("sw", "uw", "not", None),
-        "compare": (None, "sw", "uw", None),  # ApplyRestrictedCompareModifier
-        "compare-logical": (None, "sw", "uw", "not"),
-        "address": (None, "sw", "uw", "neg"),
-        "select": (None, None, None, "neg"),  # ApplySelectModifier
-    }[decoding]
-    kind = table[code & 3]
+    kind = MODIFIERS[decoding][code & 3]
     if kind == "sw":
         return _sext32(r)
     if kind == "uw":

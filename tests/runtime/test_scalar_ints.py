@@ -1,0 +1,125 @@
+"""Scalar blocks of plain integer forms run on Python integers (``scalar_ints``) exactly
+as on the numpy path: every GPR, the block condition (which block runs next) and the
+fault when the PEs disagree on it, on values across the whole 64-bit range."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ptoc.backend.asm import parse
+from ptoc.runtime import Machine, MachineConfig, MachineFault
+from ptoc.runtime import machine as machine_module
+from ptoc.runtime.machine import compiled
+
+REGS = ["a0", "a1", "a2", "a3", "a4", "s0", "s1", "zero"]
+EDGES = [0, 1, 2, 3, 0x7F, 0x80, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 1 << 32,
+         (1 << 63) - 1, 1 << 63, (1 << 64) - 2, (1 << 64) - 1]  # fmt: skip
+CONDITIONS = ["eq", "ne", "lt", "ge", "ltu", "geu", "and", "or"]
+
+reg = st.sampled_from(REGS)
+dst = reg  # writes to zero are discarded
+
+
+@st.composite
+def instruction(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["imm", "shift", "reg", "movi"]))
+    if kind == "imm":
+        m = draw(st.sampled_from(["addi", "subi", "andi", "ori", "xori"]))
+        imm = draw(st.integers(0, 4095) if m in ("addi", "subi") else st.integers(-2048, 2047))
+        return f"{m} {draw(reg)}, {imm}, ->{draw(dst)}"
+    if kind == "shift":
+        m = draw(st.sampled_from(["slli", "srli", "srai"]))
+        return f"{m} {draw(reg)}, {draw(st.integers(0, 63))}, ->{draw(dst)}"
+    if kind == "movi":
+        return f"c.movi {draw(st.integers(-16, 15))}, ->{draw(dst)}"
+    m = draw(st.sampled_from(["add", "sub", "and", "or", "xor"]))
+    mods = ["", ".sw", ".uw", ".neg" if m in ("add", "sub") else ".not"]
+    mod = draw(st.sampled_from(mods))
+    sh = draw(st.sampled_from(["", "<<1", "<<17", "<<31"]))
+    return f"{m} {draw(reg)}, {draw(reg)}{mod}{sh}, ->{draw(dst)}"
+
+
+@st.composite
+def setter(draw: st.DrawFn) -> str:
+    cond = draw(st.sampled_from(CONDITIONS))
+    if cond not in ("and", "or") and draw(st.booleans()):
+        unsigned = cond.endswith("u")
+        imm = draw(st.integers(0, 4095) if unsigned else st.integers(-2048, 2047))
+        return f"setc.{cond}i {draw(reg)}, {imm}"
+    mods = ["", ".sw", ".uw"] + ([".not"] if cond in ("and", "or") else [".t3"])
+    return f"setc.{cond} {draw(reg)}, {draw(reg)}{draw(st.sampled_from(mods))}"
+
+
+def _program(body: list[str], cond: str | None) -> str:
+    """A block of ``body`` (a COND block when ``cond`` sets its condition), then a block
+    the condition skips and the block it targets, each marking s2."""
+    head = "BSTART.STD COND, TAKEN\n" if cond else "BSTART.STD FALL\n"
+    text = head + "".join(f"{i}\n" for i in body + ([cond] if cond else [])) + "BSTOP\n"
+    return (
+        text + "BSTART.STD FALL\nori s2, 1, ->s2\nBSTOP\n"
+        "TAKEN:\nBSTART.STD FALL\nori s2, 2, ->s2\nBSTOP\n"
+    )
+
+
+def _machine(values: list[list[int]]) -> Machine:
+    m = Machine(MachineConfig(gm_size=4096))
+    for pe, row in enumerate(values):
+        for r, v in zip(REGS[:-1], row, strict=True):
+            m.set_gpr(r, v, pe=pe)
+    return m
+
+
+def _outcome(text: str, values: list[list[int]], ints: bool) -> tuple[object, ...]:
+    program = parse(text)
+    m = _machine(values)
+    if not ints:  # the numpy path for every block
+        _, steps = compiled(program)
+        assert all(p.ints is not None for kind, _, p in steps if kind == "scalar")
+    try:
+        if ints:
+            m.run(program)
+        else:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(machine_module, "_run_int_block", lambda *a: None)
+                m.run(program)
+    except MachineFault as f:
+        return ("fault", type(f).__name__, str(f), m.state.gpr.tolist())
+    return ("ran", m.state.gpr.tolist(), m.status.tolist())
+
+
+value = st.one_of(st.sampled_from(EDGES), st.integers(0, (1 << 64) - 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.lists(instruction(), min_size=1, max_size=6),
+    cond=st.one_of(st.none(), setter(), setter()),
+    values=st.lists(st.lists(value, min_size=7, max_size=7), min_size=4, max_size=4),
+    uniform=st.sampled_from([True, True, True, False]),
+)
+@example(["addi a2, 1, ->a2"], "setc.lt a0, a1", [[1 << 63, 1, 0, 0, 0, 0, 0]] * 4, True)
+@example(["srai a0, 1, ->a3"], "setc.gei a0, -1", [[1 << 63, 1, 0, 0, 0, 0, 0]] * 4, True)
+@example(
+    ["sub a0, a1.sw<<1, ->a2"],
+    "setc.geu a2, a1.uw",
+    [[5, (1 << 64) - 1, 0, 0, 0, 0, 0]] * 4,
+    True,
+)
+def test_integer_blocks_equal_the_numpy_path(
+    body: list[str], cond: str | None, values: list[list[int]], uniform: bool
+) -> None:
+    if uniform:  # every PE the same registers: the condition agrees
+        values = [values[0]] * 4
+    text = _program(body, cond)
+    assert _outcome(text, values, ints=True) == _outcome(text, values, ints=False)
+
+
+def test_a_block_with_another_form_keeps_the_numpy_path() -> None:
+    program = parse("BSTART.STD FALL\naddi a0, 1, ->a0\nlui 5, ->a1\nBSTOP\n")
+    _, steps = compiled(program)
+    assert steps[0][2].ints is None
+    program = parse("BSTART.STD FALL\naddi a0, 1, ->a0\nBSTOP\n")
+    _, steps = compiled(program)
+    assert steps[0][2].ints is not None
