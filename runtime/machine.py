@@ -60,7 +60,7 @@ from .scalar import (
     is_condition_setter,
     run_scalar_block,
 )
-from .scalar_ints import DISAGREE, IntStep, compile_int_block
+from .scalar_ints import DISAGREE, IntBlock, compile_int_block
 from .shared import SharedTile
 from .state import MachineSnapshot, MachineState
 from .tiles import Layout, Tile, poisoned, raw_bits
@@ -562,7 +562,7 @@ class _ScalarPlan:
     commands: tuple[int, ...]
     transfer: str = "FALL"
     offset: int = 0
-    ints: tuple[IntStep, ...] | None = None
+    ints: IntBlock | None = None
 
 
 class _Condition:
@@ -584,14 +584,17 @@ def _run_int_block(
     assert plan.ints is not None
     regs = state.gpr.tolist()
     taken = None
-    for step in plan.ints:
+    for step in plan.ints.steps:
         got = step(regs)
         if got is DISAGREE:
             return None
         if got is not None:
             taken = bool(got)
     nxt = Machine._continuation(pos, plan, graph, _Condition(taken), state.gpr[:, RA])
-    state.gpr = np.array(regs, np.uint64)
+    gpr = state.gpr.copy()  # a new array, as the numpy path publishes
+    for r in plan.ints.written:  # (a column per register: converting all costs more)
+        gpr[:, r] = [pe[r] for pe in regs]
+    state.gpr = gpr
     return nxt
 
 

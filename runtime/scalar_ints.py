@@ -18,6 +18,7 @@ the fault.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from ptoc.backend.isa.fields import GPR_COUNT
 from ptoc.backend.program import Scalar
@@ -163,13 +164,24 @@ def _setc(d: Decoded, m: str) -> IntStep | None:
     return step
 
 
-def compile_int_block(commands: list[Scalar], pcs: list[int]) -> tuple[IntStep, ...] | None:
+class IntBlock(NamedTuple):
+    """A block's fast form: its steps and the GPRs they write (the ones to publish)."""
+
+    steps: tuple[IntStep, ...]
+    written: tuple[int, ...]
+
+
+def compile_int_block(commands: list[Scalar], pcs: list[int]) -> IntBlock | None:
     """The fast form of a block of ``commands`` (at byte addresses ``pcs``), or None when
     one of them is not a plain integer form on GPRs."""
     steps = []
+    written: set[int] = set()
     for c, pc in zip(commands, pcs, strict=True):
         step = _step(c, pc)
         if step is None:
             return None
         steps.append(step)
-    return tuple(steps)
+        if not c.mnemonic.startswith("SETC."):
+            written.add(_store(decode(c, pc)) or 0)
+    written.discard(0)
+    return IntBlock(tuple(steps), tuple(sorted(written)))
