@@ -37,8 +37,7 @@ class PayloadPool:
     ``template`` (the padding and poison around the results; None: undefined bytes
     that the runner overwrites entirely)."""
 
-    __slots__ = ("_addresses", "_blocks", "_dtype", "_first_fit", "_next", "_shape",
-                 "_template")  # fmt: skip
+    __slots__ = ("_addresses", "_blocks", "_dtype", "_next", "_shape", "_template", "large")
 
     def __init__(
         self, shape: tuple[int, ...], dtype: np.dtype, template: np.ndarray | None
@@ -48,14 +47,16 @@ class PayloadPool:
         self._blocks: list[np.ndarray | None] = [None] * count
         self._addresses = [0] * count
         self._next = 0
-        self._first_fit = nbytes >= FIRST_FIT_BYTES
+        #: whether the blocks are large enough to be taken first-free, and to take a
+        #: released tile's storage at once (:meth:`reclaim`): fewer stay in the caches
+        self.large = nbytes >= FIRST_FIT_BYTES
         self._shape, self._dtype, self._template = shape, dtype, template
 
     def take(self) -> tuple[np.ndarray, int]:
         """A read-only payload whose storage no published tile shares, and its address
         (to be written through before the payload is published)."""
         blocks = self._blocks
-        if self._first_fit:  # large blocks: the first free one, so few stay in cache
+        if self.large:  # large blocks: the first free one, so few stay in cache
             for i in range(len(blocks)):  # (enumerate's tuple would hold a reference)
                 block = blocks[i]
                 # free: referenced only by the list, this local and getrefcount's argument
@@ -73,12 +74,6 @@ class PayloadPool:
         if block.nbytes <= TOTAL_BYTES - _total or self._blocks[i] is not None:
             self._keep(i, block, address)
         return block.view(), address
-
-    @property
-    def large(self) -> bool:
-        """Whether the blocks are large enough that reusing a released tile's storage at
-        once (:meth:`reclaim`) keeps fewer of them in the caches."""
-        return self._first_fit
 
     def reclaim(self, payload: np.ndarray) -> tuple[np.ndarray, int] | None:
         """A new payload on the storage of ``payload`` -- one this pool handed out, whose
@@ -103,6 +98,11 @@ class PayloadPool:
         address = writable_address(block)
         block.setflags(write=False)  # its views are read-only: only the runner writes
         return block, address
+
+    def __del__(self) -> None:
+        # a pool that goes (its runner's plan left the caches) gives its budget back
+        global _total
+        _total -= sum(b.nbytes for b in self._blocks if b is not None)
 
     def _keep(self, i: int, block: np.ndarray, address: int) -> None:
         global _total

@@ -267,3 +267,15 @@ def test_a_released_tile_lends_its_storage_only_when_nothing_holds_it(
     assert all(np.array_equal(_raw(t.payload), bits) for t, bits in kept)
     # the first two releases are the host's tiles (not the pool's storage)
     assert taken == ([0, 1, 2, 3, 4, 5] if hold else [0, 1])
+
+
+def test_pools_give_their_budget_back_when_they_go() -> None:
+    """The bytes pools keep count against one process-wide budget until a pool goes."""
+    from ptoc.runtime import payloads
+
+    before = payloads._total
+    pool = PayloadPool((4, 64, 256), np.dtype(np.float32), None)
+    kept = [pool.take() for _ in range(3)]
+    assert payloads._total == before + 3 * 4 * 64 * 256 * 4
+    del kept, pool
+    assert payloads._total == before
