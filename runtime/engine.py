@@ -575,8 +575,11 @@ def commit(state: MachineState, ctx: Ctx) -> None:
         state.shared[tid] = record
         state.used = used
     log = state.access_log
+    written = state.gm_written
     for w in ctx.gm_writes:
         w.apply(state.gm)
+        if written is not None:
+            w.record(written)
         if log is not None:  # a grid launch records what each core wrote (D13)
             log.write(w.index)
     st = ctx.status

@@ -458,8 +458,8 @@ def _run_core(m: Machine, i: int, program: Program, log: AccessLog | None) -> Ru
 
 
 #: MachineState attributes that stay with their process (the GM travels as written
-#: ranges or as a :class:`MemoryImage`)
-_LOCAL = ("gm", "config", "access_log")
+#: ranges or as a :class:`MemoryImage`; its written-chunk record never leaves)
+_LOCAL = ("gm", "gm_written", "config", "access_log")
 
 
 def _state(m: Machine) -> dict[str, Any]:

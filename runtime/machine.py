@@ -165,6 +165,9 @@ class Machine:
             raise GMError(f"load_gm takes a numpy array or bytes, not {type(array).__name__}")
         check_range(self.config.gm_size, a, data.size, "load_gm")
         self.state.gm[a : a + data.size] = data
+        written = self.state.gm_written
+        if written is not None:
+            written.span(a, a + data.size)
 
     def read_gm(self, addr: int, dtype: Any, shape: int | tuple[int, ...]) -> np.ndarray:
         """A copy of GM at ``addr`` viewed as ``dtype`` (a numeric numpy dtype, see
@@ -432,6 +435,10 @@ class Machine:
         )
         ra = state.gpr[:, RA].copy()  # RET snapshots ra before the block runs
         run_scalar_block(ctx, plan.steps)
+        written = state.gm_written
+        if written is not None:
+            for index, _ in ctx.undo:  # every store the block made
+                written.index(index)
         try:
             nxt = self._continuation(pos, plan, graph, ctx, ra)
         except MachineFault:

@@ -20,6 +20,7 @@ from ptoc.backend.isa import DataType, info
 
 from .faults import DataAlignmentFault, DataPageFault
 from .gm import PAGE_BITS, Memory, SparseMemory
+from .gm_pool import Written
 
 
 class GMError(Error):
@@ -257,6 +258,10 @@ class GMWrite:
     def apply(self, gm: Memory) -> None:
         gm[self.index] = self.values
 
+    def record(self, written: Written) -> None:
+        """Note the bytes :meth:`apply` writes."""
+        written.index(self.index)
+
 
 class DenseWrite:
     """A pending store of one PE's (R, C) carrier ``values`` at rows ``stride`` bytes
@@ -300,6 +305,11 @@ class DenseWrite:
             if not present and (end - 1) >> PAGE_BITS == self.base >> PAGE_BITS:
                 return  # all zeros into one absent page
         gm[self.index] = np.ascontiguousarray(v).view(np.uint8).reshape(-1)
+
+    def record(self, written: Written) -> None:
+        """Note the bytes :meth:`apply` writes."""
+        rows, cols = self.values.shape
+        written.rows(self.base, self.stride, rows, cols * self.nbytes)
 
 
 def _last_writer(index: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,8 @@ from ptoc.backend.program import TileRef
 from ptoc.backend.target import MachineConfig
 
 from .faults import TileAllocationFault, TileLegalityFault
-from .gm import Memory, memory_differences, memory_equal, new_memory
+from .gm import DENSE_LIMIT, Memory, memory_differences, memory_equal, new_memory
+from .gm_pool import POOL, Written
 from .shared import SharedTile
 from .tiles import Tile, raw_bits
 
@@ -49,7 +50,15 @@ class MachineState:
     def __init__(self, config: MachineConfig, gm: Memory | None = None) -> None:
         self.config = config
         #: global memory (shared with the other cores of a grid when given)
-        self.gm: Memory = new_memory(config.gm_size) if gm is None else gm
+        self.gm: Memory
+        #: the chunks of a dense memory of its own the machine has written (every write
+        #: to ``gm`` records itself here), None for any other memory: an owned memory
+        #: goes back to :data:`~ptoc.runtime.gm_pool.POOL` with the machine
+        self.gm_written: Written | None = None
+        if gm is None and config.gm_size <= DENSE_LIMIT:
+            self.gm, self.gm_written = POOL.take(config.gm_size), Written()
+        else:
+            self.gm = new_memory(config.gm_size) if gm is None else gm
         #: the grid's access recorder (races, merged writes); None: nothing is recorded
         self.access_log: Any = None
         self.gpr = np.zeros((config.pes, GPR_COUNT), np.uint64)
@@ -66,6 +75,13 @@ class MachineState:
         #: allocated Shared registers by id (S0..S255)
         self.shared: dict[int, SharedTile] = {}
         self._serial = 0
+
+    def __del__(self) -> None:
+        written = self.__dict__.get("gm_written")  # an unpickled state has none
+        if written is not None:
+            gm = self.gm
+            assert isinstance(gm, np.ndarray)
+            POOL.give(gm, written, holders=3)  # the attribute, ``gm``, give's argument
 
     # ------------------------------------------------------------------ queues
 

@@ -456,7 +456,7 @@ class PtocModel:
             for pe in range(pes):
                 agent = pe if per_pe else self.agent
                 state.gpr[pe, reg] = np.uint64(self.gprs.items[agent].items[reg].value)
-        state.gm[:MEMORY_BYTES] = self.memory
+        machine.load_gm(0, self.memory)
         before = [list(q) for q in state.queues]
         program = Program((start, *headers, Stop()))
         text = program.asm()
