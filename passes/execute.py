@@ -17,9 +17,10 @@ from xdsl.dialects.builtin import ModuleOp
 from ptoc.dialects.dtypes import carrier
 from ptoc.dialects.reference import run_reference
 from ptoc.runtime import Machine, MachineConfig
+from ptoc.runtime.gm_pool import Written
 
 from .allocate.gprs import TABLE_REG
-from .pipeline import CompiledKernel, TensorParam, compile_module
+from .pipeline import CompiledKernel, KernelAbi, TensorParam, compile_module
 
 GM_BASE = 0x1000
 ALIGN = 256
@@ -43,6 +44,49 @@ def gm_end(
 
 
 @dataclass(frozen=True)
+class _Placed:
+    """Where :func:`place` puts one tensor: ``addr``, the ``rows`` (rows, row stride) of
+    ``carrier`` elements it writes (``nbytes``), ``cols`` of them the tensor's."""
+
+    addr: int
+    carrier: np.dtype
+    rows: tuple[int, int]
+    cols: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class TensorLayout:
+    """The GM layout :func:`place` gives a kernel ABI's tensors (computed once per ABI)."""
+
+    tensors: tuple[_Placed, ...]
+    where: dict[str, int]
+    scratch: int
+    #: :func:`gm_end` of the ABI (its argument table included)
+    end: int
+
+
+def tensor_layout(abi: KernelAbi) -> TensorLayout:
+    """The layout of ``abi``'s tensors, kept on the (immutable) ABI."""
+    hit = abi.__dict__.get("_tensor_layout")
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    addr = GM_BASE
+    placed, where = [], {}
+    for t in abi.tensors:
+        car = carrier(t.dtype)
+        rows = (t.shape[0], t.row_stride)
+        placed.append(_Placed(addr, car, rows, t.shape[1], rows[0] * rows[1] * car.itemsize))
+        where[t.name] = addr
+        addr = _align(addr + t.nbytes)
+    slots = sum(1 for b in abi.bindings if b.table_slot is not None)
+    end = gm_end(abi.tensors, abi.scratch_bytes, abi.pes, slots)
+    out = TensorLayout(tuple(placed), where, addr, end)
+    object.__setattr__(abi, "_tensor_layout", out)  # a frozen dataclass: a cache
+    return out
+
+
+@dataclass(frozen=True)
 class Placement:
     """Where a run put each tensor and the scratch area."""
 
@@ -52,16 +96,14 @@ class Placement:
 
 def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]) -> Placement:
     """Load the tensors into GM and set the ABI registers of every PE."""
-    addr = GM_BASE
-    where: dict[str, int] = {}
-    for t in ck.abi.tensors:
-        where[t.name] = addr
-        buf = np.zeros((t.shape[0], t.row_stride), carrier(t.dtype))
+    plan = tensor_layout(ck.abi)
+    written = machine.state.gm_written
+    for t, p in zip(ck.abi.tensors, plan.tensors, strict=True):
         if t.name in inputs:
-            buf[:, : t.shape[1]] = np.asarray(inputs[t.name]).astype(buf.dtype, copy=False)
-        machine.load_gm(addr, buf)
-        addr = _align(addr + t.nbytes)
-    scratch = addr
+            machine.load_gm(p.addr, _tensor_rows(p, inputs[t.name]))
+        elif not _zeros(machine, written, p.addr, p.nbytes):  # outputs, scratch: zeros
+            machine.load_gm(p.addr, np.zeros(p.nbytes, np.uint8))
+    where, scratch = plan.where, plan.scratch
     table = [b for b in ck.abi.bindings if b.table_slot is not None]
     if table:  # the argument table: one row of slots per PE, its address in a7
         pes = machine.config.pes
@@ -82,16 +124,44 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
             value = int(np.asarray(inputs[b.tensor]).item()) & ((1 << 64) - 1)
             # on every PE of the core: a loop's condition is one per core (D12), so the
             # PEs the kernel does not run on must agree too
-            for pe in range(machine.config.pes):
-                machine.set_gpr(b.gpr, value, pe=pe)
+            machine.set_gpr(b.gpr, value)
             continue
         base = scratch if b.tensor is None else where[b.tensor]
         # the PEs the kernel does not run on see PE 0's bases: the scalar code they run
         # too (loop counts, scalar loads) then agrees with PE 0's
+        if b.pe_step == 0 or ck.abi.pes == 1:
+            machine.set_gpr(b.gpr, base)
+            continue
         for pe in range(machine.config.pes):
             step = pe * b.pe_step if pe < ck.abi.pes else 0
             machine.set_gpr(b.gpr, base + step, pe=pe)
-    return Placement(where, scratch)
+    return Placement(dict(where), scratch)
+
+
+def _zeros(machine: Machine, written: Written | None, addr: int, nbytes: int) -> bool:
+    """Whether GM bytes ``[addr, addr + nbytes)`` are zero already: never written (the
+    machine's record says so, without touching them), or scanned (a write would
+    touch as many bytes)."""
+    if written is None:
+        return False
+    if written.untouched(addr, addr + nbytes):
+        return True
+    gm = machine.state.gm
+    return (
+        isinstance(gm, np.ndarray)
+        and addr + nbytes <= len(gm)
+        and not gm[addr : addr + nbytes].any()
+    )
+
+
+def _tensor_rows(p: _Placed, array: np.ndarray) -> np.ndarray:
+    """An input's rows at the tensor's row stride (padding columns zero)."""
+    a = np.asarray(array)
+    if a.dtype == p.carrier and a.shape == p.rows:
+        return a
+    buf = np.zeros(p.rows, p.carrier)
+    buf[:, : p.cols] = a.astype(p.carrier, copy=False)
+    return buf
 
 
 def _value(b, inputs, where, scratch, pe: int, pes: int) -> int:  # type: ignore[no-untyped-def]
@@ -106,12 +176,11 @@ def read_outputs(
     ck: CompiledKernel, machine: Machine, placement: Placement
 ) -> dict[str, np.ndarray]:
     out = {}
-    for t in ck.abi.tensors:
+    for t, p in zip(ck.abi.tensors, tensor_layout(ck.abi).tensors, strict=True):
         if t.output:
-            full = machine.read_gm(
-                placement.tensors[t.name], carrier(t.dtype), (t.shape[0], t.row_stride)
-            )
-            out[t.name] = np.ascontiguousarray(full[:, : t.shape[1]])
+            full = machine.read_gm(placement.tensors[t.name], p.carrier, p.rows)
+            whole = p.cols == p.rows[1]
+            out[t.name] = full if whole else np.ascontiguousarray(full[:, : p.cols])
     return out
 
 

@@ -83,25 +83,31 @@ def check_inputs(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndar
     an unknown or missing name, a wrong shape, or values the type cannot hold."""
     specs = _specs(kernel)
     scalars = _scalar_specs(kernel)
-    sig = ", ".join(f"{n} ({s.dtype.name} {s.shape[0]}x{s.shape[1]})" for n, s in specs.items())
-    if scalars:
-        sig += "; its scalars are " + ", ".join(
-            f"{n} ({s.dtype.name})" for n, s in scalars.items()
+
+    def sig() -> str:
+        out = ", ".join(
+            f"{n} ({s.dtype.name} {s.shape[0]}x{s.shape[1]})" for n, s in specs.items()
         )
+        if scalars:
+            out += "; its scalars are " + ", ".join(
+                f"{n} ({s.dtype.name})" for n, s in scalars.items()
+            )
+        return out
+
     out: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
         if name in scalars:
             out[name] = _scalar_value(kernel.name, name, scalars[name], value)
             continue
         if name not in specs:
-            raise InputError(f"{kernel.name} has no tensor '{name}'; its tensors are {sig}")
+            raise InputError(f"{kernel.name} has no tensor '{name}'; its tensors are {sig()}")
         out[name] = _convert(kernel.name, name, specs[name], value)
     missing = [n for n in kernel.trace().inputs if n not in out]
     missing += [n for n in scalars if n not in out]
     if missing:
         raise InputError(
             f"{kernel.name} reads {', '.join(repr(m) for m in missing)}, which "
-            f"{'was' if len(missing) == 1 else 'were'} not given; its tensors are {sig}"
+            f"{'was' if len(missing) == 1 else 'were'} not given; its tensors are {sig()}"
         )
     return out
 
@@ -255,7 +261,7 @@ def run_on(
     check_races: bool = False,
 ) -> Outputs:
     """:func:`run` with the arrays as one mapping."""
-    from ptoc.passes.execute import gm_end, place, read_outputs
+    from ptoc.passes.execute import place, read_outputs, tensor_layout
     from ptoc.runtime import Machine, MachineFault
 
     from .driver import compile_kernel, machine_config
@@ -270,8 +276,7 @@ def run_on(
     inputs = check_inputs(program.kernel, arrays)
     config = program.machine if machine is None else machine_config(machine)
     abi = program.abi
-    slots = sum(1 for b in abi.bindings if b.table_slot is not None)
-    end = gm_end(abi.tensors, abi.scratch_bytes, abi.pes, slots)
+    end = tensor_layout(abi).end
     if end > config.gm_size:
         need = -(-end // (1 << 20))
         raise InputError(

@@ -53,6 +53,19 @@ class Written:
             chunks.update(range(first, last + 1))
             self._limit()
 
+    def untouched(self, lo: int, hi: int) -> bool:
+        """Whether bytes ``[lo, hi)`` are known to be still zero (no chunk of them
+        recorded, and the record complete)."""
+        chunks = self.chunks
+        if chunks is None:
+            return False
+        if hi <= lo or not chunks:
+            return True
+        first, last = lo >> CHUNK_BITS, (hi - 1) >> CHUNK_BITS
+        if last - first < len(chunks):
+            return all(c not in chunks for c in range(first, last + 1))
+        return all(not first <= c <= last for c in chunks)
+
     def rows(self, base: int, stride: int, rows: int, width: int) -> None:
         """``rows`` runs of ``width`` bytes, ``stride`` bytes apart from ``base``."""
         if rows <= 1 or stride < CHUNK:

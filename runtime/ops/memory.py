@@ -27,7 +27,7 @@ from ptoc.backend.isa.fields import LAYOUT_NAMES, MODEL_TILE_ELEMENTS, size_byte
 
 from ..engine import Ctx, Preparer, Runner, make_dests
 from ..faults import BundleControlFault, unsupported
-from ..memory import Footprint, dense_stride, footprint, gather, scatter_plan
+from ..memory import Footprint, dense_stride, footprint, gather, gather_view, scatter_plan
 from ..shared import SharedTile, compatible, updated
 from ..spec import Shape, Spec
 from ..state import MASK_PES
@@ -98,7 +98,7 @@ def tload(spec: Spec) -> Runner:
         fp = footprints.get(ctx, base, stride)
         if ctx.state.access_log is not None:  # a grid launch records what it read (D13)
             ctx.state.access_log.read_footprint(fp)
-        ctx.publish(slot, gather(ctx.state.gm, fp, dt))
+        ctx.publish(slot, gather_view(ctx.state.gm, fp, dt))  # copied by publish
 
     return run
 

@@ -824,3 +824,42 @@ def test_no_numpy_warnings_escape() -> None:
             core.binary(op, D.FP32, a, b)
         for op in UNARY:
             core.unary(op, D.FP32, b)
+
+
+def _around(dt: D, v: float) -> list[float]:
+    """``v`` in the type and that value's two neighbours."""
+    car = info(dt).carrier
+    bits = raw(np.array([v], car)).astype(np.int64)[0]
+    out = np.array([bits - 1, bits, bits + 1]).astype(UINT[LAYOUT[dt][0]]).view(car)
+    return [float(x) for x in out.astype(np.float64)]
+
+
+@pytest.mark.parametrize("dt", [D.FP32, D.FP16, D.BF16], ids=lambda d: d.name)
+@PER_PAIR
+@given(data=st.data())
+def test_exp_in_safe_range_matches_engine(dt: D, data: st.DataObject) -> None:
+    """exp of operands that all lie in the range decided on the operands
+    (``fastpath._EXP_SAFE``): the range's edges and their neighbours, signed zeros
+    (whole PEs of them: no NX there), values across the range; with one operand just
+    outside (or NaN/Inf) the general path answers. Both equal the exact engine."""
+    lo, hi = fastpath._EXP_SAFE[dt]
+    car = info(dt).carrier
+    edges = [*_around(dt, lo), *_around(dt, hi), 0.0, -0.0, 1e-30, -1e-30]
+    inside = st.one_of(st.sampled_from(edges), st.floats(lo, hi, allow_nan=False))
+    r, c = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 9))
+    vals = data.draw(st.lists(inside, min_size=4 * r * c, max_size=4 * r * c))
+    a = np.array(vals, np.float64).astype(car).reshape(4, r, c)
+    # rounding to the type may leave the range: keep only the values inside it
+    w = a.astype(np.float64)
+    a = np.where((w >= lo) & (w <= hi), a, np.zeros((), car))
+    for pe in data.draw(st.lists(st.integers(0, 3), max_size=2)):
+        a[pe] = car.type(0.0) if data.draw(st.booleans()) else -car.type(0.0)
+    got = fastpath._exp_in_range(fastpath.FORMATS[dt], a, 4)
+    assert got is not None
+    assert_same(got, core.unary("exp", dt, a, exact=True))
+    assert_same(core.unary("exp", dt, a), core.unary("exp", dt, a, exact=True))
+    outside = data.draw(st.sampled_from([lo * 1.01, hi * 1.01, np.inf, -np.inf, np.nan]))
+    b = a.copy()
+    b[data.draw(st.integers(0, 3)), 0, 0] = car.type(outside)
+    assert fastpath._exp_in_range(fastpath.FORMATS[dt], b, 4) is None
+    assert_same(core.unary("exp", dt, b), core.unary("exp", dt, b, exact=True))
