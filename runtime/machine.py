@@ -590,9 +590,14 @@ def _run_int_block(
     condition (nothing changed: the numpy path runs the block and raises the fault)."""
     assert plan.ints is not None
     regs = state.gpr.tolist()
+    first = regs[0]
+    # PEs holding the same GPRs compute the same values and agree on the condition:
+    # run the block once (loop bookkeeping of a kernel whose bases do not step per PE)
+    same = all(pe == first for pe in regs)
+    run = [first] if same else regs
     taken = None
     for step in plan.ints.steps:
-        got = step(regs)
+        got = step(run)
         if got is DISAGREE:
             return None
         if got is not None:
@@ -600,7 +605,7 @@ def _run_int_block(
     nxt = Machine._continuation(pos, plan, graph, _Condition(taken), state.gpr[:, RA])
     gpr = state.gpr.copy()  # a new array, as the numpy path publishes
     for r in plan.ints.written:  # (a column per register: converting all costs more)
-        gpr[:, r] = [pe[r] for pe in regs]
+        gpr[:, r] = first[r] if same else [pe[r] for pe in regs]
     state.gpr = gpr
     return nxt
 

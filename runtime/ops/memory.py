@@ -33,6 +33,7 @@ from ..spec import Shape, Spec
 from ..state import MASK_PES
 from ..tiles import LAYOUT_TRANSFORMS, Layout, derived_rows, poisoned
 from .layout import check_dest_layout, generic_shape, require_optional_dims
+from .memory_fused import fused_tload, fused_tstore
 from .shared_tlsu import claim, shared_tlsu_selected, tmov_shared, tstore_shared
 
 #: footprints a TLOAD/TSTORE plan keeps (per distinct base and stride registers), and
@@ -100,6 +101,7 @@ def tload(spec: Spec) -> Runner:
             ctx.state.access_log.read_footprint(fp)
         ctx.publish(slot, gather_view(ctx.state.gm, fp, dt))  # copied by publish
 
+    run.fused = fused_tload(spec, dt, dests)  # type: ignore[attr-defined]
     return run
 
 
@@ -230,6 +232,7 @@ def tstore(spec: Spec) -> Runner:
         vals = t.payload[ctx.pidx, : shape.valid_rows, : shape.valid_cols]
         ctx.gm_writes.extend(scatter_plan(ctx.state.gm, fp, vals, stride))
 
+    run.fused = fused_tstore(spec, dt, src_layout)  # type: ignore[attr-defined]
     return run
 
 

@@ -1,0 +1,134 @@
+"""The fused TLOAD and TSTORE (``runtime/ops/memory_fused.py``) against the generic
+runners: the same tiles, memory bytes, queues and faults, for aligned and misaligned
+bases and strides, rows that overlap or coincide, transfers that end at the last byte
+of memory or one element beyond it, addresses that wrap, and every PE mask; and they
+are taken in the common case."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptoc.backend.isa import DataType
+from ptoc.runtime import Machine, MachineConfig, MachineFault
+from ptoc.runtime.ops import memory_fused
+
+from ._progs import p2, size_name, smallest_size
+from .util import prog
+
+GM = 1 << 16
+TYPES = [DataType.FP32, DataType.FP16, DataType.U8, DataType.S64, DataType.BF16]
+MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
+
+
+def _program(dt: DataType, vr: int, vc: int, mask: str, store: bool) -> str:
+    eb = {1: 1, 2: 2, 4: 4, 8: 8}[np.dtype(_carrier(dt)).itemsize]
+    col = p2(max(vc, 32 // eb))  # whole 32-byte rows, a SizeCode's divisor
+    size = size_name(smallest_size(dt, vr, col))
+    text = f"""\
+        BSTART.TLOAD {dt.name}
+        C.B.DIMI {vc}, ->LB0
+        C.B.DIMI {vr}, ->LB1
+        C.B.DIMI {col}, ->LB2
+        B.IOR a0, s0
+        B.IOT mask={mask}, last, ->T<{size}>
+        BSTOP
+        """
+    if store:
+        text += f"""\
+        BSTART.TSTORE {dt.name}
+        B.IOR a1, s1
+        B.IOT T#1, mask={mask}, last
+        BSTOP
+        """
+    return text
+
+
+def _carrier(dt: DataType) -> np.dtype:
+    from ptoc.backend.isa import info
+
+    return info(dt).carrier
+
+
+def _outcome(text: str, regs: dict[str, list[int]], gm: bytes, generic: bool) -> object:
+    program = prog(text)
+    # a first run prepares each bundle's plan; only a prepared plan takes a fused form
+    Machine(MachineConfig(gm_size=GM)).run(program)
+    m = Machine(MachineConfig(gm_size=GM))
+    m.load_gm(0, np.frombuffer(gm, np.uint8))
+    for name, values in regs.items():
+        for pe, v in enumerate(values):
+            m.set_gpr(name, v, pe=pe)
+    try:
+        m.run(program, trace=generic)  # a traced run takes the generic runners
+    except MachineFault as f:
+        return ("fault", type(f).__name__, str(f), m.snapshot())
+    return ("ran", m.snapshot())
+
+
+def _address(eb: int) -> st.SearchStrategy[int]:
+    aligned = st.integers(0, GM // eb - 1).map(lambda k: k * eb)
+    edge = st.sampled_from([GM - eb, GM - 64 * eb, GM, GM + eb, (1 << 64) - eb, 0])
+    return st.one_of(aligned, aligned, edge, st.integers(0, GM + 64))
+
+
+@given(data=st.data())
+def test_fused_transfers_equal_the_generic_runners(data: st.DataObject) -> None:
+    dt = data.draw(st.sampled_from(TYPES))
+    eb = np.dtype(_carrier(dt)).itemsize
+    vr, vc = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 24))
+    mask = data.draw(st.sampled_from(MASKS))
+    store = data.draw(st.booleans())
+    row = vc * eb
+    strides = st.one_of(
+        st.sampled_from([0, eb, row, row + eb, 3 * row, row - eb if row > eb else 0]),
+        st.integers(0, 4 * row).map(lambda s: s - s % eb),
+        st.integers(0, 4 * row),
+        st.sampled_from([(1 << 64) - row, 1 << 63]),
+    )
+    pes = st.lists
+    regs = {
+        "a0": data.draw(pes(_address(eb), min_size=4, max_size=4)),
+        "s0": data.draw(pes(strides, min_size=4, max_size=4)),
+        "a1": data.draw(pes(_address(eb), min_size=4, max_size=4)),
+        "s1": data.draw(pes(strides, min_size=4, max_size=4)),
+    }
+    if data.draw(st.booleans()):  # the kernel's usual case: every PE the same
+        regs = {k: [v[0]] * 4 for k, v in regs.items()}
+    gm = data.draw(st.binary(min_size=256, max_size=256)) * (GM // 256)
+    text = _program(dt, vr, vc, mask, store)
+    assert _outcome(text, regs, gm, generic=False) == _outcome(text, regs, gm, generic=True)
+
+
+def test_the_common_case_takes_the_fused_forms(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    built = []
+    real = memory_fused.build_tile
+
+    def counting(*args, **kw):  # type: ignore[no-untyped-def]
+        built.append(args[1])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(memory_fused, "build_tile", counting)
+    probed = []
+    real_rows = memory_fused._rows
+
+    def probing(*args, **kw):  # type: ignore[no-untyped-def]
+        probed.append(args[1].name)
+        return real_rows(*args, **kw)
+
+    monkeypatch.setattr(memory_fused, "_rows", probing)
+    text = _program(DataType.FP32, 4, 16, "1000", store=True)
+    regs = {"a0": [0x100] * 4, "s0": [64] * 4, "a1": [0x2000] * 4, "s1": [128] * 4}
+    src = np.arange(GM, dtype=np.uint8).tobytes()[:GM]
+    got = _outcome(text, regs, src, generic=False)
+    assert built == ["TLOAD"] and probed == ["TLOAD", "TSTORE"]  # both fused
+    assert got == _outcome(text, regs, src, generic=True)
+    m = Machine(MachineConfig(gm_size=GM))
+    m.load_gm(0, np.frombuffer(src, np.uint8))
+    for name, v in regs.items():
+        m.set_gpr(name, v[0])
+    m.run(prog(text))
+    rows = [src[0x100 + 64 * r : 0x100 + 64 * r + 64] for r in range(4)]
+    stored = [m.read_gm(0x2000 + 128 * r, np.uint8, 64).tobytes() for r in range(4)]
+    assert stored == rows
