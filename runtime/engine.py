@@ -18,6 +18,7 @@ destination descriptors once (:meth:`Spec.dests`) and only check capacity per ru
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from types import EllipsisType
 
@@ -41,6 +42,7 @@ from .faults import (
     unsupported,
 )
 from .memory import DenseWrite, GMWrite
+from .payloads import PayloadPool
 from .shared import SharedTile
 from .spec import Shape, Spec, elem_bits
 from .state import MASK_PES, MachineState, PushPlan
@@ -348,12 +350,15 @@ def build_tile(
         # a read-only contiguous view is published storage and may be shared
         if not flags.c_contiguous or (values.base is not None and flags.writeable):
             payload = np.ascontiguousarray(values).copy()
-    elif npes != P:
-        payload = _subset_payload(slot, values, pad if not whole else PAD_NULL, pes, npes)
-    else:
+    else:  # a subset of the PEs, or a valid region smaller than the tile
         fill = pad if not whole else PAD_NULL
-        payload = fresh(dt, (npes, rows, cols), fill)
-        payload[:, :vr, :vc] = values
+        if npes * rows * cols * values.itemsize < POOLED_BYTES:
+            payload = _pooled(slot, values, fill, pes, npes)
+        elif npes != P:
+            payload = _subset_payload(slot, values, fill, pes, npes)
+        else:
+            payload = fresh(dt, (npes, rows, cols), fill)
+            payload[:, :vr, :vc] = values
     payload.flags.writeable = False
     if defined is not None and npes != P:
         full = np.zeros((npes, rows, cols), bool)
@@ -365,6 +370,42 @@ def build_tile(
         (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
         state.next_serial() if numbered else 0,
     )  # fmt: skip
+
+
+#: per thread: pools of payload storage by (DataType, carrier, Rows, Col, valid rows,
+#: valid columns, fill, PEs, machine PEs)
+_POOLS = threading.local()
+#: pools kept per thread (the least recently made go first when there are more)
+MAX_POOLS = 256
+#: payloads below this size come from pools: writing the template around a small valid
+#: region is most of their cost; a large one is cheaper in storage that ``malloc`` has
+#: just freed (still in cache) than in a pool's block
+POOLED_BYTES = 1 << 16
+
+
+def _pooled(
+    slot: Slot, values: np.ndarray, fill: int, pes: tuple[int, ...], npes: int
+) -> np.ndarray:
+    """What :func:`_subset_payload` builds, in recycled storage: a pool's block already
+    holds the poison of the other PEs and ``fill`` in the padding of ``pes`` (its
+    template), so only the valid region is written (speed only: the same payload)."""
+    vr, vc = values.shape[1], values.shape[2]
+    key = (slot.dtype, slot.carrier, slot.rows, slot.cols, vr, vc, fill, pes, npes)
+    pools = getattr(_POOLS, "pools", None)
+    if pools is None:
+        pools = _POOLS.pools = {}
+    pool = pools.get(key)
+    if pool is None:
+        if len(pools) >= MAX_POOLS:
+            del pools[next(iter(pools))]
+        empty = np.empty((len(pes), 0, 0), slot.carrier)  # the template: no valid region
+        shell = _subset_payload(slot, empty, fill, pes, npes) if len(pes) < npes else None
+        if shell is None:
+            shell = fresh(slot.dtype, (npes, slot.rows, slot.cols), fill)
+        pool = pools[key] = PayloadPool(shell.shape, shell.dtype, shell, writable=True)
+    payload, storage = pool.take_writable()
+    storage[_run_index(pes), :vr, :vc] = values
+    return payload
 
 
 def _subset_payload(

@@ -37,15 +37,28 @@ class PayloadPool:
     ``template`` (the padding and poison around the results; None: undefined bytes
     that the runner overwrites entirely)."""
 
-    __slots__ = ("_addresses", "_blocks", "_dtype", "_next", "_shape", "_template", "large")
+    __slots__ = (
+        "_addresses", "_aliases", "_blocks", "_dtype", "_free", "_next", "_shape",
+        "_template", "large",
+    )  # fmt: skip
 
     def __init__(
-        self, shape: tuple[int, ...], dtype: np.dtype, template: np.ndarray | None
+        self,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        template: np.ndarray | None,
+        writable: bool = False,
     ) -> None:
+        """``writable``: keep a writable view of each block for :meth:`take_writable`
+        (numpy writes instead of a compiled kernel's)."""
         nbytes = int(np.prod(shape)) * dtype.itemsize
         count = max(1, min(MAX_BLOCKS, POOL_BYTES // max(nbytes, 1)))
         self._blocks: list[np.ndarray | None] = [None] * count
         self._addresses = [0] * count
+        self._aliases: list[np.ndarray | None] | None = [None] * count if writable else None
+        #: a free block's references: the list, the caller's local, getrefcount's
+        #: argument, and its writable view's base when it has one
+        self._free = 4 if writable else 3
         self._next = 0
         #: whether the blocks are large enough to be taken first-free, and to take a
         #: released tile's storage at once (:meth:`reclaim`): fewer stay in the caches
@@ -55,25 +68,44 @@ class PayloadPool:
     def take(self) -> tuple[np.ndarray, int]:
         """A read-only payload whose storage no published tile shares, and its address
         (to be written through before the payload is published)."""
+        _, block, address = self._take()
+        return block.view(), address
+
+    def take_writable(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`take` for a pool made ``writable``: the read-only payload and a
+        writable view of its storage (to write before the payload is published, and
+        never after)."""
+        i, block, _ = self._take()
+        assert self._aliases is not None
+        alias = self._aliases[i] if i >= 0 else None
+        if alias is None:  # a block the pool does not keep: a new one, still writable
+            alias = block.view()
+            block.setflags(write=False)
+        return block.view(), alias
+
+    def _take(self) -> tuple[int, np.ndarray, int]:
+        """(index, block, address): a free kept block, or a new one (index -1 when the
+        pool does not keep it)."""
         blocks = self._blocks
+        free = self._free
         if self.large:  # large blocks: the first free one, so few stay in cache
             for i in range(len(blocks)):  # (enumerate's tuple would hold a reference)
                 block = blocks[i]
-                # free: referenced only by the list, this local and getrefcount's argument
-                if block is not None and _refcount(block) == 3:
-                    return block.view(), self._addresses[i]
+                if block is not None and _refcount(block) == free:
+                    return i, block, self._addresses[i]
             i = self._next
             self._next = (i + 1) % len(blocks)
         else:  # small ones: the next in turn, free unless many tiles are kept
             i = self._next
             self._next = (i + 1) % len(blocks)
             block = blocks[i]
-            if block is not None and _refcount(block) == 3:
-                return block.view(), self._addresses[i]
+            if block is not None and _refcount(block) == free:
+                return i, block, self._addresses[i]
         block, address = self._new()
         if block.nbytes <= TOTAL_BYTES - _total or self._blocks[i] is not None:
             self._keep(i, block, address)
-        return block.view(), address
+            return i, block, address
+        return -1, block, address
 
     def reclaim(self, payload: np.ndarray) -> tuple[np.ndarray, int] | None:
         """A new payload on the storage of ``payload`` -- one this pool handed out, whose
@@ -88,16 +120,26 @@ class PayloadPool:
         blocks = self._blocks
         for i in range(len(blocks)):
             # the pool's list, the payload's base, this local and getrefcount's argument
-            if blocks[i] is block and _refcount(block) == 4:
+            # (and a writable view's base)
+            if blocks[i] is block and _refcount(block) == self._free + 1:
                 return block.view(), self._addresses[i]
         return None
 
     def _new(self) -> tuple[np.ndarray, int]:
         t = self._template
         block = np.empty(self._shape, self._dtype) if t is None else t.copy()
-        address = writable_address(block)
-        block.setflags(write=False)  # its views are read-only: only the runner writes
+        address = writable_address(block.view(np.uint8))  # (ml_dtypes export no buffer)
+        if self._aliases is None:  # (a writable pool's block stays writable until kept)
+            block.setflags(write=False)  # its views are read-only: only the runner writes
         return block, address
+
+    def _keep_alias(self, i: int, block: np.ndarray) -> None:
+        """A writable pool keeps a writable view of the block made before the block
+        turns read-only (numpy leaves an existing view writable; every later view of
+        the block is read-only, as published payloads must be)."""
+        if self._aliases is not None:
+            self._aliases[i] = block.view()
+            block.setflags(write=False)
 
     def __del__(self) -> None:
         # a pool that goes (its runner's plan left the caches) gives its budget back
@@ -109,3 +151,4 @@ class PayloadPool:
         old = self._blocks[i]
         _total += block.nbytes - (0 if old is None else old.nbytes)
         self._blocks[i], self._addresses[i] = block, address
+        self._keep_alias(i, block)

@@ -17,8 +17,10 @@ from ptoc.backend.isa import DataType, Executor
 from ptoc.backend.isa.semantics import core
 
 from ..alloc import Dests
-from ..engine import Ctx, Preparer, Runner, make_dests
+from ..bundle import BundlePlan
+from ..engine import Ctx, Fused, Preparer, Runner, build_tile, geometry, make_dests, or_status
 from ..spec import Spec
+from ..state import MachineState
 from .common import RM, invalid_encoding, predicate_slot, require_encodings, same_rows
 from .elementwise import check_predicate
 
@@ -118,7 +120,41 @@ def texpands(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if dests.fault is None and len(dests.slots) == 1:
+        run.fused = _fused_texpands(spec, dt, dests)  # type: ignore[attr-defined]
     return run
+
+
+def _fused_texpands(spec: Spec, dt: DataType, dests: Dests) -> Fused:
+    """TEXPANDS without the per-bundle context (``engine.execute_untraced``): the
+    generic runner's steps for one destination; an invalid scalar encoding or a push
+    the queue cannot take returns False before any effect (the generic path raises)."""
+    sem, pad, name = spec.semantics, spec.pad, spec.name
+    slot = dests.slots[0]
+    mask, hand, vr, vc = slot.mask, slot.hand, slot.valid_rows, slot.valid_cols
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        npes = state.config.pes
+        pes, p, pidx, pkey = geometry(mask, npes)
+        if pes[-1] >= npes:
+            return False
+        ior = plan.ior
+        if ior is None:
+            gpr = np.zeros(p, np.uint64)
+        else:
+            column = state.gpr[:, ior.src0]
+            gpr = column.copy() if pkey is None else column[pidx]
+        if invalid_encoding(dt, core.scalar_operand(dt, gpr)):
+            return False
+        res, st = sem(dt, (p, vr, vc), gpr)
+        tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
+        if not state.push_one(hand, tile):
+            return False
+        tile.serial = state.next_serial()
+        or_status(state, st, pidx, p)
+        return True
+
+    return fused
 
 
 #: the preparers of this family, by the executor kind the operation table names
