@@ -16,19 +16,22 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ptoc.backend.isa import DataType
+from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa import cube as isa_cube
 from ptoc.backend.isa.cube import CubeLayout
 from ptoc.backend.isa.fields import PAD_NULL
 from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
-from ptoc.backend.isa.semantics.core import SemanticError
+from ptoc.backend.isa.semantics import matmul_kernels as kernels
+from ptoc.backend.isa.semantics.arith_kernels import address, writable_address
+from ptoc.backend.isa.semantics.core import SemanticError, to_bits
+from ptoc.backend.isa.semantics.floatfmt import NX, OF, RNE
 
-from ..alloc import Slot
+from ..alloc import Slot, template
 from ..bundle import BundlePlan
 from ..engine import Fused, build_tile, geometry, gpr_words, or_status, region
 from ..faults import MachineFault
-from ..memory import footprint, gather, scatter_plan
+from ..memory import Footprint, footprint, gather, scatter_plan
 from ..state import MachineState
 from ..tiles import Layout, Tile
 
@@ -77,6 +80,69 @@ def _sources(state: MachineState, plan: BundlePlan, mask: int) -> list[Tile] | N
     return out
 
 
+#: what a transport bundle's probe found for one set of B.IOR words: the footprint, the
+#: stride words, and whether its rows are disjoint strided views of a dense memory
+_Probe = tuple[Footprint, np.ndarray, bool]
+
+
+class _Probes:
+    """The GM probes (``memory.footprint``) of one transport bundle, by machine and B.IOR
+    words: a probe is a function of them, so a bundle that moves the same rectangle
+    again reuses it. Faulting probes are not kept (the generic path raises them)."""
+
+    def __init__(self, name: str, dt: DataType, vr: int, vc: int, write: bool, stride: int):
+        self.name, self.dt, self.vr, self.vc, self.write = name, dt, vr, vc, write
+        self.stride = stride  # the omission default of the stride word
+        self.row_bytes = vc * info(dt).carrier.itemsize
+        self.known: dict[object, _Probe] = {}
+
+    def probe(
+        self, state: MachineState, plan: BundlePlan, pes: tuple[int, ...], p: int,
+        pidx: slice | list[int], pkey: object,
+    ) -> _Probe | None:  # fmt: skip
+        """The probe of this execution, or None when it faults."""
+        cfg = state.config
+        ior = plan.ior
+        if ior is None:
+            key: object = (cfg.gm_size, cfg.pes)
+        else:
+            gpr = state.gpr
+            key = (cfg.gm_size, cfg.pes, gpr[:, ior.sources[0]].tobytes(),
+                   gpr[:, ior.sources[1]].tobytes())  # fmt: skip
+        hit = self.known.get(key)
+        if hit is not None:
+            return hit
+        base = gpr_words(state, plan, 0, 0, p, pidx, pkey)
+        step = gpr_words(state, plan, 1, self.stride, p, pidx, pkey)
+        try:
+            fp = footprint(self.dt, base, step, self.vr, self.vc, cfg.gm_size, self.name,
+                           self.write, pes)  # fmt: skip
+        except MachineFault:
+            return None
+        dense = fp.dense
+        views = (
+            dense is not None
+            and fp.nbytes == self.row_bytes // self.vc
+            and all(s >= self.row_bytes or self.vr == 1 for _, s in dense)
+        )
+        out = (fp, step, views)
+        if len(self.known) < 8:
+            self.known[key] = out
+        return out
+
+
+def _storage_address(a: np.ndarray) -> int:
+    """The address of a writable C-contiguous array (cheaper than ``ctypes.data``; a
+    byte view, as ml_dtypes formats export no buffer)."""
+    return writable_address(a.view(np.uint8))
+
+
+def _dense_gm(state: MachineState) -> np.ndarray | None:
+    """The global memory as one contiguous byte array, or None (a sparse memory)."""
+    gm = state.gm
+    return gm if isinstance(gm, np.ndarray) and gm.flags.c_contiguous else None
+
+
 def fused_load(
     plan: BundlePlan, name: str, dt: DataType, slot: Slot | str, vr: int, vc: int, pad: int,
     stride: int,
@@ -87,6 +153,22 @@ def fused_load(
         return never
     mask, hand = slot.mask, slot.hand
     geo = _geometries(mask)
+    probes = _Probes(name, dt, vr, vc, False, stride)
+    carrier, rows, cols = slot.carrier, slot.rows, slot.cols
+    #: machine PEs -> the storage a new tile starts from (build_tile's padding and
+    #: poison), read-only; kept when small
+    starts: dict[int, np.ndarray] = {}
+
+    def start(npes: int, pes: tuple[int, ...]) -> np.ndarray:
+        s = starts.get(npes)
+        if s is None:
+            s = template(dt, (npes, rows, cols), PAD_NULL).copy()
+            if pad != PAD_NULL:
+                s[list(pes)] = template(dt, (1, rows, cols), pad)
+            s.flags.writeable = False
+            if s.nbytes <= 1 << 16:
+                starts[npes] = s
+        return s.copy()
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         if state.access_log is not None:  # a grid launch records what it reads
@@ -95,14 +177,27 @@ def fused_load(
         pes, p, pidx, pkey = geo(cfg.pes)
         if pes[-1] >= cfg.pes:
             return False
-        base = gpr_words(state, plan, 0, 0, p, pidx, pkey)
-        step = gpr_words(state, plan, 1, stride, p, pidx, pkey)
-        try:
-            fp = footprint(dt, base, step, vr, vc, cfg.gm_size, name, False, pes)
-        except MachineFault:
+        got = probes.probe(state, plan, pes, p, pidx, pkey)
+        if got is None:
             return False
-        tile = build_tile(state, name, slot, gather(state.gm, fp, dt), pad, pes, pidx,
-                          numbered=False)  # fmt: skip
+        fp, _, views = got
+        gm = _dense_gm(state)
+        if views and gm is not None:
+            # each PE's rows copied straight from a strided view of the memory into
+            # the new storage (gather, then build_tile, without the intermediate)
+            assert fp.dense is not None
+            payload = start(cfg.pes, pes)
+            eb = fp.nbytes
+            for pe, (b, s) in zip(pes, fp.dense, strict=True):
+                payload[pe, :vr, :vc] = np.ndarray((vr, vc), carrier, gm, b, (s, eb))
+            at = _storage_address(payload)
+            payload.flags.writeable = False
+            tile = Tile(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, payload,
+                        None, pad != PAD_NULL)  # fmt: skip
+            tile.address = at  # a matrix bundle reading it passes it to the kernel
+        else:
+            tile = build_tile(state, name, slot, gather(state.gm, fp, dt), pad, pes, pidx,
+                              numbered=False)  # fmt: skip
         if not state.push_one(hand, tile):  # capacity: the generic path raises the fault
             return False
         tile.serial = state.next_serial()
@@ -125,6 +220,8 @@ def fused_store(
     legal: dict[int, bool] = {}
     mask = plan.mask
     geo = _geometries(mask)
+    probes = _Probes(name, dt, vr, vc, True, stride)
+    carrier = info(dt).carrier
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         if state.access_log is not None:  # a grid launch records what it writes
@@ -146,15 +243,21 @@ def fused_store(
                 legal[t.capacity] = ok
         if not ok:
             return False
-        base = gpr_words(state, plan, 0, 0, p, pidx, pkey)
-        step = gpr_words(state, plan, 1, stride, p, pidx, pkey)
-        try:
-            fp = footprint(dt, base, step, vr, vc, cfg.gm_size, name, True, pes)
-        except MachineFault:
+        got = probes.probe(state, plan, pes, p, pidx, pkey)
+        if got is None:
             return False
-        gm = state.gm
-        for w in scatter_plan(gm, fp, t.payload[pidx, :vr, :vc], step):
-            w.apply(gm)
+        fp, step, views = got
+        gm = _dense_gm(state)
+        if views and gm is not None:
+            # scatter_plan's DenseWrites, applied in PE order, without building them
+            assert fp.dense is not None
+            payload, eb = t.payload, fp.nbytes
+            for pe, (b, s) in zip(pes, fp.dense, strict=True):
+                np.ndarray((vr, vc), carrier, gm, b, (s, eb))[...] = payload[pe, :vr, :vc]
+            return True
+        mem = state.gm
+        for w in scatter_plan(mem, fp, t.payload[pidx, :vr, :vc], step):
+            w.apply(mem)
         return True
 
     return fused
@@ -187,6 +290,16 @@ class MatrixForm:
         self.rmode, self.sat = rmode, sat
         #: source signature -> D's descriptor, filled by the generic runner
         self.accepted: dict[Signature, Slot] = {}
+        #: the FP16/BF16 route applies: ``matmul`` folds with the compiled
+        #: ``kernels.fold_half`` (RNE, no scale) and B.FPATR post-processes nothing, so
+        #: D is the fold (the kernel may still decline per PE, which the numpy path
+        #: then settles)
+        self.half = (
+            a_type in _HALF and b_type in _HALF and not mx and rmode in (0, RNE)
+            and f.pre_quant_mode == 0 and f.relu_mode == 0 and not f.row_max
+            and not f.group_max
+        )  # fmt: skip
+        self.fp16 = (int(a_type == DataType.FP16), int(b_type == DataType.FP16))
 
     def accept(self, tiles: Sequence[Tile], d_slot: Slot) -> None:
         """Remember that the generic runner passed every check on sources of these
@@ -215,6 +328,78 @@ class MatrixForm:
             d = d.astype(slot.carrier)
         return d, status
 
+    def half_payload(
+        self, a: Tile, b: Tile, c: Tile | None, npes: int, pes: tuple[int, ...],
+        pidx: slice | list[int], pkey: object, slot: Slot,
+    ) -> tuple[np.ndarray, np.ndarray, int] | None:  # fmt: skip
+        """D's storage (npes, Rows, Col), its status per PE and their OR, computed by
+        the compiled FP16/BF16 fold (``kernels.fold_half_by``: what ``matmul`` computes
+        on this route) straight from the operands' storage into the new one; a PE whose
+        fold the kernel declines gets :meth:`products`' result. None: no kernel (the
+        caller takes :meth:`products`)."""
+        kernel = kernels.compiled_half()
+        if kernel is None:
+            return None
+        m, k = a.valid_rows, a.valid_cols
+        n = b.valid_cols
+        rows, cols = slot.rows, slot.cols
+        # build_tile's storage: poison outside the valid regions; the kernel adds into
+        # the valid region in place, which starts as zeros or C's values
+        payload = template(slot.dtype, (npes, rows, cols), PAD_NULL).copy()
+        valid = payload[:, :m, :]
+        if c is None:
+            valid[pidx] = 0
+        else:
+            valid[pidx] = region(c, pidx, pkey)
+        at, pe_bytes = _storage_address(payload), payload.strides[0]
+        a16, b16 = self.fp16
+        xa, xb = _rows_address(a), _rows_address(b)
+        sa, sb = a.payload.strides[0], b.payload.strides[0]
+        av = bv = None
+        status = np.zeros(len(pes), np.uint8)
+        seen = 0
+        for q, pe in enumerate(pes):
+            if xa:
+                x = xa + pe * sa
+            else:
+                av = region(a, pidx, pkey) if av is None else av
+                x = address(to_bits(av[q]))
+            if xb:
+                y = xb + pe * sb
+            else:
+                bv = region(b, pidx, pkey) if bv is None else bv
+                y = address(to_bits(bv[q]))
+            flags = kernel(x, a16, y, b16, at + pe * pe_bytes, m, n, k)
+            if flags < 0:  # the route does not apply on this PE: the numpy path decides
+                one = slice(q, q + 1)
+                d, st = self.products(
+                    region(a, pidx, pkey)[one], region(b, pidx, pkey)[one],
+                    None if c is None else region(c, pidx, pkey)[one], 1, slot,
+                )  # fmt: skip
+                payload[pe, :m, :n] = d[0]
+                got = int(st[0])
+            else:
+                got = (NX if flags & 1 else 0) | (OF | NX if flags & 2 else 0)
+            status[q] = got
+            seen |= got
+        return payload, status, seen
+
+
+_HALF = frozenset({DataType.FP16, DataType.BF16})
+
+
+def _rows_address(t: Tile) -> int:
+    """The storage address of ``t`` when each PE's valid region is one C-contiguous
+    block at it (whole rows of a C-contiguous payload), else 0; the payload address is
+    asked once per tile (:attr:`Tile.address`, -1: not contiguous)."""
+    if t.valid_cols != t.cols and t.valid_rows > 1:
+        return 0
+    x = t.address
+    if not x:
+        pl = t.payload
+        x = t.address = address(pl) if pl.flags.c_contiguous else -1
+    return max(x, 0)
+
 
 def fused_matrix(plan: BundlePlan, name: str, form: MatrixForm) -> Fused:
     """The fused form of a plain matrix bundle (:class:`MatrixForm`): it runs when its
@@ -237,16 +422,29 @@ def fused_matrix(plan: BundlePlan, name: str, form: MatrixForm) -> Fused:
         if slot is None:
             return False
         a, b = srcs[ia], srcs[ib]
-        cv = None if ic is None else region(srcs[ic], pidx, pkey)
+        c = None if ic is None else srcs[ic]
         try:
-            d, st = form.products(region(a, pidx, pkey), region(b, pidx, pkey), cv, p, slot)
+            got = None
+            if form.half and slot.cols == b.valid_cols:  # D's rows are whole storage rows
+                got = form.half_payload(a, b, c, cfg.pes, pes, pidx, pkey, slot)
+            if got is None:
+                cv = None if c is None else region(c, pidx, pkey)
+                d, st = form.products(region(a, pidx, pkey), region(b, pidx, pkey), cv, p,
+                                      slot)  # fmt: skip
+                tile = build_tile(state, name, slot, d, PAD_NULL, pes, pidx, numbered=False)
+                seen = 1
+            else:
+                payload, st, seen = got
+                payload.flags.writeable = False
+                tile = Tile(slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols,
+                            slot.layout, slot.mask, slot.capacity, payload)  # fmt: skip
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
-        tile = build_tile(state, name, slot, d, PAD_NULL, pes, pidx, numbered=False)
         if not state.push_one(slot.hand, tile):  # capacity: the generic path faults
             return False
         tile.serial = state.next_serial()
-        or_status(state, st, pidx, p)
+        if seen:  # (OR-ing zeros changes nothing)
+            or_status(state, st, pidx, p)
         return True
 
     return fused
