@@ -33,7 +33,7 @@ from ..engine import Fused, build_tile, geometry, gpr_words, or_status, region
 from ..faults import MachineFault
 from ..memory import Footprint, footprint, gather, scatter_plan
 from ..state import MachineState
-from ..tiles import Layout, Tile
+from ..tiles import Layout, Tile, tile_maker
 
 _Geometry = tuple[tuple[int, ...], int, slice | list[int], object]
 
@@ -158,6 +158,7 @@ def fused_load(
     #: machine PEs -> the storage a new tile starts from (build_tile's padding and
     #: poison), read-only; kept when small
     starts: dict[int, np.ndarray] = {}
+    make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, pad != PAD_NULL)
 
     def start(npes: int, pes: tuple[int, ...]) -> np.ndarray:
         s = starts.get(npes)
@@ -190,11 +191,9 @@ def fused_load(
             eb = fp.nbytes
             for pe, (b, s) in zip(pes, fp.dense, strict=True):
                 payload[pe, :vr, :vc] = np.ndarray((vr, vc), carrier, gm, b, (s, eb))
-            at = _storage_address(payload)
+            at = _storage_address(payload)  # a matrix bundle passes it to the kernel
             payload.flags.writeable = False
-            tile = Tile(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, payload,
-                        None, pad != PAD_NULL)  # fmt: skip
-            tile.address = at  # a matrix bundle reading it passes it to the kernel
+            tile = make(payload, 0, None, at)
         else:
             tile = build_tile(state, name, slot, gather(state.gm, fp, dt), pad, pes, pidx,
                               numbered=False)  # fmt: skip
@@ -275,6 +274,28 @@ def signature(tiles: Sequence[Tile]) -> Signature | None:
     return tuple(out)
 
 
+class Accepted:
+    """A source signature the generic runner accepted, with what the fused form needs
+    to publish D for it: D's descriptor, a constructor of D tiles and the storage D
+    starts from per machine size (see :meth:`MatrixForm.start`)."""
+
+    __slots__ = ("make", "signature", "slot", "starts")
+
+    def __init__(self, sig: Signature, slot: Slot) -> None:
+        self.signature, self.slot = sig, slot
+        self.make = tile_maker(slot.dtype, slot.rows, slot.cols, slot.valid_rows,
+                               slot.valid_cols, slot.layout, slot.mask, slot.capacity, False)  # fmt: skip
+        self.starts: dict[int, np.ndarray] = {}
+
+    def matches(self, tiles: Sequence[Tile]) -> bool:
+        """Whether ``tiles`` carry this signature (tuple comparisons: the enums in a
+        descriptor compare by identity, where a dict lookup would hash them)."""
+        for t, (key, capacity) in zip(tiles, self.signature, strict=True):
+            if t.key != key or t.capacity != capacity:
+                return False
+        return True
+
+
 class MatrixForm:
     """The static facts of a plain matrix bundle (Local A, B and, for the ACC forms, C;
     no scale, bias, vector or scalar parameter, no RowMax/GroupMax output) that its
@@ -288,8 +309,8 @@ class MatrixForm:
         self.a_type, self.b_type, self.mx, self.f = a_type, b_type, mx, f
         self.a, self.b, self.c = pos["A"], pos["B"], pos.get("C")
         self.rmode, self.sat = rmode, sat
-        #: source signature -> D's descriptor, filled by the generic runner
-        self.accepted: dict[Signature, Slot] = {}
+        #: the source signatures the generic runner accepted (a loop body sees few)
+        self.accepted: list[Accepted] = []
         #: the FP16/BF16 route applies: ``matmul`` folds with the compiled
         #: ``kernels.fold_half`` (RNE, no scale) and B.FPATR post-processes nothing, so
         #: D is the fold (the kernel may still decline per PE, which the numpy path
@@ -300,36 +321,42 @@ class MatrixForm:
             and not f.group_max
         )  # fmt: skip
         self.fp16 = (int(a_type == DataType.FP16), int(b_type == DataType.FP16))
-        #: (D's descriptor, machine PEs, PEs) -> the storage D starts from without C:
-        #: poison, and zeros in the participating PEs' valid rows (read-only, copied)
-        self.starts: dict[tuple[Slot, int, tuple[int, ...]], np.ndarray] = {}
 
+    @staticmethod
     def start(
-        self, slot: Slot, npes: int, pes: tuple[int, ...], c: np.ndarray | None
+        got: Accepted, npes: int, pes: tuple[int, ...], c: np.ndarray | None
     ) -> np.ndarray:
         """A new (npes, Rows, Col) storage for D: build_tile's poison outside the valid
-        regions and, in them, zeros or C's values (the kernel adds into them in place)."""
-        key = (slot, npes, pes)
-        base = self.starts.get(key) if c is None else None
+        regions and, in them, zeros or C's values (the kernel adds into them in place);
+        the one without C is kept per machine size (read-only, copied)."""
+        base = got.starts.get(npes) if c is None else None
         if base is None:
-            shape = (npes, slot.rows, slot.cols)
-            base = template(slot.dtype, shape, PAD_NULL).copy()
+            slot = got.slot
+            base = template(slot.dtype, (npes, slot.rows, slot.cols), PAD_NULL).copy()
             m = slot.valid_rows
             for q, pe in enumerate(pes):
                 base[pe, :m] = 0 if c is None else c[q]
             if c is not None:
                 return base
             base.flags.writeable = False
-            if len(self.starts) < MAX_SIGNATURES and base.nbytes <= 1 << 16:
-                self.starts[key] = base
+            if base.nbytes <= 1 << 16:
+                got.starts[npes] = base
         return base.copy()
 
     def accept(self, tiles: Sequence[Tile], d_slot: Slot) -> None:
         """Remember that the generic runner passed every check on sources of these
         descriptors and derived ``d_slot`` (the checks read nothing else of them)."""
         sig = signature(tiles)
-        if sig is not None and len(self.accepted) < MAX_SIGNATURES:
-            self.accepted[sig] = d_slot
+        if sig is None or len(self.accepted) >= MAX_SIGNATURES or self.match(tiles):
+            return
+        self.accepted.append(Accepted(sig, d_slot))
+
+    def match(self, tiles: Sequence[Tile]) -> Accepted | None:
+        """The accepted signature ``tiles`` carry, or None."""
+        for got in self.accepted:
+            if got.matches(tiles):
+                return got
+        return None
 
     def products(
         self, av: np.ndarray, bv: np.ndarray, cv: np.ndarray | None, p: int, slot: Slot
@@ -353,7 +380,7 @@ class MatrixForm:
 
     def half_payload(
         self, a: Tile, b: Tile, c: Tile | None, npes: int, pes: tuple[int, ...],
-        pidx: slice | list[int], pkey: object, slot: Slot,
+        pidx: slice | list[int], pkey: object, got: Accepted,
     ) -> tuple[np.ndarray, np.ndarray, int] | None:  # fmt: skip
         """D's storage (npes, Rows, Col), its status per PE and their OR, computed by
         the compiled FP16/BF16 fold (``kernels.fold_half_by``: what ``matmul`` computes
@@ -365,7 +392,8 @@ class MatrixForm:
             return None
         m, k = a.valid_rows, a.valid_cols
         n = b.valid_cols
-        payload = self.start(slot, npes, pes, None if c is None else region(c, pidx, pkey))
+        slot = got.slot
+        payload = self.start(got, npes, pes, None if c is None else region(c, pidx, pkey))
         at, pe_bytes = _storage_address(payload), payload.strides[0]
         a16, b16 = self.fp16
         xa, xb = _rows_address(a), _rows_address(b)
@@ -392,11 +420,11 @@ class MatrixForm:
                     None if c is None else region(c, pidx, pkey)[one], 1, slot,
                 )  # fmt: skip
                 payload[pe, :m, :n] = d[0]
-                got = int(st[0])
+                word = int(st[0])
             else:
-                got = (NX if flags & 1 else 0) | (OF | NX if flags & 2 else 0)
-            status[q] = got
-            seen |= got
+                word = (NX if flags & 1 else 0) | (OF | NX if flags & 2 else 0)
+            status[q] = word
+            seen |= word
         return payload, status, seen
 
 
@@ -421,7 +449,6 @@ def fused_matrix(plan: BundlePlan, name: str, form: MatrixForm) -> Fused:
     sources carry a signature the generic runner accepted."""
     mask = plan.mask
     geo = _geometries(mask)
-    accepted = form.accepted
     ia, ib, ic = form.a, form.b, form.c
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
@@ -432,16 +459,16 @@ def fused_matrix(plan: BundlePlan, name: str, form: MatrixForm) -> Fused:
         srcs = _sources(state, plan, mask)
         if srcs is None:
             return False
-        sig = signature(srcs)
-        slot = None if sig is None else accepted.get(sig)
-        if slot is None:
+        accepted = form.match(srcs)
+        if accepted is None:
             return False
+        slot = accepted.slot
         a, b = srcs[ia], srcs[ib]
         c = None if ic is None else srcs[ic]
         try:
             got = None
             if form.half and slot.cols == b.valid_cols:  # D's rows are whole storage rows
-                got = form.half_payload(a, b, c, cfg.pes, pes, pidx, pkey, slot)
+                got = form.half_payload(a, b, c, cfg.pes, pes, pidx, pkey, accepted)
             if got is None:
                 cv = None if c is None else region(c, pidx, pkey)
                 d, st = form.products(region(a, pidx, pkey), region(b, pidx, pkey), cv, p,
@@ -451,8 +478,7 @@ def fused_matrix(plan: BundlePlan, name: str, form: MatrixForm) -> Fused:
             else:
                 payload, st, seen = got
                 payload.flags.writeable = False
-                tile = Tile(slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols,
-                            slot.layout, slot.mask, slot.capacity, payload)  # fmt: skip
+                tile = accepted.make(payload, 0, None, 0)
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
         if not state.push_one(slot.hand, tile):  # capacity: the generic path faults
@@ -467,6 +493,7 @@ def fused_matrix(plan: BundlePlan, name: str, form: MatrixForm) -> Fused:
 
 __all__ = [
     "MAX_SIGNATURES",
+    "Accepted",
     "MatrixForm",
     "Signature",
     "fused_load",
