@@ -2,7 +2,7 @@
 
 Where a C compiler exists, the FP32-addition route of the fold runs in C. These tests pin
 that it equals the exact engine over shapes that reach both loop nests of the kernel
-(blocks of 4 x 32 sums and the tails), codes over every binade, subnormals, +-0, NaN and
+(blocks of 3 x 32 sums and the tails), codes over every binade, subnormals, +-0, NaN and
 Inf (which leave the route) and accumulators; that the certificate rejects kernels with
 each hazard it names (another summation order, flush-to-zero, a wrong NX); and that the
 build is cached, falls back without ``target_clones``, and fails into the numpy fold.

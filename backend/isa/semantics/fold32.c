@@ -25,8 +25,10 @@
 
 #include "ieee_env.h"
 
-/* a block of IB rows by JB columns of acc stays in registers across the whole k loop */
-#define IB 4
+/* a block of IB rows by JB columns of acc stays in registers across the whole k loop
+ * (3 x 32 sums are twelve AVX2 registers, leaving four for B's row and A's broadcast:
+ * four rows spilled sums to the stack) */
+#define IB 3
 #define JB 32
 
 static void fold_tail(const float *a, const float *b, float *acc, ptrdiff_t i0, ptrdiff_t i1,

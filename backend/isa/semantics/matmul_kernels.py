@@ -114,7 +114,7 @@ def certify_fold(lib: ctypes.CDLL) -> str | None:
 def certify_add(lib: ctypes.CDLL) -> str | None:
     """None when ``ptoc_fold_f32`` equals the numpy fold on probes of every hazard.
 
-    The probes cover both loop nests of the kernel (blocks of 4 x 32 sums and the tails),
+    The probes cover both loop nests of the kernel (blocks of 3 x 32 sums and the tails),
     ties to even, sums that cancel to subnormals (flush-to-zero would show), signed zeros
     in both orders, overflow to Inf, and an exact fold (no NX), comparing bits and status.
     """
