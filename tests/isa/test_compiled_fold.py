@@ -333,6 +333,36 @@ def test_fused_fold_equals_the_exact_engine(fma_kernel, m, n, k, holes, with_acc
     assert status == want_status
 
 
+@given(
+    st.integers(1, 9),
+    st.integers(1, 40),
+    st.integers(1, 24),
+    st.sampled_from([0.0, 0.02, 0.2]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+@examples(40)
+def test_fp32_carrier_route_equals_the_float64_route(
+    fma_kernel, m, n, k, holes, with_acc, seed
+):
+    """``fold_fp32`` (FP32 carriers straight to the kernel) declines exactly where the
+    float64 route ``fold_fused`` does (a NaN or an infinity) and otherwise gives its
+    bits and status, over every binade, subnormals and signed zeros."""
+    rng = np.random.default_rng(seed)
+    a, b = codes32(rng, (m, k), holes), codes32(rng, (k, n), holes)
+    acc = codes32(rng, (m, n), holes) if with_acc else None
+    with np.errstate(invalid="ignore"):  # a signalling NaN widens with a warning
+        start = np.zeros((m, n)) if acc is None else acc.astype(np.float64)
+        want = kernels.fold_fused(a.astype(np.float64), b.astype(np.float64), start)
+    got = kernels.fold_fp32(a, b, acc)
+    assert (got is None) == (want is None)
+    if got is not None and want is not None:
+        np.testing.assert_array_equal(
+            got[0].view(np.uint32), mm._to_fp32(want[0]).view(np.uint32)
+        )
+        assert got[1] == want[1]
+
+
 def test_fused_fold_serves_fp32_and_declines_non_finite_operands(fma_kernel) -> None:
     a = np.array([[1.0, 2.0**-100]], np.float32)
     b = np.array([[3.0], [3.0 * 2.0**-40]], np.float32)
