@@ -32,6 +32,10 @@ words); the mathematical sources (C, A, A scale, B, B scale, bias in stream orde
 selector distinct from D's hand; then the destination group (Fault_TileAllocation). The
 result is :func:`ptoc.backend.isa.semantics.matmul.matmul` once per participating PE
 (DECISIONS D11), published with RowMaxOut and GroupMaxOut as one group.
+
+Speed: once warm, the transport conversions and the plain matrix operations run their
+fused forms (:mod:`.cube_fused`), which compute the same results without the generic
+context and fall back here for anything unusual.
 """
 
 from __future__ import annotations
@@ -174,14 +178,14 @@ def _cube_load(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) -
             assert isinstance(slot, str)
             raise TileAllocationFault(slot, ctx.name)
         ctx.reserve(dests)
-        (slot_,) = dests.slots
+        (dest,) = dests.slots
         base = ctx.gpr_slot(0)
         stride = ctx.gpr_slot(1, default_stride)
         fp = footprint(dt, base, stride, vr, vc, ctx.state.config.gm_size, ctx.name,
                        False, ctx.pes)  # fmt: skip
         if ctx.state.access_log is not None:  # a grid launch records what it read (D13)
             ctx.state.access_log.read_footprint(fp)
-        ctx.publish(slot_, gather(ctx.state.gm, fp, dt), pad)
+        ctx.publish(dest, gather(ctx.state.gm, fp, dt), pad)
 
     run.fused = fused_load(spec.plan, spec.name, dt, slot, vr, vc, pad, default_stride)  # type: ignore[attr-defined]
     return run

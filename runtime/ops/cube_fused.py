@@ -283,8 +283,10 @@ class Accepted:
 
     def __init__(self, sig: Signature, slot: Slot) -> None:
         self.signature, self.slot = sig, slot
+        # D's padding is Null (undefined), as build_tile publishes it
         self.make = tile_maker(slot.dtype, slot.rows, slot.cols, slot.valid_rows,
-                               slot.valid_cols, slot.layout, slot.mask, slot.capacity, False)  # fmt: skip
+                               slot.valid_cols, slot.layout, slot.mask, slot.capacity,
+                               False)  # fmt: skip
         self.starts: dict[int, np.ndarray] = {}
 
     def matches(self, tiles: Sequence[Tile]) -> bool:

@@ -3,10 +3,10 @@
 :mod:`.matmul` is the fold; this module holds what runs it in C where a compiler exists
 (:mod:`.compiled` builds and caches the libraries): the FP16/BF16 route in one call
 (:func:`fold_half`), FP32 additions of exact products (:func:`fold_compiled`) and the
-fused FP32 steps (:func:`fold_fused`). Each library is used only after its certificate
-(:func:`certify_fold`, :func:`certify_fma`) found it equal to the numpy path on probes of
-every hazard, bit for bit and status included; every function here returns None where
-the numpy path must decide instead.
+fused FP32 steps (:func:`fold_fused`; :func:`fold_fp32` for FP32 carriers). Each
+library is used only after its certificate (:func:`certify_fold`, :func:`certify_fma`)
+found it equal to the numpy path on probes of every hazard, bit for bit and status
+included; every function here returns None where the numpy path must decide instead.
 """
 
 from __future__ import annotations
