@@ -209,12 +209,7 @@ class Ctx:
     def gpr_slot(self, slot: int, default: int | None = 0) -> np.ndarray:
         """RegSrc``slot`` of B.IOR read on each participating PE (uint64 (P,)); the
         omission default when B.IOR is absent (``default`` None: caller derives it)."""
-        ior = self.plan.ior
-        if ior is None:
-            assert default is not None
-            return np.full(self.P, default, np.uint64)
-        column = self.state.gpr[:, ior.sources[slot]]  # uint64 (pes,): a view
-        return column.copy() if self.pkey is None else column[self.pidx]
+        return gpr_words(self.state, self.plan, slot, default, self.P, self.pidx, self.pkey)
 
     # ----------------------------------------------------------- destinations
 
@@ -279,6 +274,25 @@ class Ctx:
         if st.dtype != np.uint8 or st.shape != (self.P,):
             st = np.asarray(st, np.uint8).reshape(self.P)
         self.status = st if self.status is None else (self.status | st)
+
+
+def gpr_words(
+    state: MachineState,
+    plan: BundlePlan,
+    slot: int,
+    default: int | None,
+    P: int,
+    pidx: slice | list[int],
+    pkey: object,
+) -> np.ndarray:
+    """:meth:`Ctx.gpr_slot` without a context (the fused runners read their B.IOR words
+    with it): RegSrc``slot`` on the PEs ``pidx`` selects, uint64 (P,), a new array."""
+    ior = plan.ior
+    if ior is None:
+        assert default is not None
+        return np.full(P, default, np.uint64)
+    column = state.gpr[:, ior.sources[slot]]  # uint64 (pes,): a view
+    return column.copy() if pkey is None else column[pidx]
 
 
 def region(t: Tile, pidx: slice | list[int], pkey: object) -> np.ndarray:
@@ -639,6 +653,7 @@ __all__ = [
     "execute",
     "execute_untraced",
     "geometry",
+    "gpr_words",
     "make_dests",
     "or_status",
     "region",

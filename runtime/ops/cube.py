@@ -32,6 +32,10 @@ words); the mathematical sources (C, A, A scale, B, B scale, bias in stream orde
 selector distinct from D's hand; then the destination group (Fault_TileAllocation). The
 result is :func:`ptoc.backend.isa.semantics.matmul.matmul` once per participating PE
 (DECISIONS D11), published with RowMaxOut and GroupMaxOut as one group.
+
+Speed: once warm, the transport conversions and the plain matrix operations run their
+fused forms (:mod:`.cube_fused`), which compute the same results without the generic
+context and fall back here for anything unusual.
 """
 
 from __future__ import annotations
@@ -51,11 +55,13 @@ from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.backend.isa.semantics.core import SemanticError
 
 from ..alloc import Dests, Slot
+from ..bundle import BundlePlan
 from ..engine import Ctx, Preparer, Runner
 from ..faults import BundleControlFault, TileAllocationFault
 from ..memory import dense_stride, footprint, gather, scatter_plan
 from ..spec import Spec
 from ..tiles import Layout, Tile, derived_rows, size_code_bytes
+from .cube_fused import MatrixForm, fused_load, fused_matrix, fused_store
 
 RM = Layout.ROW_MAJOR
 _MAX_AUX_ELEMENTS = isa_cube.MAX_ELEMENTS
@@ -69,14 +75,23 @@ def cube_slot(
 ) -> Slot | str:
     """The descriptor of CUBE destination ``k`` at its SizeCode, or why none exists
     (``TileCubeDescriptorShapeLegal``)."""
-    hand, size = ctx.plan.destinations[k]
+    return plan_slot(ctx.plan, ctx.mask, k, layout, dt, valid_rows, valid_cols)
+
+
+def plan_slot(
+    plan: BundlePlan, mask: int, k: int, layout: CubeLayout, dt: DataType, valid_rows: int,
+    valid_cols: int,
+) -> Slot | str:  # fmt: skip
+    """:func:`cube_slot` of a bundle ``plan`` running on the PEs of ``mask`` (static: the
+    preparers derive it once)."""
+    hand, size = plan.destinations[k]
     cap = size_code_bytes(size)
     rule = isa_cube.shape_rule(cap, layout, dt, valid_rows, valid_cols)
     if rule is not None:
         return rule
     g = isa_cube.geometry(layout, dt, valid_rows, valid_cols)
     return Slot(k, int(hand), dt, g.rows, g.cols, valid_rows, valid_cols,
-                Layout.of_cube(layout), ctx.mask, cap, info(dt).carrier)  # fmt: skip
+                Layout.of_cube(layout), mask, cap, info(dt).carrier)  # fmt: skip
 
 
 def cube_descriptor_rule(t: Tile) -> str | None:
@@ -149,26 +164,37 @@ def transport(spec: Spec) -> Runner:
 
 def _cube_load(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) -> Runner:
     pad = spec.datr.pad if spec.datr is not None else 0
+    # a transport bundle binds one B.IOT: it runs on that binding's mask (participation)
+    slot = plan_slot(spec.plan, spec.plan.mask, 0, layout, dt, vr, vc)
+    dests = (
+        None
+        if isinstance(slot, str)
+        else Dests((slot,), ((slot.hand, slot.mask, slot.capacity),))
+    )
+    default_stride = dense_stride(vc, dt)
 
     def run(ctx: Ctx) -> None:
-        slot = cube_slot(ctx, 0, layout, dt, vr, vc)
-        if isinstance(slot, str):
+        if dests is None:
+            assert isinstance(slot, str)
             raise TileAllocationFault(slot, ctx.name)
-        ctx.reserve(Dests((slot,), ((slot.hand, slot.mask, slot.capacity),)))
+        ctx.reserve(dests)
+        (dest,) = dests.slots
         base = ctx.gpr_slot(0)
-        stride = ctx.gpr_slot(1, dense_stride(vc, dt))
+        stride = ctx.gpr_slot(1, default_stride)
         fp = footprint(dt, base, stride, vr, vc, ctx.state.config.gm_size, ctx.name,
                        False, ctx.pes)  # fmt: skip
         if ctx.state.access_log is not None:  # a grid launch records what it read (D13)
             ctx.state.access_log.read_footprint(fp)
-        ctx.publish(slot, gather(ctx.state.gm, fp, dt), pad)
+        ctx.publish(dest, gather(ctx.state.gm, fp, dt), pad)
 
+    run.fused = fused_load(spec.plan, spec.name, dt, slot, vr, vc, pad, default_stride)  # type: ignore[attr-defined]
     return run
 
 
 def _cube_store(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) -> Runner:
     spec.reads_cube = True
     want = Layout.of_cube(layout)
+    default_stride = dense_stride(vc, dt)
 
     def run(ctx: Ctx) -> None:
         t = ctx.sources[0]
@@ -181,12 +207,13 @@ def _cube_store(spec: Spec, dt: DataType, layout: CubeLayout, vr: int, vc: int) 
             raise ctx.illegal(f"the CUBE store source {ctx.ref(0)} {rule}")
         ctx.source(0, dt, layout=want)  # definedness
         base = ctx.gpr_slot(0)
-        stride = ctx.gpr_slot(1, dense_stride(vc, dt))
+        stride = ctx.gpr_slot(1, default_stride)
         fp = footprint(dt, base, stride, vr, vc, ctx.state.config.gm_size, ctx.name,
                        True, ctx.pes)  # fmt: skip
         vals = t.payload[ctx.pidx, :vr, :vc]
         ctx.gm_writes.extend(scatter_plan(ctx.state.gm, fp, vals, stride))
 
+    run.fused = fused_store(spec.plan, spec.name, dt, layout, vr, vc, default_stride)  # type: ignore[attr-defined]
     return run
 
 
@@ -293,10 +320,39 @@ def matmul(spec: Spec) -> Runner:
         sf.output_type(f, p.acc_type) if f.pre_quant_mode in sf.PRE_QUANT else p.acc_type
     )
 
-    def run(ctx: Ctx) -> None:
-        _run(ctx, p)
+    form = _plain_form(spec, p)
+    if form is None:
 
-    return run
+        def run(ctx: Ctx) -> None:
+            _run(ctx, p)
+
+        return run
+
+    def run_plain(ctx: Ctx) -> None:
+        form.accept(ctx.sources, _run(ctx, p))  # passed: the fused form may take these
+
+    run_plain.fused = fused_matrix(spec.plan, spec.name, form)  # type: ignore[attr-defined]
+    return run_plain
+
+
+def _plain_form(spec: Spec, p: _Plan) -> MatrixForm | None:
+    """The fused form's facts when the bundle is a plain matrix operation (Local A and
+    B, C for the ACC forms, nothing else: the only data-dependent checks left are on
+    the sources' descriptors), else None."""
+    f = p.f
+    if (
+        p.scalars
+        or p.shared_pos
+        or spec.plan.shared
+        or p.a_scale
+        or p.b_scale
+        or p.fn.bias
+        or f.row_max
+        or f.group_max
+        or not {"A", "B"} <= set(p.pos) <= {"A", "B", "C"}
+    ):
+        return None
+    return MatrixForm(p.a_type, p.b_type, p.fn.mx, f, p.pos, spec.rmode, spec.sat)
 
 
 def _shared_groups(spec: Spec, p: _Plan) -> None:
@@ -521,7 +577,9 @@ def _shared_operands(ctx: Ctx, p: _Plan) -> dict[str, np.ndarray]:
     return out
 
 
-def _run(ctx: Ctx, p: _Plan) -> None:
+def _run(ctx: Ctx, p: _Plan) -> Slot:
+    """Run a matrix bundle (module docstring: checks in the ASL's order); returns D's
+    descriptor."""
     f, fn = p.f, p.fn
     m, n, k = p.m, p.n, p.k
     pos = p.pos
@@ -688,6 +746,7 @@ def _run(ctx: Ctx, p: _Plan) -> None:
     if f.group_max:
         ctx.publish(slots[j], _stack(gms, slots[j]))
     ctx.add_status(status)
+    return d_slot
 
 
 def _stack(parts: list[np.ndarray | None], slot: Slot) -> np.ndarray:
@@ -697,7 +756,7 @@ def _stack(parts: list[np.ndarray | None], slot: Slot) -> np.ndarray:
     return arr
 
 
-__all__ = ["cube_descriptor_rule", "cube_slot", "matmul", "transport"]
+__all__ = ["cube_descriptor_rule", "cube_slot", "matmul", "plan_slot", "transport"]
 
 
 #: the preparers of this family, by the executor kind the operation table names (the

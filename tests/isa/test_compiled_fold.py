@@ -2,7 +2,7 @@
 
 Where a C compiler exists, the FP32-addition route of the fold runs in C. These tests pin
 that it equals the exact engine over shapes that reach both loop nests of the kernel
-(blocks of 4 x 32 sums and the tails), codes over every binade, subnormals, +-0, NaN and
+(blocks of 3 x 32 sums and the tails), codes over every binade, subnormals, +-0, NaN and
 Inf (which leave the route) and accumulators; that the certificate rejects kernels with
 each hazard it names (another summation order, flush-to-zero, a wrong NX); and that the
 build is cached, falls back without ``target_clones``, and fails into the numpy fold.
@@ -331,6 +331,36 @@ def test_fused_fold_equals_the_exact_engine(fma_kernel, m, n, k, holes, with_acc
     got, status = mm.fold(a, D.FP32, b, D.FP32, acc=acc)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     assert status == want_status
+
+
+@given(
+    st.integers(1, 9),
+    st.integers(1, 40),
+    st.integers(1, 24),
+    st.sampled_from([0.0, 0.02, 0.2]),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+@examples(40)
+def test_fp32_carrier_route_equals_the_float64_route(
+    fma_kernel, m, n, k, holes, with_acc, seed
+):
+    """``fold_fp32`` (FP32 carriers straight to the kernel) declines exactly where the
+    float64 route ``fold_fused`` does (a NaN or an infinity) and otherwise gives its
+    bits and status, over every binade, subnormals and signed zeros."""
+    rng = np.random.default_rng(seed)
+    a, b = codes32(rng, (m, k), holes), codes32(rng, (k, n), holes)
+    acc = codes32(rng, (m, n), holes) if with_acc else None
+    with np.errstate(invalid="ignore"):  # a signalling NaN widens with a warning
+        start = np.zeros((m, n)) if acc is None else acc.astype(np.float64)
+        want = kernels.fold_fused(a.astype(np.float64), b.astype(np.float64), start)
+    got = kernels.fold_fp32(a, b, acc)
+    assert (got is None) == (want is None)
+    if got is not None and want is not None:
+        np.testing.assert_array_equal(
+            got[0].view(np.uint32), mm._to_fp32(want[0]).view(np.uint32)
+        )
+        assert got[1] == want[1]
 
 
 def test_fused_fold_serves_fp32_and_declines_non_finite_operands(fma_kernel) -> None:

@@ -25,8 +25,10 @@
 
 #include "ieee_env.h"
 
-/* a block of IB rows by JB columns of acc stays in registers across the whole k loop */
-#define IB 4
+/* a block of IB rows by JB columns of acc stays in registers across the whole k loop
+ * (3 x 32 sums are twelve AVX2 registers, leaving four for B's row and A's broadcast:
+ * four rows spilled sums to the stack) */
+#define IB 3
 #define JB 32
 
 static void fold_tail(const float *a, const float *b, float *acc, ptrdiff_t i0, ptrdiff_t i1,
@@ -77,42 +79,67 @@ static void fold_blocks(const float *a, const float *b, float *acc, ptrdiff_t m,
  * FP16 (fp16 != 0) or BF16 codes widened to their FP32 encodings, every code exactly
  * (NaN payloads shifted into place as numpy's and ml_dtypes' casts do), and the smallest
  * nonzero and the largest magnitude code (extremes[0] is 0xFFFF when all are zeros):
- * the fold's range check reads them, so one pass serves both.
+ * the fold's range check reads them. The extremes and the BF16 widening are separate
+ * branch-free loops, which the compiler vectorises (one pass that also widened FP16 in
+ * place ran element by element).
  */
+#ifdef PTOC_CLONES
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void half_extremes(const unsigned short *src, ptrdiff_t count, unsigned short *extremes)
+{
+    /* the smallest magnitude minus one: zeros wrap to 0xFFFF and never lower it */
+    unsigned short low_key = 0xFFFF, hi = 0;
+    for (ptrdiff_t i = 0; i < count; i++) {
+        const unsigned short mag = (unsigned short)(src[i] & 0x7FFFu);
+        const unsigned short key = (unsigned short)(mag - 1u);
+        low_key = key < low_key ? key : low_key;
+        hi = mag > hi ? mag : hi;
+    }
+    extremes[0] = low_key == 0xFFFF ? 0xFFFF : (unsigned short)(low_key + 1u);
+    extremes[1] = hi;
+}
+
+#ifdef PTOC_CLONES
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void widen_bf16(const unsigned short *src, unsigned int *dst, ptrdiff_t count)
+{
+    for (ptrdiff_t i = 0; i < count; i++)
+        dst[i] = (unsigned int)src[i] << 16;
+}
+
+#ifdef PTOC_CLONES
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void widen_fp16(const unsigned short *src, unsigned int *dst, ptrdiff_t count)
+{
+    for (ptrdiff_t i = 0; i < count; i++) {
+        const unsigned int h = src[i];
+        const unsigned int sign = (h & 0x8000u) << 16;
+        const unsigned int exp = (h >> 10) & 0x1Fu, frac = h & 0x3FFu;
+        const unsigned int normal = ((exp + 112u) << 23) | (frac << 13);
+        const unsigned int special = 0x7F800000u | (frac << 13); /* Inf, NaN payloads */
+        /* a zero or a subnormal: frac * 2**-24, exact (and normal) in FP32, so neither
+         * the rounding mode nor flush-to-zero can change it and no flag is raised */
+        const float tiny = (float)(int)frac * 0x1p-24f;
+        unsigned int small;
+        memcpy(&small, &tiny, sizeof small);
+        /* selected by masks, not branches: the loop vectorises */
+        const unsigned int top = 0u - (unsigned int)(exp == 0x1Fu);
+        const unsigned int low = 0u - (unsigned int)(exp == 0);
+        dst[i] = sign | (special & top) | (small & low) | (normal & ~(top | low));
+    }
+}
+
 void ptoc_widen16(const unsigned short *src, unsigned int *dst, ptrdiff_t count, int fp16,
                   unsigned short *extremes)
 {
-    unsigned short lo = 0xFFFF, hi = 0;
-    for (ptrdiff_t i = 0; i < count; i++) {
-        const unsigned int h = src[i];
-        const unsigned short mag = (unsigned short)(h & 0x7FFF);
-        hi = mag > hi ? mag : hi;
-        /* zeros wrap to 0xFFFF and never lower the minimum */
-        const unsigned short key = (unsigned short)(mag - 1u);
-        lo = key < (unsigned short)(lo - 1u) ? mag : lo;
-        if (!fp16) {
-            dst[i] = h << 16;
-            continue;
-        }
-        const unsigned int sign = (h & 0x8000u) << 16;
-        const unsigned int exp = (h >> 10) & 0x1Fu, frac = h & 0x3FFu;
-        if (exp == 0x1Fu) {
-            dst[i] = sign | 0x7F800000u | (frac << 13);
-        } else if (exp != 0) {
-            dst[i] = sign | ((exp + 112u) << 23) | (frac << 13);
-        } else if (frac == 0) {
-            dst[i] = sign;
-        } else { /* a subnormal: frac * 2**-24, normal in FP32 */
-            unsigned int shift = 0, f = frac;
-            while (!(f & 0x400u)) {
-                f <<= 1;
-                shift++;
-            }
-            dst[i] = sign | ((113u - shift) << 23) | ((f & 0x3FFu) << 13);
-        }
-    }
-    extremes[0] = lo;
-    extremes[1] = hi;
+    half_extremes(src, count, extremes);
+    if (fp16)
+        widen_fp16(src, dst, count);
+    else
+        widen_bf16(src, dst, count);
 }
 
 static double code_value(unsigned short mag, int fp16)

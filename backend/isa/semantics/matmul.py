@@ -289,6 +289,11 @@ def fold(
         half = kernels.fold_half(a, a_type, b, b_type, acc)
         if half is not None:
             return half
+        if a_type == D.FP32 and b_type == D.FP32:
+            # the fused route below on FP32 carriers, without its float64 round trips
+            single = kernels.fold_fp32(a, b, acc)
+            if single is not None:
+                return single
         ops = _native_operands(a, a_type, b, b_type, acc)
         if ops is not None:
             return _fold_native(*ops, start_is_zero=acc is None)

@@ -3,10 +3,10 @@
 :mod:`.matmul` is the fold; this module holds what runs it in C where a compiler exists
 (:mod:`.compiled` builds and caches the libraries): the FP16/BF16 route in one call
 (:func:`fold_half`), FP32 additions of exact products (:func:`fold_compiled`) and the
-fused FP32 steps (:func:`fold_fused`). Each library is used only after its certificate
-(:func:`certify_fold`, :func:`certify_fma`) found it equal to the numpy path on probes of
-every hazard, bit for bit and status included; every function here returns None where
-the numpy path must decide instead.
+fused FP32 steps (:func:`fold_fused`; :func:`fold_fp32` for FP32 carriers). Each
+library is used only after its certificate (:func:`certify_fold`, :func:`certify_fma`)
+found it equal to the numpy path on probes of every hazard, bit for bit and status
+included; every function here returns None where the numpy path must decide instead.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def certify_fold(lib: ctypes.CDLL) -> str | None:
 def certify_add(lib: ctypes.CDLL) -> str | None:
     """None when ``ptoc_fold_f32`` equals the numpy fold on probes of every hazard.
 
-    The probes cover both loop nests of the kernel (blocks of 4 x 32 sums and the tails),
+    The probes cover both loop nests of the kernel (blocks of 3 x 32 sums and the tails),
     ties to even, sums that cancel to subnormals (flush-to-zero would show), signed zeros
     in both orders, overflow to Inf, and an exact fold (no NX), comparing bits and status.
     """
@@ -192,12 +192,40 @@ def fold_fused(av: np.ndarray, bv: np.ndarray, s: np.ndarray) -> tuple[np.ndarra
     for x, x32 in zip((av, bv, s), ops):
         if not (np.isfinite(x32).all() and np.array_equal(x32, x)):
             return None
-    return fold_fused_by(kernel, *ops)
+    return fold_fused_by(kernel, ops[0], ops[1], ops[2])
+
+
+def fold_fp32(
+    a: np.ndarray, b: np.ndarray, acc: np.ndarray | None
+) -> tuple[np.ndarray, int] | None:
+    """The RNE fold of FP32 carrier operands (and FP32 start ``acc``, None: +0) by the
+    compiled fused kernel when every element is finite, else None.
+
+    What :func:`.matmul.fold` computes for them through :func:`fold_fused` -- float64
+    copies that are exact, then the kernel on their FP32 values, then the FP32 carrier
+    of the float64 result -- without the round trips: finite FP32 values convert to
+    float64 and back unchanged, and the kernel never makes a NaN from finite operands
+    (it reports an invalid operation instead, which returns None here as there).
+    """
+    kernel = compiled_fma()
+    if kernel is None:
+        return None
+    for x in (a, b) if acc is None else (a, b, acc):
+        if x.dtype != np.float32 or not np.isfinite(x).all():
+            return None
+    run = np.zeros((a.shape[0], b.shape[1]), np.float32) if acc is None else acc
+    return fold_fused_by(kernel, a, b, run, widen=False)
 
 
 def fold_fused_by(
-    kernel: Callable[..., int], a32: np.ndarray, b32: np.ndarray, run: np.ndarray
+    kernel: Callable[..., int],
+    a32: np.ndarray,
+    b32: np.ndarray,
+    run: np.ndarray,
+    widen: bool = True,
 ) -> tuple[np.ndarray, int] | None:
+    """The kernel's fold of FP32 ``a32`` x ``b32`` from ``run`` (copied): the float64
+    result (``widen``; else the FP32 one) and status, or None on an invalid operation."""
     m, k = a32.shape
     n = b32.shape[1]
     a = np.ascontiguousarray(a32, np.float32)
@@ -210,7 +238,7 @@ def fold_fused_by(
     for bit, flag in FMA_STATUS:
         if flags & bit:
             status |= flag
-    return out.astype(np.float64), status
+    return (out.astype(np.float64) if widen else out), status
 
 
 def compiled_fma() -> Callable[..., int] | None:
