@@ -28,16 +28,21 @@ CHUNK = 1 << CHUNK_BITS
 MAX_CHUNKS = 256
 #: memories kept per size
 KEEP = 2
+#: chunks the kept memories may hold in RAM altogether (64 MiB): a chunk once written
+#: stays resident when it is zeroed again
+HELD_CHUNKS = 1024
 
 
 class Written:
     """The chunks of a dense memory written since it was all zero; ``chunks`` None once
     there are too many to be worth zeroing (the memory is then not reused)."""
 
-    __slots__ = ("chunks",)
+    __slots__ = ("chunks", "resident")
 
-    def __init__(self) -> None:
+    def __init__(self, resident: frozenset[int] = frozenset()) -> None:
         self.chunks: set[int] | None = set()
+        #: the chunks earlier machines wrote (zero again, but in RAM)
+        self.resident = resident
 
     def span(self, lo: int, hi: int) -> None:
         """Bytes ``[lo, hi)`` were written."""
@@ -100,36 +105,45 @@ class DensePool:
     """Dense memories of machines that are gone, all zero again, by size."""
 
     def __init__(self) -> None:
-        self._free: dict[int, list[np.ndarray]] = {}
+        self._free: dict[int, list[tuple[np.ndarray, frozenset[int]]]] = {}
+        #: chunks the kept memories hold in RAM
+        self._held = 0
 
-    def take(self, size: int) -> np.ndarray:
-        """An all-zero dense memory of ``size`` bytes (a kept one when there is one)."""
+    def take(self, size: int) -> tuple[np.ndarray, frozenset[int]]:
+        """An all-zero dense memory of ``size`` bytes (a kept one when there is one) and
+        the chunks of it earlier machines wrote."""
         free = self._free.get(size)
         if free:
             try:
-                return free.pop()
+                gm, resident = free.pop()
             except IndexError:  # another thread took the last one
                 pass
-        return np.zeros(size, np.uint8)
+            else:
+                self._held -= len(resident)
+                return gm, resident
+        return np.zeros(size, np.uint8), frozenset()
 
     def give(self, gm: np.ndarray, written: Written, holders: int) -> None:
         """Keep ``gm`` for the next machine when nothing but its owner (``holders``
-        references, the caller's included) refers to it and its written chunks are
-        known: they are zeroed here."""
+        references, the caller's included) refers to it, its written chunks are known
+        (they are zeroed here) and the chunks it holds in RAM fit the budget."""
         chunks = written.chunks
         if chunks is None or sys.getrefcount(gm) > holders + 1:
             return
         free = self._free.setdefault(len(gm), [])
-        if len(free) >= KEEP:
+        resident = written.resident | chunks
+        if len(free) >= KEEP or self._held + len(resident) > HELD_CHUNKS:
             return
         for c in chunks:
             gm[c << CHUNK_BITS : (c + 1) << CHUNK_BITS] = 0
         written.chunks = set()
-        free.append(gm)
+        self._held += len(resident)
+        free.append((gm, resident))
 
     def clear(self) -> None:
         """Drop every kept memory."""
         self._free.clear()
+        self._held = 0
 
 
 #: the process's pool

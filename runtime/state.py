@@ -56,7 +56,8 @@ class MachineState:
         #: goes back to :data:`~ptoc.runtime.gm_pool.POOL` with the machine
         self.gm_written: Written | None = None
         if gm is None and config.gm_size <= DENSE_LIMIT:
-            self.gm, self.gm_written = POOL.take(config.gm_size), Written()
+            self.gm, resident = POOL.take(config.gm_size)
+            self.gm_written = Written(resident)
         else:
             self.gm = new_memory(config.gm_size) if gm is None else gm
         #: the grid's access recorder (races, merged writes); None: nothing is recorded

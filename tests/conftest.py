@@ -1,4 +1,5 @@
-"""Shared pytest configuration: hypothesis profiles.
+"""Shared pytest configuration: hypothesis profiles, and a check on every machine of
+the suite that its global memory's written-chunk record is complete.
 
 ``ci`` (the default) is bounded and deterministic so the default test run stays fast;
 ``thorough`` is for local runs: ``HYPOTHESIS_PROFILE=thorough python -m pytest``.
@@ -11,8 +12,14 @@ with varied inputs in the default run and exhaustively under ``thorough``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
+
+import ptoc.runtime.state as _state
+from ptoc.runtime.gm_pool import CHUNK, CHUNK_BITS, DensePool, Written
 
 #: max_examples of the ci profile, the unit ``examples`` scales by
 CI_EXAMPLES = 60
@@ -39,3 +46,42 @@ def examples(ci: int) -> settings:
     under a profile with more (``thorough``: ``ci * 2000 / 60``)."""
     scale = max(1.0, settings.default.max_examples / CI_EXAMPLES)
     return settings(max_examples=max(1, round(ci * scale)))
+
+
+#: the largest memory whose bytes are scanned when its machine goes (a scan of a
+#: small memory costs microseconds; the default 64 MiB one is left to the tests of
+#: ``tests/runtime/test_gm_pool.py``)
+SCANNED_GM = 1 << 20
+_unrecorded: list[str] = []
+
+
+class _CheckedPool(DensePool):
+    """The process's pool, checking for each small memory a machine gives back that
+    every chunk holding a nonzero byte was recorded: a write that bypasses the record
+    would leave stale bytes in the next machine's memory. (A failure inside ``__del__``
+    cannot raise: it is noted, and the test that made the machine fails.)"""
+
+    def give(self, gm: np.ndarray, written: Written, holders: int) -> None:
+        chunks = written.chunks
+        if chunks is not None and len(gm) <= SCANNED_GM:
+            whole = len(gm) // CHUNK * CHUNK
+            found = set(np.flatnonzero(gm[:whole].reshape(-1, CHUNK).any(axis=1)).tolist())
+            if whole < len(gm) and gm[whole:].any():
+                found.add(whole >> CHUNK_BITS)
+            if found - chunks:
+                _unrecorded.append(f"chunks {sorted(found - chunks)[:4]} of {len(gm)} bytes")
+        super().give(gm, written, holders + 1)  # this override's frame holds it too
+
+
+_state.POOL = _CheckedPool()
+
+
+@pytest.fixture(autouse=True)
+def _every_gm_write_is_recorded() -> Iterator[None]:
+    yield
+    if _unrecorded:
+        found = list(_unrecorded)
+        _unrecorded.clear()
+        pytest.fail(
+            f"{len(found)} machine(s) wrote global memory they did not record, e.g. {found[:3]}"
+        )

@@ -251,12 +251,18 @@ def fused_store(
             # scatter_plan's DenseWrites, applied in PE order, without building them
             assert fp.dense is not None
             payload, eb = t.payload, fp.nbytes
+            written = state.gm_written  # (the memory's written-chunk record: gm_pool)
             for pe, (b, s) in zip(pes, fp.dense, strict=True):
                 np.ndarray((vr, vc), carrier, gm, b, (s, eb))[...] = payload[pe, :vr, :vc]
+                if written is not None:
+                    written.rows(b, s, vr, vc * eb)
             return True
         mem = state.gm
+        written = state.gm_written
         for w in scatter_plan(mem, fp, t.payload[pidx, :vr, :vc], step):
             w.apply(mem)
+            if written is not None:
+                w.record(written)
         return True
 
     return fused
