@@ -18,7 +18,17 @@ from ptoc.backend.isa.semantics import core
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
-from ..engine import Ctx, Fused, Preparer, Runner, build_tile, geometry, make_dests, or_status
+from ..engine import (
+    Ctx,
+    Fused,
+    Preparer,
+    Runner,
+    build_tile,
+    geometry,
+    gpr_words,
+    make_dests,
+    or_status,
+)
 from ..spec import Spec
 from ..state import MachineState
 from .common import RM, invalid_encoding, predicate_slot, require_encodings, same_rows
@@ -138,12 +148,7 @@ def _fused_texpands(spec: Spec, dt: DataType, dests: Dests) -> Fused:
         pes, p, pidx, pkey = geometry(mask, npes)
         if pes[-1] >= npes:
             return False
-        ior = plan.ior
-        if ior is None:
-            gpr = np.zeros(p, np.uint64)
-        else:
-            column = state.gpr[:, ior.src0]
-            gpr = column.copy() if pkey is None else column[pidx]
+        gpr = gpr_words(state, plan, 0, 0, p, pidx, pkey)
         if invalid_encoding(dt, core.scalar_operand(dt, gpr)):
             return False
         res, st = sem(dt, (p, vr, vc), gpr)
