@@ -2,7 +2,7 @@
 :mod:`.scalar`).
 
 The compiler's loop bookkeeping -- counters, bounds, addresses, the loop condition --
-is a few ADDI/SLLI/ADD/SETC instructions per block. On the numpy path each costs four
+is a few ADDI/LUI/SLLI/ADD/SETC instructions per block. On the numpy path each costs four
 array operations on a handful of PEs, so the block costs more than the tile bundles it
 steers. Here the same instructions run on each PE's GPRs as Python integers.
 
@@ -23,7 +23,7 @@ from typing import NamedTuple
 from ptoc.backend.isa.fields import GPR_COUNT
 from ptoc.backend.program import Scalar
 
-from .scalar import M64, MODIFIERS, Decoded, decode
+from .scalar import M64, MODIFIERS, Decoded, _sext, decode
 
 #: one PE's GPRs as Python integers
 Regs = list[int]
@@ -121,6 +121,9 @@ def _step(c: Scalar, pc: int) -> IntStep | None:
         return _write(rd, lambda r: op(r[a], (modify(r[b]) << sh) & M64))
     if m == "C.MOVI":
         rd, v = _store(d), d.word("simm5") & M64
+        return None if rd is None else _write(rd, lambda r: v)
+    if m == "LUI":
+        rd, v = _store(d), (_sext(d.fields.get("imm20", 0), 20) << 12) & M64
         return None if rd is None else _write(rd, lambda r: v)
     if m.startswith("SETC."):
         return _setc(d, m)
