@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,11 +79,13 @@ class MachineState:
         self._serial = 0
 
     def __del__(self) -> None:
-        written = self.__dict__.get("gm_written")  # an unpickled state has none
-        if written is not None:
-            gm = self.gm
-            assert isinstance(gm, np.ndarray)
-            POOL.give(gm, written, holders=3)  # the attribute, ``gm``, give's argument
+        # (a state built without __init__ has no record; at interpreter exit the pool
+        # may be gone already: keeping a memory is only ever an optimisation)
+        written = self.__dict__.get("gm_written")
+        gm = self.__dict__.get("gm")
+        if written is not None and isinstance(gm, np.ndarray):
+            with contextlib.suppress(Exception):
+                POOL.give(gm, written, holders=3)  # the attribute, ``gm``, give's argument
 
     # ------------------------------------------------------------------ queues
 
