@@ -1,20 +1,18 @@
 """Fused forms of the ordinary TLOAD and TSTORE (``engine.execute_untraced``).
 
-The common transfer -- whole-byte elements, each PE's rows aligned and inside a dense
-global memory, proven in closed form from the B.IOR registers -- is executed here in
-one call, without the per-bundle context, the footprint cache or the pending-write
-list: a TLOAD copies the rows from views of the memory into the new tile, a TSTORE
-writes the source's rows into views of the memory. Anything else (a 4-bit type, an
-address that is misaligned or out of range, a grid launch's access log, a sparse
-memory, a source with undefined elements, a full queue that cannot take the tile)
-returns False before any effect, and the generic runner raises whatever fault applies
-in its order. The results are the generic runners' own: the same rows, the same tile,
-the same memory bytes.
+The common transfer -- whole-byte elements, each PE's rows aligned and inside the
+memory, proven in closed form from the B.IOR registers -- is executed here in one call,
+without the per-bundle context, the footprint cache or the pending-write list: a TLOAD
+publishes the rows of :func:`~ptoc.runtime.memory.gather_view`, a TSTORE applies the
+:class:`~ptoc.runtime.memory.DenseWrite` of each PE at once (what ``scatter_plan`` and
+the commit would do). A grid launch's access log records the same footprints and bytes
+as on the generic path. Anything else (a 4-bit type, an address that is misaligned or
+out of range, rows that overlap, a source with undefined elements, a full queue that
+cannot take the tile) returns False before any effect, and the generic runner raises
+whatever fault applies in its order. The results are the generic runners' own.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PAD_NULL
@@ -22,6 +20,7 @@ from ptoc.backend.isa.fields import PAD_NULL
 from ..alloc import Dests
 from ..bundle import BundlePlan
 from ..engine import Fused, build_tile, geometry
+from ..memory import DenseWrite, Footprint, gather_view
 from ..spec import Spec
 from ..state import MachineState
 from ..tiles import Layout, layout_shape_legal
@@ -33,7 +32,7 @@ _ANY_SHAPE = frozenset({Layout.ROW_MAJOR, Layout.COL_MAJOR})
 
 def _rows(
     state: MachineState, plan: BundlePlan, pes: tuple[int, ...], rows: int, cols: int, eb: int
-) -> list[tuple[int, int]] | None:
+) -> tuple[tuple[int, int], ...] | None:
     """Each participating PE's (first byte, row stride) of a ``rows`` x ``cols`` transfer
     of ``eb``-byte elements when every element is aligned and inside the memory
     (``ProbeDataAccess`` passes; addresses grow from the base, so the last element
@@ -56,7 +55,7 @@ def _rows(
         if b % eb or b + (rows - 1) * s + span > limit:
             return None
         out.append((b, s))
-    return out
+    return tuple(out)
 
 
 def fused_tload(spec: Spec, dt: DataType, dests: Dests) -> Fused:
@@ -74,28 +73,28 @@ def fused_tload(spec: Spec, dt: DataType, dests: Dests) -> Fused:
         )
     )
     vr, vc = slot.valid_rows, slot.valid_cols
-    carrier, mask, hand, name = slot.carrier, slot.mask, slot.hand, spec.name
+    mask, hand, name = slot.mask, slot.hand, spec.name
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        gm = state.gm
-        if not usable or state.access_log is not None or not isinstance(gm, np.ndarray):
+        if not usable:
             return False
-        pes, p, pidx, _ = geometry(mask, state.config.pes)
-        if pes[-1] >= state.config.pes or not gm.flags.c_contiguous:
+        pes, _, pidx, _ = geometry(mask, state.config.pes)
+        if pes[-1] >= state.config.pes:
             return False
         at = _rows(state, plan, pes, vr, vc, eb)
         if at is None:
             return False
-        if p == 1:
-            b, s = at[0]
-            values = np.ndarray((1, vr, vc), carrier, gm, b, (0, s, eb))
-        else:
-            values = np.empty((p, vr, vc), carrier)
-            for k, (b, s) in enumerate(at):
-                values[k] = np.ndarray((vr, vc), carrier, gm, b, (s, eb))
-        # a writable view of GM: publication copies it
+        fp = Footprint(None, eb, None, at, vr, vc)
+        log = state.access_log
+        if log is not None:  # a grid launch records what it read (D13)
+            mark = len(log.records)
+            log.read_footprint(fp)
+        # (a view of a dense memory is writable: publication copies it)
+        values = gather_view(state.gm, fp, dt)
         tile = build_tile(state, name, slot, values, PAD_NULL, pes, pidx, numbered=False)
         if not state.push_one(hand, tile):
+            if log is not None:  # the generic path raises the fault before reading
+                log.forget(mark)
             return False
         tile.serial = state.next_serial()
         return True
@@ -113,12 +112,11 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
     whole_bytes = info(dt).bits % 8 == 0 and info(dt).carrier.itemsize == eb
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        gm = state.gm
-        if not whole_bytes or state.access_log is not None or not isinstance(gm, np.ndarray):
+        if not whole_bytes:
             return False
         npes = state.config.pes
         pes, _, pidx, _ = geometry(plan.mask, npes)
-        if pes[-1] >= npes or not gm.flags.c_contiguous or len(plan.source_pos) != 1:
+        if pes[-1] >= npes or len(plan.source_pos) != 1:
             return False
         hand, index, _ = plan.source_pos[0]
         queues = state.queues
@@ -140,12 +138,14 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
         if at is None or any(s < vc * eb and vr > 1 for _, s in at):
             return False  # rows that overlap: the generic path keeps the last writer
         values = t.payload[pidx, :vr, :vc]
-        carrier = values.dtype
-        written = state.gm_written
+        gm, written, log = state.gm, state.gm_written, state.access_log
         for k, (b, s) in enumerate(at):  # PEs in order: the later one wins
-            np.ndarray((vr, vc), carrier, gm, b, (s, eb))[...] = values[k]
+            w = DenseWrite(b, s, values[k], eb)
+            w.apply(gm)
             if written is not None:
-                written.rows(b, s, vr, vc * eb)
+                w.record(written)
+            if log is not None:  # a grid launch records what each core wrote (D13)
+                log.write(w.index)
         return True
 
     return fused

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType
 from ptoc.runtime import Machine, MachineConfig, MachineFault
+from ptoc.runtime.gm import new_memory
+from ptoc.runtime.grid import AccessLog
 from ptoc.runtime.ops import memory_fused
 
 from ._progs import p2, size_name, smallest_size
@@ -51,20 +53,35 @@ def _carrier(dt: DataType) -> np.dtype:
     return info(dt).carrier
 
 
-def _outcome(text: str, regs: dict[str, list[int]], gm: bytes, generic: bool) -> object:
+def _outcome(
+    text: str,
+    regs: dict[str, list[int]],
+    gm: bytes,
+    generic: bool,
+    sparse: bool = False,
+    logged: bool = False,
+) -> object:
+    """What a run leaves: the fault or nothing, the whole machine, and with ``logged``
+    the grid access log's records (``sparse``: a paged memory of the same size)."""
     program = prog(text)
     # a first run prepares each bundle's plan; only a prepared plan takes a fused form
     Machine(MachineConfig(gm_size=GM)).run(program)
-    m = Machine(MachineConfig(gm_size=GM))
+    m = Machine(MachineConfig(gm_size=GM), gm=new_memory(GM, sparse) if sparse else None)
     m.load_gm(0, np.frombuffer(gm, np.uint8))
     for name, values in regs.items():
         for pe, v in enumerate(values):
             m.set_gpr(name, v, pe=pe)
+    log = m.state.access_log = AccessLog() if logged else None
     try:
         m.run(program, trace=generic)  # a traced run takes the generic runners
+        out: tuple[object, ...] = ("ran",)
     except MachineFault as f:
-        return ("fault", type(f).__name__, str(f), m.snapshot())
-    return ("ran", m.snapshot())
+        out = ("fault", type(f).__name__, str(f))
+    m.state.access_log = None
+    records = [] if log is None else [
+        (s.tolist(), e.tolist(), w) for s, e, _, w in log.records
+    ]  # fmt: skip
+    return (*out, m.snapshot(), records)
 
 
 def _address(eb: int) -> st.SearchStrategy[int]:
@@ -98,7 +115,9 @@ def test_fused_transfers_equal_the_generic_runners(data: st.DataObject) -> None:
         regs = {k: [v[0]] * 4 for k, v in regs.items()}
     gm = data.draw(st.binary(min_size=256, max_size=256)) * (GM // 256)
     text = _program(dt, vr, vc, mask, store)
-    assert _outcome(text, regs, gm, generic=False) == _outcome(text, regs, gm, generic=True)
+    sparse, logged = data.draw(st.booleans()), data.draw(st.booleans())
+    fused = _outcome(text, regs, gm, False, sparse, logged)
+    assert fused == _outcome(text, regs, gm, True, sparse, logged)
 
 
 def test_the_common_case_takes_the_fused_forms(monkeypatch) -> None:  # type: ignore[no-untyped-def]
