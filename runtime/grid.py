@@ -120,6 +120,18 @@ class AccessLog:
         if len(s):
             self.records.append((s, e, self._label(), True))
 
+    def write_rows(self, base: int, stride: int, rows: int, width: int) -> None:
+        """:meth:`write` of ``rows`` runs of ``width`` bytes ``stride`` apart from
+        ``base``, rows that do not overlap (``stride >= width``), in closed form: the
+        same intervals (touching rows are one)."""
+        if rows == 1 or stride == width:
+            s = np.array([base], np.int64)
+            e = s + rows * width
+        else:
+            s = base + np.arange(rows, dtype=np.int64) * stride
+            e = s + width
+        self.records.append((s, e, self._label(), True))
+
     def read(self, index: np.ndarray) -> None:
         if self.reads:
             s, e = intervals(index)
@@ -130,7 +142,14 @@ class AccessLog:
         """The bytes of every element a probed tile footprint covers: one interval per
         row and PE (a row's elements are consecutive: ``TileMemoryStridedByteAddress``
         adds ``col * element bytes``, or ``col / 2`` for 4-bit types)."""
-        if not self.reads or not fp.addr.size:
+        if not self.reads:
+            return
+        if fp.dense is not None:  # each PE's rows in closed form (addr[..., 0] below)
+            r = np.arange(fp.rows, dtype=np.int64)
+            starts = np.concatenate([b + r * s for b, s in fp.dense])
+            self.records.append((starts, starts + fp.cols * fp.nbytes, self._label(), False))
+            return
+        if not fp.addr.size:
             return
         addr = fp.addr.astype(np.int64)
         cols = addr.shape[-1]

@@ -145,7 +145,7 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
             if written is not None:
                 w.record(written)
             if log is not None:  # a grid launch records what each core wrote (D13)
-                log.write(w.index)
+                log.write_rows(b, s, vr, vc * eb)
         return True
 
     return fused

@@ -141,7 +141,8 @@ def test_the_common_case_takes_the_fused_forms(monkeypatch) -> None:  # type: ig
     regs = {"a0": [0x100] * 4, "s0": [64] * 4, "a1": [0x2000] * 4, "s1": [128] * 4}
     src = np.arange(GM, dtype=np.uint8).tobytes()[:GM]
     got = _outcome(text, regs, src, generic=False)
-    assert built == ["TLOAD"] and probed == ["TLOAD", "TSTORE"]  # both fused
+    # the measured run (the last; its program's plans were prepared) fused both
+    assert built[-1:] == ["TLOAD"] and probed[-2:] == ["TLOAD", "TSTORE"]
     assert got == _outcome(text, regs, src, generic=True)
     m = Machine(MachineConfig(gm_size=GM))
     m.load_gm(0, np.frombuffer(src, np.uint8))
