@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..diagnostics import CompileError
 
@@ -48,18 +49,20 @@ SCRATCH_REGS = (
 )
 
 
-@dataclass(frozen=True, order=True)
-class Binding:
+class Binding(NamedTuple):
     """An ABI base: tensor parameter ``tensor`` (index; -1 = scratch) stepped ``pe_step``
-    bytes per PE; with ``scalar``, the value of run-time scalar parameter ``tensor``."""
+    bytes per PE; with ``scalar``, the value of run-time scalar parameter ``tensor``.
+
+    (A named tuple, like :class:`Scalar`: the allocator, the emitter and the validator
+    hash and compare these keys tens of thousands of times per kernel, and a tuple does
+    both in C.)"""
 
     tensor: int
     pe_step: int
     scalar: bool = False
 
 
-@dataclass(frozen=True)
-class Scalar:
+class Scalar(NamedTuple):
     """A value a bundle reads from a GPR: ``base + value + sum(coeff * var)`` (``base``
     None: no address base; ``terms``: run-time integers -- loop indices and scalar
     parameters, by name -- with their coefficients)."""
