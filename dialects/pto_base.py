@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
     I64,
+    UNKNOWN_LOC,
     ArrayAttr,
     DenseArrayBase,
     IntegerAttr,
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue, SSAValues
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue, SSAValues, Use
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -116,13 +117,8 @@ class PtoOp(IRDLOperation):
         generic builder was a fifth of compile time. Like ``build``, it does not
         verify. ``properties`` gets the segment sizes added (the op holds a copy)."""
         properties[_SEGMENTS] = _segment_sizes(len(srcs), len(scalars), len(dim_values))
-        op = cls.create(
-            operands=(*srcs, *scalars, *dim_values),
-            result_types=results,
-            properties=properties,
-            location=location,
-        )
-        unlinked(op)
+        op = cls.__new__(cls)
+        lean_init(op, (*srcs, *scalars, *dim_values), results, properties, location)
         return op
 
     def __post_init__(self) -> None:
@@ -288,6 +284,35 @@ class PtoOp(IRDLOperation):
             raise VerifyException(f"{self.name} names one tile reference per source")
         if self.hands is not None and len(self.hands) != len(self.dsts):
             raise VerifyException(f"{self.name} names one hand per destination")
+
+
+def lean_init(
+    op: Operation,
+    operands: Sequence[SSAValue] = (),
+    result_types: Sequence[Attribute] = (),
+    properties: dict[str, Attribute] | None = None,
+    location: LocationAttr | None = None,
+) -> None:
+    """``Operation.__init__`` of an op without attributes, successors or regions, then
+    :func:`unlinked`: the same instance state, set in the same order (CPython shares the
+    instance dictionaries' keys across the ops of a class only then), without the generic
+    setters' work for the parts such an op lacks, and without ``__post_init__`` (IRDL's
+    filling of absent properties with defaults, which no op built here has:
+    ``tests/dialects``). Legalize and allocate build an op or two per bundle."""
+    values = SSAValues(operands)
+    uses = tuple(Use(op, i) for i in range(len(values)))
+    for v, use in zip(values, uses):
+        v.add_use(use)
+    op._operands = values
+    op._operand_uses = uses
+    op.results = SSAValues(OpResult(t, op, i) for i, t in enumerate(result_types))
+    op.properties = {} if properties is None else dict(properties)
+    op.attributes = {}
+    op.location = UNKNOWN_LOC if location is None else location
+    op._successors = ()
+    op._successor_uses = ()
+    op.regions = ()
+    unlinked(op)
 
 
 def unlinked(op: Operation) -> None:

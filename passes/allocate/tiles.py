@@ -179,41 +179,62 @@ class TileAllocator:
 
     # ------------------------------------------------------------------ placing
 
-    def _pushes(self, h: int, t0: int, t1: int) -> float:
-        """Expected pushes into hand ``h`` between schedule positions ``t0`` and ``t1``:
-        the hot hand takes the short-lived results, the others share the long-lived ones."""
-        if self.qs.hands == 1:
-            return self.defs_all[t1] - self.defs_all[t0]
-        if h == HOT:
-            return self.defs_short[t1] - self.defs_short[t0]
-        long_ = (
-            self.defs_all[t1] - self.defs_all[t0] - (self.defs_short[t1] - self.defs_short[t0])
-        )
-        return long_ / (self.qs.hands - 1)
-
     def _score(self, qs: Queues, h: int, v: SSAValue | None, size: int, t: int) -> float:
         """Expected refreshes this push causes: for ``v`` itself (pushes into ``h`` before
         its last read beyond the depth) and for the live entries it moves down; short-lived
         values prefer the hot hand and long-lived ones the others; plus capacity pressure."""
+        return self._score_of(qs, h, self._value_facts(v), size, t)
+
+    def _value_facts(self, v: SSAValue | None) -> tuple[int, bool, int | None] | None:
+        """What :meth:`_score` asks of the value pushed, whatever the hand: its last read,
+        whether it is short-lived and its preferred hand (None: no value)."""
+        if v is None:
+            return None
+        return (self.live.last.get(id(v), -1), v in self.short, self.prefer.get(v))
+
+    def _score_of(
+        self, qs: Queues, h: int, facts: tuple[int, bool, int | None] | None, size: int, t: int
+    ) -> float:
+        """:meth:`_score` of the value with :meth:`_value_facts` ``facts`` (asked once for
+        all the hands a placement scores)."""
         d = qs.depth
+        hands = qs.hands
         s = 0.0
-        if v is not None:
-            last = self.live.last_use(v)
+        # ``p``: the expected pushes into ``h`` after ``t`` up to a read at ``last`` (the
+        # hot hand takes the short-lived results, the others share the long-lived ones),
+        # from the prefix counts of results; asked for every live entry of the hand
+        all_, short_ = self.defs_all, self.defs_short
+        a0, s0 = all_[t + 1], short_[t + 1]
+        if facts is not None:
+            last = facts[0]
             if last > t:
-                s += max(0.0, 1 + self._pushes(h, t + 1, last) - d) / d + (
-                    0.3 if (h == HOT) != (v in self.short) and qs.hands > 1 else 0.0
+                if hands == 1:
+                    p: float = all_[last] - a0
+                elif h == HOT:
+                    p = short_[last] - s0
+                else:
+                    p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
+                s += max(0.0, 1 + p - d) / d + (
+                    0.3 if (h == HOT) != facts[1] and hands > 1 else 0.0
                 )
         last_of = self.live.last.get
         for k, e in enumerate(qs.q[h]):
             if e.value is None or e.dead:
                 continue
             last = last_of(id(e.value), -1)
-            if last > t and (k + 2) + self._pushes(h, t + 1, last) > d:
-                s += 1.0 / d
+            if last > t:
+                if hands == 1:
+                    p = all_[last] - a0
+                elif h == HOT:
+                    p = short_[last] - s0
+                else:
+                    p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
+                if (k + 2) + p > d:
+                    s += 1.0 / d
         tail = qs.tail(h)
         after = qs.used + size - (tail.size if tail else 0)
         s += max(0.0, after - 0.5 * qs.capacity) / qs.capacity
-        if v is not None and self.prefer.get(v, h) != h:
+        if facts is not None and facts[2] is not None and facts[2] != h:
             s += PREFER_PENALTY
         return s + 1e-3 * h
 
@@ -250,14 +271,30 @@ class TileAllocator:
         none."""
         lens = [len(q) for q in qs.q]
         best, best_s = None, 0.0
+        size, depth = entry.size, qs.depth
+        facts = self._value_facts(entry.value)
+        last_of, pinned = self.live.last.get, self.pinned
+        need = t + 1 if strict else t
         for h in range(qs.hands):
-            if h == self.exclude or not self._feasible(qs, h, entry.size, t, strict):
+            if h == self.exclude:
                 continue
-            tail = qs.tail(h)
-            used = qs.used + entry.size - (tail.size if tail else 0)
-            if need_flow and not self._flows_after(qs, h, lens, used, entry.size):
+            # _feasible, inlined: the tail a push evicts must be dead, the bytes must fit
+            q = qs.q[h]
+            tail = q[depth - 1] if len(q) >= depth else None
+            if tail is None:
+                used = qs.used + size
+            else:
+                if tail.value is not None and (
+                    (not strict and id(tail) in pinned)
+                    or (not tail.dead and last_of(id(tail.value), -1) >= need)
+                ):
+                    continue
+                used = qs.used + size - tail.size
+            if used > qs.capacity:
                 continue
-            s = self._score(qs, h, entry.value, entry.size, t)
+            if need_flow and not self._flows_after(qs, h, lens, used, size):
+                continue
+            s = self._score_of(qs, h, facts, size, t)
             if best is None or s < best_s:
                 best, best_s = h, s
         if best is not None and push:
@@ -536,7 +573,7 @@ class TileAllocator:
 
     def _classify(self, ops: Sequence[PtoOp]) -> None:
         """Short-lived results (read for the last time before ``depth - 1`` further results
-        exist) and prefix counts of results, for :meth:`_pushes`."""
+        exist) and prefix counts of results, for :meth:`_score_of`."""
         n = len(ops)
         self.defs_all = [0] * (n + 2)
         born = []
