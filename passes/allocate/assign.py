@@ -48,7 +48,7 @@ from ptoc.dialects.pto import (
     RegOp,
     ScratchAddrOp,
 )
-from ptoc.dialects.pto_base import mask_attr
+from ptoc.dialects.pto_base import mask_attr, release_segments, segments
 from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.scalars import CoreOp
 
@@ -288,11 +288,15 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
             k = keys[id(v)] = _scalar_key(v, scratch_step)
         return k
 
-    needs = [[key(v) for v in op.scalars] for op in final]
+    # the tile planning read every bundle's operands many times: they are no longer kept
+    release_segments(final)
+    scalars = [segments(op)[2] for op in final]
+    needs = [[key(v) for v in ss] for ss in scalars]
     value_of: dict[Scalar, SSAValue] = {}
-    for op, keys in zip(final, needs, strict=True):
-        for v, k in zip(op.scalars, keys, strict=True):
+    for ss, keys in zip(scalars, needs, strict=True):
+        for v, k in zip(ss, keys, strict=True):
             value_of.setdefault(k, v)
+    del scalars
     gp = plan_gprs(needs)
     _rebuild(
         f,
@@ -470,6 +474,7 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         assert parent is not None
         parent.insert_ops_before([MaterializeOp(value_of[s], reg) for reg, s in writes], at)
     _record_abi(f, gp, scratch_step, target)
+    release_segments(f.walk())
     c = alloc.counts
     return AllocStats(
         len(final),

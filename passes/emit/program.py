@@ -55,6 +55,7 @@ from ptoc.dialects.pto import (
     RegOp,
     ScratchAddrOp,
 )
+from ptoc.dialects.pto_base import segments
 from ptoc.dialects.reference import scalar_args, tensor_args
 from ptoc.dialects.scalars import constant_value, is_scalar, is_scalar_op, predicate
 
@@ -535,7 +536,8 @@ class _Emitter:
         refs_attr, hands_attr = props.get("refs"), props.get("hands")
         role_attr = props.get("role")
         role = (None if role_attr is None else role_attr.data) or "op"  # type: ignore[attr-defined]
-        srcs, dsts = op.srcs, op.results
+        _, srcs, scalars, _ = segments(op)  # (read once: without keeping them on the op)
+        dsts = op.results
         bound = () if role == "reload" else srcs
         if (refs_attr is None and bound) or (hands_attr is None and dsts):
             raise fail(op, "the bundle has no allocation (hands and references)")
@@ -570,7 +572,6 @@ class _Emitter:
             cmds.extend(static[1])
         else:
             cmds.extend(_dims(op))
-        scalars = op.scalars
         if scalars:
             gprs = props.get("gprs")
             assert gprs is not None
