@@ -21,7 +21,7 @@ from ptoc.dialects.pto import (
     ParamOp,
     ScratchAddrOp,
 )
-from ptoc.dialects.pto_base import unlinked
+from ptoc.dialects.pto_base import release_segments, segments, unlinked
 from ptoc.dialects.pto_ops import PTO_OPS
 from ptoc.dialects.pto_types import GPR, PtoTileType
 
@@ -127,6 +127,31 @@ def test_lean_init_builds_what_operation_init_builds() -> None:
     op = tadd.make([a, b], [gpr], [TILE], dict(props))
     ref = tadd.create(operands=[a, b, gpr], result_types=[TILE], properties=dict(op.properties))
     unlinked(ref)
-    assert _state(op) == _state(ref)
-    assert list(op.srcs) == [a, b] and list(op.scalars) == [gpr]
+    made, generic = _state(op), _state(ref)
+    # ``make`` also gives the op the key of the operand segments it keeps (none yet)
+    assert made[0] == [*generic[0], "_segments"] and made[1:] == generic[1:]
+    assert list(op.srcs) == [a, b] and list(op.scalars) == [gpr] and not op.dim_values
+    kept = op._segments  # type: ignore[attr-defined]
+    assert kept is not None and kept[0] is op._operands and list(ref.srcs) == [a, b]
     assert [u.operation for u in a.uses] == [ref, op]  # the newest use first, as xDSL links
+
+
+def test_kept_operand_segments_follow_operand_changes() -> None:
+    """The segments a pto op keeps are cut again once xDSL replaces an operand, and
+    ``release_segments`` drops them."""
+    tadd = PTO_OP_BY_MNEMONIC["TADD"]
+    a, b, c = (create_ssa_value(TILE) for _ in range(3))
+    props = {
+        "dtype": dtype_attr("FP32"),
+        "dims": DenseArrayBase.from_list(i64, [64, 8, -1]),
+        "mask": IntegerAttr(1, i64),
+    }
+    op = tadd.make([a, b], [], [TILE], props)
+    assert list(op.srcs) == [a, b]
+    b.replace_all_uses_with(c)
+    assert list(op.srcs) == [a, c]
+    op.operands = [c, a]
+    assert list(op.srcs) == [c, a] and segments(op)[1] is op.srcs
+    release_segments([op])
+    assert op._segments is None  # type: ignore[attr-defined]
+    assert list(segments(op)[1]) == [c, a] and op._segments is None  # type: ignore[attr-defined]
