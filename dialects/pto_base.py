@@ -301,9 +301,16 @@ def lean_init(
     filling of absent properties with defaults, which no op built here has:
     ``tests/dialects``). Legalize and allocate build an op or two per bundle."""
     values = SSAValues(operands) if operands else NO_VALUES
-    uses = tuple(Use(op, i) for i in range(len(values)))
-    for v, use in zip(values, uses):
-        v.add_use(use)
+    links = []
+    for i, v in enumerate(values):
+        # ``v.add_use(Use(op, i))``: the new use goes first in the value's use list
+        first = v.first_use
+        use = Use(op, i, None, first)
+        if first is not None:
+            first._prev_use = use
+        v.first_use = use
+        links.append(use)
+    uses = tuple(links)
     op._operands = values
     op._operand_uses = uses
     op.results = (
