@@ -303,9 +303,12 @@ class TileAllocator:
 
     # ------------------------------------------------------------------ remedies
 
-    def _steps_to_free(self, h: int, size: int, t: int, strict: bool) -> tuple[int, str] | None:
+    def _steps_to_free(
+        self, h: int, size: int, t: int, strict: bool, limit: int | None = None
+    ) -> tuple[int, str] | None:
         """How many remedies make a flowing push of ``size`` into ``h`` feasible, and the
-        first one (``refresh`` a live tail, or ``filler``).
+        first one (``refresh`` a live tail, or ``filler``); None also when that takes
+        ``limit`` remedies or more.
 
         Remedies run before the bundle, so a tail read by the bundle is live for them;
         the final push may evict it when ``strict`` (it commits with the bundle).
@@ -322,7 +325,7 @@ class TileAllocator:
         q: list[Entry | None] = list(qs.q[h])
         known: dict[int, tuple[int, bool, bool, bool]] = {}
         refreshes = 0  # consecutive refreshes: ``depth`` of them restore the queue
-        for steps in range(2 * depth + 2):
+        for steps in range(2 * depth + 2 if limit is None else min(limit, 2 * depth + 2)):
             n = len(q)
             if n < depth:
                 tail = _NO_TAIL
@@ -380,14 +383,16 @@ class TileAllocator:
         qs = self.qs
         if size > qs.capacity:
             raise self._fail(f"a {size}-byte tile exceeds the {qs.capacity}-byte capacity")
-        options = []
+        # the hand needing the fewest remedies, the first of them on a tie: a later hand's
+        # simulation stops where it could only tie
+        best: tuple[int, int, str] | None = None
         for h in range(qs.hands):
-            r = self._steps_to_free(h, size, t, strict)
+            r = self._steps_to_free(h, size, t, strict, None if best is None else best[0])
             if r is not None and r[1] != "none":
-                options.append((r[0], h, r[1]))
-        if not options:
+                best = (r[0], h, r[1])
+        if best is None:
             return False
-        _, h, step = min(options)
+        _, h, step = best
         if step == "refresh":
             tail = qs.tail(h)
             assert tail is not None and tail.value is not None
