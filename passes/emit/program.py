@@ -304,6 +304,8 @@ class _Emitter:
         self.decoded: dict[int, tuple[Any, Any]] = {}
         #: :meth:`scalar` by value id, with the value
         self.meanings: dict[int, tuple[SSAValue, Scalar]] = {}
+        #: :meth:`write` by register and scalar (the lists are not to be changed)
+        self.writes: dict[tuple[int, Scalar], list[Command]] = {}
 
     def vid(self, v: SSAValue) -> int:
         return self.ids.setdefault(v, len(self.ids))
@@ -339,6 +341,14 @@ class _Emitter:
         assert isinstance(arg, BlockArgument)
         return Scalar(o.byte_offset, Binding(arg.index, o.step))
 
+    def write(self, rd: int, s: Scalar) -> list[Command]:
+        """:func:`materialize` of ``s`` into ``rd`` (asked once per register and scalar:
+        the allocator writes the same scalars into the same registers again and again)."""
+        cmds = self.writes.get((rd, s))
+        if cmds is None:
+            cmds = self.writes[(rd, s)] = materialize(rd, s, self.abi)
+        return cmds
+
     def run(self) -> None:
         for k, (_, reg) in enumerate(self.table):  # the arguments past a0..a6, first
             self.pending.append(
@@ -356,9 +366,7 @@ class _Emitter:
             if kind is None:
                 kind = _KIND[cls] = _kind(op)
             if kind is _Kind.MATERIALIZE:
-                self.pending.extend(
-                    materialize(GPR_BY_NAME[op.gpr.data], self.scalar(op.value), self.abi)
-                )
+                self.pending.extend(self.write(GPR_BY_NAME[op.gpr.data], self.scalar(op.value)))
             elif kind is _Kind.BUNDLE:
                 self.flush()
                 self.bundle(op)
