@@ -518,9 +518,6 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     """Lay the kernel out in allocation order: scalar definitions, then per bundle its
     register writes and the bundle itself."""
     ret = block.last_op
-    for op in [*scalar_defs, *final]:
-        if op.parent is not None:
-            op.detach()
     for op in reversed(dead):
         if op.parent is not None:
             op.detach()
@@ -530,7 +527,30 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     for op, writes in zip(final, gp.writes, strict=True):
         ins.extend(MaterializeOp(value_of[s], reg) for reg, s in writes)
         ins.append(op)
-    block.insert_ops_before(ins, ret)
+    # the ops laid out anew go before the terminator, after the ops that stay (the block
+    # relinked in one pass: detaching and inserting them one by one checks every link)
+    moved = {id(op) for op in ins}
+    stay = [op for op in block.ops if id(op) not in moved and op is not ret]
+    _relink(block, [*stay, *ins, ret])
+
+
+def _relink(block: Block, ops: list[Operation]) -> None:
+    """Make ``ops`` -- some of them ``block``'s, the others in no block -- the ops of
+    ``block``, in this order: what detaching ``block``'s and inserting them all in order
+    leaves (xDSL's links: ``parent``, ``_prev_op``, ``_next_op``, the block's first and
+    last op)."""
+    prev: Operation | None = None
+    for op in ops:
+        assert op.parent is None or op.parent is block, op
+        op.parent = block
+        op._prev_op = prev
+        if prev is not None:
+            prev._next_op = op
+        prev = op
+    if prev is not None:
+        prev._next_op = None
+    block._first_op = ops[0] if ops else None
+    block._last_op = prev
 
 
 @dataclass(frozen=True)
