@@ -93,7 +93,7 @@ class AllocStats:
 
 
 def _pto_type(v: SSAValue) -> PtoTileType:
-    assert isinstance(v.type, PtoTileType)
+    assert type(v.type) is PtoTileType  # (no class derives from it; isinstance is slow)
     return v.type
 
 
@@ -509,9 +509,16 @@ def _mask_of(f: func.FuncOp) -> int:
 
 def _annotate(op: PtoOp, plan: BundlePlan) -> None:
     if plan.refs:
-        op.refs = _refs_attr(tuple(plan.refs))
+        # by the codes: a reference hashes through a Python method, a code does not
+        op.refs = _codes_attr(tuple(r.code for r in plan.refs))
     if plan.hands:
         op.hands = _hands_attr(tuple(plan.hands))
+
+
+@lru_cache(maxsize=1 << 12)
+def _codes_attr(codes: tuple[int, ...]) -> ArrayAttr[StringAttr]:
+    """:func:`_refs_attr` of the references with these 6-bit codes."""
+    return _refs_attr(tuple(TileRef.from_code(c) for c in codes))
 
 
 def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dead) -> None:  # type: ignore[no-untyped-def]

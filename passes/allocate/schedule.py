@@ -204,7 +204,7 @@ CUBE_BASE = 1 << 41
 
 def _bytes(v: SSAValue) -> int:
     t = v.type
-    assert isinstance(t, PtoTileType)
+    assert type(t) is PtoTileType  # (no class derives from it; isinstance is slow)
     return t.nbytes
 
 

@@ -30,7 +30,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from ptoc.backend.isa import Access, Executor
 from ptoc.backend.isa import row as optable_row
 from ptoc.backend.program import TileRef
-from ptoc.dialects.dtypes import is_pred
+from ptoc.dialects.dtypes import element_bits, is_pred
 from ptoc.dialects.pto import PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
@@ -79,7 +79,7 @@ def _immovable(v: SSAValue) -> bool:
     TSTORE reads it only through its store conversion): it stays where it was pushed
     until its last reader, which the lowering places right after it."""
     t = v.type
-    return is_pred(t.dtype) or (isinstance(t, PtoTileType) and t.cube is not None)  # type: ignore[attr-defined]
+    return is_pred(t.dtype) or (type(t) is PtoTileType and t.cube is not None)  # type: ignore[attr-defined]
 
 
 def _is_pred(e: Entry | None) -> bool:
@@ -88,16 +88,14 @@ def _is_pred(e: Entry | None) -> bool:
 
 def tile_bytes(v: SSAValue) -> int:
     t = v.type
-    assert isinstance(t, PtoTileType)
+    assert type(t) is PtoTileType  # (no class derives from it; isinstance is slow)
     return t.nbytes
 
 
 def spill_bytes(v: SSAValue) -> int:
     """GM bytes a spilled tile takes: its valid rows at a dense valid-column stride."""
     t = v.type
-    assert isinstance(t, PtoTileType)
-    from ptoc.dialects.dtypes import element_bits
-
+    assert type(t) is PtoTileType
     return t.valid[0] * t.valid[1] * element_bits(t.dtype) // 8
 
 
