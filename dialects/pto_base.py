@@ -313,11 +313,15 @@ def lean_init(
     uses = tuple(links)
     op._operands = values
     op._operand_uses = uses
-    op.results = (
-        SSAValues(OpResult(t, op, i) for i, t in enumerate(result_types))
-        if result_types
-        else NO_VALUES
-    )
+    n = len(result_types)
+    if n == 1:  # most ops: one result, without a generator
+        op.results = SSAValues((OpResult(result_types[0], op, 0),))
+    else:
+        op.results = (
+            SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
+            if n
+            else NO_VALUES
+        )
     op.properties = {} if properties is None else dict(properties)
     op.attributes = {}
     op.location = UNKNOWN_LOC if location is None else location
