@@ -17,7 +17,7 @@ on the function (``pto.abi``: ``[register, tensor argument (-1 = scratch), PE st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -534,11 +534,19 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     for op, writes in zip(final, gp.writes, strict=True):
         ins.extend(MaterializeOp(value_of[s], reg) for reg, s in writes)
         ins.append(op)
-    # the ops laid out anew go before the terminator, after the ops that stay (the block
-    # relinked in one pass: detaching and inserting them one by one checks every link)
-    moved = {id(op) for op in ins}
-    stay = [op for op in block.ops if id(op) not in moved and op is not ret]
-    _relink(block, [*stay, *ins, ret])
+    # the ops laid out anew (every bundle, constant and address: ``ins``) go before the
+    # terminator, after the ops that stay (the block relinked in one pass: detaching and
+    # inserting them one by one checks every link)
+    stay = [op for op in block.ops if not _laid_out(type(op)) and op is not ret]
+    ins.append(ret)
+    _relink(block, stay + ins)
+
+
+@cache
+def _laid_out(cls: type) -> bool:
+    """Whether :func:`_rebuild` lays the ops of class ``cls`` out anew (the bundles,
+    constants and addresses; by class: isinstance on xDSL's op classes is slow)."""
+    return issubclass(cls, (PtoOp, ConstOp, AddrOp))
 
 
 def _relink(block: Block, ops: list[Operation]) -> None:

@@ -214,12 +214,9 @@ def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no
     scalars = list(uses)
     ids = {s: k for k, s in enumerate(scalars)}
     reads = [uses[s] for s in scalars]  # by id: the bundles reading it
-    # per bundle, per slot: (its fixed register, None) or (None, the scalar's id)
-    slots = [[(r, None) if (r := fixed(s)) is not None else (None, ids[s]) for s in ss]
-             for ss in needs]  # fmt: skip
     holder: dict[str, int | None] = dict.fromkeys(pool)
     where: dict[int, str] = {}
-    order = [k for row in slots for r, k in row if r is None]  # reads in program order
+    order = [ids[s] for ss in needs for s in ss if fixed(s) is None]  # reads in program order
     pos = 0  # index into ``order`` of the first read at or after the current bundle
 
     def next_use(k: int, i: int) -> int:
@@ -235,7 +232,9 @@ def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no
         where[k] = reg
         plan.writes[i].append((reg, scalars[k]))
 
-    for i, row in enumerate(slots):
+    for i, ss in enumerate(needs):
+        # per slot: (its fixed register, None) or (None, the scalar's id)
+        row = [(r, None) if (r := fixed(s)) is not None else (None, ids[s]) for s in ss]
         wanted = {k for r, k in row if r is None}
         for r, k in row:
             if r is None and k not in where:
