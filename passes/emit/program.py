@@ -304,6 +304,9 @@ class _Emitter:
         self.decoded: dict[int, tuple[Any, Any]] = {}
         #: :meth:`scalar` by value id, with the value
         self.meanings: dict[int, tuple[SSAValue, Scalar]] = {}
+        #: a bundle's B.IOT records by the ids of its reference, hand and mask
+        #: attributes and its result sizes, with the attributes (kept alive)
+        self.iots: dict[tuple[int, int, tuple[int, ...], int], tuple[Any, Any, Any, Any]] = {}
         #: :meth:`write` by register and scalar (the lists are not to be changed)
         self.writes: dict[tuple[int, Scalar], list[Command]] = {}
 
@@ -565,10 +568,17 @@ class _Emitter:
         sizes = tuple(d.type.size.data for d in dsts)  # type: ignore[attr-defined]
         start = len(self.cmds)
         cmds = self.cmds
-        cmds.append(_tile_start(op.MNEMONIC, _dtype_code(op)))
+        dtype = props["dtype"]
+        code = memo.get(id(dtype))
+        if code is None:
+            code = memo[id(dtype)] = (dtype, _dtype_code(op))
+        cmds.append(_tile_start(op.MNEMONIC, code[1]))
         datr = props.get("datr")
         if datr is not None:
-            cmds.append(Datr(**datr.values()))  # type: ignore[attr-defined]
+            made = memo.get(id(datr))
+            if made is None:
+                made = memo[id(datr)] = (datr, Datr(**datr.values()))  # type: ignore[attr-defined]
+            cmds.append(made[1])
         fpatr = props.get("fpatr")
         if fpatr is not None:
             cmds.append(_fpatr(tuple(int(v) for v in fpatr.get_values())))  # type: ignore[attr-defined]
@@ -583,10 +593,23 @@ class _Emitter:
         if scalars:
             gprs = props.get("gprs")
             assert gprs is not None
-            regs = [GPR_BY_NAME[g.data] for g in gprs] + [0, 0]  # type: ignore[attr-defined]
-            cmds.append(Ior(regs[0], regs[1], regs[2] if len(gprs) > 2 else 0))  # type: ignore[arg-type]
+            ior = memo.get(id(gprs))
+            if ior is None:
+                regs = [GPR_BY_NAME[g.data] for g in gprs] + [0, 0]  # type: ignore[attr-defined]
+                ior = memo[id(gprs)] = (
+                    gprs,
+                    Ior(regs[0], regs[1], regs[2] if len(gprs) > 2 else 0),  # type: ignore[arg-type]
+                )
+            cmds.append(ior[1])
         if not _binding_free(op.MNEMONIC):
-            cmds.extend(_iot_records(refs[1], hands[1], sizes, _mask(props["mask"])))
+            mask = props["mask"]
+            # by the attributes' ids (a reference and a hand hash through Python methods)
+            key = (id(refs_attr), id(hands_attr), sizes, id(mask))
+            iot = self.iots.get(key)
+            if iot is None:
+                records = _iot_records(refs[1], hands[1], sizes, _mask(mask))
+                iot = self.iots[key] = (refs_attr, hands_attr, mask, records)
+            cmds.extend(iot[3])
         cmds.append(_STOP)
         vid = self.vid
         restores = vid(srcs[0]) if role == "reload" else -1
