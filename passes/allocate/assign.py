@@ -225,7 +225,8 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
                 f"machine's capacity of {capacity} bytes per PE",
                 CAPACITY_HINT,
             )
-    need = sum(_pto_type(v).nbytes for v in set(op.srcs)) + sum(
+    # each source once (by identity: values hash through a Python method)
+    need = sum(_pto_type(v).nbytes for v in {id(v): v for v in op.srcs}.values()) + sum(
         _pto_type(v).nbytes for v in op.dsts
     )
     if need > capacity:
@@ -261,8 +262,10 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         return _allocate_structured(f, target)
     hands, depth, capacity = target.hands, target.depth, target.capacity
     block = f.body.block
-    bundles = [op for op in block.ops if isinstance(op, PtoOp)]
-    scalar_defs = [op for op in block.ops if isinstance(op, (ConstOp, AddrOp))]
+    ops = list(block.ops)
+    bundles = [op for op in ops if _is_bundle(type(op))]
+    scalar_defs = [op for op in ops if _is_scalar_def(type(op))]
+    del ops
     df = build_dataflow(bundles)
     keep = live_ops(df)
     order = schedule(df, keep)
@@ -540,6 +543,19 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     stay = [op for op in block.ops if not _laid_out(type(op)) and op is not ret]
     ins.append(ret)
     _relink(block, stay + ins)
+
+
+@cache
+def _is_bundle(cls: type) -> bool:
+    """Whether the ops of class ``cls`` are bundles (by class: isinstance on xDSL's op
+    classes is slow)."""
+    return issubclass(cls, PtoOp)
+
+
+@cache
+def _is_scalar_def(cls: type) -> bool:
+    """Whether the ops of class ``cls`` define a constant or an address."""
+    return issubclass(cls, (ConstOp, AddrOp))
 
 
 @cache

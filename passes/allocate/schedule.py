@@ -211,19 +211,22 @@ def _bytes(v: SSAValue) -> int:
 def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     """A topological order of the kept bundles that keeps live tile bytes low."""
     g = df.graph
-    remaining_readers: dict[SSAValue, int] = {}
+    # by value id (the values are the graph's, alive; an SSAValue hashes through a
+    # Python method): the readers still to run, and the bytes
+    remaining_readers: dict[int, int] = {}
     # each kept bundle's distinct reads, and the part of its priority that never changes
     # (None: a CUBE producer, whose priority is fixed)
     distinct: dict[int, tuple[SSAValue, ...]] = {}
     grows: dict[int, int | None] = {}
-    nbytes: dict[SSAValue, int] = {}
+    nbytes: dict[int, int] = {}
     for i, srcs in enumerate(df.reads):
         if keep[i]:
-            distinct[i] = reads = tuple(dict.fromkeys(srcs))
+            distinct[i] = reads = tuple({id(v): v for v in srcs}.values())
             for v in reads:
-                remaining_readers[v] = remaining_readers.get(v, 0) + 1
-                if v not in nbytes:
-                    nbytes[v] = _bytes(v)
+                k = id(v)
+                remaining_readers[k] = remaining_readers.get(k, 0) + 1
+                if k not in nbytes:
+                    nbytes[k] = _bytes(v)
             grows[i] = _grow(df.ops[i])
     indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
 
@@ -233,7 +236,7 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
             # CUBE tiles cannot be copied or spilled either: produce each when the bundles
             # before it in program order (its chunk's readers among them) have run
             return CUBE_BASE + i
-        free = sum(nbytes[v] for v in distinct[i] if remaining_readers[v] == 1)
+        free = sum(nbytes[id(v)] for v in distinct[i] if remaining_readers[id(v)] == 1)
         return grow - free
 
     heap = [(priority(i), i) for i, d in indeg.items() if d == 0]
@@ -248,8 +251,9 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
         done.add(i)
         order.append(i)
         for v in distinct[i]:
-            remaining_readers[v] -= 1
-            if remaining_readers[v] == 1 and v in df.producer:
+            k = id(v)
+            remaining_readers[k] -= 1
+            if remaining_readers[k] == 1 and v in df.producer:
                 # the last reader now frees v: raise its priority if it is ready
                 last = next(
                     j
