@@ -87,6 +87,8 @@ class Dataflow:
     reads: list[list[SSAValue]]
     #: bundle index producing each tile value
     producer: dict[SSAValue, int]
+    #: the GM tensor each bundle addresses (:func:`tensor_key`; None: none)
+    tensors: list[SSAValue | None]
 
 
 def _access(op: PtoOp) -> Executor | None:
@@ -119,6 +121,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     last_store: dict[SSAValue, int] = {}
     loads_since: dict[SSAValue, list[int]] = {}
     last_cube: int | None = None
+    tensors: list[SSAValue | None] = []
     for i, op in enumerate(ops):
         preds: dict[int, None] = {}  # the edges into bundle i, in order, each once
         srcs = list(op.srcs)
@@ -136,6 +139,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
                 preds[last_cube] = None
             last_cube = i
         t = tensor_key(op)
+        tensors.append(t)
         if t is not None:
             if t in last_store:
                 preds[last_store[t]] = None
@@ -146,7 +150,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             else:
                 loads_since.setdefault(t, []).append(i)
         g.add_node(preds)
-    return Dataflow(list(ops), g, reads, producer)
+    return Dataflow(list(ops), g, reads, producer, tensors)
 
 
 def live_ops(
@@ -171,7 +175,7 @@ def live_ops(
     keep = [False] * len(df.ops)
     read_later: set[SSAValue] = set()  # scratch tensors with a live load further on
     for i in range(len(df.ops) - 1, -1, -1):
-        op, tensor = df.ops[i], tensor_key(df.ops[i])
+        op, tensor = df.ops[i], df.tensors[i]
         scratch = _is_scratch(tensor)
         if not op.dsts:
             keep[i] = keep[i] or not scratch or tensor in read_later
