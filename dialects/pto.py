@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
-from xdsl.ir import BlockArgument, Dialect, Operation, SSAValue
+from xdsl.ir import BlockArgument, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -33,7 +33,7 @@ from xdsl.traits import Pure
 
 from ptoc.backend.isa import scalar_load
 
-from .pto_base import PtoOp, fast_segments, i64_attr, unlinked
+from .pto_base import PtoOp, fast_segments, i64_attr, lean_init
 from .pto_ops import PTO_OPS
 from .pto_types import GPR, DatrAttr, GprType, PtoTileType
 from .tile_types import TensorType
@@ -59,8 +59,9 @@ PTO_OP_BY_MNEMONIC: dict[str, type[PtoOp]] = {c.MNEMONIC: fast_segments(c) for c
 
 # The scalar ops below are built the way IRDL's generic builder builds them (the same
 # operands, result types and properties, in the same order, the Nones left out), but
-# directly through ``Operation.__init__``: legalize and allocate build one or more of them
-# per bundle, and the generic builder's argument checks cost more than the op.
+# directly through ``pto_base.lean_init`` (``Operation.__init__`` without its generic
+# parts): legalize and allocate build one or more of them per bundle, and the generic
+# builder's argument checks cost more than the op.
 
 
 @cache
@@ -93,8 +94,7 @@ class AddrOp(IRDLOperation):
         props = {"offset": i64_attr(offset)}
         if pe_step:
             props["pe_step"] = i64_attr(pe_step)
-        Operation.__init__(self, operands=(tensor,), result_types=(GPR,), properties=props)
-        unlinked(self)
+        lean_init(self, (tensor,), (GPR,), props)
 
     @property
     def byte_offset(self) -> int:
@@ -208,8 +208,7 @@ class ScratchAddrOp(IRDLOperation):
     assembly_format = "`offset` $offset attr-dict"
 
     def __init__(self, offset: int) -> None:
-        Operation.__init__(self, result_types=(GPR,), properties={"offset": i64_attr(offset)})
-        unlinked(self)
+        lean_init(self, (), (GPR,), {"offset": i64_attr(offset)})
 
     @property
     def byte_offset(self) -> int:
@@ -228,8 +227,7 @@ class ConstOp(IRDLOperation):
 
     def __init__(self, value: int) -> None:
         props = {"value": i64_attr(signed64(value))}
-        Operation.__init__(self, result_types=(GPR,), properties=props)
-        unlinked(self)
+        lean_init(self, (), (GPR,), props)
 
     @property
     def raw(self) -> int:
@@ -249,8 +247,7 @@ class ParamOp(IRDLOperation):
     assembly_format = "$param attr-dict"
 
     def __init__(self, param: SSAValue) -> None:
-        Operation.__init__(self, operands=(param,), result_types=(GPR,))
-        unlinked(self)
+        lean_init(self, (param,), (GPR,))
 
     @property
     def index(self) -> int:
@@ -286,8 +283,7 @@ class MaterializeOp(IRDLOperation):
     assembly_format = "$value `gpr` $gpr attr-dict"
 
     def __init__(self, value: SSAValue, gpr: str) -> None:
-        Operation.__init__(self, operands=(value,), properties={"gpr": _gpr_attr(gpr)})
-        unlinked(self)
+        lean_init(self, (value,), (), {"gpr": _gpr_attr(gpr)})
 
 
 @irdl_op_definition

@@ -18,12 +18,13 @@ legality: operand roles, DataTypes, dimensions, B.DATR applicability and B.IOR s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
 from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
     I64,
+    UNKNOWN_LOC,
     ArrayAttr,
     DenseArrayBase,
     IntegerAttr,
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue, SSAValues
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue, SSAValues, Use
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -116,13 +117,9 @@ class PtoOp(IRDLOperation):
         generic builder was a fifth of compile time. Like ``build``, it does not
         verify. ``properties`` gets the segment sizes added (the op holds a copy)."""
         properties[_SEGMENTS] = _segment_sizes(len(srcs), len(scalars), len(dim_values))
-        op = cls.create(
-            operands=(*srcs, *scalars, *dim_values),
-            result_types=results,
-            properties=properties,
-            location=location,
-        )
-        unlinked(op)
+        op = cls.__new__(cls)
+        lean_init(op, (*srcs, *scalars, *dim_values), results, properties, location)
+        op._segments = None  # type: ignore[attr-defined]  # (every op made gets the key)
         return op
 
     def __post_init__(self) -> None:
@@ -290,6 +287,50 @@ class PtoOp(IRDLOperation):
             raise VerifyException(f"{self.name} names one hand per destination")
 
 
+def lean_init(
+    op: Operation,
+    operands: Sequence[SSAValue] = (),
+    result_types: Sequence[Attribute] = (),
+    properties: dict[str, Attribute] | None = None,
+    location: LocationAttr | None = None,
+) -> None:
+    """``Operation.__init__`` of an op without attributes, successors or regions, then
+    :func:`unlinked`: the same instance state, set in the same order (CPython shares the
+    instance dictionaries' keys across the ops of a class only then), without the generic
+    setters' work for the parts such an op lacks, and without ``__post_init__`` (IRDL's
+    filling of absent properties with defaults, which no op built here has:
+    ``tests/dialects``). Legalize and allocate build an op or two per bundle."""
+    values = SSAValues(operands) if operands else NO_VALUES
+    links = []
+    for i, v in enumerate(values):
+        # ``v.add_use(Use(op, i))``: the new use goes first in the value's use list
+        first = v.first_use
+        use = Use(op, i, None, first)
+        if first is not None:
+            first._prev_use = use
+        v.first_use = use
+        links.append(use)
+    uses = tuple(links)
+    op._operands = values
+    op._operand_uses = uses
+    n = len(result_types)
+    if n == 1:  # most ops: one result, without a generator
+        op.results = SSAValues((OpResult(result_types[0], op, 0),))
+    else:
+        op.results = (
+            SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
+            if n
+            else NO_VALUES
+        )
+    op.properties = {} if properties is None else dict(properties)
+    op.attributes = {}
+    op.location = UNKNOWN_LOC if location is None else location
+    op._successors = ()
+    op._successor_uses = ()
+    op.regions = ()
+    unlinked(op)
+
+
 def unlinked(op: Operation) -> None:
     """Give a new op its (empty) block links as attributes of its own, the values of the
     class defaults: an op that gets them only when a block takes it, after many ops of
@@ -303,10 +344,11 @@ def unlinked(op: Operation) -> None:
 
 class _Segment:
     """``srcs`` (``idx`` 0), ``scalars`` (1) or ``dim_values`` (2) of a pto op: the same
-    slice of the operands as xDSL's accessor, but the segment sizes are decoded once per
-    distinct sizes attribute. xDSL's accessor unpacks the attribute's bytes at every
-    read, and the allocator and emitter read every op's sources many times (a third of
-    compile time)."""
+    slices of the operands as xDSL's accessor, but cut once per operand tuple and kept
+    on the op (``PtoOp._segments``, with the tuple they were cut from: xDSL replaces the
+    tuple whenever an operand changes). xDSL's accessor unpacks the segment sizes
+    attribute's bytes at every read, and the allocator, emitter and validator read every
+    op's sources many times."""
 
     __slots__ = ("idx",)
 
@@ -316,19 +358,55 @@ class _Segment:
     def __get__(self, obj: PtoOp | None, objtype: type | None = None) -> Any:
         if obj is None:
             return self
-        sizes = obj.properties[_SEGMENTS]
-        key = sizes.data.data  # type: ignore[attr-defined]
-        starts = _STARTS.get(key)
-        if starts is None:
-            n = sizes.get_values()  # type: ignore[attr-defined]
-            starts = _STARTS[key] = tuple(sum(n[:i]) for i in range(len(n) + 1))
-        # the same SSAValues the xDSL accessor returns, sliced without its Python-level
-        # __getitem__ (``_operands`` is the op's operand tuple)
-        part = _TUPLE_SLICE(obj._operands, slice(starts[self.idx], starts[self.idx + 1]))
-        return SSAValues(part)
+        cut = obj._segments  # type: ignore[attr-defined]
+        if cut is None or cut[0] is not obj._operands:
+            cut = obj._segments = _cut(obj)  # type: ignore[attr-defined]
+        return cut[self.idx + 1]
 
     def __set__(self, obj: PtoOp, value: object) -> None:
         raise NotImplementedError("Cannot write to named operands; create a new operation")
+
+
+def segments(pto: PtoOp) -> tuple[Any, SSAValues, SSAValues, SSAValues]:
+    """``(operands, srcs, scalars, dim_values)`` of ``pto``, as :class:`_Segment` keeps
+    them, for a reader that reads an op once (the emitter): without keeping them."""
+    cut = pto._segments  # type: ignore[attr-defined]
+    if cut is None or cut[0] is not pto._operands:
+        cut = _cut(pto)
+    return cut
+
+
+def release_segments(ops: Iterable[Operation]) -> None:
+    """Drop the operand segments :class:`_Segment` keeps on ``ops`` (after the pass that
+    reads them many times: the kernel's ops outlive the compilation)."""
+    for o in ops:
+        if isinstance(o, PtoOp):
+            o._segments = None  # type: ignore[attr-defined]
+
+
+def _cut(op: PtoOp) -> tuple[Any, SSAValues, SSAValues, SSAValues]:
+    """``(operands, srcs, scalars, dim_values)`` of ``op`` (see :class:`_Segment`)."""
+    sizes = op.properties[_SEGMENTS]
+    key = sizes.data.data  # type: ignore[attr-defined]
+    starts = _STARTS.get(key)
+    if starts is None:
+        n = sizes.get_values()  # type: ignore[attr-defined]
+        starts = _STARTS[key] = tuple(sum(n[:i]) for i in range(len(n) + 1))
+    # the same SSAValues the xDSL accessor returns, sliced without its Python-level
+    # __getitem__ (``_operands`` is the op's operand tuple)
+    operands = op._operands
+    a, b, c, d = starts
+    return (
+        operands,
+        SSAValues(_TUPLE_SLICE(operands, slice(a, b))) if b > a else NO_VALUES,
+        SSAValues(_TUPLE_SLICE(operands, slice(b, c))) if c > b else NO_VALUES,
+        SSAValues(_TUPLE_SLICE(operands, slice(c, d))) if d > c else NO_VALUES,
+    )
+
+
+#: the empty operand or result list every op without one shares (tuples are immutable;
+#: kernels hold tens of thousands of ops, most without scalars or results)
+NO_VALUES: SSAValues[Any] = SSAValues()
 
 
 _TUPLE_SLICE = tuple.__getitem__
@@ -370,6 +448,9 @@ def fast_segments(cls: type[PtoOp]) -> type[PtoOp]:
     cls.scalars = _Segment(1)  # type: ignore[assignment]
     cls.dim_values = _Segment(2)  # type: ignore[assignment]
     cls.dsts = _Results()  # type: ignore[assignment]
+    # the operand segments as _Segment last cut them, with the operand tuple they were
+    # cut from (None: not yet; set on the defined class: IRDL allows no such field)
+    cls._segments = None  # type: ignore[attr-defined]
     return cls
 
 

@@ -28,8 +28,16 @@ from dataclasses import dataclass, field
 
 from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.catalog import SCALAR_AGU
-from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_NAMES, size_bytes
-from ptoc.backend.program import BlockGraph, Ior, Iot, Scalar, ScalarStart, TileStart
+from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_NAMES, Hand, size_bytes
+from ptoc.backend.program import (
+    BlockGraph,
+    Ior,
+    Iot,
+    Scalar,
+    ScalarStart,
+    TileRef,
+    TileStart,
+)
 from ptoc.backend.target import MachineConfig
 
 from .allocate.gprs import TABLE_REG, Binding
@@ -87,6 +95,9 @@ class _Replay:
         #: that last wrote it
         self.scratch: dict[int, tuple[int, int, int]] = {}
         self.report = Report()
+        #: :meth:`scalar`'s fields of every scalar instruction met, by ``id`` (not to be
+        #: changed)
+        self.fields: dict[int, dict[str, int]] = {}
 
     def fail(self, i: int, why: str) -> ValidationError:
         return ValidationError(f"bundle at command {i}: {why}")
@@ -104,7 +115,11 @@ class _Replay:
     # ------------------------------------------------------------------ scalar
 
     def scalar(self, c: Scalar) -> None:
-        f = dict(c.fields)
+        # the fields by name, decoded once per command object (the emitter shares equal
+        # commands; the program keeps them alive, so their ids stay theirs)
+        f = self.fields.get(id(c))
+        if f is None:
+            f = self.fields[id(c)] = dict(c.fields)
         rd = f.get("RegDst", 0)
         m = c.mnemonic
         val: Sym | None
@@ -138,11 +153,18 @@ class _Replay:
         intent = self.em.intents.get(i)
         if intent is None:
             raise self.fail(i, "a tile bundle with no recorded meaning")
-        ior = next((c for c in cmds if isinstance(c, Ior)), None)
-        iots = [c for c in cmds if isinstance(c, Iot)]
+        # the first B.IOR, and the B.IOT records' sources and destinations (one pass)
+        ior: Ior | None = None
+        refs: list[TileRef] = []
+        dsts: list[tuple[Hand, int]] = []
+        for c in cmds:
+            if isinstance(c, Iot):
+                refs.extend(c.srcs)
+                if c.dst is not None:
+                    dsts.append((c.dst, c.size))
+            elif ior is None and isinstance(c, Ior):
+                ior = c
         self._check_scalars(i, intent, ior)
-        refs = [r for b in iots for r in b.srcs]
-        dsts = [(b.dst, b.size) for b in iots if b.dst is not None]
         if len(refs) != len(intent.srcs) or len(dsts) != len(intent.dsts):
             raise self.fail(
                 i,

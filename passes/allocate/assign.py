@@ -17,7 +17,7 @@ on the function (``pto.abi``: ``[register, tensor argument (-1 = scratch), PE st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -48,7 +48,7 @@ from ptoc.dialects.pto import (
     RegOp,
     ScratchAddrOp,
 )
-from ptoc.dialects.pto_base import mask_attr
+from ptoc.dialects.pto_base import mask_attr, release_segments, segments
 from ptoc.dialects.pto_types import PtoTileType
 from ptoc.dialects.scalars import CoreOp
 
@@ -93,7 +93,7 @@ class AllocStats:
 
 
 def _pto_type(v: SSAValue) -> PtoTileType:
-    assert isinstance(v.type, PtoTileType)
+    assert type(v.type) is PtoTileType  # (no class derives from it; isinstance is slow)
     return v.type
 
 
@@ -225,7 +225,8 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
                 f"machine's capacity of {capacity} bytes per PE",
                 CAPACITY_HINT,
             )
-    need = sum(_pto_type(v).nbytes for v in set(op.srcs)) + sum(
+    # each source once (by identity: values hash through a Python method)
+    need = sum(_pto_type(v).nbytes for v in {id(v): v for v in op.srcs}.values()) + sum(
         _pto_type(v).nbytes for v in op.dsts
     )
     if need > capacity:
@@ -261,8 +262,10 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         return _allocate_structured(f, target)
     hands, depth, capacity = target.hands, target.depth, target.capacity
     block = f.body.block
-    bundles = [op for op in block.ops if isinstance(op, PtoOp)]
-    scalar_defs = [op for op in block.ops if isinstance(op, (ConstOp, AddrOp))]
+    ops = list(block.ops)
+    bundles = [op for op in ops if _is_bundle(type(op))]
+    scalar_defs = [op for op in ops if _is_scalar_def(type(op))]
+    del ops
     df = build_dataflow(bundles)
     keep = live_ops(df)
     order = schedule(df, keep)
@@ -288,11 +291,15 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
             k = keys[id(v)] = _scalar_key(v, scratch_step)
         return k
 
-    needs = [[key(v) for v in op.scalars] for op in final]
+    # the tile planning read every bundle's operands many times: they are no longer kept
+    release_segments(final)
+    scalars = [segments(op)[2] for op in final]
+    needs = [[key(v) for v in ss] for ss in scalars]
     value_of: dict[Scalar, SSAValue] = {}
-    for op, keys in zip(final, needs, strict=True):
-        for v, k in zip(op.scalars, keys, strict=True):
+    for ss, keys in zip(scalars, needs, strict=True):
+        for v, k in zip(ss, keys, strict=True):
             value_of.setdefault(k, v)
+    del scalars
     gp = plan_gprs(needs)
     _rebuild(
         f,
@@ -470,6 +477,7 @@ def _allocate_structured(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         assert parent is not None
         parent.insert_ops_before([MaterializeOp(value_of[s], reg) for reg, s in writes], at)
     _record_abi(f, gp, scratch_step, target)
+    release_segments(f.walk())
     c = alloc.counts
     return AllocStats(
         len(final),
@@ -504,18 +512,22 @@ def _mask_of(f: func.FuncOp) -> int:
 
 def _annotate(op: PtoOp, plan: BundlePlan) -> None:
     if plan.refs:
-        op.refs = _refs_attr(tuple(plan.refs))
+        # by the codes: a reference hashes through a Python method, a code does not
+        op.refs = _codes_attr(tuple(r.code for r in plan.refs))
     if plan.hands:
         op.hands = _hands_attr(tuple(plan.hands))
+
+
+@lru_cache(maxsize=1 << 12)
+def _codes_attr(codes: tuple[int, ...]) -> ArrayAttr[StringAttr]:
+    """:func:`_refs_attr` of the references with these 6-bit codes."""
+    return _refs_attr(tuple(TileRef.from_code(c) for c in codes))
 
 
 def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dead) -> None:  # type: ignore[no-untyped-def]
     """Lay the kernel out in allocation order: scalar definitions, then per bundle its
     register writes and the bundle itself."""
     ret = block.last_op
-    for op in [*scalar_defs, *final]:
-        if op.parent is not None:
-            op.detach()
     for op in reversed(dead):
         if op.parent is not None:
             op.detach()
@@ -525,7 +537,51 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     for op, writes in zip(final, gp.writes, strict=True):
         ins.extend(MaterializeOp(value_of[s], reg) for reg, s in writes)
         ins.append(op)
-    block.insert_ops_before(ins, ret)
+    # the ops laid out anew (every bundle, constant and address: ``ins``) go before the
+    # terminator, after the ops that stay (the block relinked in one pass: detaching and
+    # inserting them one by one checks every link)
+    stay = [op for op in block.ops if not _laid_out(type(op)) and op is not ret]
+    ins.append(ret)
+    _relink(block, stay + ins)
+
+
+@cache
+def _is_bundle(cls: type) -> bool:
+    """Whether the ops of class ``cls`` are bundles (by class: isinstance on xDSL's op
+    classes is slow)."""
+    return issubclass(cls, PtoOp)
+
+
+@cache
+def _is_scalar_def(cls: type) -> bool:
+    """Whether the ops of class ``cls`` define a constant or an address."""
+    return issubclass(cls, (ConstOp, AddrOp))
+
+
+@cache
+def _laid_out(cls: type) -> bool:
+    """Whether :func:`_rebuild` lays the ops of class ``cls`` out anew (the bundles,
+    constants and addresses; by class: isinstance on xDSL's op classes is slow)."""
+    return issubclass(cls, (PtoOp, ConstOp, AddrOp))
+
+
+def _relink(block: Block, ops: list[Operation]) -> None:
+    """Make ``ops`` -- some of them ``block``'s, the others in no block -- the ops of
+    ``block``, in this order: what detaching ``block``'s and inserting them all in order
+    leaves (xDSL's links: ``parent``, ``_prev_op``, ``_next_op``, the block's first and
+    last op)."""
+    prev: Operation | None = None
+    for op in ops:
+        assert op.parent is None or op.parent is block, op
+        op.parent = block
+        op._prev_op = prev
+        if prev is not None:
+            prev._next_op = op
+        prev = op
+    if prev is not None:
+        prev._next_op = None
+    block._first_op = ops[0] if ops else None
+    block._last_op = prev
 
 
 @dataclass(frozen=True)

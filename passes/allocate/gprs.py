@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..diagnostics import CompileError
 
@@ -48,18 +49,20 @@ SCRATCH_REGS = (
 )
 
 
-@dataclass(frozen=True, order=True)
-class Binding:
+class Binding(NamedTuple):
     """An ABI base: tensor parameter ``tensor`` (index; -1 = scratch) stepped ``pe_step``
-    bytes per PE; with ``scalar``, the value of run-time scalar parameter ``tensor``."""
+    bytes per PE; with ``scalar``, the value of run-time scalar parameter ``tensor``.
+
+    (A named tuple, like :class:`Scalar`: the allocator, the emitter and the validator
+    hash and compare these keys tens of thousands of times per kernel, and a tuple does
+    both in C.)"""
 
     tensor: int
     pe_step: int
     scalar: bool = False
 
 
-@dataclass(frozen=True)
-class Scalar:
+class Scalar(NamedTuple):
     """A value a bundle reads from a GPR: ``base + value + sum(coeff * var)`` (``base``
     None: no address base; ``terms``: run-time integers -- loop indices and scalar
     parameters, by name -- with their coefficients)."""
@@ -206,36 +209,42 @@ def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no
     """Furthest-next-use register reuse. A bundle that misses gets one scalar block, which
     also prefetches upcoming scalars into registers whose holders are needed later than
     them (that never adds a miss and saves later blocks)."""
-    holder: dict[str, Scalar | None] = dict.fromkeys(pool)
-    where: dict[Scalar, str] = {}
-    order = [s for ss in needs for s in ss if fixed(s) is None]  # reads in program order
+    # the scalars as small ints, in first-read order: the registers' bookkeeping hashes
+    # them at every step, and a Scalar hashes its nested tuples every time
+    scalars = list(uses)
+    ids = {s: k for k, s in enumerate(scalars)}
+    reads = [uses[s] for s in scalars]  # by id: the bundles reading it
+    holder: dict[str, int | None] = dict.fromkeys(pool)
+    where: dict[int, str] = {}
+    order = [ids[s] for ss in needs for s in ss if fixed(s) is None]  # reads in program order
     pos = 0  # index into ``order`` of the first read at or after the current bundle
 
-    def next_use(s: Scalar, i: int) -> int:
-        u = uses[s]
+    def next_use(k: int, i: int) -> int:
+        u = reads[k]
         j = bisect_right(u, i - 1)
         return u[j] if j < len(u) else 1 << 60
 
-    def write(i: int, s: Scalar, reg: str) -> None:
+    def write(i: int, k: int, reg: str) -> None:
         old = holder[reg]
         if old is not None:
             del where[old]
-        holder[reg] = s
-        where[s] = reg
-        plan.writes[i].append((reg, s))
+        holder[reg] = k
+        where[k] = reg
+        plan.writes[i].append((reg, scalars[k]))
 
     for i, ss in enumerate(needs):
-        regs = [fixed(s) for s in ss]
-        wanted = {s for s, r in zip(ss, regs) if r is None}
-        for s, r in zip(ss, regs):
-            if r is None and s not in where:
-                write(i, s, _victim(holder, wanted, uses, i))
+        # per slot: (its fixed register, None) or (None, the scalar's id)
+        row = [(r, None) if (r := fixed(s)) is not None else (None, ids[s]) for s in ss]
+        wanted = {k for r, k in row if r is None}
+        for r, k in row:
+            if r is None and k not in where:
+                write(i, k, _victim(holder, wanted, reads, i))
         if plan.writes[i]:
             _prefetch(
                 i, order, pos + len(wanted), holder, where, wanted, next_use, write, len(pool)
             )
-        pos += sum(1 for r in regs if r is None)
-        plan.regs.append([r or where[s] for s, r in zip(ss, regs)])
+        pos += sum(1 for r, _ in row if r is None)
+        plan.regs.append([r or where[k] for r, k in row])
 
 
 def _prefetch(i, order, start, holder, where, wanted, next_use, write, limit) -> None:  # type: ignore[no-untyped-def]
@@ -267,7 +276,8 @@ def _prefetch(i, order, start, holder, where, wanted, next_use, write, limit) ->
 
 
 def _victim(holder, wanted, uses, i) -> str:  # type: ignore[no-untyped-def]
-    """A free register, else the one whose scalar is read furthest in the future."""
+    """A free register, else the one whose scalar is read furthest in the future
+    (``uses[s]``: the bundles reading scalar ``s``)."""
     best, best_next = None, -1
     for reg, s in holder.items():
         if s is None:

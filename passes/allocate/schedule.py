@@ -87,6 +87,8 @@ class Dataflow:
     reads: list[list[SSAValue]]
     #: bundle index producing each tile value
     producer: dict[SSAValue, int]
+    #: the GM tensor each bundle addresses (:func:`tensor_key`; None: none)
+    tensors: list[SSAValue | None]
 
 
 def _access(op: PtoOp) -> Executor | None:
@@ -119,6 +121,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     last_store: dict[SSAValue, int] = {}
     loads_since: dict[SSAValue, list[int]] = {}
     last_cube: int | None = None
+    tensors: list[SSAValue | None] = []
     for i, op in enumerate(ops):
         preds: dict[int, None] = {}  # the edges into bundle i, in order, each once
         srcs = list(op.srcs)
@@ -136,6 +139,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
                 preds[last_cube] = None
             last_cube = i
         t = tensor_key(op)
+        tensors.append(t)
         if t is not None:
             if t in last_store:
                 preds[last_store[t]] = None
@@ -146,7 +150,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             else:
                 loads_since.setdefault(t, []).append(i)
         g.add_node(preds)
-    return Dataflow(list(ops), g, reads, producer)
+    return Dataflow(list(ops), g, reads, producer, tensors)
 
 
 def live_ops(
@@ -171,7 +175,7 @@ def live_ops(
     keep = [False] * len(df.ops)
     read_later: set[SSAValue] = set()  # scratch tensors with a live load further on
     for i in range(len(df.ops) - 1, -1, -1):
-        op, tensor = df.ops[i], tensor_key(df.ops[i])
+        op, tensor = df.ops[i], df.tensors[i]
         scratch = _is_scratch(tensor)
         if not op.dsts:
             keep[i] = keep[i] or not scratch or tensor in read_later
@@ -204,26 +208,29 @@ CUBE_BASE = 1 << 41
 
 def _bytes(v: SSAValue) -> int:
     t = v.type
-    assert isinstance(t, PtoTileType)
+    assert type(t) is PtoTileType  # (no class derives from it; isinstance is slow)
     return t.nbytes
 
 
 def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     """A topological order of the kept bundles that keeps live tile bytes low."""
     g = df.graph
-    remaining_readers: dict[SSAValue, int] = {}
+    # by value id (the values are the graph's, alive; an SSAValue hashes through a
+    # Python method): the readers still to run, and the bytes
+    remaining_readers: dict[int, int] = {}
     # each kept bundle's distinct reads, and the part of its priority that never changes
     # (None: a CUBE producer, whose priority is fixed)
     distinct: dict[int, tuple[SSAValue, ...]] = {}
     grows: dict[int, int | None] = {}
-    nbytes: dict[SSAValue, int] = {}
+    nbytes: dict[int, int] = {}
     for i, srcs in enumerate(df.reads):
         if keep[i]:
-            distinct[i] = reads = tuple(dict.fromkeys(srcs))
+            distinct[i] = reads = tuple({id(v): v for v in srcs}.values())
             for v in reads:
-                remaining_readers[v] = remaining_readers.get(v, 0) + 1
-                if v not in nbytes:
-                    nbytes[v] = _bytes(v)
+                k = id(v)
+                remaining_readers[k] = remaining_readers.get(k, 0) + 1
+                if k not in nbytes:
+                    nbytes[k] = _bytes(v)
             grows[i] = _grow(df.ops[i])
     indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
 
@@ -233,7 +240,7 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
             # CUBE tiles cannot be copied or spilled either: produce each when the bundles
             # before it in program order (its chunk's readers among them) have run
             return CUBE_BASE + i
-        free = sum(nbytes[v] for v in distinct[i] if remaining_readers[v] == 1)
+        free = sum(nbytes[id(v)] for v in distinct[i] if remaining_readers[id(v)] == 1)
         return grow - free
 
     heap = [(priority(i), i) for i, d in indeg.items() if d == 0]
@@ -248,8 +255,9 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
         done.add(i)
         order.append(i)
         for v in distinct[i]:
-            remaining_readers[v] -= 1
-            if remaining_readers[v] == 1 and v in df.producer:
+            k = id(v)
+            remaining_readers[k] -= 1
+            if remaining_readers[k] == 1 and v in df.producer:
                 # the last reader now frees v: raise its priority if it is ready
                 last = next(
                     j

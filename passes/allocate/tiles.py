@@ -30,7 +30,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from ptoc.backend.isa import Access, Executor
 from ptoc.backend.isa import row as optable_row
 from ptoc.backend.program import TileRef
-from ptoc.dialects.dtypes import is_pred
+from ptoc.dialects.dtypes import element_bits, is_pred
 from ptoc.dialects.pto import PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
@@ -79,7 +79,7 @@ def _immovable(v: SSAValue) -> bool:
     TSTORE reads it only through its store conversion): it stays where it was pushed
     until its last reader, which the lowering places right after it."""
     t = v.type
-    return is_pred(t.dtype) or (isinstance(t, PtoTileType) and t.cube is not None)  # type: ignore[attr-defined]
+    return is_pred(t.dtype) or (type(t) is PtoTileType and t.cube is not None)  # type: ignore[attr-defined]
 
 
 def _is_pred(e: Entry | None) -> bool:
@@ -88,16 +88,14 @@ def _is_pred(e: Entry | None) -> bool:
 
 def tile_bytes(v: SSAValue) -> int:
     t = v.type
-    assert isinstance(t, PtoTileType)
+    assert type(t) is PtoTileType  # (no class derives from it; isinstance is slow)
     return t.nbytes
 
 
 def spill_bytes(v: SSAValue) -> int:
     """GM bytes a spilled tile takes: its valid rows at a dense valid-column stride."""
     t = v.type
-    assert isinstance(t, PtoTileType)
-    from ptoc.dialects.dtypes import element_bits
-
+    assert type(t) is PtoTileType
     return t.valid[0] * t.valid[1] * element_bits(t.dtype) // 8
 
 
@@ -179,41 +177,62 @@ class TileAllocator:
 
     # ------------------------------------------------------------------ placing
 
-    def _pushes(self, h: int, t0: int, t1: int) -> float:
-        """Expected pushes into hand ``h`` between schedule positions ``t0`` and ``t1``:
-        the hot hand takes the short-lived results, the others share the long-lived ones."""
-        if self.qs.hands == 1:
-            return self.defs_all[t1] - self.defs_all[t0]
-        if h == HOT:
-            return self.defs_short[t1] - self.defs_short[t0]
-        long_ = (
-            self.defs_all[t1] - self.defs_all[t0] - (self.defs_short[t1] - self.defs_short[t0])
-        )
-        return long_ / (self.qs.hands - 1)
-
     def _score(self, qs: Queues, h: int, v: SSAValue | None, size: int, t: int) -> float:
         """Expected refreshes this push causes: for ``v`` itself (pushes into ``h`` before
         its last read beyond the depth) and for the live entries it moves down; short-lived
         values prefer the hot hand and long-lived ones the others; plus capacity pressure."""
+        return self._score_of(qs, h, self._value_facts(v), size, t)
+
+    def _value_facts(self, v: SSAValue | None) -> tuple[int, bool, int | None] | None:
+        """What :meth:`_score` asks of the value pushed, whatever the hand: its last read,
+        whether it is short-lived and its preferred hand (None: no value)."""
+        if v is None:
+            return None
+        return (self.live.last.get(id(v), -1), v in self.short, self.prefer.get(v))
+
+    def _score_of(
+        self, qs: Queues, h: int, facts: tuple[int, bool, int | None] | None, size: int, t: int
+    ) -> float:
+        """:meth:`_score` of the value with :meth:`_value_facts` ``facts`` (asked once for
+        all the hands a placement scores)."""
         d = qs.depth
+        hands = qs.hands
         s = 0.0
-        if v is not None:
-            last = self.live.last_use(v)
+        # ``p``: the expected pushes into ``h`` after ``t`` up to a read at ``last`` (the
+        # hot hand takes the short-lived results, the others share the long-lived ones),
+        # from the prefix counts of results; asked for every live entry of the hand
+        all_, short_ = self.defs_all, self.defs_short
+        a0, s0 = all_[t + 1], short_[t + 1]
+        if facts is not None:
+            last = facts[0]
             if last > t:
-                s += max(0.0, 1 + self._pushes(h, t + 1, last) - d) / d + (
-                    0.3 if (h == HOT) != (v in self.short) and qs.hands > 1 else 0.0
+                if hands == 1:
+                    p: float = all_[last] - a0
+                elif h == HOT:
+                    p = short_[last] - s0
+                else:
+                    p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
+                s += max(0.0, 1 + p - d) / d + (
+                    0.3 if (h == HOT) != facts[1] and hands > 1 else 0.0
                 )
         last_of = self.live.last.get
         for k, e in enumerate(qs.q[h]):
             if e.value is None or e.dead:
                 continue
             last = last_of(id(e.value), -1)
-            if last > t and (k + 2) + self._pushes(h, t + 1, last) > d:
-                s += 1.0 / d
+            if last > t:
+                if hands == 1:
+                    p = all_[last] - a0
+                elif h == HOT:
+                    p = short_[last] - s0
+                else:
+                    p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
+                if (k + 2) + p > d:
+                    s += 1.0 / d
         tail = qs.tail(h)
         after = qs.used + size - (tail.size if tail else 0)
         s += max(0.0, after - 0.5 * qs.capacity) / qs.capacity
-        if v is not None and self.prefer.get(v, h) != h:
+        if facts is not None and facts[2] is not None and facts[2] != h:
             s += PREFER_PENALTY
         return s + 1e-3 * h
 
@@ -250,14 +269,30 @@ class TileAllocator:
         none."""
         lens = [len(q) for q in qs.q]
         best, best_s = None, 0.0
+        size, depth = entry.size, qs.depth
+        facts = self._value_facts(entry.value)
+        last_of, pinned = self.live.last.get, self.pinned
+        need = t + 1 if strict else t
         for h in range(qs.hands):
-            if h == self.exclude or not self._feasible(qs, h, entry.size, t, strict):
+            if h == self.exclude:
                 continue
-            tail = qs.tail(h)
-            used = qs.used + entry.size - (tail.size if tail else 0)
-            if need_flow and not self._flows_after(qs, h, lens, used, entry.size):
+            # _feasible, inlined: the tail a push evicts must be dead, the bytes must fit
+            q = qs.q[h]
+            tail = q[depth - 1] if len(q) >= depth else None
+            if tail is None:
+                used = qs.used + size
+            else:
+                if tail.value is not None and (
+                    (not strict and id(tail) in pinned)
+                    or (not tail.dead and last_of(id(tail.value), -1) >= need)
+                ):
+                    continue
+                used = qs.used + size - tail.size
+            if used > qs.capacity:
                 continue
-            s = self._score(qs, h, entry.value, entry.size, t)
+            if need_flow and not self._flows_after(qs, h, lens, used, size):
+                continue
+            s = self._score_of(qs, h, facts, size, t)
             if best is None or s < best_s:
                 best, best_s = h, s
         if best is not None and push:
@@ -266,9 +301,12 @@ class TileAllocator:
 
     # ------------------------------------------------------------------ remedies
 
-    def _steps_to_free(self, h: int, size: int, t: int, strict: bool) -> tuple[int, str] | None:
+    def _steps_to_free(
+        self, h: int, size: int, t: int, strict: bool, limit: int | None = None
+    ) -> tuple[int, str] | None:
         """How many remedies make a flowing push of ``size`` into ``h`` feasible, and the
-        first one (``refresh`` a live tail, or ``filler``).
+        first one (``refresh`` a live tail, or ``filler``); None also when that takes
+        ``limit`` remedies or more.
 
         Remedies run before the bundle, so a tail read by the bundle is live for them;
         the final push may evict it when ``strict`` (it commits with the bundle).
@@ -285,7 +323,7 @@ class TileAllocator:
         q: list[Entry | None] = list(qs.q[h])
         known: dict[int, tuple[int, bool, bool, bool]] = {}
         refreshes = 0  # consecutive refreshes: ``depth`` of them restore the queue
-        for steps in range(2 * depth + 2):
+        for steps in range(2 * depth + 2 if limit is None else min(limit, 2 * depth + 2)):
             n = len(q)
             if n < depth:
                 tail = _NO_TAIL
@@ -343,14 +381,16 @@ class TileAllocator:
         qs = self.qs
         if size > qs.capacity:
             raise self._fail(f"a {size}-byte tile exceeds the {qs.capacity}-byte capacity")
-        options = []
+        # the hand needing the fewest remedies, the first of them on a tie: a later hand's
+        # simulation stops where it could only tie
+        best: tuple[int, int, str] | None = None
         for h in range(qs.hands):
-            r = self._steps_to_free(h, size, t, strict)
+            r = self._steps_to_free(h, size, t, strict, None if best is None else best[0])
             if r is not None and r[1] != "none":
-                options.append((r[0], h, r[1]))
-        if not options:
+                best = (r[0], h, r[1])
+        if best is None:
             return False
-        _, h, step = min(options)
+        _, h, step = best
         if step == "refresh":
             tail = qs.tail(h)
             assert tail is not None and tail.value is not None
@@ -536,7 +576,7 @@ class TileAllocator:
 
     def _classify(self, ops: Sequence[PtoOp]) -> None:
         """Short-lived results (read for the last time before ``depth - 1`` further results
-        exist) and prefix counts of results, for :meth:`_pushes`."""
+        exist) and prefix counts of results, for :meth:`_score_of`."""
         n = len(ops)
         self.defs_all = [0] * (n + 2)
         born = []

@@ -55,6 +55,7 @@ from ptoc.dialects.pto import (
     RegOp,
     ScratchAddrOp,
 )
+from ptoc.dialects.pto_base import segments
 from ptoc.dialects.reference import scalar_args, tensor_args
 from ptoc.dialects.scalars import constant_value, is_scalar, is_scalar_op, predicate
 
@@ -303,6 +304,11 @@ class _Emitter:
         self.decoded: dict[int, tuple[Any, Any]] = {}
         #: :meth:`scalar` by value id, with the value
         self.meanings: dict[int, tuple[SSAValue, Scalar]] = {}
+        #: a bundle's B.IOT records by the ids of its reference, hand and mask
+        #: attributes and its result sizes, with the attributes (kept alive)
+        self.iots: dict[tuple[int, int, tuple[int, ...], int], tuple[Any, Any, Any, Any]] = {}
+        #: :meth:`write` by register and scalar (the lists are not to be changed)
+        self.writes: dict[tuple[int, Scalar], list[Command]] = {}
 
     def vid(self, v: SSAValue) -> int:
         return self.ids.setdefault(v, len(self.ids))
@@ -338,6 +344,14 @@ class _Emitter:
         assert isinstance(arg, BlockArgument)
         return Scalar(o.byte_offset, Binding(arg.index, o.step))
 
+    def write(self, rd: int, s: Scalar) -> list[Command]:
+        """:func:`materialize` of ``s`` into ``rd`` (asked once per register and scalar:
+        the allocator writes the same scalars into the same registers again and again)."""
+        cmds = self.writes.get((rd, s))
+        if cmds is None:
+            cmds = self.writes[(rd, s)] = materialize(rd, s, self.abi)
+        return cmds
+
     def run(self) -> None:
         for k, (_, reg) in enumerate(self.table):  # the arguments past a0..a6, first
             self.pending.append(
@@ -355,9 +369,7 @@ class _Emitter:
             if kind is None:
                 kind = _KIND[cls] = _kind(op)
             if kind is _Kind.MATERIALIZE:
-                self.pending.extend(
-                    materialize(GPR_BY_NAME[op.gpr.data], self.scalar(op.value), self.abi)
-                )
+                self.pending.extend(self.write(GPR_BY_NAME[op.gpr.data], self.scalar(op.value)))
             elif kind is _Kind.BUNDLE:
                 self.flush()
                 self.bundle(op)
@@ -535,7 +547,8 @@ class _Emitter:
         refs_attr, hands_attr = props.get("refs"), props.get("hands")
         role_attr = props.get("role")
         role = (None if role_attr is None else role_attr.data) or "op"  # type: ignore[attr-defined]
-        srcs, dsts = op.srcs, op.results
+        _, srcs, scalars, _ = segments(op)  # (read once: without keeping them on the op)
+        dsts = op.results
         bound = () if role == "reload" else srcs
         if (refs_attr is None and bound) or (hands_attr is None and dsts):
             raise fail(op, "the bundle has no allocation (hands and references)")
@@ -555,10 +568,17 @@ class _Emitter:
         sizes = tuple(d.type.size.data for d in dsts)  # type: ignore[attr-defined]
         start = len(self.cmds)
         cmds = self.cmds
-        cmds.append(_tile_start(op.MNEMONIC, _dtype_code(op)))
+        dtype = props["dtype"]
+        code = memo.get(id(dtype))
+        if code is None:
+            code = memo[id(dtype)] = (dtype, _dtype_code(op))
+        cmds.append(_tile_start(op.MNEMONIC, code[1]))
         datr = props.get("datr")
         if datr is not None:
-            cmds.append(Datr(**datr.values()))  # type: ignore[attr-defined]
+            made = memo.get(id(datr))
+            if made is None:
+                made = memo[id(datr)] = (datr, Datr(**datr.values()))  # type: ignore[attr-defined]
+            cmds.append(made[1])
         fpatr = props.get("fpatr")
         if fpatr is not None:
             cmds.append(_fpatr(tuple(int(v) for v in fpatr.get_values())))  # type: ignore[attr-defined]
@@ -570,14 +590,26 @@ class _Emitter:
             cmds.extend(static[1])
         else:
             cmds.extend(_dims(op))
-        scalars = op.scalars
         if scalars:
             gprs = props.get("gprs")
             assert gprs is not None
-            regs = [GPR_BY_NAME[g.data] for g in gprs] + [0, 0]  # type: ignore[attr-defined]
-            cmds.append(Ior(regs[0], regs[1], regs[2] if len(gprs) > 2 else 0))  # type: ignore[arg-type]
+            ior = memo.get(id(gprs))
+            if ior is None:
+                regs = [GPR_BY_NAME[g.data] for g in gprs] + [0, 0]  # type: ignore[attr-defined]
+                ior = memo[id(gprs)] = (
+                    gprs,
+                    Ior(regs[0], regs[1], regs[2] if len(gprs) > 2 else 0),  # type: ignore[arg-type]
+                )
+            cmds.append(ior[1])
         if not _binding_free(op.MNEMONIC):
-            cmds.extend(_iot_records(refs[1], hands[1], sizes, _mask(props["mask"])))
+            mask = props["mask"]
+            # by the attributes' ids (a reference and a hand hash through Python methods)
+            key = (id(refs_attr), id(hands_attr), sizes, id(mask))
+            iot = self.iots.get(key)
+            if iot is None:
+                records = _iot_records(refs[1], hands[1], sizes, _mask(mask))
+                iot = self.iots[key] = (refs_attr, hands_attr, mask, records)
+            cmds.extend(iot[3])
         cmds.append(_STOP)
         vid = self.vid
         restores = vid(srcs[0]) if role == "reload" else -1

@@ -265,8 +265,23 @@ class LegalizeCtx:
                     props["dst_lbs"] = DenseArrayBase.from_list(i64, outs)
         location = None if source is None else source.location
         new = cls.make(srcs, scalars, results, props, counted, location)
-        self.block.add_op(new)
+        append_new(self.block, new)
         return new
+
+
+def append_new(block: Block, op: Operation) -> None:
+    """``block.add_op(op)`` for an op just built (in no block, without regions): the same
+    links, without the checks that such an op passes (legalize appends an op or more per
+    tile op)."""
+    last = block._last_op
+    op.parent = block
+    op._prev_op = last
+    op._next_op = None
+    if last is None:
+        block._first_op = op
+    else:
+        last._next_op = op
+    block._last_op = op
 
 
 class TypeFacts(NamedTuple):

@@ -91,7 +91,7 @@ def legalize_func(
     if not in_place and needs_names(flat):
         raise ValueError("legalize_func(in_place=False) of a kernel with unlocated ops")
     for i, op in enumerate(flat):
-        if isinstance(op.location, UnknownLoc) and not isinstance(op, _TERMINATORS):
+        if type(op.location) is UnknownLoc and not isinstance(op, _TERMINATORS):
             # name the bundles after their tile op, so later diagnostics can point at it
             op.location = NameLoc(StringAttr(f"@{f.sym_name.data} {op.name} #{i}"), NoneAttr())
     _legalize_block(ctx, old)
@@ -112,8 +112,10 @@ _TERMINATORS = (func.ReturnOp, scf.YieldOp)
 def needs_names(ops: Iterable[Operation]) -> bool:
     """Whether legalize names some of ``ops`` (the ops under a kernel) after their
     position: those without a location, which it gives a ``NameLoc`` in place."""
+    # (the location's exact class: no class derives from UnknownLoc, and isinstance on
+    # xDSL's attribute classes is slow)
     return any(
-        isinstance(op.location, UnknownLoc) and not isinstance(op, _TERMINATORS) for op in ops
+        type(op.location) is UnknownLoc and not isinstance(op, _TERMINATORS) for op in ops
     )
 
 

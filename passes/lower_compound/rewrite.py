@@ -99,7 +99,16 @@ def lowers(op: Operation) -> bool:
     """Whether :func:`lower_compound_func` rewrites ``op``: a compound op, or a
     ``tile.matmul`` without its scratch tensor. A kernel with no such op leaves the pass
     unchanged."""
-    return isinstance(op, CompoundTileOp) or (isinstance(op, MatmulOp) and op.scratch is None)
+    cls = type(op)
+    kind = _KIND.get(cls)
+    if kind is None:  # a fact of the op class (isinstance on xDSL's op classes is slow)
+        compound, matmul = issubclass(cls, CompoundTileOp), issubclass(cls, MatmulOp)
+        kind = _KIND[cls] = 1 if compound else 2 if matmul else 0
+    return kind == 1 or (kind == 2 and op.scratch is None)  # type: ignore[attr-defined]
+
+
+#: by op class: 1 a compound op, 2 a ``tile.matmul``, 0 another op (:func:`lowers`)
+_KIND: dict[type, int] = {}
 
 
 def _attach_scratch(op: MatmulOp, scratch: Scratch) -> None:

@@ -7,15 +7,23 @@ import sys
 
 import pytest
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from ptoc.backend.isa import OPS
 from ptoc.dialects import generate_pto
 from ptoc.dialects.dtypes import dtype_attr
-from ptoc.dialects.pto import PTO_OP_BY_MNEMONIC
+from ptoc.dialects.pto import (
+    PTO_OP_BY_MNEMONIC,
+    ConstOp,
+    MaterializeOp,
+    ParamOp,
+    ScratchAddrOp,
+)
+from ptoc.dialects.pto_base import release_segments, segments, unlinked
 from ptoc.dialects.pto_ops import PTO_OPS
-from ptoc.dialects.pto_types import PtoTileType
+from ptoc.dialects.pto_types import GPR, PtoTileType
 
 
 def test_generated_module_is_fresh() -> None:
@@ -72,3 +80,78 @@ def test_pto_ops_have_no_defaults_to_fill() -> None:
     )
     op.verify()
     assert set(op.properties) == {"dtype", "dims", "mask", "operandSegmentSizes"}
+
+
+def _state(op: Operation) -> tuple[object, ...]:
+    """An op's instance state that does not depend on object identity, keys in order."""
+    d = vars(op)
+    return (
+        list(d),
+        [v.type for v in op.results],
+        [(type(u).__name__, u.index, u.operation is op) for u in op._operand_uses],
+        dict(op.properties),
+        dict(op.attributes),
+        op.location,
+        op._successors,
+        op._successor_uses,
+        op.regions,
+        (op.parent, op._prev_op, op._next_op),
+    )
+
+
+def test_lean_init_builds_what_operation_init_builds() -> None:
+    """``lean_init`` (the scalar ops' and ``PtoOp.make``'s constructor) leaves the same
+    instance state, in the same order, as ``Operation.__init__`` and ``unlinked``."""
+    gm = create_ssa_value(i64)
+    gpr = ConstOp(3).result
+    built = [
+        (ConstOp(7), {"operands": (), "result_types": (GPR,)}),
+        (ScratchAddrOp(64), {"operands": (), "result_types": (GPR,)}),
+        (ParamOp(gm), {"operands": (gm,), "result_types": (GPR,)}),
+        (MaterializeOp(gpr, "s1"), {"operands": (gpr,), "result_types": ()}),
+    ]
+    for op, args in built:
+        ref = type(op).__new__(type(op))
+        Operation.__init__(ref, properties=op.properties, **args)  # type: ignore[arg-type]
+        unlinked(ref)
+        assert _state(op) == _state(ref), type(op)
+        assert list(op.operands) == list(args["operands"])
+        assert all(r.op is op and r.index == i for i, r in enumerate(op.results))
+    tadd = PTO_OP_BY_MNEMONIC["TADD"]
+    a, b = create_ssa_value(TILE), create_ssa_value(TILE)
+    props = {
+        "dtype": dtype_attr("FP32"),
+        "dims": DenseArrayBase.from_list(i64, [64, 8, -1]),
+        "mask": IntegerAttr(1, i64),
+    }
+    op = tadd.make([a, b], [gpr], [TILE], dict(props))
+    ref = tadd.create(operands=[a, b, gpr], result_types=[TILE], properties=dict(op.properties))
+    unlinked(ref)
+    made, generic = _state(op), _state(ref)
+    # ``make`` also gives the op the key of the operand segments it keeps (none yet)
+    assert made[0] == [*generic[0], "_segments"] and made[1:] == generic[1:]
+    assert list(op.srcs) == [a, b] and list(op.scalars) == [gpr] and not op.dim_values
+    kept = op._segments  # type: ignore[attr-defined]
+    assert kept is not None and kept[0] is op._operands and list(ref.srcs) == [a, b]
+    assert [u.operation for u in a.uses] == [ref, op]  # the newest use first, as xDSL links
+
+
+def test_kept_operand_segments_follow_operand_changes() -> None:
+    """The segments a pto op keeps are cut again once xDSL replaces an operand, and
+    ``release_segments`` drops them."""
+    tadd = PTO_OP_BY_MNEMONIC["TADD"]
+    a, b, c = (create_ssa_value(TILE) for _ in range(3))
+    props = {
+        "dtype": dtype_attr("FP32"),
+        "dims": DenseArrayBase.from_list(i64, [64, 8, -1]),
+        "mask": IntegerAttr(1, i64),
+    }
+    op = tadd.make([a, b], [], [TILE], props)
+    assert list(op.srcs) == [a, b]
+    b.replace_all_uses_with(c)
+    assert list(op.srcs) == [a, c]
+    op.operands = [c, a]
+    assert list(op.srcs) == [c, a] and segments(op)[1] is op.srcs
+    release_segments([op])
+    assert op._segments is None  # type: ignore[attr-defined]
+    assert list(segments(op)[1]) == [c, a] and op._segments is None  # type: ignore[attr-defined]

@@ -101,7 +101,7 @@ def test_a_reload_from_the_wrong_place_is_caught() -> None:
     em = ck.emitted
     i = next(i for i, it in em.intents.items() if it.kind == "reload")
     it = em.intents[i]
-    wrong = dataclasses.replace(it.scalars[0], value=it.scalars[0].value + 64)
+    wrong = it.scalars[0]._replace(value=it.scalars[0].value + 64)
     intents = dict(em.intents)
     intents[i] = dataclasses.replace(it, scalars=(wrong, *it.scalars[1:]))
     with pytest.raises(ValidationError, match=r"B\.IOR slot 0|reload of value"):
