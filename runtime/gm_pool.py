@@ -9,9 +9,11 @@ own dense memory it has written (:class:`Written`), and when the machine goes, t
 memory is zeroed again chunk by chunk (its pages stay mapped) and kept in
 :data:`POOL` for the next machine of the same size.
 
-Only a memory the machine allocated itself is recorded and given back: a grid's shared
-memory, an unpickled state's or a snapshot's is not. A memory something else still
-refers to (a view of it kept by the host) is never given back.
+Only a memory the machine allocated itself is recorded and given back, never one passed
+to ``Machine(gm=...)`` (a grid's shared memory); a snapshot's copy is no machine's. A
+memory something else still refers to (a view of it kept by the host) is never given
+back. Every write to a recorded memory must record itself (``Machine.load_gm``, the
+commit's writes, scalar stores and the fused stores do); the test suite checks it.
 """
 
 from __future__ import annotations
