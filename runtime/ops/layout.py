@@ -24,12 +24,18 @@ from ..spec import Shape, Spec
 from ..tiles import Layout, Tile, layout_shape_legal
 
 
+def dest_layout_legal(slot: Slot) -> bool:
+    """Whether the destination descriptor is legal for its layout (``TileDescriptorLegal``)."""
+    assert slot.dtype is not None
+    return slot.layout in _ANY_SHAPE or layout_shape_legal(
+        slot.layout, slot.rows, slot.cols, info(slot.dtype).bits
+    )
+
+
 def check_dest_layout(ctx: Ctx, slot: Slot) -> None:
     """The destination descriptor is legal for its layout (``TileDescriptorLegal``)."""
     assert slot.dtype is not None
-    if slot.layout in _ANY_SHAPE:
-        return
-    if not layout_shape_legal(slot.layout, slot.rows, slot.cols, info(slot.dtype).bits):
+    if not dest_layout_legal(slot):
         raise ctx.illegal(
             f"a {slot.rows}x{slot.cols} {slot.dtype.name} tile cannot use layout "
             f"{slot.layout.value} (fractal layouts need Rows % 16 == 0 and whole 32-byte rows)"

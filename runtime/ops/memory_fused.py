@@ -23,11 +23,8 @@ from ..engine import Fused, build_tile, geometry
 from ..memory import DenseWrite, Footprint, gather_view
 from ..spec import Spec
 from ..state import MachineState
-from ..tiles import Layout, layout_shape_legal
-from .layout import generic_shape
-
-#: layouts legal for every shape (see ``layout.check_dest_layout``)
-_ANY_SHAPE = frozenset({Layout.ROW_MAJOR, Layout.COL_MAJOR})
+from ..tiles import Layout
+from .layout import dest_layout_legal, generic_shape
 
 
 def _rows(
@@ -64,14 +61,7 @@ def fused_tload(spec: Spec, dt: DataType, dests: Dests) -> Fused:
         return _never
     slot = dests.slots[0]
     eb = info(dt).bits // 8
-    usable = (
-        info(dt).bits % 8 == 0
-        and slot.carrier.itemsize == eb
-        and (
-            slot.layout in _ANY_SHAPE
-            or layout_shape_legal(slot.layout, slot.rows, slot.cols, info(dt).bits)
-        )
-    )
+    usable = info(dt).bits % 8 == 0 and slot.carrier.itemsize == eb and dest_layout_legal(slot)
     vr, vc = slot.valid_rows, slot.valid_cols
     mask, hand, name = slot.mask, slot.hand, spec.name
 
