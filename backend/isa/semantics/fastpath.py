@@ -1333,11 +1333,14 @@ def _exp_in_range(f: _Fmt, a: np.ndarray, p: int) -> Result | None:
     lo, hi = _EXP_SAFE[f.dt]
     w = a if f.same else f.widen(a)  # exact
     per_pe = w.reshape(p, -1)
-    mn, mx = per_pe.min(axis=1), per_pe.max(axis=1)
-    if not (mn.min() >= lo and mx.max() <= hi):  # NaN and +-Inf fail here too
+    # the extremes as Python floats: the tests below are no further array operations
+    mn, mx = per_pe.min(axis=1).tolist(), per_pe.max(axis=1).tolist()
+    # (each PE's NaN propagates through its reductions and fails its comparison; a
+    # Python min() over the PEs would not propagate it)
+    if not (all(v >= lo for v in mn) and all(v <= hi for v in mx)):  # NaN, +-Inf fail
         return None
-    nx = (mn != 0) | (mx != 0)
-    return f.narrow64(np.exp(w, dtype=np.float64)), _nx_bits(nx)
+    status = np.array([NX if a or b else 0 for a, b in zip(mn, mx, strict=True)], np.uint8)
+    return f.narrow64(np.exp(w, dtype=np.float64)), status
 
 
 def _transcendental(op: str, f: _Fmt, a: np.ndarray, p: int) -> Result:
