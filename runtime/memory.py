@@ -99,7 +99,7 @@ class Footprint:
         )
 
 
-def _dense(
+def dense_rows(
     base: np.ndarray, stride: np.ndarray, rows: int, cols: int, eb: int, gm_size: int
 ) -> tuple[tuple[int, int], ...] | None:
     """Each PE's (base, stride) when every element address of a whole-byte strided
@@ -108,18 +108,25 @@ def _dense(
     element ``base + (rows-1) * stride + (cols-1) * eb`` computed without wrapping is at
     most ``gm_size - eb`` (addresses grow from the base, so none wraps or lies beyond).
     None otherwise: the element-wise probe then finds the first fault in order."""
-    if rows < 1 or cols < 1 or gm_size < eb:
-        return None
     bs = np.asarray(base, np.uint64).reshape(-1).tolist()
     ss = np.asarray(stride, np.uint64).reshape(-1).tolist()
     if len(ss) == 1 and len(bs) > 1:
         ss = ss * len(bs)
     if len(bs) == 1 and len(ss) > 1:
         bs = bs * len(ss)
+    return proven_rows(bs, ss, rows, cols, eb, gm_size)
+
+
+def proven_rows(
+    bases: list[int], strides: list[int], rows: int, cols: int, eb: int, gm_size: int
+) -> tuple[tuple[int, int], ...] | None:
+    """:func:`dense_rows` of each PE's base and stride as Python integers."""
+    if rows < 1 or cols < 1 or gm_size < eb:
+        return None
     span = (cols - 1) * eb
     limit = gm_size - eb
     out = []
-    for b, s in zip(bs, ss, strict=True):
+    for b, s in zip(bases, strides, strict=True):
         if b % eb or (rows > 1 and s % eb):
             return None
         if b + (rows - 1) * s + span > limit:
@@ -153,7 +160,7 @@ def footprint(
     four = info(dt).bits == 4
     eb = element_bytes(dt)
     if not four and not stride_elements and select is None:
-        dense = _dense(base, stride, rows, cols, eb, gm_size)
+        dense = dense_rows(base, stride, rows, cols, eb, gm_size)
         if dense is not None:
             return Footprint(None, eb, None, dense, rows, cols)
     r = np.arange(rows, dtype=u).reshape(1, rows, 1)

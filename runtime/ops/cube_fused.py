@@ -143,6 +143,26 @@ def _dense_gm(state: MachineState) -> np.ndarray | None:
     return gm if isinstance(gm, np.ndarray) and gm.flags.c_contiguous else None
 
 
+def _probed(
+    state: MachineState, plan: BundlePlan, geo: Callable[[int], _Geometry], probes: _Probes
+) -> tuple[tuple[int, ...], slice | list[int], Footprint, np.ndarray, bool] | None:
+    """What a fused transport bundle needs before any effect: (PEs, their payload index,
+    the probed footprint, the B.IOR strides, whether rows are strided views), or None
+    when the generic path must run (a grid's access log, a PE the machine lacks, a
+    footprint that faults)."""
+    if state.access_log is not None:  # a grid launch records what it reads and writes
+        return None
+    npes = state.config.pes
+    pes, p, pidx, pkey = geo(npes)
+    if pes[-1] >= npes:
+        return None
+    got = probes.probe(state, plan, pes, p, pidx, pkey)
+    if got is None:
+        return None
+    fp, step, views = got
+    return pes, pidx, fp, step, views
+
+
 def fused_load(
     plan: BundlePlan, name: str, dt: DataType, slot: Slot | str, vr: int, vc: int, pad: int,
     stride: int,
@@ -172,22 +192,16 @@ def fused_load(
         return s.copy()
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        if state.access_log is not None:  # a grid launch records what it reads
-            return False
-        cfg = state.config
-        pes, p, pidx, pkey = geo(cfg.pes)
-        if pes[-1] >= cfg.pes:
-            return False
-        got = probes.probe(state, plan, pes, p, pidx, pkey)
+        got = _probed(state, plan, geo, probes)
         if got is None:
             return False
-        fp, _, views = got
+        pes, pidx, fp, _, views = got
         gm = _dense_gm(state)
         if views and gm is not None:
             # each PE's rows copied straight from a strided view of the memory into
             # the new storage (gather, then build_tile, without the intermediate)
             assert fp.dense is not None
-            payload = start(cfg.pes, pes)
+            payload = start(state.config.pes, pes)
             eb = fp.nbytes
             for pe, (b, s) in zip(pes, fp.dense, strict=True):
                 payload[pe, :vr, :vc] = np.ndarray((vr, vc), carrier, gm, b, (s, eb))
@@ -223,12 +237,6 @@ def fused_store(
     carrier = info(dt).carrier
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        if state.access_log is not None:  # a grid launch records what it writes
-            return False
-        cfg = state.config
-        pes, p, pidx, pkey = geo(cfg.pes)
-        if pes[-1] >= cfg.pes:
-            return False
         srcs = _sources(state, plan, mask)
         if srcs is None:
             return False
@@ -242,23 +250,23 @@ def fused_store(
                 legal[t.capacity] = ok
         if not ok:
             return False
-        got = probes.probe(state, plan, pes, p, pidx, pkey)
+        got = _probed(state, plan, geo, probes)
         if got is None:
             return False
-        fp, step, views = got
+        pes, pidx, fp, step, views = got
+        written = state.gm_written  # (the memory's written-chunk record: gm_pool)
         gm = _dense_gm(state)
         if views and gm is not None:
-            # scatter_plan's DenseWrites, applied in PE order, without building them
+            # scatter_plan's DenseWrites, applied in PE order, without building them or
+            # copying a subset of the PEs' rows first
             assert fp.dense is not None
             payload, eb = t.payload, fp.nbytes
-            written = state.gm_written  # (the memory's written-chunk record: gm_pool)
             for pe, (b, s) in zip(pes, fp.dense, strict=True):
                 np.ndarray((vr, vc), carrier, gm, b, (s, eb))[...] = payload[pe, :vr, :vc]
                 if written is not None:
                     written.rows(b, s, vr, vc * eb)
             return True
         mem = state.gm
-        written = state.gm_written
         for w in scatter_plan(mem, fp, t.payload[pidx, :vr, :vc], step):
             w.apply(mem)
             if written is not None:

@@ -20,7 +20,7 @@ from ptoc.backend.isa.fields import PAD_NULL
 from ..alloc import Dests
 from ..bundle import BundlePlan
 from ..engine import Fused, build_tile, geometry
-from ..memory import DenseWrite, Footprint, gather_view
+from ..memory import DenseWrite, Footprint, gather_view, proven_rows
 from ..spec import Spec
 from ..state import MachineState
 from ..tiles import Layout
@@ -30,29 +30,21 @@ from .layout import dest_layout_legal, generic_shape
 def _rows(
     state: MachineState, plan: BundlePlan, pes: tuple[int, ...], rows: int, cols: int, eb: int
 ) -> tuple[tuple[int, int], ...] | None:
-    """Each participating PE's (first byte, row stride) of a ``rows`` x ``cols`` transfer
-    of ``eb``-byte elements when every element is aligned and inside the memory
-    (``ProbeDataAccess`` passes; addresses grow from the base, so the last element
-    bounds them all), else None."""
+    """Each participating PE's (first byte, row stride) when the whole transfer is proven
+    aligned and inside the memory in closed form (:func:`~ptoc.runtime.memory.proven_rows`,
+    the generic footprint's proof), else None. B.IOR is present: RegSrc1 is the stride
+    even when it is the zero register."""
     ior = plan.ior
-    if ior is None or rows < 1 or cols < 1:
+    if ior is None:
         return None
     gpr = state.gpr
-    base_reg, stride_reg = ior.src0, ior.src1
-    limit = state.config.gm_size - eb
-    span = (cols - 1) * eb
-    out = []
-    for pe in pes:
-        b = int(gpr[pe, base_reg])
-        s = int(gpr[pe, stride_reg])  # B.IOR is present: RegSrc1 even when it is zero
-        if rows == 1:
-            s = 0
-        elif s % eb:
-            return None
-        if b % eb or b + (rows - 1) * s + span > limit:
-            return None
-        out.append((b, s))
-    return tuple(out)
+    if len(pes) == 1:  # (the common one-PE kernel: two scalar reads)
+        pe = pes[0]
+        bases, strides = [int(gpr[pe, ior.src0])], [int(gpr[pe, ior.src1])]
+    else:
+        b, s = gpr[:, ior.src0].tolist(), gpr[:, ior.src1].tolist()
+        bases, strides = [b[pe] for pe in pes], [s[pe] for pe in pes]
+    return proven_rows(bases, strides, rows, cols, eb, state.config.gm_size)
 
 
 def fused_tload(spec: Spec, dt: DataType, dests: Dests) -> Fused:
