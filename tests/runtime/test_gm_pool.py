@@ -56,6 +56,7 @@ class CheckingPool(DensePool):
 
 @pytest.fixture
 def checking_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[CheckingPool]:
+    gc.collect()  # earlier tests' machines go to the pool they came from
     pool = CheckingPool()
     monkeypatch.setattr(state_module, "POOL", pool)
     yield pool

@@ -260,15 +260,15 @@ def test_closed_form_footprint_is_the_element_probe(dt, vr, vc, bases, stride, s
     gm = rand_bytes(rng, size)
 
     def probe(closed: bool):  # type: ignore[no-untyped-def]
-        real = mem._dense
+        real = mem.dense_rows
         if not closed:
-            mem._dense = lambda *a: None  # type: ignore[assignment]
+            mem.dense_rows = lambda *a: None  # type: ignore[assignment]
         try:
             return mem.footprint(dt, base, strides, vr, vc, size, "TLOAD", False, pes)
         except (mem.DataPageFault, mem.DataAlignmentFault) as f:
             return (type(f), f.rule)
         finally:
-            mem._dense = real
+            mem.dense_rows = real
 
     fast, slow = probe(True), probe(False)
     if isinstance(slow, tuple):
