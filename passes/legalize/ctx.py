@@ -74,6 +74,9 @@ class LegalizeCtx:
     remake: dict[SSAValue, tuple[Operation, Any]] = field(default_factory=dict)
     #: predicates computed again for other row pieces, by (value, first row, rows)
     remade: dict[tuple[SSAValue, int, int, int], SSAValue] = field(default_factory=dict)
+    #: ``tile.store`` ops whose bytes another rule has written already (a matmul's D
+    #: stored straight into the window): their own rule emits nothing
+    absorbed: set[Operation] = field(default_factory=set)
     #: (scratch tensor, sources) of the image the last ``tile.view`` stored in the scratch
     view_image: tuple[SSAValue, tuple[SSAValue, ...]] | None = None
     #: run-time integers (``i64``) of the tile kernel -> their values in the new body

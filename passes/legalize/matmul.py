@@ -20,7 +20,12 @@ to the CUBE transport path and rejected), so every operand reaches the CUBE from
   previous D (D11: the chain equals one fold over all of K, bit for bit); M = 1 uses the
   TGEMV forms;
 * D leaves through TSTORE M162ND/M322ND into the scratch and is loaded back row-major
-  into the result's row pieces.
+  into the result's row pieces -- unless the result's only reader is a ``tile.store`` of
+  it at a compile-time window, later in the same block with nothing between them
+  touching that tensor, and of D's own type: then D's blocks go straight into that
+  window and the store emits nothing (:func:`direct_result`);
+* with one K chunk the N blocks are the outer loop, so B's chunk of an N block is loaded
+  once and read by every M block.
 
 There is no ACC+BIAS form, and the reference adds the bias after the whole fold: with
 more than one K chunk (or an accumulator) the bias is one TCOLEXPANDADD after the
@@ -96,17 +101,51 @@ def _direct(v: SSAValue, direct: bool) -> Gm | None:
     if not direct:
         return None
     assert isinstance(load, LoadOp)
-    tt = load.tensor.type
+    return _window(load)
+
+
+def _window(access: LoadOp | StoreOp) -> Gm:
+    """The GM image of a compile-time ``tile.load`` / ``tile.store`` window."""
+    tt = access.tensor.type
     assert isinstance(tt, TensorType)
     eb = tt.row_stride_bytes // tt.stride
-    (r0, c0), (pr, pc) = load.origin, load.pe_offsets
+    (r0, c0), (pr, pc) = access.origin, access.pe_offsets
     return Gm(
-        load.tensor,
+        access.tensor,
         r0 * tt.row_stride_bytes + c0 * eb,
-        tt.row_stride_bytes * load.row_step,
+        tt.row_stride_bytes * access.row_step,
         pr * tt.row_stride_bytes + pc * eb,
         eb,
     )
+
+
+def direct_result(op: MatmulOp) -> StoreOp | None:
+    """The ``tile.store`` that may receive D's blocks straight from the CUBE, or None.
+
+    It must be the result's only reader, store it at a compile-time window of a tensor of
+    D's DataType (the CUBE store converts nothing here), and come later in the same
+    block with no op between them (nested ones included) naming that tensor: then the
+    tensor holds the same bytes whether D is written at the matmul or at the store.
+    The late bias (a TCOLEXPANDADD after the reload) is not decided here; the caller
+    asks for it separately."""
+    uses = list(op.result.uses)
+    if len(uses) != 1:
+        return None
+    store = uses[0].operation
+    if type(store) is not StoreOp or store.dynamic_axes or store.value is not op.result:
+        return None
+    tt = store.dest.type
+    if not isinstance(tt, TensorType) or data_type(tt.dtype) != op.acc_type:
+        return None
+    if store.parent is None or store.parent is not op.parent:
+        return None
+    dest = store.dest
+    between = op.next_op
+    while between is not None and between is not store:
+        if any(dest in inner.operands for inner in between.walk()):
+            return None
+        between = between.next_op
+    return store if between is store else None
 
 
 def _scratch_image(ctx: LegalizeCtx, op: MatmulOp, v: SSAValue, region: int) -> Gm:
@@ -218,32 +257,45 @@ def matmul(ctx: LegalizeCtx, op: Operation) -> None:
     assert op.scratch is not None
     st = op.scratch.type
     assert isinstance(st, TensorType)
-    gd = Gm(op.scratch, reg.d, n * _ebytes(dt), st.row_stride_bytes, _ebytes(dt))
+    out = None if late_bias else direct_result(op)
+    if out is None:
+        gd = Gm(op.scratch, reg.d, n * _ebytes(dt), st.row_stride_bytes, _ebytes(dt))
+    else:
+        gd = _window(out)
+        ctx.absorbed.add(out)  # its rule emits nothing: D's blocks are stored here
     src = _Sources(op, ga, gb, gsa, gsb, DatrAttr(dtype=int(bt)) if bt != at else None, kc)
-    for m0 in range(0, m, mb):
+    # one K chunk: N blocks outside, so each B chunk is loaded once for every M block
+    blocks = [(m0, n0) for m0 in range(0, m, mb) for n0 in range(0, n, nb)]
+    if len(chunks) == 1:
+        blocks.sort(key=lambda b: (b[1], b[0]))
+    shared_b: tuple[int, list[SSAValue]] | None = None  # (n0, B's chunk tiles)
+    for m0, n0 in blocks:
         mr = min(mb, m - m0)
         lay = CubeLayout.M16 if mr <= 16 else CubeLayout.M32
-        for n0 in range(0, n, nb):
-            blk = _Block(m0, n0, mr, min(nb, n - n0), lay)
-            d = None if gc is None else _cube_load(ctx, op, gc, dt, lay, m0, n0, mr, blk.nr)
-            last = len(chunks) - 1
-            looped = last - 1 >= LOOP_CHUNKS  # chunks 1 .. last-1 as a run-time loop
-            for i, k0 in enumerate(chunks):
-                if looped and 0 < i < last:
-                    if i == 1:
-                        assert d is not None
-                        _store_block(ctx, op, gd, blk, d)
-                        _k_loop(ctx, src, gd, blk, 1, last - 1)
-                        d = _cube_load(ctx, op, gd, dt, lay, m0, n0, mr, blk.nr)
-                    continue
-                bias = None
-                if gbias is not None and not late_bias and d is None:
-                    bias = _bias_load(ctx, op, gbias, n0, blk.nr)
-                d = _chunk(ctx, src, blk, d, k0, min(kc, k - k0), bias,
-                           relu and i == last and not late_bias)  # fmt: skip
-            assert d is not None
-            _store_block(ctx, op, gd, blk, d)
-    _reload(ctx, op, gd, late_bias, relu and late_bias)
+        blk = _Block(m0, n0, mr, min(nb, n - n0), lay)
+        d = None if gc is None else _cube_load(ctx, op, gc, dt, blk.lay, m0, n0, mr, blk.nr)
+        last = len(chunks) - 1
+        looped = last - 1 >= LOOP_CHUNKS  # chunks 1 .. last-1 as a run-time loop
+        for i, k0 in enumerate(chunks):
+            if looped and 0 < i < last:
+                if i == 1:
+                    assert d is not None
+                    _store_block(ctx, op, gd, blk, d)
+                    _k_loop(ctx, src, gd, blk, 1, last - 1)
+                    d = _cube_load(ctx, op, gd, dt, blk.lay, m0, n0, mr, blk.nr)
+                continue
+            bias = None
+            if gbias is not None and not late_bias and d is None:
+                bias = _bias_load(ctx, op, gbias, n0, blk.nr)
+            if last == 0 and (shared_b is None or shared_b[0] != n0):
+                shared_b = (n0, _b_chunk(ctx, src, blk, k0, min(kc, k - k0)))
+            d = _chunk(ctx, src, blk, d, k0, min(kc, k - k0), bias,
+                       relu and i == last and not late_bias,
+                       b=shared_b[1] if last == 0 and shared_b else None)  # fmt: skip
+        assert d is not None
+        _store_block(ctx, op, gd, blk, d)
+    if out is None:
+        _reload(ctx, op, gd, late_bias, relu and late_bias)
 
 
 #: fewest K chunks between the first and the last one of a block that run as a run-time
@@ -298,14 +350,15 @@ def _moved(
 def _chunk(
     ctx: LegalizeCtx, src: _Sources, blk: _Block, c: SSAValue | None, k0: int, kr: int,
     bias: SSAValue | None, relu: bool, move: SSAValue | None = None,
-    span: tuple[int, int] = (0, 0),
+    span: tuple[int, int] = (0, 0), b: list[SSAValue] | None = None,
 ) -> SSAValue:  # fmt: skip
     """One K chunk of a block: the CUBE loads of A's and B's chunk (and their scales)
     and the matrix bundle (``_ACC`` from ``c`` when given); D. ``move`` (a loop index
-    in ``span``) moves the chunk by ``move * kc`` along K."""
+    in ``span``) moves the chunk by ``move * kc`` along K; ``b``: B's chunk tiles (and
+    its scales') loaded already (:func:`_b_chunk`)."""
     op = src.op
-    at, bt, dt = op.a_type, op.b_type, op.acc_type
-    m0, n0, mr, nr = blk.m0, blk.n0, blk.mr, blk.nr
+    at, dt = op.a_type, op.acc_type
+    m0, mr, nr = blk.m0, blk.mr, blk.nr
 
     def step(g: Gm, axis: int, per: int) -> _Move | None:
         unit = per * (g.row_bytes if axis == 0 else g.elem)
@@ -318,11 +371,7 @@ def _chunk(
     if src.a_scale is not None:  # A's scales of the chunk: rows m0.., blocks k0 / 32..
         srcs.append(_scale_load(ctx, op, src.a_scale, m0, k0 // sm.MX_BLOCK, mr, blocks,
                                 step(src.a_scale, 1, src.kc // sm.MX_BLOCK)))  # fmt: skip
-    srcs.append(_cube_load(ctx, op, src.b, bt, CubeLayout.N8, k0, n0, kr, nr,
-                           step(src.b, 0, src.kc), "B"))  # fmt: skip
-    if src.b_scale is not None:
-        srcs.append(_scale_load(ctx, op, src.b_scale, k0 // sm.MX_BLOCK, n0, blocks, nr,
-                                step(src.b_scale, 0, src.kc // sm.MX_BLOCK)))  # fmt: skip
+    srcs.extend(b or _b_chunk(ctx, src, blk, k0, kr, move, span))
     if bias is not None:
         srcs.append(bias)
     need = isa_cube.geometry(blk.lay, dt, mr, nr).bytes
@@ -331,6 +380,24 @@ def _chunk(
     new = ctx.emit(form, at, srcs, (), (mr, nr, kr), src.datr, [rt], op)
     new.properties["fpatr"] = _fpatr_attr(_FPATR_RELU if relu else _FPATR_NONE)
     return new.results[0]
+
+
+def _b_chunk(
+    ctx: LegalizeCtx, src: _Sources, blk: _Block, k0: int, kr: int,
+    move: SSAValue | None = None, span: tuple[int, int] = (0, 0),
+) -> list[SSAValue]:  # fmt: skip
+    """The CUBE load of B's K chunk for the columns of ``blk`` (and of its MX scales)."""
+    op = src.op
+    step = None if move is None else (move, src.kc * src.b.row_bytes, 0, span)
+    out = [_cube_load(ctx, op, src.b, op.b_type, CubeLayout.N8, k0, blk.n0, kr, blk.nr,
+                      step, "B")]  # fmt: skip
+    if src.b_scale is not None:
+        g = src.b_scale
+        scale_step = None if move is None else (
+            move, src.kc // sm.MX_BLOCK * g.row_bytes, 0, span)  # fmt: skip
+        out.append(_scale_load(ctx, op, g, k0 // sm.MX_BLOCK, blk.n0, sm.scale_blocks(kr),
+                               blk.nr, scale_step))  # fmt: skip
+    return out
 
 
 def _k_loop(

@@ -433,3 +433,96 @@ def test_k_loops_on_several_pes_read_each_pes_rows() -> None:
         got = ptoc.verify(prog, **x)["out"]
     want = sm.matmul(x["a"], D.FP16, x["b"], D.FP16).d
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_a_stored_result_leaves_the_cube_straight_into_its_window() -> None:
+    """``store(out, a @ b)``: D's blocks go by TSTORE M322ND into the store's window of
+    ``out`` (no scratch image, no row-major reload), and with one K chunk B's chunk is
+    loaded once for both M blocks."""
+
+    @ptoc.kernel
+    def window(
+        a: ptoc.Tensor[ptoc.bf16, 64, 64],
+        b: ptoc.Tensor[ptoc.bf16, 64, 48],
+        out: ptoc.Tensor[ptoc.fp32, 70, 60],
+    ):
+        pt.store(out, pt.load(a) @ pt.load(b), row=3, col=5)
+
+    prog = ptoc.compile(window)
+    asm = prog.asm()
+    assert asm.count("ND2N8") == 1 and asm.count("ND2M32") == 2
+    assert asm.count("M322ND") == 2
+    assert "BSTART.TLOAD FP32" not in asm and asm.count("BSTART.TSTORE") == 2
+    x = window.random_inputs(1)
+    got = ptoc.verify(prog, **x)["out"]
+    want = sm.matmul(x["a"], D.BF16, x["b"], D.BF16).d
+    assert np.array_equal(got[3:67, 5:53].view(np.uint32), want.view(np.uint32))
+    assert not got[:3].any() and not got[67:].any()
+    assert not got[:, :5].any() and not got[:, 53:].any()
+
+
+def _reloaded(prog: ptoc.Program) -> bool:
+    """Whether D went through the scratch: a row-major FP32 reload of it."""
+    return "BSTART.TLOAD FP32" in prog.asm()
+
+
+def test_a_result_the_window_is_touched_before_its_store_goes_through_the_scratch() -> None:
+    """D may go straight to the store's window only when nothing between the matmul and
+    the store names that tensor: a load of the old contents, or another store to it,
+    would see (or be overwritten by) D too early."""
+
+    @ptoc.kernel
+    def read_between(
+        a: ptoc.Tensor[ptoc.fp16, 32, 16],
+        b: ptoc.Tensor[ptoc.fp16, 16, 8],
+        out: ptoc.Tensor[ptoc.fp32, 32, 8],
+        old: ptoc.Tensor[ptoc.fp32, 32, 8],
+    ):
+        y = pt.load(a) @ pt.load(b)
+        pt.store(old, pt.neg(pt.load(out)))
+        pt.store(out, y)
+
+    @ptoc.kernel
+    def store_between(
+        a: ptoc.Tensor[ptoc.fp16, 32, 16],
+        b: ptoc.Tensor[ptoc.fp16, 16, 8],
+        c: ptoc.Tensor[ptoc.fp32, 32, 8],
+        out: ptoc.Tensor[ptoc.fp32, 32, 8],
+    ):
+        y = pt.load(a) @ pt.load(b)
+        pt.store(out, pt.neg(pt.load(c)))
+        pt.store(out, y)
+
+    @ptoc.kernel
+    def read_twice(
+        a: ptoc.Tensor[ptoc.fp16, 32, 16],
+        b: ptoc.Tensor[ptoc.fp16, 16, 8],
+        out: ptoc.Tensor[ptoc.fp32, 32, 8],
+        neg: ptoc.Tensor[ptoc.fp32, 32, 8],
+    ):
+        y = pt.load(a) @ pt.load(b)
+        pt.store(out, y)
+        pt.store(neg, pt.neg(y))
+
+    before = np.random.default_rng(5).standard_normal((32, 8)).astype(np.float32)
+    for kern in (read_between, store_between, read_twice):
+        prog = ptoc.compile(kern)
+        assert _reloaded(prog), kern.name
+        x = kern.random_inputs(2)
+        if kern is read_between:
+            x["out"] = before  # the contents the load in between must read
+        got = ptoc.verify(prog, **x)
+        want = sm.matmul(x["a"], D.FP16, x["b"], D.FP16).d
+        assert np.array_equal(got["out"].view(np.uint32), want.view(np.uint32))
+        if kern is read_between:
+            assert np.array_equal(got["old"], -before)
+
+
+def test_a_late_bias_still_goes_through_the_scratch() -> None:
+    """With several K chunks the bias is added after the reload (one rounding, as the
+    reference adds it after the whole fold), so D is not stored straight."""
+    kern = _kernel((D.FP16, D.FP16), 33, 9, 130, False, True, True, False)
+    assert _reloaded(ptoc.compile(kern, SMALL))
+    assert not _reloaded(ptoc.compile(_kernel((D.FP16, D.FP16), 33, 9, 130, False, False,
+                                              True, False), SMALL))  # fmt: skip
+    _check((D.FP16, D.FP16), 33, 9, 130, False, True, True, False, "raw", 4)
