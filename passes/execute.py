@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from ptoc.backend.isa.fields import GPR_BY_NAME
 from ptoc.dialects.dtypes import carrier
 from ptoc.dialects.reference import run_reference
 from ptoc.runtime import Machine, MachineConfig
@@ -64,6 +65,10 @@ class TensorLayout:
     scratch: int
     #: :func:`gm_end` of the ABI (its argument table included)
     end: int
+    #: the ABI registers that hold one base on every PE (a tensor's or the scratch
+    #: area's), and those bases: set in one assignment
+    uniform_regs: np.ndarray
+    uniform_values: np.ndarray
 
 
 def tensor_layout(abi: KernelAbi) -> TensorLayout:
@@ -81,7 +86,13 @@ def tensor_layout(abi: KernelAbi) -> TensorLayout:
         addr = _align(addr + t.nbytes)
     slots = sum(1 for b in abi.bindings if b.table_slot is not None)
     end = gm_end(abi.tensors, abi.scratch_bytes, abi.pes, slots)
-    out = TensorLayout(tuple(placed), where, addr, end)
+    regs, values = [], []
+    for b in abi.bindings:
+        if _uniform(b, abi.pes):
+            regs.append(GPR_BY_NAME[b.gpr])
+            values.append(addr if b.tensor is None else where[b.tensor])
+    out = TensorLayout(tuple(placed), where, addr, end, np.array(regs, np.intp),
+                       np.array(values, np.uint64))  # fmt: skip
     object.__setattr__(abi, "_tensor_layout", out)  # a frozen dataclass: a cache
     return out
 
@@ -94,15 +105,28 @@ class Placement:
     scratch: int
 
 
+def _uniform(b, pes: int) -> bool:  # type: ignore[no-untyped-def]
+    """Whether ABI binding ``b`` holds one base on every PE (see :func:`place`)."""
+    return (
+        b.table_slot is None
+        and not b.scalar
+        and (b.pe_step == 0 or pes == 1)
+        and GPR_BY_NAME.get(b.gpr, 0) != 0  # (a write to ``zero`` is discarded)
+    )
+
+
 def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]) -> Placement:
     """Load the tensors into GM and set the ABI registers of every PE."""
     plan = tensor_layout(ck.abi)
     written = machine.state.gm_written
+    # outputs and scratch first: on a recycled memory their chunks are then known to be
+    # zero without a scan (loading an input marks the chunks it shares with them written)
+    for t, p in zip(ck.abi.tensors, plan.tensors, strict=True):
+        if t.name not in inputs and not _zeros(machine, written, p.addr, p.nbytes):
+            machine.load_gm(p.addr, np.zeros(p.nbytes, np.uint8))
     for t, p in zip(ck.abi.tensors, plan.tensors, strict=True):
         if t.name in inputs:
-            machine.load_gm(p.addr, _tensor_rows(p, inputs[t.name]))
-        elif not _zeros(machine, written, p.addr, p.nbytes):  # outputs, scratch: zeros
-            machine.load_gm(p.addr, np.zeros(p.nbytes, np.uint8))
+            _load(machine, written, p.addr, _tensor_rows(p, inputs[t.name]))
     where, scratch = plan.where, plan.scratch
     table = [b for b in ck.abi.bindings if b.table_slot is not None]
     if table:  # the argument table: one row of slots per PE, its address in a7
@@ -116,9 +140,11 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
         machine.load_gm(at, rows)
         for pe in range(pes):
             machine.set_gpr(TABLE_REG, at + pe * 8 * len(table), pe=pe)
+    if len(plan.uniform_regs):
+        machine.state.gpr[:, plan.uniform_regs] = plan.uniform_values
     for b in ck.abi.bindings:
-        if b.table_slot is not None:
-            continue  # loaded from the table by the program
+        if b.table_slot is not None or _uniform(b, ck.abi.pes):
+            continue  # loaded from the table by the program, or set above
         if b.scalar:  # a run-time scalar parameter: its value, sign-extended to 64 bits
             assert b.tensor is not None
             value = int(np.asarray(inputs[b.tensor]).item()) & ((1 << 64) - 1)
@@ -154,6 +180,24 @@ def _zeros(machine: Machine, written: Written | None, addr: int, nbytes: int) ->
     )
 
 
+def _load(machine: Machine, written: Written | None, addr: int, a: np.ndarray) -> None:
+    """``machine.load_gm(addr, a)`` for an input of its tensor's carrier (checked by
+    the caller): a C-contiguous native array is copied straight into a dense memory."""
+    gm = machine.state.gm
+    n = a.nbytes
+    if (
+        type(gm) is np.ndarray
+        and a.flags.c_contiguous
+        and a.dtype.isnative
+        and addr + n <= len(gm)
+    ):
+        gm[addr : addr + n] = a.reshape(-1).view(np.uint8)
+        if written is not None:
+            written.span(addr, addr + n)
+    else:
+        machine.load_gm(addr, a)
+
+
 def _tensor_rows(p: _Placed, array: np.ndarray) -> np.ndarray:
     """An input's rows at the tensor's row stride (padding columns zero)."""
     a = np.asarray(array)
@@ -176,9 +220,14 @@ def read_outputs(
     ck: CompiledKernel, machine: Machine, placement: Placement
 ) -> dict[str, np.ndarray]:
     out = {}
+    gm = machine.state.gm
     for t, p in zip(ck.abi.tensors, tensor_layout(ck.abi).tensors, strict=True):
         if t.output:
-            full = machine.read_gm(placement.tensors[t.name], p.carrier, p.rows)
+            at = placement.tensors[t.name]
+            if type(gm) is np.ndarray and at + p.nbytes <= len(gm):  # dense: a copy
+                full = gm[at : at + p.nbytes].copy().view(p.carrier).reshape(p.rows)
+            else:
+                full = machine.read_gm(at, p.carrier, p.rows)
             whole = p.cols == p.rows[1]
             out[t.name] = full if whole else np.ascontiguousarray(full[:, : p.cols])
     return out

@@ -97,7 +97,7 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
         if not whole_bytes:
             return False
         npes = state.config.pes
-        pes, _, pidx, _ = geometry(plan.mask, npes)
+        pes = geometry(plan.mask, npes)[0]
         if pes[-1] >= npes or len(plan.source_pos) != 1:
             return False
         hand, index, _ = plan.source_pos[0]
@@ -119,10 +119,10 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
         at = _rows(state, plan, pes, vr, vc, eb)
         if at is None or any(s < vc * eb and vr > 1 for _, s in at):
             return False  # rows that overlap: the generic path keeps the last writer
-        values = t.payload[pidx, :vr, :vc]
+        payload = t.payload  # each PE's rows as a view (indexing by the PE list copies)
         gm, written, log = state.gm, state.gm_written, state.access_log
-        for k, (b, s) in enumerate(at):  # PEs in order: the later one wins
-            w = DenseWrite(b, s, values[k], eb)
+        for pe, (b, s) in zip(pes, at, strict=True):  # PEs in order: the later one wins
+            w = DenseWrite(b, s, payload[pe, :vr, :vc], eb)
             w.apply(gm)
             if written is not None:
                 w.record(written)

@@ -166,6 +166,11 @@ IEEE_OPS(f64, double, uint64_t)
  */
 #define MINMAX_OPS(SUFFIX, U, S, SIGN, EXP, MAG, QUIET, SHIFT)                             \
     INLINE S key_##SUFFIX(U a) { return (S)(a ^ ((U)(-(a >> SHIFT)) >> 1)); }              \
+    INLINE U unkey_##SUFFIX(S k) /* the encoding of a key (the map is an involution) */    \
+    {                                                                                      \
+        const U a = (U)k;                                                                  \
+        return a ^ ((U)(-(a >> SHIFT)) >> 1);                                              \
+    }                                                                                      \
     INLINE U pick_##SUFFIX(U a, U b, U canon, int keep_left)                               \
     {                                                                                      \
         const int an = (a & MAG) > EXP, bn = (b & MAG) > EXP;                              \
@@ -270,15 +275,48 @@ static int64_t run(const int64_t *d, const void *x, const void *y, void *z)
  * FP64, d[2..4] P, N, K, d[5..7] the element strides of x (PE, n, k), d[8..9] those of z
  * (PE, n), d[10] the canonical NaN's bits, d[11..15] the status bits NV, DZ, OF, UF, NX,
  * and returns the status byte of PE p in bits 8p .. 8p+7 (P <= 7). The k loop is the
- * outer one, so the N accumulators are independent (vectorised when x's n stride is 1).
+ * outer one, so the N accumulators are independent (vectorised when x's n stride is 1);
+ * for rows (x's k stride 1) FOLD_ROWS of them are folded together with their
+ * accumulators in registers, each still one chain in k order (the same steps, so the
+ * same results and flags), and the rows left over one by one.
  */
+#define FOLD_ROWS 8
 #define FOLD_ARITH(SUFFIX, T, U, INIT, STEP)                                               \
     CLONES static unsigned fold_##STEP##_##SUFFIX(const int64_t *d, const T *xp, T *zp)    \
     {                                                                                      \
         const ptrdiff_t N = d[3], K = d[4], sn = d[6], sk = d[7], zn = d[9];               \
-        for (ptrdiff_t n = 0; n < N; n++)                                                  \
+        ptrdiff_t done = 0;                                                                \
+        if (sk == 1) { /* rows: FOLD_ROWS at once, each its own chain in k order */        \
+            const T init = (T)(INIT);                                                      \
+            U start;                                                                       \
+            memcpy(&start, &init, sizeof start);                                           \
+            for (; done + FOLD_ROWS <= N; done += FOLD_ROWS) {                             \
+                const T *x0 = xp + done * sn;                                              \
+                U acc[FOLD_ROWS];                                                          \
+                for (ptrdiff_t j = 0; j < FOLD_ROWS; j++)                                  \
+                    acc[j] = start;                                                        \
+                for (ptrdiff_t k = 0; k < K; k++)                                          \
+                    for (ptrdiff_t j = 0; j < FOLD_ROWS; j++) {                            \
+                        U ub;                                                              \
+                        memcpy(&ub, &x0[j * sn + k], sizeof ub);                           \
+                        acc[j] = STEP##_##SUFFIX(acc[j], ub, 0);                           \
+                    }                                                                      \
+                for (ptrdiff_t j = 0; j < FOLD_ROWS; j++)                                  \
+                    memcpy(&zp[(done + j) * zn], &acc[j], sizeof acc[j]);                  \
+            }                                                                              \
+            for (; done < N; done++) {                                                     \
+                U acc = start;                                                             \
+                for (ptrdiff_t k = 0; k < K; k++) {                                        \
+                    U ub;                                                                  \
+                    memcpy(&ub, &xp[done * sn + k], sizeof ub);                            \
+                    acc = STEP##_##SUFFIX(acc, ub, 0);                                     \
+                }                                                                          \
+                memcpy(&zp[done * zn], &acc, sizeof acc);                                  \
+            }                                                                              \
+        }                                                                                  \
+        for (ptrdiff_t n = done; n < N; n++)                                               \
             zp[n * zn] = (T)(INIT);                                                        \
-        for (ptrdiff_t k = 0; k < K; k++)                                                  \
+        for (ptrdiff_t k = 0; done < N && k < K; k++)                                      \
             for (ptrdiff_t n = 0; n < N; n++) {                                            \
                 U ua, ub;                                                                  \
                 memcpy(&ua, &zp[n * zn], sizeof ua);                                       \
@@ -298,19 +336,35 @@ static int64_t run(const int64_t *d, const void *x, const void *y, void *z)
     }
 
 /* max/min: a first pass by the keys alone notes whether a NaN is among the operands;
- * only then is the fold done again with the NaN rules and their NV */
+ * only then is the fold done again with the NaN rules and their NV. Without a NaN the
+ * fold is the operand of the extreme key (equal keys are equal encodings), so a row's
+ * first pass may take its keys in any order. */
 #define FOLD_MINMAX(SUFFIX, U, STEP, CMP)                                                  \
     CLONES static unsigned fold_##STEP##_##SUFFIX(const int64_t *d, const U *xp, U *zp)    \
     {                                                                                      \
         const ptrdiff_t N = d[3], K = d[4], sn = d[6], sk = d[7], zn = d[9];               \
         const U canon = (U)d[10];                                                          \
         unsigned nan = 0, answer = 0;                                                      \
-        for (ptrdiff_t n = 0; n < N; n++) {                                                \
+        ptrdiff_t done = 0;                                                                \
+        if (sk == 1) /* rows: the extreme key of each (a reduction the compiler vectorises) */\
+            for (; done < N; done++) {                                                     \
+                const U *xr = xp + done * sn;                                              \
+                __typeof__(key_##SUFFIX(0)) m = key_##SUFFIX(xr[0]);                       \
+                unsigned seen = is_nan_##SUFFIX(xr[0]);                                    \
+                for (ptrdiff_t k = 1; k < K; k++) {                                        \
+                    const __typeof__(m) b = key_##SUFFIX(xr[k]);                           \
+                    seen |= is_nan_##SUFFIX(xr[k]);                                        \
+                    m = m CMP b ? m : b;                                                   \
+                }                                                                          \
+                nan |= seen;                                                               \
+                zp[done * zn] = unkey_##SUFFIX(m);                                         \
+            }                                                                              \
+        for (ptrdiff_t n = done; n < N; n++) {                                             \
             zp[n * zn] = xp[n * sn];                                                       \
             nan |= is_nan_##SUFFIX(xp[n * sn]);                                            \
         }                                                                                  \
         for (ptrdiff_t k = 1; k < K; k++)                                                  \
-            for (ptrdiff_t n = 0; n < N; n++) {                                            \
+            for (ptrdiff_t n = done; n < N; n++) {                                         \
                 const U a = zp[n * zn], b = xp[n * sn + k * sk];                           \
                 nan |= is_nan_##SUFFIX(b);                                                 \
                 const U keep = (U)0 - (U)(key_##SUFFIX(a) CMP key_##SUFFIX(b));            \
