@@ -10,7 +10,7 @@ NaN payloads and the sign of zero count.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -78,11 +78,32 @@ def _scalar_value(kernel: str, name: str, spec: ScalarSpec, value: Any) -> np.nd
     return np.array(int(value), np.int64)
 
 
+class _Inputs(NamedTuple):
+    """What :func:`check_inputs` reads of a kernel, computed once per kernel: its tensor
+    and scalar specs by name, each tensor's (shape, carrier), and the names it must be
+    given (the tensors it reads, then its scalars)."""
+
+    specs: dict[str, TensorSpec]
+    scalars: dict[str, ScalarSpec]
+    expected: dict[str, tuple[tuple[int, ...], np.dtype]]
+    required: tuple[str, ...]
+
+
+def _inputs_of(kernel: Kernel) -> _Inputs:
+    got = kernel.__dict__.get("_input_facts")
+    if got is None:
+        specs, scalars = _specs(kernel), _scalar_specs(kernel)
+        expected = {n: (tuple(s.shape), s.dtype.carrier) for n, s in specs.items()}
+        required = (*kernel.trace().inputs, *scalars)
+        got = kernel.__dict__["_input_facts"] = _Inputs(specs, scalars, expected, required)
+    return got
+
+
 def check_inputs(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The arrays converted to each tensor's element type; InputError naming the rule for
     an unknown or missing name, a wrong shape, or values the type cannot hold."""
-    specs = _specs(kernel)
-    scalars = _scalar_specs(kernel)
+    facts = _inputs_of(kernel)
+    specs, scalars, expected = facts.specs, facts.scalars, facts.expected
 
     def sig() -> str:
         out = ", ".join(
@@ -96,14 +117,23 @@ def check_inputs(kernel: Kernel, arrays: Mapping[str, Any]) -> dict[str, np.ndar
 
     out: dict[str, np.ndarray] = {}
     for name, value in arrays.items():
+        want = expected.get(name)
+        if (  # the common case: an array of the tensor's shape and carrier, contiguous
+            want is not None
+            and type(value) is np.ndarray
+            and value.dtype == want[1]
+            and value.shape == want[0]
+            and value.flags.c_contiguous
+        ):
+            out[name] = value
+            continue
         if name in scalars:
             out[name] = _scalar_value(kernel.name, name, scalars[name], value)
             continue
         if name not in specs:
             raise InputError(f"{kernel.name} has no tensor '{name}'; its tensors are {sig()}")
         out[name] = _convert(kernel.name, name, specs[name], value)
-    missing = [n for n in kernel.trace().inputs if n not in out]
-    missing += [n for n in scalars if n not in out]
+    missing = [n for n in facts.required if n not in out]
     if missing:
         raise InputError(
             f"{kernel.name} reads {', '.join(repr(m) for m in missing)}, which "

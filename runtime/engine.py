@@ -345,6 +345,7 @@ def build_tile(
     npes = state.config.pes
     P = len(pes)
     dt = slot.dtype
+    address = 0
     if values.dtype != slot.carrier:
         raise TypeError(  # a semantics function returned the wrong carrier: a bug
             f"{name}: result dtype {values.dtype} is not the {slot.carrier} carrier"
@@ -367,7 +368,7 @@ def build_tile(
     else:  # a subset of the PEs, or a valid region smaller than the tile
         fill = pad if not whole else PAD_NULL
         if npes * rows * cols * values.itemsize < POOLED_BYTES:
-            payload = _pooled(slot, values, fill, pes, npes)
+            payload, address = _pooled(slot, values, fill, pes, npes)
         elif npes != P:
             payload = _subset_payload(slot, values, fill, pes, npes)
         else:
@@ -378,12 +379,14 @@ def build_tile(
         full = np.zeros((npes, rows, cols), bool)
         full[pidx] = defined
         defined = full
-    return Tile(
+    tile = Tile(
         dt, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
         slot.capacity, payload, defined,
         (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
         state.next_serial() if numbered else 0,
     )  # fmt: skip
+    tile.address = address  # (a pool's block: known; else asked when a kernel needs it)
+    return tile
 
 
 #: per thread: pools of payload storage by (DataType, carrier, Rows, Col, valid rows,
@@ -400,10 +403,11 @@ POOLED_BYTES = 1 << 17
 
 def _pooled(
     slot: Slot, values: np.ndarray, fill: int, pes: tuple[int, ...], npes: int
-) -> np.ndarray:
+) -> tuple[np.ndarray, int]:
     """What :func:`_subset_payload` builds, in recycled storage: a pool's block already
     holds the poison of the other PEs and ``fill`` in the padding of ``pes`` (its
-    template), so only the valid region is written (speed only: the same payload)."""
+    template), so only the valid region is written (speed only: the same payload); and
+    the block's address (:attr:`Tile.address`: the payload is the whole dense block)."""
     vr, vc = values.shape[1], values.shape[2]
     key = (slot.dtype, slot.carrier, slot.rows, slot.cols, vr, vc, fill, pes, npes)
     pools = getattr(_POOLS, "pools", None)
@@ -418,9 +422,9 @@ def _pooled(
         if shell is None:
             shell = fresh(slot.dtype, (npes, slot.rows, slot.cols), fill)
         pool = pools[key] = PayloadPool(shell.shape, shell.dtype, shell, writable=True)
-    payload, storage = pool.take_writable()
+    payload, storage, address = pool.take_writable()
     storage[_run_index(pes), :vr, :vc] = values
-    return payload
+    return payload, address
 
 
 def _subset_payload(

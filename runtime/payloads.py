@@ -71,17 +71,17 @@ class PayloadPool:
         _, block, address = self._take()
         return block.view(), address
 
-    def take_writable(self) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`take` for a pool made ``writable``: the read-only payload and a
-        writable view of its storage (to write before the payload is published, and
-        never after)."""
-        i, block, _ = self._take()
+    def take_writable(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """:meth:`take` for a pool made ``writable``: the read-only payload, a writable
+        view of its storage (to write before the payload is published, and never
+        after) and the storage's address."""
+        i, block, address = self._take()
         assert self._aliases is not None
         alias = self._aliases[i] if i >= 0 else None
         if alias is None:  # a block the pool does not keep: a new one, still writable
             alias = block.view()
             block.setflags(write=False)
-        return block.view(), alias
+        return block.view(), alias, address
 
     def _take(self) -> tuple[int, np.ndarray, int]:
         """(index, block, address): a free kept block, or a new one (index -1 when the

@@ -32,6 +32,7 @@ from ..bundle import BundlePlan
 from ..engine import Fused, build_tile, geometry, gpr_words, or_status, region
 from ..faults import MachineFault
 from ..memory import Footprint, footprint, gather, scatter_plan
+from ..payloads import PayloadPool
 from ..state import MachineState
 from ..tiles import Layout, Tile, tile_maker
 
@@ -293,7 +294,7 @@ class Accepted:
     to publish D for it: D's descriptor, a constructor of D tiles and the storage D
     starts from per machine size (see :meth:`MatrixForm.start`)."""
 
-    __slots__ = ("make", "signature", "slot", "starts")
+    __slots__ = ("make", "pools", "signature", "slot", "starts")
 
     def __init__(self, sig: Signature, slot: Slot) -> None:
         self.signature, self.slot = sig, slot
@@ -302,6 +303,8 @@ class Accepted:
                                slot.valid_cols, slot.layout, slot.mask, slot.capacity,
                                False)  # fmt: skip
         self.starts: dict[int, np.ndarray] = {}
+        #: machine PEs -> recycled storage for D without C (see :meth:`MatrixForm.fresh`)
+        self.pools: dict[int, PayloadPool] = {}
 
     def matches(self, tiles: Sequence[Tile]) -> bool:
         """Whether ``tiles`` carry this signature (tuple comparisons: the enums in a
@@ -359,6 +362,23 @@ class MatrixForm:
                 got.starts[npes] = base
         return base.copy()
 
+    @staticmethod
+    def fresh(
+        got: Accepted, npes: int, pes: tuple[int, ...]
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """What :meth:`start` makes without C, in recycled storage (speed only): the
+        read-only payload, a writable view of its storage and its address. A pool's
+        block holds the poison and padding already; only D's valid rows are zeroed."""
+        pool = got.pools.get(npes)
+        if pool is None:
+            base = MatrixForm.start(got, npes, pes, None)
+            pool = got.pools[npes] = PayloadPool(base.shape, base.dtype, base, writable=True)
+        payload, storage, at = pool.take_writable()
+        m = got.slot.valid_rows
+        for pe in pes:
+            storage[pe, :m] = 0
+        return payload, storage, at
+
     def accept(self, tiles: Sequence[Tile], d_slot: Slot) -> None:
         """Remember that the generic runner passed every check on sources of these
         descriptors and derived ``d_slot`` (the checks read nothing else of them)."""
@@ -409,8 +429,12 @@ class MatrixForm:
         m, k = a.valid_rows, a.valid_cols
         n = b.valid_cols
         slot = got.slot
-        payload = self.start(got, npes, pes, None if c is None else region(c, pidx, pkey))
-        at, pe_bytes = _storage_address(payload), payload.strides[0]
+        if c is None:
+            payload, storage, at = self.fresh(got, npes, pes)
+        else:
+            payload = storage = self.start(got, npes, pes, region(c, pidx, pkey))
+            at = _storage_address(payload)
+        pe_bytes = payload.strides[0]
         a16, b16 = self.fp16
         xa, xb = _rows_address(a), _rows_address(b)
         sa, sb = a.payload.strides[0], b.payload.strides[0]
@@ -435,7 +459,7 @@ class MatrixForm:
                     region(a, pidx, pkey)[one], region(b, pidx, pkey)[one],
                     None if c is None else region(c, pidx, pkey)[one], 1, slot,
                 )  # fmt: skip
-                payload[pe, :m, :n] = d[0]
+                storage[pe, :m, :n] = d[0]
                 word = int(st[0])
             else:
                 word = (NX if flags & 1 else 0) | (OF | NX if flags & 2 else 0)
