@@ -17,7 +17,7 @@ import numpy as np
 from ptoc.backend.isa import DataType, Executor, legality
 from ptoc.backend.isa.fields import DZ, NV, OF, PAD_NULL, first_pes_mask
 from ptoc.backend.isa.semantics.arith_kernels import arith_applies, compiled_arith
-from ptoc.backend.isa.semantics.core import SemanticError
+from ptoc.backend.isa.semantics.core import SemanticError, scalar_operand
 from ptoc.backend.isa.semantics.fastpath import (
     CleanKernel,
     clean_kernel,
@@ -35,6 +35,7 @@ from ..engine import (
     Runner,
     build_tile,
     geometry,
+    gpr_words,
     make_dests,
     or_status,
     region,
@@ -46,6 +47,7 @@ from ..tiles import Tile
 from .common import (
     ENCODING_TYPES,
     RM,
+    invalid_encoding,
     predicate_slot,
     require_encodings,
     same_rows,
@@ -97,12 +99,14 @@ def fused_runner(
     pad: int,
     name: str,
     closed: bool = False,
+    scalar: bool = False,
 ) -> Fused:
     """The fused form (``engine.execute_untraced``) of a one-destination bundle whose
     sources carry the expected descriptors ``keys`` (one :attr:`Tile.key` per source in
     binding order; a 5-tuple prefix accepts any physical Rows), computing
     ``fn(dt, *valid regions)``; ``closed``: publish finite results as known finite
-    (:func:`publish_finite`).
+    (:func:`publish_finite`); ``scalar``: a tile-scalar operation, ``fn`` also gets each
+    PE's B.IOR RegSrc0 (0 when omitted), which must be a valid ``dt`` encoding.
 
     It performs what the generic runner and ``engine.commit`` do on that path -- source
     lookup, mask coverage, capacity, computation, publication, status -- without the
@@ -147,8 +151,14 @@ def fused_runner(
             known = t.views
             v = None if known is None else known.get(pkey)
             views.append(region(t, pidx, pkey) if v is None else v)
+        args = views
+        if scalar:  # (an invalid encoding: the generic path raises it in order)
+            s = gpr_words(state, plan, 0, 0, p, pidx, pkey)
+            if dt in ENCODING_TYPES and invalid_encoding(dt, scalar_operand(dt, s)):
+                return False
+            args = [*views, s]
         try:
-            res, st = fn(dt, *views)
+            res, st = fn(dt, *args)
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
         tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)

@@ -31,8 +31,16 @@ from ..engine import (
 )
 from ..spec import Spec
 from ..state import MachineState
-from .common import RM, invalid_encoding, predicate_slot, require_encodings, same_rows
-from .elementwise import check_predicate
+from .common import (
+    ENCODING_TYPES,
+    RM,
+    invalid_encoding,
+    predicate_slot,
+    require_encodings,
+    same_rows,
+    source_key,
+)
+from .elementwise import check_predicate, fused_runner
 
 
 def _scalar(ctx: Ctx, dt: DataType) -> np.ndarray:
@@ -63,6 +71,11 @@ def tile_scalar_binary(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if dt not in ENCODING_TYPES:  # TF32/HF32 sources need their encodings checked
+        key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
+        run.fused = fused_runner(  # type: ignore[attr-defined]
+            fn, dt, dests, (key,), pad, spec.name, scalar=True
+        )
     return run
 
 

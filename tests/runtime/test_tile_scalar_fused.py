@@ -1,0 +1,124 @@
+"""The fused tile-scalar bundles (TADDS .. TMINS, ``elementwise.fused_runner`` with its
+B.IOR scalar) against the generic runner: the same tiles, queues, status per PE and
+faults, for every operation at its DataTypes, sources of raw bits (every binade, NaN
+payloads, +-0, infinities, subnormals), scalars of raw 64-bit words (invalid encodings,
+high bits set, the omitted B.IOR), every PE mask, sources allocated on fewer PEs than
+the bundle, and a source of another descriptor; and the common case is fused."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptoc.backend.isa import DataType, Executor, info, op, rows
+from ptoc.runtime import Machine, MachineConfig, MachineFault
+from ptoc.runtime.ops import elementwise
+
+from ._progs import p2, sfu_or_vec, size_name, smallest_size
+from .util import prog
+
+GM = 1 << 16
+MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
+#: (mnemonic, DataType) of every tile-scalar operation (4-bit and 6-bit types aside:
+#: their GM transfer is not whole bytes)
+CASES = [
+    (r.mnemonic, dt)
+    for r in rows(executor=Executor.TILE_SCALAR)
+    for dt in sorted(op(r.mnemonic).dtypes, key=lambda d: d.name)
+    if info(dt).bits in (8, 16, 32, 64)
+]
+#: 64-bit words whose low bits are special encodings of the float types
+SPECIAL_WORDS = [
+    0, 1 << 63, 0x7F800000, 0xFF800000, 0x7FC00001, 0x7F800001, 0x00000001, 0x80000000,
+    0x7C00, 0xFC00, 0x7E01, 0x7D00, 0x0001, 0x8000, 0x7F80, 0x7FC1, 0x7F81,
+    0x7FF0000000000000, 0x7FF8000000000001, 0x7FF0000000000001, 0x0000000000000001,
+    0xFFFFFFFFFFFFFFFF, 0x3F800000, 0x4000, 0x3C00, 0x3FF0000000000000, 31, 63, 64, 65,
+]  # fmt: skip
+
+
+def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: str,
+             scalar: bool, other: bool) -> str:  # fmt: skip
+    eb = info(dt).bits // 8
+    col = p2(max(vc, 32 // eb))
+    size = size_name(smallest_size(dt, vr, col))
+    ior = "B.IOR a1\n" if scalar else ""
+    load_rows = vr + 1 if other else vr  # another ValidRow: another descriptor
+    return f"""\
+        BSTART.TLOAD {dt.name}
+        C.B.DIMI {vc}, ->LB0
+        C.B.DIMI {load_rows}, ->LB1
+        C.B.DIMI {col}, ->LB2
+        B.IOR a0, s0
+        B.IOT mask={load_mask}, last, ->T<{size_name(smallest_size(dt, load_rows, col))}>
+        BSTOP
+        {sfu_or_vec(name)} {name}, {dt.name}
+        C.B.DIMI {vc}, ->LB0
+        C.B.DIMI {vr}, ->LB1
+        C.B.DIMI {col}, ->LB2
+        {ior}B.IOT T#1, mask={mask}, last, ->U<{size}>
+        BSTOP
+        """
+
+
+def _outcome(text: str, regs: dict[str, list[int]], gm: bytes, generic: bool) -> object:
+    program = prog(text)
+    # a first run prepares each bundle's plan; only a prepared plan takes a fused form
+    with contextlib.suppress(MachineFault):
+        Machine(MachineConfig(gm_size=GM)).run(program)
+    m = Machine(MachineConfig(gm_size=GM))
+    m.load_gm(0, np.frombuffer(gm, np.uint8))
+    for reg, values in regs.items():
+        for pe, v in enumerate(values):
+            m.set_gpr(reg, v, pe=pe)
+    try:
+        m.run(program, trace=generic)  # a traced run takes the generic runners
+        out: tuple[object, ...] = ("ran",)
+    except MachineFault as f:
+        out = ("fault", type(f).__name__, str(f))
+    return (*out, m.snapshot())
+
+
+@given(data=st.data())
+def test_fused_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject) -> None:
+    name, dt = data.draw(st.sampled_from(CASES))
+    vr, vc = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 24))
+    mask = data.draw(st.sampled_from(MASKS))
+    load_mask = data.draw(st.sampled_from([mask, mask, "1111", "1000"]))
+    words = st.one_of(st.sampled_from(SPECIAL_WORDS), st.integers(0, (1 << 64) - 1))
+    scalars = data.draw(st.lists(words, min_size=4, max_size=4))
+    if data.draw(st.booleans()):  # the kernel's usual case: every PE the same scalar
+        scalars = [scalars[0]] * 4
+    row = p2(max(vc, 32 // (info(dt).bits // 8))) * info(dt).bits // 8
+    regs = {"a0": [pe * 4096 for pe in range(4)], "s0": [row] * 4, "a1": scalars}
+    raw = data.draw(st.binary(min_size=512, max_size=512))
+    specials = b"".join(w.to_bytes(8, "little") for w in SPECIAL_WORDS)
+    gm = (raw + specials) * (GM // (512 + len(specials))) + b"\0" * (GM % (512 + len(specials)))
+    text = _program(name, dt, vr, vc, load_mask, mask, data.draw(st.booleans()),
+                    data.draw(st.sampled_from([False, False, False, True])))  # fmt: skip
+    assert _outcome(text, regs, gm, False) == _outcome(text, regs, gm, True)
+
+
+def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    built = []
+    real = elementwise.build_tile
+
+    def counting(*args, **kw):  # type: ignore[no-untyped-def]
+        built.append(args[1])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(elementwise, "build_tile", counting)
+    text = _program("TMULS", DataType.FP32, 4, 16, "1111", "1111", True, False)
+    program = prog(text)
+    m = Machine(MachineConfig(gm_size=GM))
+    m.run(program)  # prepares the plans
+    m = Machine(MachineConfig(gm_size=GM))
+    m.set_gpr("s0", 64)
+    m.set_gpr("a1", 0x40000000)  # 2.0
+    m.load_gm(0, np.arange(4096, dtype=np.float32))
+    m.run(program)
+    assert built == ["TMULS"]
+    want = np.arange(64, dtype=np.float32).reshape(4, 16) * 2
+    assert np.array_equal(m.tile("U#1").values[0], want)
