@@ -67,11 +67,57 @@ def _scale(v: np.ndarray, scales: np.ndarray | None, axis: int) -> np.ndarray:
         return v * full
 
 
+#: the bits of a float64 significand below the FP32 one, and their value at a tie
+_BELOW = np.uint64((1 << 29) - 1)
+_TIE = np.uint64(1 << 28)
+#: below this magnitude a float64 sum rounds to a finite FP32 value (half an FP32 ulp
+#: under the overflow threshold)
+_FINITE_BELOW = 2.0**127 * (2 - 2.0**-24)
+
+
 def round_step(s: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, int]:
     """``round32(s + p)`` (RNE) of float64 arrays with IEEE special rules, and the flags.
 
     NaN in gives NaN; Inf - Inf gives NaN and NV; an Inf otherwise wins; two finite
-    values round once (see the module docstring)."""
+    values round once (see the module docstring).
+
+    The usual step -- finite sums in FP32's normal range or zero -- is decided on the
+    float64 sum ``hi`` alone: rounding ``hi`` to FP32 rounds the exact sum the same way
+    unless ``hi`` is a tie (its 29 bits below FP32's significand are 1000...0), which
+    the exact error breaks; NX holds when ``hi`` is off the grid or the error is not
+    zero. Ties with an error, sums below the normal range and anything special take
+    :func:`round_step_exact` (those elements only)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        hi = s + p
+        mag = np.abs(hi)
+        top = mag.max(initial=0.0)
+        if not top < _FINITE_BELOW:  # NaN, an infinity or an overflow among them
+            return round_step_exact(s, p)
+        r = hi.astype(np.float32).astype(np.float64)
+        tie = (hi.view(np.uint64) & _BELOW) == _TIE
+        low = (mag < _MIN_NORMAL) & (mag > 0)
+        slow = tie | low
+        ne = r != hi
+        if not slow.any():
+            if ne.any():
+                return r, NX
+            bv = hi - s
+            lo = (s - (hi - bv)) + (p - bv)  # the exact error (TwoSum)
+            return r, NX if (lo != 0).any() else 0
+        bv = hi - s
+        lo = (s - (hi - bv)) + (p - bv)
+        redo = (tie & (lo != 0)) | low
+        status = NX if ((ne | (lo != 0)) & ~redo).any() else 0
+        if redo.any():
+            fixed, st = round_step_exact(s[redo], p[redo])
+            r[redo] = fixed
+            status |= st
+        return r, status
+
+
+def round_step_exact(s: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`round_step` by the FP32 grid of each sum's binade, for every case: the
+    exact error breaks an exact half, tininess and overflow are decided on the grid."""
     status = 0
     with np.errstate(invalid="ignore", over="ignore"):
         special = ~(np.isfinite(s) & np.isfinite(p))
@@ -174,15 +220,18 @@ def d11_matmul(
         s = _values(acc, D.FP32)
         status |= NV if _signalling(acc, D.FP32) else 0
     with np.errstate(invalid="ignore", over="ignore"):
+        # the K steps whose A column or B row holds an infinity (Inf x 0 is NV)
+        infinite = np.isinf(av).any(axis=0) | np.isinf(bv).any(axis=1)
         for k in range(av.shape[1]):
             col, row = av[:, k], bv[k, :]
             p = np.multiply.outer(col, row)
-            inf_zero = (np.isinf(col)[:, None] & (row == 0)[None, :]) | (
-                (col == 0)[:, None] & np.isinf(row)[None, :]
-            )
-            if inf_zero.any():
-                status |= NV
-                p = np.where(inf_zero, np.nan, p)
+            if infinite[k]:
+                inf_zero = (np.isinf(col)[:, None] & (row == 0)[None, :]) | (
+                    (col == 0)[:, None] & np.isinf(row)[None, :]
+                )
+                if inf_zero.any():
+                    status |= NV
+                    p = np.where(inf_zero, np.nan, p)
             s, st = round_step(s, p)
             status |= st
     if bias is not None:

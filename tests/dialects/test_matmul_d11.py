@@ -16,7 +16,7 @@ from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.semantics import fpatr as sf
 from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.backend.isa.semantics.core import from_bits
-from ptoc.dialects.matmul_d11 import d11_matmul, round_step
+from ptoc.dialects.matmul_d11 import d11_matmul, round_step, round_step_exact
 
 D = DataType
 EXAMPLES = 60 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 2000
@@ -148,3 +148,54 @@ def test_round_step_edges() -> None:
 
 
 NV_, OF_, UF_, NX_ = 1, 4, 8, 16
+
+
+def _pairs(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Accumulators on the FP32 grid (raw bits: every binade, subnormals, +-0, Inf, NaN)
+    and exact products of two FP32 values, with ties: ``p`` half an ulp of ``s``, give
+    or take a product far below it, and sums near the overflow threshold."""
+    s32 = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    y = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        s = s32.astype(np.float64)
+        p = x.astype(np.float64) * y.astype(np.float64)
+        kind = rng.integers(0, 6, n)
+        _, e = np.frexp(s)
+        half = np.ldexp(1.0, e - 25)  # half an FP32 ulp of a normal s
+        # below half a float64 ulp of the sum, above one of the product: a tie in the
+        # float64 sum that only the exact error breaks
+        tiny = np.ldexp(1.0, e - 60) * rng.choice([-1.0, 0.0, 1.0], n)
+        p = np.where(kind == 1, half + tiny, p)
+        p = np.where(kind == 2, -half + tiny, p)
+        p = np.where(kind == 3, rng.standard_normal(n), p)  # sums that cancel and round
+        s = np.where(kind == 3, rng.standard_normal(n).astype(np.float32), s)
+        big = 2.0**127 * (2 - 2.0**-23)
+        p = np.where(kind == 4, 2.0**103 + rng.choice([-1.0, 0.0, 1.0], n) * 2.0**60, p)
+        s = np.where(kind == 4, big, s)
+    return s, p
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 64))
+def test_the_fast_round_step_is_the_exact_one(seed: int, n: int) -> None:
+    """``round_step`` (decided on the float64 sum, the rest by the grid) against
+    ``round_step_exact`` (every element by the grid): the same bits and flags."""
+    rng = np.random.default_rng(seed)
+    s, p = _pairs(rng, n)
+    got, got_st = round_step(s, p)
+    want, want_st = round_step_exact(s, p)
+    assert got_st == want_st
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64)) or (
+        np.array_equal(np.isnan(got), np.isnan(want))
+        and np.array_equal(got[~np.isnan(got)].view(np.uint64),
+                           want[~np.isnan(want)].view(np.uint64))
+    )  # fmt: skip
+    # and each element alone (the flags of one element, not a union that hides one)
+    for i in range(min(n, 8)):
+        one, one_st = round_step(s[i : i + 1], p[i : i + 1])
+        ref, ref_st = round_step_exact(s[i : i + 1], p[i : i + 1])
+        assert one_st == ref_st, (s[i], p[i])
+        assert np.isnan(one[0]) == np.isnan(ref[0])
+        if not np.isnan(ref[0]):
+            assert one.view(np.uint64)[0] == ref.view(np.uint64)[0], (s[i], p[i])
