@@ -279,6 +279,24 @@ def run(
                   cluster=cluster, check_races=check_races)  # fmt: skip
 
 
+_RUN_DEPS: tuple[Any, ...] | None = None
+
+
+def _run_deps() -> tuple[Any, ...]:
+    """What :func:`run_on` uses of the compiler and the machine, imported on the first
+    run (``import ptoc`` stays light) and kept (a run pays no import statements)."""
+    global _RUN_DEPS
+    if _RUN_DEPS is None:
+        from ptoc.passes.execute import place, read_outputs, tensor_layout
+        from ptoc.runtime import Machine, MachineFault
+
+        from .driver import compile_kernel, machine_config
+
+        _RUN_DEPS = (place, read_outputs, tensor_layout, Machine, MachineFault,
+                     compile_kernel, machine_config)  # fmt: skip
+    return _RUN_DEPS
+
+
 def run_on(
     program: Program | Kernel,
     arrays: Mapping[str, Any],
@@ -291,11 +309,9 @@ def run_on(
     check_races: bool = False,
 ) -> Outputs:
     """:func:`run` with the arrays as one mapping."""
-    from ptoc.passes.execute import place, read_outputs, tensor_layout
-    from ptoc.runtime import Machine, MachineFault
-
-    from .driver import compile_kernel, machine_config
-
+    deps = _run_deps()
+    place, read_outputs, tensor_layout, Machine, MachineFault = deps[:5]
+    compile_kernel, machine_config = deps[5:]
     if isinstance(program, Kernel):
         program = compile_kernel(program, machine)
     if not isinstance(program, Program) or program.abi is None or program.kernel is None:

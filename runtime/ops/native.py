@@ -101,6 +101,8 @@ class _Run:
 
 def _or_status(state: MachineState, first: int, width: int, packed: int) -> None:
     """OR the kernel's packed per-PE statuses into ``state.status[first:first+width]``."""
+    if not packed & ((1 << (8 * width)) - 1):
+        return  # no PE raised a flag (a max or min, an exact sum)
     status = state.status
     for p in range(width):
         status[first + p] |= (packed >> (8 * p)) & 0xFF
