@@ -171,7 +171,8 @@ def dtype_by_name(name: str) -> DataType:
 
 def info(dt: DataType | int) -> DTypeInfo:
     """The DTypeInfo of a DataType or an assigned code; KeyError for reserved codes."""
-    return DTYPES[DataType(dt)]
+    got = DTYPES.get(dt)  # (an IntEnum member hashes as its code: no conversion needed)
+    return got if got is not None else DTYPES[DataType(dt)]
 
 
 def bits_dtype(bits: int) -> np.dtype:
