@@ -171,7 +171,7 @@ def dtype_by_name(name: str) -> DataType:
 
 def info(dt: DataType | int) -> DTypeInfo:
     """The DTypeInfo of a DataType or an assigned code; KeyError for reserved codes."""
-    got = DTYPES.get(dt)  # (an IntEnum member hashes as its code: no conversion needed)
+    got = DTYPES.get(dt)  # type: ignore[arg-type]  # (a code hashes as its member)
     return got if got is not None else DTYPES[DataType(dt)]
 
 
