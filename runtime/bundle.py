@@ -106,6 +106,8 @@ class BundlePlan:
     const_dims: tuple[int | None, ...] | None = (None, None, None)
     #: (spec, runner) once the commit-time static checks passed for ``const_dims``
     ready: Any = None
+    #: the runner's fused form once ``ready`` is set (``engine.Fused``; None: none)
+    fused: Any = None
 
     @property
     def noop(self) -> bool:

@@ -572,6 +572,7 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
         raise cls(rule, op_text)
     if plan.const_dims is not None:
         plan.ready = cached  # the next execution of this plan starts at the runner
+        plan.fused = getattr(runner, "fused", None)
     return spec, runner
 
 
@@ -604,11 +605,9 @@ Fused = Callable[[MachineState, BundlePlan], bool]
 def execute_untraced(state: MachineState, plan: BundlePlan) -> None:
     """:func:`execute` for callers that need no context back (no trace is recorded):
     a runner's fused form (attribute ``fused``) first, the generic path otherwise."""
-    ready = plan.ready
-    if ready is not None:
-        fused: Fused | None = getattr(ready[1], "fused", None)
-        if fused is not None and fused(state, plan):
-            return
+    fused: Fused | None = plan.fused
+    if fused is not None and fused(state, plan):
+        return
     execute(state, plan)
 
 

@@ -546,12 +546,8 @@ def _run_straight(
     try:
         for k in range(pos, end):
             plan = steps[k][2]
-            ready = plan.ready
-            if ready is not None:
-                fused = getattr(ready[1], "fused", None)
-                if fused is None or not fused(state, plan):
-                    execute(state, plan)
-            else:
+            fused = plan.fused  # (set with plan.ready: a prepared plan's fused form)
+            if fused is None or not fused(state, plan):
                 execute(state, plan)
             done += 1
     except MachineFault as f:

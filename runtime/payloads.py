@@ -68,6 +68,13 @@ class PayloadPool:
     def take(self) -> tuple[np.ndarray, int]:
         """A read-only payload whose storage no published tile shares, and its address
         (to be written through before the payload is published)."""
+        if not self.large:  # the next block in turn, when it is free (:meth:`_take`)
+            i = self._next
+            blocks = self._blocks
+            block = blocks[i]
+            if block is not None and _refcount(block) == self._free:
+                self._next = (i + 1) % len(blocks)
+                return block.view(), self._addresses[i]
         _, block, address = self._take()
         return block.view(), address
 
