@@ -11,9 +11,11 @@ path with nothing changed.
 
 from __future__ import annotations
 
+import ctypes
 import sys
 from collections.abc import Callable
 from threading import get_ident
+from typing import Any
 
 import numpy as np
 
@@ -75,17 +77,18 @@ class _Run:
     ) -> None:
         self.config, self.depth, self.thread = config, config.depth, get_ident()
         self.first, self.width, self.pool = first, width, pool
-        self.by_rows: dict[int, tuple[ArgBlock, ArgBlock]] = {}
+        self.by_rows: dict[int, Blocks] = {}
         self.plans: list[ArithPlan | FoldPlan] = []  # the geometry blocks args point at
         self.status: np.ndarray | None = None
         self.status_at = 0
 
-    def blocks(self, plan: ArithPlan | FoldPlan) -> tuple[ArgBlock, ArgBlock]:
-        """The two argument blocks of ``plan`` (kept alive here: they point into it)."""
+    def blocks(self, plan: ArithPlan | FoldPlan) -> Blocks:
+        """The two argument blocks of ``plan`` (kept alive here: they point into it)
+        and their addresses (for :data:`CALL`)."""
         self.plans.append(plan)
-        direct = arg_block(plan)
+        plain, direct = arg_block(plan), arg_block(plan)
         direct[4] = self.status_at
-        return arg_block(plan), direct
+        return plain, direct, ctypes.addressof(plain), ctypes.addressof(direct)
 
     def watch(self, status: np.ndarray) -> int:
         """Point the status-writing blocks at ``status`` (the machine's status array,
@@ -120,6 +123,24 @@ def _push(state: MachineState, hand: int, tile: Tile, r: _Run, packed: int) -> b
 
 _BAD = 1 << 62
 _refcount = sys.getrefcount
+#: a geometry's two argument blocks (without and with the status address) and their
+#: addresses
+Blocks = tuple[ArgBlock, ArgBlock, int, int]
+
+
+def _caller() -> Callable[[int, int, int, int, int], int] | None:
+    """``callblock.call`` (a CPython entry that sets an argument block's operand words
+    and calls a block entry: the per-bundle call without ctypes' argument conversion),
+    or None when the extension cannot be built (the runners then call through ctypes)."""
+    ext = compiled.extension("callblock")
+    return None if ext is None else ext.call
+
+
+def _entry_address(entry: Any) -> int:
+    """The machine address of a ctypes function."""
+    address = ctypes.cast(entry, ctypes.c_void_p).value
+    assert address is not None
+    return address
 
 
 def _runs(
@@ -183,6 +204,7 @@ def compiled_runner(
     if entries is None or dt is None or not pes or pes != tuple(range(pes[0], pes[-1] + 1)):
         return general
     entry = entries[0]
+    call, entry_at = _caller(), _entry_address(entry)
     make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, capacity, spec.pad != PAD_NULL)
     op = spec.row.arith or ""
     strides = (rows * cols, cols, 1)  # a dense payload of this shape, in elements
@@ -193,7 +215,7 @@ def compiled_runner(
     run_of, last = _runs(pes, slot, spec.pad, ((h0, i0), (h1, i1)))
     same_rows = -1  # the by_rows key of two same-shape sources
 
-    def plan_for(r: _Run, b: Tile) -> tuple[ArgBlock, ArgBlock]:
+    def plan_for(r: _Run, b: Tile) -> Blocks:
         if broadcast is None:
             got = r.by_rows[same_rows] = r.blocks(
                 ArithPlan(kernel, op, dt, shape, strides, strides, strides)
@@ -258,11 +280,15 @@ def compiled_runner(
                 got = pool.reclaim(gone.payload)
             del gone
         payload, z = got or pool.take()
-        args = blocks[1] if plain else blocks[0]
-        args[1] = x + off
-        args[2] = y + y_off
-        args[3] = z + off
-        packed = entry(args)
+        if call is not None:
+            packed = call(entry_at, blocks[3] if plain else blocks[2], x + off, y + y_off,
+                          z + off)  # fmt: skip
+        else:
+            args = blocks[1] if plain else blocks[0]
+            args[1] = x + off
+            args[2] = y + y_off
+            args[3] = z + off
+            packed = entry(args)
         state._serial += 1
         tile = make(payload, state._serial, packed < _BAD, z)
         if plain:  # the kernel ORed the statuses in: the push cannot fail
@@ -301,6 +327,7 @@ def compiled_reduction_runner(
     ):
         return general
     entry = entries[1]
+    call, entry_at = _caller(), _entry_address(entry)
     make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, capacity, spec.pad != PAD_NULL)
     op = spec.row.arith or ""
     size = slot.carrier.itemsize
@@ -308,7 +335,7 @@ def compiled_reduction_runner(
     z_off = pes[0] * z_strides[0] * size
     run_of, last = _runs(pes, slot, spec.pad, ((h0, i0),))
 
-    def plan_for(r: _Run, a: Tile) -> tuple[ArgBlock, ArgBlock]:
+    def plan_for(r: _Run, a: Tile) -> Blocks:
         x = (a.rows * a.cols, a.cols, 1)  # (PE, row, column) of a dense payload
         if axis is Axis.ROW:  # fold each valid row over its columns
             shape, strides = (len(pes), a.valid_rows, a.valid_cols), x
@@ -347,10 +374,14 @@ def compiled_reduction_runner(
         if plain:
             status = state.status
             plain = (r.status_at if status is r.status else r.watch(status)) != 0
-        args = blocks[1] if plain else blocks[0]
-        args[1] = x + pes[0] * a_bytes[0]
-        args[2] = z + z_off
-        packed = entry(args)
+        if call is not None:  # (a fold's word 3 is unused)
+            packed = call(entry_at, blocks[3] if plain else blocks[2],
+                          x + pes[0] * a_bytes[0], z + z_off, 0)  # fmt: skip
+        else:
+            args = blocks[1] if plain else blocks[0]
+            args[1] = x + pes[0] * a_bytes[0]
+            args[2] = z + z_off
+            packed = entry(args)
         state._serial += 1
         tile = make(payload, state._serial, None, z)
         if plain:  # the kernel ORed the statuses in: the push cannot fail

@@ -28,6 +28,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import importlib.machinery
+import importlib.util
 import os
 import platform
 import shlex
@@ -35,8 +37,9 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 
 _SOURCE_DIR = Path(__file__).resolve().parent
 _FLAGS = ["-O3", "-std=c99", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math"]
@@ -121,19 +124,55 @@ def status(name: str) -> str:
 
 def reset(name: str | None = None) -> None:
     """Forget the loaded kernel(s), so the next :func:`load` decides again (for tests)."""
-    for key in [name] if name is not None else list(_libraries):
+    for key in [name] if name is not None else [*_libraries, *_extensions]:
         _libraries.pop(key, None)
+        _extensions.pop(key, None)
         _reasons.pop(key, None)
 
 
-def _build(name: str) -> Path:
+#: extension modules (:func:`extension`) by source name, None when unusable
+_extensions: dict[str, ModuleType | None] = {}
+
+
+def extension(name: str) -> ModuleType | None:
+    """The CPython extension module built from ``<name>.c`` with this interpreter's
+    headers (its module name ``_ptoc_<name>``), or None when it cannot be built or
+    loaded -- no headers, no compiler, ``PTOC_COMPILED=0`` -- and the caller keeps its
+    ctypes route. An extension only marshals calls into certified kernels; it computes
+    nothing a certificate would check."""
+    if name in _extensions:
+        return _extensions[name]
+    module: ModuleType | None = None
+    include = sysconfig.get_paths().get("include") or ""
+    if not enabled():
+        _reasons[name] = "disabled by PTOC_COMPILED=0"
+    elif not (Path(include) / "Python.h").exists():
+        _reasons[name] = f"not built: no Python.h in {include or 'the interpreter'}"
+    else:
+        try:
+            link = ["-undefined", "dynamic_lookup"] if sys.platform == "darwin" else []
+            path = _build(name, ["-std=c11", f"-I{include}", *link])
+            loader = importlib.machinery.ExtensionFileLoader(f"_ptoc_{name}", str(path))
+            spec = importlib.util.spec_from_loader(loader.name, loader)
+            assert spec is not None
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+            _reasons[name] = "compiled"
+        except (OSError, ImportError, subprocess.SubprocessError, RuntimeError) as exc:
+            module = None
+            _reasons[name] = f"not built: {exc}"
+    _extensions[name] = module
+    return module
+
+
+def _build(name: str, flags: Sequence[str] = ()) -> Path:
     # the kernel and the headers it may include (ieee_env.h): a change to either rebuilds
     source = (_SOURCE_DIR / f"{name}.c").read_bytes() + b"".join(
         h.read_bytes() for h in sorted(_SOURCE_DIR.glob("*.h"))
     )
     cc = _compiler()
     key = hashlib.sha256()
-    for part in (source, repr(cc).encode(), repr(_FLAGS).encode()):
+    for part in (source, repr(cc).encode(), repr(_FLAGS).encode(), repr(list(flags)).encode()):
         key.update(part)
     key.update(f"{sys.platform}-{platform.machine()}-{sys.implementation.cache_tag}".encode())
     filename = f"{name}-{key.hexdigest()[:16]}{_suffix()}"
@@ -155,7 +194,16 @@ def _build(name: str) -> Path:
         os.close(fd)
         try:
             done = subprocess.run(
-                [*cc, *_FLAGS, *extra, "-o", tmp, str(_SOURCE_DIR / f"{name}.c"), "-lm"],
+                [
+                    *cc,
+                    *_FLAGS,
+                    *flags,
+                    *extra,
+                    "-o",
+                    tmp,
+                    str(_SOURCE_DIR / f"{name}.c"),
+                    "-lm",
+                ],
                 capture_output=True,
                 text=True,
                 timeout=_BUILD_TIMEOUT,
