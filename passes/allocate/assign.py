@@ -283,6 +283,8 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         _annotate(op, plan)
         final.append(op)
     scratch_step = (alloc.scratch_top + 63) // 64 * 64
+    counts, peak, kept = alloc.counts, alloc.qs.peak, len(ordered)
+    del alloc, ordered  # (the allocator's liveness maps take a third of the IR's memory)
     keys: dict[int, Scalar] = {}  # by value id: bundles share their constants and addresses
 
     def key(v: SSAValue) -> Scalar:
@@ -301,6 +303,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
             value_of.setdefault(k, v)
     del scalars
     gp = plan_gprs(needs)
+    del needs
     _rebuild(
         f,
         block,
@@ -315,16 +318,15 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     for op, regs in zip(final, gp.regs, strict=True):
         if regs:
             op.gprs = _strs(regs)
-    c = alloc.counts
     return AllocStats(
         len(final),
-        c["refresh"],
-        c["spill"],
-        c["reload"],
-        c["filler"],
+        counts["refresh"],
+        counts["spill"],
+        counts["reload"],
+        counts["filler"],
         gp.blocks,
-        alloc.qs.peak,
-        len(bundles) - len(ordered),
+        peak,
+        len(bundles) - kept,
     )
 
 
