@@ -215,13 +215,15 @@ def _bytes(v: SSAValue) -> int:
 def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     """A topological order of the kept bundles that keeps live tile bytes low."""
     g = df.graph
+    n = len(df.reads)
     # by value id (the values are the graph's, alive; an SSAValue hashes through a
     # Python method): the readers still to run, and the bytes
     remaining_readers: dict[int, int] = {}
+    # per bundle (lists by index: a dict per bundle took as much memory as the graph):
     # each kept bundle's distinct reads, and the part of its priority that never changes
     # (None: a CUBE producer, whose priority is fixed)
-    distinct: dict[int, tuple[SSAValue, ...]] = {}
-    grows: dict[int, int | None] = {}
+    distinct: list[tuple[SSAValue, ...]] = [()] * n
+    grows: list[int | None] = [None] * n
     nbytes: dict[int, int] = {}
     for i, srcs in enumerate(df.reads):
         if keep[i]:
@@ -232,7 +234,9 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
                 if k not in nbytes:
                     nbytes[k] = _bytes(v)
             grows[i] = _grow(df.ops[i])
-    indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
+    # the kept predecessors still to run (-1: a bundle not kept)
+    indeg = [sum(1 for p in g.predecessors(i) if keep[p]) if keep[i] else -1 for i in g.nodes]
+    kept = sum(1 for d in indeg if d >= 0)
 
     def priority(i: int) -> int:
         grow = grows[i]
@@ -243,16 +247,20 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
         free = sum(nbytes[id(v)] for v in distinct[i] if remaining_readers[id(v)] == 1)
         return grow - free
 
-    heap = [(priority(i), i) for i, d in indeg.items() if d == 0]
+    heap = [(priority(i), i) for i, d in enumerate(indeg) if d == 0]
     heapq.heapify(heap)
-    current = {i: p for p, i in heap}
+    # each ready bundle's newest priority (None: not pushed yet); a heap entry with an
+    # older one is stale
+    current: list[int | None] = [None] * n
+    for p, i in heap:
+        current[i] = p
     order: list[int] = []
-    done: set[int] = set()
+    done = bytearray(n)
     while heap:
         p, i = heapq.heappop(heap)
-        if i in done or current.get(i) != p:
+        if done[i] or current[i] != p:
             continue
-        done.add(i)
+        done[i] = 1
         order.append(i)
         for v in distinct[i]:
             k = id(v)
@@ -262,19 +270,19 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
                 last = next(
                     j
                     for j in g.successors(df.producer[v])
-                    if keep[j] and j not in done and v in df.reads[j]
+                    if keep[j] and not done[j] and v in df.reads[j]
                 )
-                if indeg.get(last) == 0:
-                    current[last] = priority(last)
-                    heapq.heappush(heap, (current[last], last))
+                if indeg[last] == 0:
+                    current[last] = q = priority(last)
+                    heapq.heappush(heap, (q, last))
         for s in g.successors(i):
             if not keep[s]:
                 continue
             indeg[s] -= 1
             if indeg[s] == 0:
-                current[s] = priority(s)
-                heapq.heappush(heap, (current[s], s))
-    assert len(order) == len(indeg), "dataflow graph has a cycle"
+                current[s] = q = priority(s)
+                heapq.heappush(heap, (q, s))
+    assert len(order) == kept, "dataflow graph has a cycle"
     return order
 
 
