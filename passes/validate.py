@@ -236,8 +236,9 @@ class _Replay:
 
     def _spill(self, i: int, intent: Intent, vid: int) -> None:
         off, n = intent.scalars[0].value, intent.gm_bytes
+        spill = (off, n, vid)  # (one tuple for every granule it covers)
         for g in self._granules(off, n):
-            self.scratch[g] = (off, n, vid)
+            self.scratch[g] = spill
 
     def _reloaded(self, i: int, intent: Intent) -> int:
         """The value a reload reads: every granule it covers must still hold the one
@@ -324,6 +325,7 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
         if rule is not None:
             raise ValidationError(f"command {i} breaks its catalog form: {rule}")
         checked.add(id(c))
+    del checked  # (the replay's peak is the compile's)
     r = _Replay(em, target.hands, target.depth, target.capacity)
     if em.loops or em.ifs or em.checks:
         blocks = em.program.blocks()
