@@ -68,7 +68,7 @@ from .control import SKIP, Scalars, poly_add, poly_scale, reg_of
 from .materialize import _s, load_const, materialize
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per bundle, kept with the program
 class Intent:
     """What one tile bundle means, in value ids (see :mod:`ptoc.passes.validate`).
 
@@ -302,8 +302,8 @@ class _Emitter:
         #: decoded attributes by ``id``, each with its attribute (kept alive): bundles
         #: share their reference, hand and dims attributes
         self.decoded: dict[int, tuple[Any, Any]] = {}
-        #: :meth:`scalar` by value id, with the value
-        self.meanings: dict[int, tuple[SSAValue, Scalar]] = {}
+        #: :meth:`scalar` by value id (``f`` keeps the values alive)
+        self.meanings: dict[int, Scalar] = {}
         #: a bundle's B.IOT records by the ids of its reference, hand and mask
         #: attributes and its result sizes, with the attributes (kept alive)
         self.iots: dict[tuple[int, int, tuple[int, ...], int], tuple[Any, Any, Any, Any]] = {}
@@ -318,10 +318,10 @@ class _Emitter:
         and addresses)."""
         done = self.meanings.get(id(v))
         if done is not None:
-            return done[1]
+            return done
         s = self._scalar(v)
         if not isinstance(v.owner, IndexAddrOp):  # its terms name loop indices
-            self.meanings[id(v)] = (v, s)
+            self.meanings[id(v)] = s
         return s
 
     def _scalar(self, v: SSAValue) -> Scalar:
@@ -361,6 +361,13 @@ class _Emitter:
         self.walk(self.f.body.block)
         self.flush()
         self.fix_offsets()
+        # the per-value and per-attribute memos are done with (the program is built next,
+        # at the compile's peak memory)
+        self.ids = {}
+        self.meanings = {}
+        self.decoded = {}
+        self.iots = {}
+        self.writes = {}
 
     def walk(self, block: Block) -> None:
         for op in block.ops:
