@@ -269,9 +269,10 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     df = build_dataflow(bundles)
     keep = live_ops(df)
     order = schedule(df, keep)
+    fits = df.most <= capacity  # (else the first kept bundle that does not fit fails)
     del df  # (the graph takes as much memory as the allocation that follows)
     ordered = [bundles[i] for i in order]
-    for op in ordered:
+    for op in () if fits else ordered:
         _check_fits(op, capacity)
     mask = ordered[0].mask.value.data if ordered else 0b1000
     alloc = TileAllocator(hands, depth, capacity)

@@ -89,6 +89,12 @@ class Dataflow:
     producer: dict[SSAValue, int]
     #: the GM tensor each bundle addresses (:func:`tensor_key`; None: none)
     tensors: list[SSAValue | None]
+    #: the live bytes each bundle's results add (:func:`_grow`)
+    grows: list[int | None]
+    #: the most bytes per PE one bundle's distinct sources and results take together
+    most: int
+    #: the bytes per PE of every tile value read or produced, by ``id``
+    nbytes: dict[int, int]
 
 
 def _access(op: PtoOp) -> Executor | None:
@@ -122,6 +128,11 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     loads_since: dict[SSAValue, list[int]] = {}
     last_cube: int | None = None
     tensors: list[SSAValue | None] = []
+    grows: list[int | None] = []
+    most = 0
+    # every tile value's bytes per PE, by id (the values are the IR's, alive): each
+    # result's when it is produced, a value from outside these bundles' when it is read
+    nbytes: dict[int, int] = {}
     for i, op in enumerate(ops):
         preds: dict[int, None] = {}  # the edges into bundle i, in order, each once
         srcs = list(op.srcs)
@@ -129,9 +140,21 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
         for v in srcs:
             if v in producer:  # else defined outside these bundles (before a loop)
                 preds[producer[v]] = None
-        for r in op.dsts:
+        need = 0
+        for k, v in {id(v): v for v in srcs}.items():  # each source once
+            n = nbytes.get(k)
+            if n is None:
+                n = nbytes[k] = _bytes(v)
+            need += n
+        dsts = op.dsts
+        for r in dsts:
             producer[r] = i
-        if any(r.type.cube is not None for r in op.dsts):  # type: ignore[attr-defined]
+            nbytes[id(r)] = n = _bytes(r)
+            need += n
+        most = max(most, need)
+        grow = _grow(dsts)
+        grows.append(grow)
+        if grow is None:  # a CUBE producer
             # CUBE tiles can be neither copied nor spilled: produce them in program order
             # (legalize emits each chunk's loads right before the bundle reading them), so
             # no CUBE load runs ahead of the operands its reader waits for
@@ -150,7 +173,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             else:
                 loads_since.setdefault(t, []).append(i)
         g.add_node(preds)
-    return Dataflow(list(ops), g, reads, producer, tensors)
+    return Dataflow(list(ops), g, reads, producer, tensors, grows, most, nbytes)
 
 
 def live_ops(
@@ -219,21 +242,18 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     # by value id (the values are the graph's, alive; an SSAValue hashes through a
     # Python method): the readers still to run, and the bytes
     remaining_readers: dict[int, int] = {}
-    # per bundle (lists by index: a dict per bundle took as much memory as the graph):
-    # each kept bundle's distinct reads, and the part of its priority that never changes
+    # each kept bundle's distinct reads (a list by index: a dict per bundle took as much
+    # memory as the graph); the part of its priority that never changes is its growth
     # (None: a CUBE producer, whose priority is fixed)
     distinct: list[tuple[SSAValue, ...]] = [()] * n
-    grows: list[int | None] = [None] * n
-    nbytes: dict[int, int] = {}
+    grows = df.grows
+    nbytes = df.nbytes
     for i, srcs in enumerate(df.reads):
         if keep[i]:
             distinct[i] = reads = tuple({id(v): v for v in srcs}.values())
             for v in reads:
                 k = id(v)
                 remaining_readers[k] = remaining_readers.get(k, 0) + 1
-                if k not in nbytes:
-                    nbytes[k] = _bytes(v)
-            grows[i] = _grow(df.ops[i])
     # the kept predecessors still to run (-1: a bundle not kept)
     indeg = [sum(1 for p in g.predecessors(i) if keep[p]) if keep[i] else -1 for i in g.nodes]
     kept = sum(1 for d in indeg if d >= 0)
@@ -286,11 +306,10 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     return order
 
 
-def _grow(op: PtoOp) -> int | None:
-    """The live bytes a bundle's results add (predicates weigh :data:`PRED_PENALTY` more:
-    they cannot be copied -- TMOV is numeric only -- so they are produced late); None for
-    a bundle producing CUBE tiles."""
-    dsts = op.dsts
+def _grow(dsts: Sequence[SSAValue]) -> int | None:
+    """The live bytes a bundle's results ``dsts`` add (predicates weigh
+    :data:`PRED_PENALTY` more: they cannot be copied -- TMOV is numeric only -- so they
+    are produced late); None for a bundle producing CUBE tiles."""
     if any(r.type.cube is not None for r in dsts):  # type: ignore[attr-defined]
         return None
     grow = sum(_bytes(r) for r in dsts)
