@@ -55,6 +55,7 @@ from ptoc.dialects.scalars import CoreOp
 from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
 from ..stages import ABI_ATTR, Stage, expect_stage
+from ..walk import block_ops
 from .gprs import Binding, GprPlan, Scalar, plan_gprs
 from .integers import is_dynamic, sink_constants
 from .loops import Loop
@@ -262,7 +263,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         return _allocate_structured(f, target)
     hands, depth, capacity = target.hands, target.depth, target.capacity
     block = f.body.block
-    ops = list(block.ops)
+    ops = list(block_ops(block))
     bundles = [op for op in ops if _is_bundle(type(op))]
     scalar_defs = [op for op in ops if _is_scalar_def(type(op))]
     del ops
@@ -543,7 +544,7 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     # the ops laid out anew (every bundle, constant and address: ``ins``) go before the
     # terminator, after the ops that stay (the block relinked in one pass: detaching and
     # inserting them one by one checks every link)
-    stay = [op for op in block.ops if not _laid_out(type(op)) and op is not ret]
+    stay = [op for op in block_ops(block) if not _laid_out(type(op)) and op is not ret]
     ins.append(ret)
     _relink(block, stay + ins)
 

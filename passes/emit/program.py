@@ -64,6 +64,7 @@ from ..allocate.gprs import TABLE_REG, Binding, Scalar
 from ..allocate.tiles import spill_bytes
 from ..diagnostics import CompileError, fail, source_position
 from ..stages import ABI_ATTR, Stage, expect_stage
+from ..walk import block_ops
 from .control import SKIP, Scalars, poly_add, poly_scale, reg_of
 from .materialize import _s, load_const, materialize
 
@@ -370,7 +371,7 @@ class _Emitter:
         self.writes = {}
 
     def walk(self, block: Block) -> None:
-        for op in block.ops:
+        for op in block_ops(block):
             cls = type(op)
             kind = _KIND.get(cls)
             if kind is None:

@@ -42,6 +42,7 @@ from ptoc.dialects.tile_types import TensorType, TileType
 from ..diagnostics import CompileError, fail, value_name
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
 from ..stages import Stage, expect_stage
+from ..walk import block_ops, walk
 from .ctx import LegalizeCtx, Piece
 from .rules import must_stay_whole, rule_of
 from .view import legalize_view
@@ -85,7 +86,7 @@ def legalize_func(
     ctx = LegalizeCtx(new, pes, max_bytes, top=new)
     ctx.tensors = dict(zip(old.args, new.args, strict=True))
     ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
-    flat = [op for op in f.walk() if op is not f]
+    flat = [op for op in walk(f) if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
     ctx.counts = ragged_values(f)
     if not in_place and needs_names(flat):
@@ -121,7 +122,7 @@ def needs_names(ops: Iterable[Operation]) -> bool:
 
 def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
     """Legalize ``block``'s ops into ``ctx.block`` (loops recursively)."""
-    for op in block.ops:
+    for op in block_ops(block):
         if isinstance(op, func.ReturnOp):
             ctx.block.add_op(func.ReturnOp())
             return
