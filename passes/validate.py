@@ -275,6 +275,8 @@ def _right(r: Sym | None, kind: int, shamt: int) -> Sym | None:
 def _add(a: Sym | None, b: Sym | None) -> Sym | None:
     if a is None or b is None or (a.base is not None and b.base is not None):
         return None
+    if not a.terms and not b.terms:  # (the common case: constants and addresses)
+        return Sym((a.value + b.value) & MASK64, a.base or b.base)
     terms = dict(a.terms)
     for k, c in b.terms:
         terms[k] = (terms.get(k, 0) + c) & MASK64
@@ -294,6 +296,8 @@ def _times(a: Sym | None, b: Sym | None) -> Sym | None:
     """The product of two polynomials (None when an address base would be scaled)."""
     if a is None or b is None or a.base is not None or b.base is not None:
         return None
+    if not a.terms and not b.terms:  # (the common case: constants)
+        return Sym((a.value * b.value) & MASK64)
     out: dict[str, int] = {}
 
     def put(k: str, c: int) -> None:
@@ -427,6 +431,11 @@ class _Loops:
             if self.counting:
                 r.report.scalar_blocks += 1
             check = self.em.checks.get(b.index)
+            if check is None and not self.em.loads:  # (the common block: only writes)
+                for c in b.commands:
+                    if isinstance(c, Scalar):
+                        r.scalar(c)
+                return
             if check is not None:
                 self._trap(b, check)
             for k, c in enumerate(b.commands):

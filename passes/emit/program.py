@@ -377,7 +377,10 @@ class _Emitter:
             if kind is None:
                 kind = _KIND[cls] = _kind(op)
             if kind is _Kind.MATERIALIZE:
-                self.pending.extend(self.write(GPR_BY_NAME[op.gpr.data], self.scalar(op.value)))
+                # its register and value straight from the op (what the IRDL accessors
+                # return, without their generic lookups: a kernel has one per write)
+                gpr = op.properties["gpr"].data  # type: ignore[attr-defined]
+                self.pending.extend(self.write(GPR_BY_NAME[gpr], self.scalar(op._operands[0])))
             elif kind is _Kind.BUNDLE:
                 self.flush()
                 self.bundle(op)
