@@ -296,8 +296,9 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         return k
 
     # the tile planning read every bundle's operands many times: they are no longer kept
-    release_segments(final)
+    # (each bundle's scalars taken first, from the cut the planning made)
     scalars = [segments(op)[2] for op in final]
+    release_segments(final)
     needs = [[key(v) for v in ss] for ss in scalars]
     value_of: dict[Scalar, SSAValue] = {}
     for ss, keys in zip(scalars, needs, strict=True):
