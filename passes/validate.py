@@ -319,9 +319,12 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
     else returns what it saw. A run-time loop is replayed from its header with the queue
     state and registers every path arrives with (see :class:`_Loops`)."""
     checked: set[int] = set()  # by id: the emitter shares equal commands
+    branch = None  # the first branch block (the replay without loops refuses it)
     for i, c in enumerate(em.program.commands):
         if id(c) in checked:
             continue
+        if branch is None and isinstance(c, ScalarStart) and c.kind != "FALL":
+            branch = i
         # every constraint of the catalog form (c.movi never writes ra, no reserved
         # DataType or SizeCode, ...): the assembler would refuse the printed text and the
         # executor would fault on the words
@@ -335,7 +338,7 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
         blocks = em.program.blocks()
         _Loops(em, r, blocks).span(0, len(blocks))
     else:
-        blocks = _straight(em, r)
+        blocks = _straight(em, r, branch)
     if blocks is not None:
         missing = set(em.intents) - {b.index for b in blocks}
         if missing:
@@ -343,15 +346,17 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
     return r.report
 
 
-def _straight(em: Emitted, r: _Replay) -> list | None:  # type: ignore[type-arg]
+def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # type: ignore[type-arg]
     """The replay of a program without loops, conditionals and checks (what ``_Loops``
-    does with it), its blocks one by one rather than all at once. Returns None when every
-    bundle of the IR was met, else the blocks, for the error."""
-    for i, c in enumerate(em.program.commands):  # the branch blocks, as _Loops finds them
-        if isinstance(c, ScalarStart) and c.kind != "FALL":
-            raise ValidationError(
-                f"block at command {i} is a {c.kind} branch that no loop of the IR explains"
-            )
+    does with it), its blocks one by one rather than all at once; ``branch``: the command
+    index of its first branch block, which no loop explains (as ``_Loops`` finds it).
+    Returns None when every bundle of the IR was met, else the blocks, for the error."""
+    if branch is not None:
+        c = em.program.commands[branch]
+        assert isinstance(c, ScalarStart)
+        raise ValidationError(
+            f"block at command {branch} is a {c.kind} branch that no loop of the IR explains"
+        )
     replay = _Loops(em, r, [])
     met = 0
     for b in em.program.iter_blocks():

@@ -270,7 +270,9 @@ def _dtype_code(op: PtoOp) -> int:
 class _Emitter:
     def __init__(self, f: func.FuncOp) -> None:
         self.f = f
-        self.ids: dict[SSAValue, int] = {}
+        #: every tile value's id, by ``id`` (``f`` keeps the values alive; a value hashes
+        #: through a Python method)
+        self.ids: dict[int, int] = {}
         self.cmds: list[Command] = []
         self.intents: dict[int, Intent] = {}
         expect_stage(EmitPass.name, f, Stage.ALLOCATED)
@@ -312,7 +314,7 @@ class _Emitter:
         self.writes: dict[tuple[int, Scalar], list[Command]] = {}
 
     def vid(self, v: SSAValue) -> int:
-        return self.ids.setdefault(v, len(self.ids))
+        return self.ids.setdefault(id(v), len(self.ids))
 
     def scalar(self, v: SSAValue) -> Scalar:
         """What scalar ``v`` holds (asked once per value: bundles share their constants
