@@ -147,12 +147,15 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
                 n = nbytes[k] = _bytes(v)
             need += n
         dsts = op.dsts
-        for r in dsts:
+        types = [r.type for r in dsts]
+        made = 0
+        for r, rt in zip(dsts, types, strict=True):
+            assert type(rt) is PtoTileType  # (no class derives from it; isinstance is slow)
             producer[r] = i
-            nbytes[id(r)] = n = _bytes(r)
-            need += n
-        most = max(most, need)
-        grow = _grow(dsts)
+            nbytes[id(r)] = n = rt.nbytes
+            made += n
+        most = max(most, need + made)
+        grow = _grow(types, made)
         grows.append(grow)
         if grow is None:  # a CUBE producer
             # CUBE tiles can be neither copied nor spilled: produce them in program order
@@ -306,16 +309,16 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     return order
 
 
-def _grow(dsts: Sequence[SSAValue]) -> int | None:
-    """The live bytes a bundle's results ``dsts`` add (predicates weigh
-    :data:`PRED_PENALTY` more: they cannot be copied -- TMOV is numeric only -- so they
-    are produced late); None for a bundle producing CUBE tiles."""
-    if any(r.type.cube is not None for r in dsts):  # type: ignore[attr-defined]
+def _grow(types: Sequence[PtoTileType], nbytes: int) -> int | None:
+    """The live bytes a bundle's results add -- ``nbytes``, the bytes of their tile types
+    ``types`` -- with predicates weighing :data:`PRED_PENALTY` more (they cannot be copied
+    -- TMOV is numeric only -- so they are produced late); None for a bundle producing
+    CUBE tiles."""
+    if any(t.cube is not None for t in types):
         return None
-    grow = sum(_bytes(r) for r in dsts)
-    if any(is_pred(r.type.dtype) for r in dsts):  # type: ignore[attr-defined]
-        grow += PRED_PENALTY
-    return grow
+    if any(is_pred(t.dtype) for t in types):
+        return nbytes + PRED_PENALTY
+    return nbytes
 
 
 def value_graph(df: Dataflow) -> nx.DiGraph:
