@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from xdsl.context import Context
@@ -324,17 +325,21 @@ def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> s
     assembled for the whole op (``pieces.assemble``; a row sum of a tile as large
     as a small machine's capacity)."""
     whole: set[SSAValue] = set()
-    loops = [op for op in ops if isinstance(op, scf.ForOp)]
-    # every op's tiles and results, read once (the fixpoint visits every op each round);
-    # an op with no row-piece form keeps its tiles whole in the first round already
-    producers: list[tuple[list[SSAValue], tuple[SSAValue, ...]]] = []
-    for op in reversed(ops):
-        if isinstance(op, (scf.ForOp, scf.YieldOp)):
-            continue
-        tiles = [v for v in (*op.operands, *op.results) if type(v.type) is TileType]
+    # the ops the rule looks at (not a loop or its yield; by class: isinstance on xDSL's
+    # op classes is slow), and the tiles of those with no row-piece form
+    ruled = [op for op in ops if not _loop_part(type(op))]
+    for op in ruled:
         if must_stay_whole(op):
-            whole.update(tiles)
-        elif op.results:
+            whole.update(v for v in (*op.operands, *op.results) if type(v.type) is TileType)
+    if not whole:
+        return whole  # (the rule only grows the set from tiles already in it)
+    loops = [op for op in ops if isinstance(op, scf.ForOp)]
+    # every other producer's tiles and results, read once (the fixpoint visits every op
+    # each round)
+    producers: list[tuple[list[SSAValue], tuple[SSAValue, ...]]] = []
+    for op in reversed(ruled):
+        if op.results and not must_stay_whole(op):
+            tiles = [v for v in (*op.operands, *op.results) if type(v.type) is TileType]
             producers.append((tiles, tuple(op.results)))
     # the rule only grows the set as it grows, so the order of the rounds does not matter
     while True:
@@ -355,6 +360,13 @@ def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> s
                     whole.update(group)
         if len(whole) == before:
             return whole
+
+
+@cache
+def _loop_part(cls: type) -> bool:
+    """Whether the ops of class ``cls`` are a loop or its yield (which
+    :func:`_whole_values` handles as the groups of carried values)."""
+    return issubclass(cls, (scf.ForOp, scf.YieldOp))
 
 
 def _keep_whole(
