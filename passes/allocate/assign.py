@@ -298,7 +298,8 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     # the tile planning read every bundle's operands many times: they are no longer kept
     # (each bundle's scalars taken first, from the cut the planning made)
     scalars = [segments(op)[2] for op in final]
-    release_segments(final)
+    for op in final:  # release_segments, without its class test: every one is a bundle
+        op._segments = None  # type: ignore[attr-defined]
     needs = [[key(v) for v in ss] for ss in scalars]
     value_of: dict[Scalar, SSAValue] = {}
     for ss, keys in zip(scalars, needs, strict=True):
