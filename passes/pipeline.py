@@ -42,6 +42,7 @@ from .legalize import legalize_func, needs_names
 from .lower_compound import MATRIX_BYTES, lower_compound_func, lowers
 from .stages import Stage, expect_stage, kernels
 from .validate import Report, validate
+from .walk import walk
 
 
 @dataclass(frozen=True)
@@ -300,7 +301,7 @@ def _copy_free(module: ModuleOp) -> bool:
     ops = list(module.ops)
     if len(ops) != 1 or not isinstance(ops[0], func.FuncOp) or not ops[0].body.blocks:
         return False
-    body = [op for op in ops[0].walk() if op is not ops[0]]
+    body = [op for op in walk(ops[0]) if op is not ops[0]]
     return not any(lowers(op) for op in body) and not needs_names(body)
 
 

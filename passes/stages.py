@@ -18,6 +18,7 @@ from ptoc.dialects.pto_base import PtoOp
 from ptoc.dialects.tile_base import TileOp
 
 from .diagnostics import CompileError
+from .walk import block_ops
 
 #: the function attribute ``ptoc-allocate`` records the kernel ABI in
 ABI_ATTR = "pto.abi"
@@ -65,7 +66,7 @@ def kernel_stage(f: func.FuncOp) -> Stage | None:
     for a kernel without ops, which every pass accepts (and leaves empty)."""
     kinds = {
         _KIND.get(type(op)) or _kind(type(op))
-        for op in (f.body.block.ops if f.body.blocks else ())
+        for op in (block_ops(f.body.block) if f.body.blocks else ())
     }
     tile = any(k[0] for k in kinds)
     pto = any(k[1] for k in kinds)

@@ -236,8 +236,9 @@ class _Replay:
 
     def _spill(self, i: int, intent: Intent, vid: int) -> None:
         off, n = intent.scalars[0].value, intent.gm_bytes
+        spill = (off, n, vid)  # (one tuple for every granule it covers)
         for g in self._granules(off, n):
-            self.scratch[g] = (off, n, vid)
+            self.scratch[g] = spill
 
     def _reloaded(self, i: int, intent: Intent) -> int:
         """The value a reload reads: every granule it covers must still hold the one
@@ -274,6 +275,8 @@ def _right(r: Sym | None, kind: int, shamt: int) -> Sym | None:
 def _add(a: Sym | None, b: Sym | None) -> Sym | None:
     if a is None or b is None or (a.base is not None and b.base is not None):
         return None
+    if not a.terms and not b.terms:  # (the common case: constants and addresses)
+        return Sym((a.value + b.value) & MASK64, a.base or b.base)
     terms = dict(a.terms)
     for k, c in b.terms:
         terms[k] = (terms.get(k, 0) + c) & MASK64
@@ -293,6 +296,8 @@ def _times(a: Sym | None, b: Sym | None) -> Sym | None:
     """The product of two polynomials (None when an address base would be scaled)."""
     if a is None or b is None or a.base is not None or b.base is not None:
         return None
+    if not a.terms and not b.terms:  # (the common case: constants)
+        return Sym((a.value * b.value) & MASK64)
     out: dict[str, int] = {}
 
     def put(k: str, c: int) -> None:
@@ -314,9 +319,12 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
     else returns what it saw. A run-time loop is replayed from its header with the queue
     state and registers every path arrives with (see :class:`_Loops`)."""
     checked: set[int] = set()  # by id: the emitter shares equal commands
+    branch = None  # the first branch block (the replay without loops refuses it)
     for i, c in enumerate(em.program.commands):
         if id(c) in checked:
             continue
+        if branch is None and isinstance(c, ScalarStart) and c.kind != "FALL":
+            branch = i
         # every constraint of the catalog form (c.movi never writes ra, no reserved
         # DataType or SizeCode, ...): the assembler would refuse the printed text and the
         # executor would fault on the words
@@ -324,12 +332,13 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
         if rule is not None:
             raise ValidationError(f"command {i} breaks its catalog form: {rule}")
         checked.add(id(c))
+    del checked  # (the replay's peak is the compile's)
     r = _Replay(em, target.hands, target.depth, target.capacity)
     if em.loops or em.ifs or em.checks:
         blocks = em.program.blocks()
         _Loops(em, r, blocks).span(0, len(blocks))
     else:
-        blocks = _straight(em, r)
+        blocks = _straight(em, r, branch)
     if blocks is not None:
         missing = set(em.intents) - {b.index for b in blocks}
         if missing:
@@ -337,15 +346,17 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
     return r.report
 
 
-def _straight(em: Emitted, r: _Replay) -> list | None:  # type: ignore[type-arg]
+def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # type: ignore[type-arg]
     """The replay of a program without loops, conditionals and checks (what ``_Loops``
-    does with it), its blocks one by one rather than all at once. Returns None when every
-    bundle of the IR was met, else the blocks, for the error."""
-    for i, c in enumerate(em.program.commands):  # the branch blocks, as _Loops finds them
-        if isinstance(c, ScalarStart) and c.kind != "FALL":
-            raise ValidationError(
-                f"block at command {i} is a {c.kind} branch that no loop of the IR explains"
-            )
+    does with it), its blocks one by one rather than all at once; ``branch``: the command
+    index of its first branch block, which no loop explains (as ``_Loops`` finds it).
+    Returns None when every bundle of the IR was met, else the blocks, for the error."""
+    if branch is not None:
+        c = em.program.commands[branch]
+        assert isinstance(c, ScalarStart)
+        raise ValidationError(
+            f"block at command {branch} is a {c.kind} branch that no loop of the IR explains"
+        )
     replay = _Loops(em, r, [])
     met = 0
     for b in em.program.iter_blocks():
@@ -425,6 +436,11 @@ class _Loops:
             if self.counting:
                 r.report.scalar_blocks += 1
             check = self.em.checks.get(b.index)
+            if check is None and not self.em.loads:  # (the common block: only writes)
+                for c in b.commands:
+                    if isinstance(c, Scalar):
+                        r.scalar(c)
+                return
             if check is not None:
                 self._trap(b, check)
             for k, c in enumerate(b.commands):

@@ -55,6 +55,7 @@ from ptoc.dialects.scalars import CoreOp
 from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
 from ..stages import ABI_ATTR, Stage, expect_stage
+from ..walk import block_ops
 from .gprs import Binding, GprPlan, Scalar, plan_gprs
 from .integers import is_dynamic, sink_constants
 from .loops import Loop
@@ -262,16 +263,17 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         return _allocate_structured(f, target)
     hands, depth, capacity = target.hands, target.depth, target.capacity
     block = f.body.block
-    ops = list(block.ops)
+    ops = list(block_ops(block))
     bundles = [op for op in ops if _is_bundle(type(op))]
     scalar_defs = [op for op in ops if _is_scalar_def(type(op))]
     del ops
     df = build_dataflow(bundles)
     keep = live_ops(df)
     order = schedule(df, keep)
+    fits = df.most <= capacity  # (else the first kept bundle that does not fit fails)
     del df  # (the graph takes as much memory as the allocation that follows)
     ordered = [bundles[i] for i in order]
-    for op in ordered:
+    for op in () if fits else ordered:
         _check_fits(op, capacity)
     mask = ordered[0].mask.value.data if ordered else 0b1000
     alloc = TileAllocator(hands, depth, capacity)
@@ -283,6 +285,8 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         _annotate(op, plan)
         final.append(op)
     scratch_step = (alloc.scratch_top + 63) // 64 * 64
+    counts, peak, kept = alloc.counts, alloc.qs.peak, len(ordered)
+    del alloc, ordered  # (the allocator's liveness maps take a third of the IR's memory)
     keys: dict[int, Scalar] = {}  # by value id: bundles share their constants and addresses
 
     def key(v: SSAValue) -> Scalar:
@@ -292,8 +296,10 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         return k
 
     # the tile planning read every bundle's operands many times: they are no longer kept
-    release_segments(final)
+    # (each bundle's scalars taken first, from the cut the planning made)
     scalars = [segments(op)[2] for op in final]
+    for op in final:  # release_segments, without its class test: every one is a bundle
+        op._segments = None  # type: ignore[attr-defined]
     needs = [[key(v) for v in ss] for ss in scalars]
     value_of: dict[Scalar, SSAValue] = {}
     for ss, keys in zip(scalars, needs, strict=True):
@@ -301,6 +307,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
             value_of.setdefault(k, v)
     del scalars
     gp = plan_gprs(needs)
+    del needs
     _rebuild(
         f,
         block,
@@ -315,16 +322,15 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     for op, regs in zip(final, gp.regs, strict=True):
         if regs:
             op.gprs = _strs(regs)
-    c = alloc.counts
     return AllocStats(
         len(final),
-        c["refresh"],
-        c["spill"],
-        c["reload"],
-        c["filler"],
+        counts["refresh"],
+        counts["spill"],
+        counts["reload"],
+        counts["filler"],
         gp.blocks,
-        alloc.qs.peak,
-        len(bundles) - len(ordered),
+        peak,
+        len(bundles) - kept,
     )
 
 
@@ -540,7 +546,7 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     # the ops laid out anew (every bundle, constant and address: ``ins``) go before the
     # terminator, after the ops that stay (the block relinked in one pass: detaching and
     # inserting them one by one checks every link)
-    stay = [op for op in block.ops if not _laid_out(type(op)) and op is not ret]
+    stay = [op for op in block_ops(block) if not _laid_out(type(op)) and op is not ret]
     ins.append(ret)
     _relink(block, stay + ins)
 

@@ -89,6 +89,12 @@ class Dataflow:
     producer: dict[SSAValue, int]
     #: the GM tensor each bundle addresses (:func:`tensor_key`; None: none)
     tensors: list[SSAValue | None]
+    #: the live bytes each bundle's results add (:func:`_grow`)
+    grows: list[int | None]
+    #: the most bytes per PE one bundle's distinct sources and results take together
+    most: int
+    #: the bytes per PE of every tile value read or produced, by ``id``
+    nbytes: dict[int, int]
 
 
 def _access(op: PtoOp) -> Executor | None:
@@ -122,6 +128,11 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     loads_since: dict[SSAValue, list[int]] = {}
     last_cube: int | None = None
     tensors: list[SSAValue | None] = []
+    grows: list[int | None] = []
+    most = 0
+    # every tile value's bytes per PE, by id (the values are the IR's, alive): each
+    # result's when it is produced, a value from outside these bundles' when it is read
+    nbytes: dict[int, int] = {}
     for i, op in enumerate(ops):
         preds: dict[int, None] = {}  # the edges into bundle i, in order, each once
         srcs = list(op.srcs)
@@ -129,9 +140,24 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
         for v in srcs:
             if v in producer:  # else defined outside these bundles (before a loop)
                 preds[producer[v]] = None
-        for r in op.dsts:
+        need = 0
+        for k, v in {id(v): v for v in srcs}.items():  # each source once
+            n = nbytes.get(k)
+            if n is None:
+                n = nbytes[k] = _bytes(v)
+            need += n
+        dsts = op.dsts
+        types = [r.type for r in dsts]
+        made = 0
+        for r, rt in zip(dsts, types, strict=True):
+            assert type(rt) is PtoTileType  # (no class derives from it; isinstance is slow)
             producer[r] = i
-        if any(r.type.cube is not None for r in op.dsts):  # type: ignore[attr-defined]
+            nbytes[id(r)] = n = rt.nbytes
+            made += n
+        most = max(most, need + made)
+        grow = _grow(types, made)
+        grows.append(grow)
+        if grow is None:  # a CUBE producer
             # CUBE tiles can be neither copied nor spilled: produce them in program order
             # (legalize emits each chunk's loads right before the bundle reading them), so
             # no CUBE load runs ahead of the operands its reader waits for
@@ -150,7 +176,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             else:
                 loads_since.setdefault(t, []).append(i)
         g.add_node(preds)
-    return Dataflow(list(ops), g, reads, producer, tensors)
+    return Dataflow(list(ops), g, reads, producer, tensors, grows, most, nbytes)
 
 
 def live_ops(
@@ -215,24 +241,25 @@ def _bytes(v: SSAValue) -> int:
 def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     """A topological order of the kept bundles that keeps live tile bytes low."""
     g = df.graph
+    n = len(df.reads)
     # by value id (the values are the graph's, alive; an SSAValue hashes through a
     # Python method): the readers still to run, and the bytes
     remaining_readers: dict[int, int] = {}
-    # each kept bundle's distinct reads, and the part of its priority that never changes
+    # each kept bundle's distinct reads (a list by index: a dict per bundle took as much
+    # memory as the graph); the part of its priority that never changes is its growth
     # (None: a CUBE producer, whose priority is fixed)
-    distinct: dict[int, tuple[SSAValue, ...]] = {}
-    grows: dict[int, int | None] = {}
-    nbytes: dict[int, int] = {}
+    distinct: list[tuple[SSAValue, ...]] = [()] * n
+    grows = df.grows
+    nbytes = df.nbytes
     for i, srcs in enumerate(df.reads):
         if keep[i]:
             distinct[i] = reads = tuple({id(v): v for v in srcs}.values())
             for v in reads:
                 k = id(v)
                 remaining_readers[k] = remaining_readers.get(k, 0) + 1
-                if k not in nbytes:
-                    nbytes[k] = _bytes(v)
-            grows[i] = _grow(df.ops[i])
-    indeg = {i: sum(1 for p in g.predecessors(i) if keep[p]) for i in g.nodes if keep[i]}
+    # the kept predecessors still to run (-1: a bundle not kept)
+    indeg = [sum(1 for p in g.predecessors(i) if keep[p]) if keep[i] else -1 for i in g.nodes]
+    kept = sum(1 for d in indeg if d >= 0)
 
     def priority(i: int) -> int:
         grow = grows[i]
@@ -243,16 +270,20 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
         free = sum(nbytes[id(v)] for v in distinct[i] if remaining_readers[id(v)] == 1)
         return grow - free
 
-    heap = [(priority(i), i) for i, d in indeg.items() if d == 0]
+    heap = [(priority(i), i) for i, d in enumerate(indeg) if d == 0]
     heapq.heapify(heap)
-    current = {i: p for p, i in heap}
+    # each ready bundle's newest priority (None: not pushed yet); a heap entry with an
+    # older one is stale
+    current: list[int | None] = [None] * n
+    for p, i in heap:
+        current[i] = p
     order: list[int] = []
-    done: set[int] = set()
+    done = bytearray(n)
     while heap:
         p, i = heapq.heappop(heap)
-        if i in done or current.get(i) != p:
+        if done[i] or current[i] != p:
             continue
-        done.add(i)
+        done[i] = 1
         order.append(i)
         for v in distinct[i]:
             k = id(v)
@@ -262,33 +293,32 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
                 last = next(
                     j
                     for j in g.successors(df.producer[v])
-                    if keep[j] and j not in done and v in df.reads[j]
+                    if keep[j] and not done[j] and v in df.reads[j]
                 )
-                if indeg.get(last) == 0:
-                    current[last] = priority(last)
-                    heapq.heappush(heap, (current[last], last))
+                if indeg[last] == 0:
+                    current[last] = q = priority(last)
+                    heapq.heappush(heap, (q, last))
         for s in g.successors(i):
             if not keep[s]:
                 continue
             indeg[s] -= 1
             if indeg[s] == 0:
-                current[s] = priority(s)
-                heapq.heappush(heap, (current[s], s))
-    assert len(order) == len(indeg), "dataflow graph has a cycle"
+                current[s] = q = priority(s)
+                heapq.heappush(heap, (q, s))
+    assert len(order) == kept, "dataflow graph has a cycle"
     return order
 
 
-def _grow(op: PtoOp) -> int | None:
-    """The live bytes a bundle's results add (predicates weigh :data:`PRED_PENALTY` more:
-    they cannot be copied -- TMOV is numeric only -- so they are produced late); None for
-    a bundle producing CUBE tiles."""
-    dsts = op.dsts
-    if any(r.type.cube is not None for r in dsts):  # type: ignore[attr-defined]
+def _grow(types: Sequence[PtoTileType], nbytes: int) -> int | None:
+    """The live bytes a bundle's results add -- ``nbytes``, the bytes of their tile types
+    ``types`` -- with predicates weighing :data:`PRED_PENALTY` more (they cannot be copied
+    -- TMOV is numeric only -- so they are produced late); None for a bundle producing
+    CUBE tiles."""
+    if any(t.cube is not None for t in types):
         return None
-    grow = sum(_bytes(r) for r in dsts)
-    if any(is_pred(r.type.dtype) for r in dsts):  # type: ignore[attr-defined]
-        grow += PRED_PENALTY
-    return grow
+    if any(is_pred(t.dtype) for t in types):
+        return nbytes + PRED_PENALTY
+    return nbytes
 
 
 def value_graph(df: Dataflow) -> nx.DiGraph:

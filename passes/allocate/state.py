@@ -33,21 +33,23 @@ class Entry:
 
 @dataclass
 class Liveness:
-    """Read positions (schedule indices) of every tile value."""
+    """Read positions (schedule indices) of every tile value, by the value's ``id`` (an
+    SSAValue hashes by ``id`` too, but through a Python method; the IR keeps the values
+    alive)."""
 
-    uses: dict[SSAValue, list[int]] = field(default_factory=dict)
-    #: the last read of every value by ``id`` (SSAValue hashes by ``id`` too, through a
-    #: Python method): read for every queue entry of every placement
+    #: the last read of every value: read for every queue entry of every placement
     last: dict[int, int] = field(default_factory=dict)
 
-    #: ``uses`` by ``id`` (the same lists): the placement asks for every queue entry
+    #: every value's reads, in order: the placement asks for every queue entry
     by_id: dict[int, list[int]] = field(default_factory=dict)
 
     def add(self, v: SSAValue, t: int) -> None:
-        u = self.uses.setdefault(v, [])
+        """Record a read of ``v`` at ``t`` (reads are added in schedule order)."""
+        u = self.by_id.get(id(v))
+        if u is None:
+            u = self.by_id[id(v)] = []
         u.append(t)
-        self.by_id[id(v)] = u
-        self.last[id(v)] = u[-1]
+        self.last[id(v)] = t
 
     def next_use(self, v: SSAValue | None, t: int) -> int | None:
         """The first read at or after position ``t`` (None: dead from ``t`` on)."""

@@ -34,6 +34,7 @@ from ptoc.dialects.scalars import is_scalar, is_scalar_op
 
 from ..diagnostics import fail, value_name
 from ..legalize.ctx import dims_attr, std_dims
+from ..walk import walk
 from .integers import integer_colors
 from .loops import Event, Loop, LoopAllocator, flatten, state_values
 from .schedule import build_dataflow, live_ops, schedule, tensor_key
@@ -49,7 +50,7 @@ ADDR_TEMPS = 2
 def has_loops(f: func.FuncOp) -> bool:
     """Whether the kernel needs this allocation: it has run-time loops or run-time
     integers (a scalar load, a moved window), which the loop-free path does not know."""
-    for op in f.walk():
+    for op in walk(f):
         cls = type(op)
         structured = _STRUCTURED.get(cls)
         if structured is None:  # a fact of the op class, asked for every op

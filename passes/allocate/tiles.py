@@ -188,7 +188,8 @@ class TileAllocator:
         whether it is short-lived and its preferred hand (None: no value)."""
         if v is None:
             return None
-        return (self.live.last.get(id(v), -1), v in self.short, self.prefer.get(v))
+        prefer = self.prefer.get(v) if self.prefer else None  # (mostly none)
+        return (self.live.last.get(id(v), -1), id(v) in self.short, prefer)
 
     def _score_of(
         self, qs: Queues, h: int, facts: tuple[int, bool, int | None] | None, size: int, t: int
@@ -584,15 +585,18 @@ class TileAllocator:
             self.defs_all[t + 1] = self.defs_all[t] + len(op.dsts)
             born.extend((t, d) for d in op.dsts)
         self.defs_all[n + 1] = self.defs_all[n]
+        # by id (a value hashes through a Python method; the IR keeps the values alive)
         self.short = {
-            d
+            id(d)
             for t, d in born
             if self.defs_all[max(t + 1, self.live.last_use(d))] - self.defs_all[t + 1]
             < self.qs.depth - 1
         }
         self.defs_short = [0] * (n + 2)
         for t, op in enumerate(ops):
-            self.defs_short[t + 1] = self.defs_short[t] + sum(d in self.short for d in op.dsts)
+            self.defs_short[t + 1] = self.defs_short[t] + sum(
+                id(d) in self.short for d in op.dsts
+            )
         self.defs_short[n + 1] = self.defs_short[n]
 
     def _trial(

@@ -64,11 +64,12 @@ from ..allocate.gprs import TABLE_REG, Binding, Scalar
 from ..allocate.tiles import spill_bytes
 from ..diagnostics import CompileError, fail, source_position
 from ..stages import ABI_ATTR, Stage, expect_stage
+from ..walk import block_ops
 from .control import SKIP, Scalars, poly_add, poly_scale, reg_of
 from .materialize import _s, load_const, materialize
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per bundle, kept with the program
 class Intent:
     """What one tile bundle means, in value ids (see :mod:`ptoc.passes.validate`).
 
@@ -269,7 +270,9 @@ def _dtype_code(op: PtoOp) -> int:
 class _Emitter:
     def __init__(self, f: func.FuncOp) -> None:
         self.f = f
-        self.ids: dict[SSAValue, int] = {}
+        #: every tile value's id, by ``id`` (``f`` keeps the values alive; a value hashes
+        #: through a Python method)
+        self.ids: dict[int, int] = {}
         self.cmds: list[Command] = []
         self.intents: dict[int, Intent] = {}
         expect_stage(EmitPass.name, f, Stage.ALLOCATED)
@@ -302,8 +305,8 @@ class _Emitter:
         #: decoded attributes by ``id``, each with its attribute (kept alive): bundles
         #: share their reference, hand and dims attributes
         self.decoded: dict[int, tuple[Any, Any]] = {}
-        #: :meth:`scalar` by value id, with the value
-        self.meanings: dict[int, tuple[SSAValue, Scalar]] = {}
+        #: :meth:`scalar` by value id (``f`` keeps the values alive)
+        self.meanings: dict[int, Scalar] = {}
         #: a bundle's B.IOT records by the ids of its reference, hand and mask
         #: attributes and its result sizes, with the attributes (kept alive)
         self.iots: dict[tuple[int, int, tuple[int, ...], int], tuple[Any, Any, Any, Any]] = {}
@@ -311,17 +314,17 @@ class _Emitter:
         self.writes: dict[tuple[int, Scalar], list[Command]] = {}
 
     def vid(self, v: SSAValue) -> int:
-        return self.ids.setdefault(v, len(self.ids))
+        return self.ids.setdefault(id(v), len(self.ids))
 
     def scalar(self, v: SSAValue) -> Scalar:
         """What scalar ``v`` holds (asked once per value: bundles share their constants
         and addresses)."""
         done = self.meanings.get(id(v))
         if done is not None:
-            return done[1]
+            return done
         s = self._scalar(v)
         if not isinstance(v.owner, IndexAddrOp):  # its terms name loop indices
-            self.meanings[id(v)] = (v, s)
+            self.meanings[id(v)] = s
         return s
 
     def _scalar(self, v: SSAValue) -> Scalar:
@@ -361,15 +364,25 @@ class _Emitter:
         self.walk(self.f.body.block)
         self.flush()
         self.fix_offsets()
+        # the per-value and per-attribute memos are done with (the program is built next,
+        # at the compile's peak memory)
+        self.ids = {}
+        self.meanings = {}
+        self.decoded = {}
+        self.iots = {}
+        self.writes = {}
 
     def walk(self, block: Block) -> None:
-        for op in block.ops:
+        for op in block_ops(block):
             cls = type(op)
             kind = _KIND.get(cls)
             if kind is None:
                 kind = _KIND[cls] = _kind(op)
             if kind is _Kind.MATERIALIZE:
-                self.pending.extend(self.write(GPR_BY_NAME[op.gpr.data], self.scalar(op.value)))
+                # its register and value straight from the op (what the IRDL accessors
+                # return, without their generic lookups: a kernel has one per write)
+                gpr = op.properties["gpr"].data  # type: ignore[attr-defined]
+                self.pending.extend(self.write(GPR_BY_NAME[gpr], self.scalar(op._operands[0])))
             elif kind is _Kind.BUNDLE:
                 self.flush()
                 self.bundle(op)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from xdsl.context import Context
@@ -42,6 +43,7 @@ from ptoc.dialects.tile_types import TensorType, TileType
 from ..diagnostics import CompileError, fail, value_name
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
 from ..stages import Stage, expect_stage
+from ..walk import block_ops, walk
 from .ctx import LegalizeCtx, Piece
 from .rules import must_stay_whole, rule_of
 from .view import legalize_view
@@ -85,7 +87,7 @@ def legalize_func(
     ctx = LegalizeCtx(new, pes, max_bytes, top=new)
     ctx.tensors = dict(zip(old.args, new.args, strict=True))
     ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
-    flat = [op for op in f.walk() if op is not f]
+    flat = [op for op in walk(f) if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
     ctx.counts = ragged_values(f)
     if not in_place and needs_names(flat):
@@ -121,7 +123,7 @@ def needs_names(ops: Iterable[Operation]) -> bool:
 
 def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
     """Legalize ``block``'s ops into ``ctx.block`` (loops recursively)."""
-    for op in block.ops:
+    for op in block_ops(block):
         if isinstance(op, func.ReturnOp):
             ctx.block.add_op(func.ReturnOp())
             return
@@ -323,17 +325,21 @@ def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> s
     assembled for the whole op (``pieces.assemble``; a row sum of a tile as large
     as a small machine's capacity)."""
     whole: set[SSAValue] = set()
-    loops = [op for op in ops if isinstance(op, scf.ForOp)]
-    # every op's tiles and results, read once (the fixpoint visits every op each round);
-    # an op with no row-piece form keeps its tiles whole in the first round already
-    producers: list[tuple[list[SSAValue], tuple[SSAValue, ...]]] = []
-    for op in reversed(ops):
-        if isinstance(op, (scf.ForOp, scf.YieldOp)):
-            continue
-        tiles = [v for v in (*op.operands, *op.results) if type(v.type) is TileType]
+    # the ops the rule looks at (not a loop or its yield; by class: isinstance on xDSL's
+    # op classes is slow), and the tiles of those with no row-piece form
+    ruled = [op for op in ops if not _loop_part(type(op))]
+    for op in ruled:
         if must_stay_whole(op):
-            whole.update(tiles)
-        elif op.results:
+            whole.update(v for v in (*op.operands, *op.results) if type(v.type) is TileType)
+    if not whole:
+        return whole  # (the rule only grows the set from tiles already in it)
+    loops = [op for op in ops if isinstance(op, scf.ForOp)]
+    # every other producer's tiles and results, read once (the fixpoint visits every op
+    # each round)
+    producers: list[tuple[list[SSAValue], tuple[SSAValue, ...]]] = []
+    for op in reversed(ruled):
+        if op.results and not must_stay_whole(op):
+            tiles = [v for v in (*op.operands, *op.results) if type(v.type) is TileType]
             producers.append((tiles, tuple(op.results)))
     # the rule only grows the set as it grows, so the order of the rounds does not matter
     while True:
@@ -354,6 +360,13 @@ def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> s
                     whole.update(group)
         if len(whole) == before:
             return whole
+
+
+@cache
+def _loop_part(cls: type) -> bool:
+    """Whether the ops of class ``cls`` are a loop or its yield (which
+    :func:`_whole_values` handles as the groups of carried values)."""
+    return issubclass(cls, (scf.ForOp, scf.YieldOp))
 
 
 def _keep_whole(

@@ -70,3 +70,22 @@ def test_loads_are_interleaved_with_their_consumers() -> None:
     df = build_dataflow(ops)
     order = schedule(df, live_ops(df))
     assert _peak_live_bytes([ops[i] for i in order]) < _peak_live_bytes(ops) / 3
+
+
+def test_dataflow_records_each_bundles_bytes_and_the_largest_bundle() -> None:
+    """``most`` is the largest sum of one bundle's distinct sources and results (what the
+    allocator's capacity check asks of every bundle), ``nbytes`` every value's bytes."""
+    module, _ = random_kernel(3, KernelSpec(120))
+    ops = _bundles(module)
+    df = build_dataflow(ops)
+    needs = [
+        sum(v.type.nbytes for v in {id(v): v for v in op.srcs}.values())  # type: ignore[attr-defined]
+        + sum(d.type.nbytes for d in op.dsts)  # type: ignore[attr-defined]
+        for op in ops
+    ]
+    assert df.most == max(needs) > 0
+    for op in ops:
+        for v in (*op.srcs, *op.dsts):
+            assert df.nbytes[id(v)] == v.type.nbytes  # type: ignore[attr-defined]
+    assert all((g is None) == any(d.type.cube is not None for d in op.dsts)  # type: ignore[attr-defined]
+               for g, op in zip(df.grows, ops, strict=True))  # fmt: skip

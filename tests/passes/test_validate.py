@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from ptoc.backend.program import Ior, Iot, Program, TileRef
+from ptoc.backend.program import Ior, Iot, Program, ScalarStart, Stop, TileRef
 from ptoc.passes.emit import Emitted
 from ptoc.passes.pipeline import CompiledKernel, compile_module
 from ptoc.passes.validate import ValidationError, validate
@@ -114,3 +114,16 @@ def test_capacity_and_depth_are_checked() -> None:
         _replay(em, capacity=4096)
     with pytest.raises(ValidationError, match="outside the 4x2 queues"):
         _replay(em, depth=2)
+
+
+def test_a_branch_block_no_loop_explains_is_caught() -> None:
+    """A straight-line kernel's scalar block turned into a COND branch (the same branch
+    twice: the first one is named)."""
+    em = _compiled().emitted
+    i = _find(em, lambda c: isinstance(c, ScalarStart))
+    cond = ScalarStart("STD", "COND", 0)
+    em = _with(em, i, cond)
+    cmds = [*em.program.commands, cond, Stop()]
+    em = dataclasses.replace(em, program=Program(tuple(cmds)))
+    with pytest.raises(ValidationError, match=rf"block at command {i} is a COND branch"):
+        _replay(em)
