@@ -459,6 +459,10 @@ def or_status(state: MachineState, st: np.ndarray, pidx: slice | list[int], P: i
         st = np.asarray(st, np.uint8).reshape(P)
     if isinstance(pidx, slice):  # every PE: OR in place without an indexing round trip
         np.bitwise_or(state.status, st, out=state.status)
+    elif P == 1:  # one PE (a one-PE kernel's every bundle): a byte, when it is not 0
+        v = int(st[0])
+        if v:
+            state.status[pidx[0]] |= v
     else:
         run = _run_index(tuple(pidx))
         if isinstance(run, slice):

@@ -16,12 +16,26 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from ptoc.backend.isa import DataType, Executor, info
+from ptoc.backend.isa.fields import PAD_NULL
 from ptoc.backend.isa.semantics import layout as sl
 
 from ..alloc import Dests
-from ..engine import Ctx, Preparer, Runner, Slot, make_dests
+from ..bundle import BundlePlan
+from ..engine import (
+    Ctx,
+    Fused,
+    Preparer,
+    Runner,
+    Slot,
+    build_tile,
+    geometry,
+    make_dests,
+    or_status,
+    region,
+)
 from ..spec import Shape, Spec
-from ..tiles import Layout, Tile, layout_shape_legal
+from ..state import MachineState
+from ..tiles import CUBE_LAYOUTS, Layout, Tile, layout_shape_legal
 
 
 def dest_layout_legal(slot: Slot) -> bool:
@@ -93,7 +107,53 @@ def ttrans(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
+    if dests.fault is None and len(dests.slots) == 1 and dest_layout_legal(dests.slots[0]):
+        run.fused = _fused_ttrans(spec, dt, dests.slots[0])  # type: ignore[attr-defined]
     return run
+
+
+def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
+    """TTRANS without the per-bundle context (``engine.execute_untraced``): the generic
+    runner's steps for a defined, non-CUBE source of ``dt`` whose transposed valid shape
+    is the destination's (kept per source shape); anything else -- an empty position, a
+    mask the source does not cover, an illegal shape, a push the queue cannot take --
+    returns False before any effect (the generic path raises the fault)."""
+    mask, hand, name = slot.mask, slot.hand, spec.name
+    want = (slot.valid_rows, slot.valid_cols)
+    legal: dict[tuple[int, int], bool] = {}  # source valid shape -> TTRANS-legal
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        npes = state.config.pes
+        pes, p, pidx, pkey = geometry(mask, npes)
+        if pes[-1] >= npes or len(plan.source_pos) != 1:
+            return False
+        h, index, _ = plan.source_pos[0]
+        queues = state.queues
+        if h >= len(queues) or index > state.config.depth or index > len(queues[h]):
+            return False
+        a = queues[h][index - 1]
+        if (
+            a.dtype != dt
+            or a.defined is not None
+            or a.mask & mask != mask
+            or a.layout in CUBE_LAYOUTS
+        ):
+            return False
+        shape = (a.valid_rows, a.valid_cols)
+        ok = legal.get(shape)
+        if ok is None:
+            ok = legal[shape] = sl.ttrans_shape_legal(shape, want) is None
+        if not ok:
+            return False
+        res, st = sl.ttrans(dt, region(a, pidx, pkey))
+        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
+        if not state.push_one(hand, tile):  # capacity: the generic path raises the fault
+            return False
+        tile.serial = state.next_serial()
+        or_status(state, st, pidx, p)
+        return True
+
+    return fused
 
 
 def tconcat(spec: Spec) -> Runner:

@@ -1,0 +1,109 @@
+"""The fused TTRANS (``ops/layout.py``) against the generic runner: the same tiles,
+queues, status and faults for every element width, raw-bit sources, destinations that
+are and are not the transposed source, sources on fewer PEs than the bundle, a
+transpose of a transpose, and full queues; and the common case is fused."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ptoc.backend.isa import DataType, info
+from ptoc.runtime import Machine, MachineConfig, MachineFault
+from ptoc.runtime.ops import layout
+
+from ._progs import p2, size_name, smallest_size
+from .util import prog
+
+GM = 1 << 16
+TYPES = [DataType.U8, DataType.FP16, DataType.BF16, DataType.FP32, DataType.S32,
+         DataType.FP64, DataType.U64]  # fmt: skip
+MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
+
+
+def _col(dt: DataType, n: int) -> int:
+    """A legal physical Col for ``n`` valid columns: whole 32-byte rows."""
+    return p2(max(n, 32 // (info(dt).bits // 8)))
+
+
+def _program(dt: DataType, vr: int, vc: int, load_mask: str, mask: str,
+             dst: tuple[int, int], twice: bool, depth_fill: int) -> str:  # fmt: skip
+    col = _col(dt, vc)
+    text = f"""\
+        BSTART.TLOAD {dt.name}
+        C.B.DIMI {vc}, ->LB0
+        C.B.DIMI {vr}, ->LB1
+        C.B.DIMI {col}, ->LB2
+        B.IOR a0, s0
+        B.IOT mask={load_mask}, last, ->T<{size_name(smallest_size(dt, vr, col))}>
+        BSTOP
+        """
+    shapes = [dst, (dst[1], dst[0])] if twice else [dst]
+    for _ in range(depth_fill + 1):
+        for k, (r, c) in enumerate(shapes):
+            dcol = _col(dt, c)
+            src = "T#1" if k == 0 else "U#1"
+            text += f"""\
+        BSTART.SFU TTRANS, {dt.name}
+        C.B.DIMI {c}, ->LB0
+        C.B.DIMI {r}, ->LB1
+        C.B.DIMI {dcol}, ->LB2
+        B.IOT {src}, mask={mask}, last, ->U<{size_name(smallest_size(dt, r, dcol))}>
+        BSTOP
+        """
+    return text
+
+
+def _outcome(text: str, regs: dict[str, list[int]], gm: bytes, generic: bool) -> object:
+    program = prog(text)
+    with contextlib.suppress(MachineFault):  # a first run prepares the plans
+        Machine(MachineConfig(gm_size=GM, depth=4)).run(program)
+    m = Machine(MachineConfig(gm_size=GM, depth=4))
+    m.load_gm(0, np.frombuffer(gm, np.uint8))
+    for reg, values in regs.items():
+        for pe, v in enumerate(values):
+            m.set_gpr(reg, v, pe=pe)
+    try:
+        m.run(program, trace=generic)  # a traced run takes the generic runners
+        out: tuple[object, ...] = ("ran",)
+    except MachineFault as f:
+        out = ("fault", type(f).__name__, str(f))
+    return (*out, m.snapshot())
+
+
+@given(data=st.data())
+def test_fused_ttrans_equals_the_generic_runner(data: st.DataObject) -> None:
+    dt = data.draw(st.sampled_from(TYPES))
+    vr, vc = data.draw(st.integers(1, 9)), data.draw(st.integers(1, 20))
+    mask = data.draw(st.sampled_from(MASKS))
+    load_mask = data.draw(st.sampled_from([mask, mask, "1111", "1000"]))
+    dst = data.draw(st.sampled_from([(vc, vr), (vc, vr), (vr, vc), (vc, max(1, vr - 1))]))
+    row = _col(dt, vc) * info(dt).bits // 8
+    regs = {"a0": [pe * 4096 for pe in range(4)], "s0": [row] * 4}
+    gm = data.draw(st.binary(min_size=256, max_size=256)) * (GM // 256)
+    text = _program(dt, vr, vc, load_mask, mask, dst, data.draw(st.booleans()),
+                    data.draw(st.integers(0, 4)))  # fmt: skip
+    assert _outcome(text, regs, gm, False) == _outcome(text, regs, gm, True)
+
+
+def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    built = []
+    real = layout.build_tile
+
+    def counting(*args, **kw):  # type: ignore[no-untyped-def]
+        built.append(args[1])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(layout, "build_tile", counting)
+    program = prog(_program(DataType.FP32, 3, 8, "1000", "1000", (8, 3), False, 0))
+    Machine(MachineConfig(gm_size=GM)).run(program)  # prepares the plans
+    m = Machine(MachineConfig(gm_size=GM))
+    m.set_gpr("s0", 32)
+    m.load_gm(0, np.arange(64, dtype=np.float32))
+    m.run(program)
+    assert built == ["TTRANS"]
+    want = np.arange(24, dtype=np.float32).reshape(3, 8).T
+    assert np.array_equal(m.tile("U#1").values[0], want)
