@@ -472,6 +472,37 @@ def or_status(state: MachineState, st: np.ndarray, pidx: slice | list[int], P: i
             state.status[pidx] |= st
 
 
+def one_source(
+    state: MachineState, plan: BundlePlan, mask: int
+) -> tuple[tuple[int, ...], int, slice | list[int], object, Tile] | None:
+    """For the fused form of a one-source bundle: the geometry of ``mask`` on this
+    machine (:func:`geometry`) and the source tile; None when a PE is missing, the
+    bundle does not bind exactly one source or its queue position is empty (the generic
+    path raises the fault)."""
+    npes = state.config.pes
+    pes, p, pidx, pkey = geometry(mask, npes)
+    if pes[-1] >= npes or len(plan.source_pos) != 1:
+        return None
+    h, index, _ = plan.source_pos[0]
+    queues = state.queues
+    if h >= len(queues) or index > state.config.depth or index > len(queues[h]):
+        return None
+    return pes, p, pidx, pkey, queues[h][index - 1]
+
+
+def push_fused(
+    state: MachineState, hand: int, tile: Tile, st: np.ndarray, pidx: slice | list[int], P: int
+) -> bool:
+    """Publish a fused runner's tile (built with ``numbered=False``: numbered now) and OR
+    its status in; False when the queue cannot take it (capacity: nothing changed, the
+    generic path raises the fault)."""
+    if not state.push_one(hand, tile):
+        return False
+    tile.serial = state.next_serial()
+    or_status(state, st, pidx, P)
+    return True
+
+
 def participation(plan: BundlePlan, npes: int) -> int:
     """The PE_MASK a bundle runs on: its bindings' mask, or for a bundle that binds no
     tile (TPREFETCH) the implicit participation of every PE of the machine."""
@@ -663,6 +694,8 @@ __all__ = [
     "geometry",
     "gpr_words",
     "make_dests",
+    "one_source",
     "or_status",
+    "push_fused",
     "region",
 ]

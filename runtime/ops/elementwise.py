@@ -37,7 +37,7 @@ from ..engine import (
     geometry,
     gpr_words,
     make_dests,
-    or_status,
+    push_fused,
     region,
 )
 from ..faults import MachineFault
@@ -164,11 +164,7 @@ def fused_runner(
         tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
         if closed:  # the bundle's PEs are the new tile's allocation mask
             publish_finite(tile, views, st)
-        if not state.push_one(hand, tile):  # capacity: the generic path raises the fault
-            return False
-        tile.serial = state.next_serial()
-        or_status(state, st, pidx, p)
-        return True
+        return push_fused(state, hand, tile, st, pidx, p)
 
     return fused
 

@@ -28,9 +28,9 @@ from ..engine import (
     Runner,
     Slot,
     build_tile,
-    geometry,
     make_dests,
-    or_status,
+    one_source,
+    push_fused,
     region,
 )
 from ..spec import Shape, Spec
@@ -123,15 +123,10 @@ def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     legal: dict[tuple[int, int], bool] = {}  # source valid shape -> TTRANS-legal
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        npes = state.config.pes
-        pes, p, pidx, pkey = geometry(mask, npes)
-        if pes[-1] >= npes or len(plan.source_pos) != 1:
+        got = one_source(state, plan, mask)
+        if got is None:
             return False
-        h, index, _ = plan.source_pos[0]
-        queues = state.queues
-        if h >= len(queues) or index > state.config.depth or index > len(queues[h]):
-            return False
-        a = queues[h][index - 1]
+        pes, p, pidx, pkey, a = got
         if (
             a.dtype != dt
             or a.defined is not None
@@ -147,11 +142,7 @@ def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
             return False
         res, st = sl.ttrans(dt, region(a, pidx, pkey))
         tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
-        if not state.push_one(hand, tile):  # capacity: the generic path raises the fault
-            return False
-        tile.serial = state.next_serial()
-        or_status(state, st, pidx, p)
-        return True
+        return push_fused(state, hand, tile, st, pidx, p)
 
     return fused
 

@@ -19,7 +19,7 @@ from ptoc.backend.isa.fields import PAD_NULL
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
-from ..engine import Fused, build_tile, geometry
+from ..engine import Fused, build_tile, geometry, one_source
 from ..memory import DenseWrite, Footprint, gather_view, proven_rows
 from ..spec import Spec
 from ..state import MachineState
@@ -96,15 +96,10 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         if not whole_bytes:
             return False
-        npes = state.config.pes
-        pes = geometry(plan.mask, npes)[0]
-        if pes[-1] >= npes or len(plan.source_pos) != 1:
+        got = one_source(state, plan, plan.mask)
+        if got is None:
             return False
-        hand, index, _ = plan.source_pos[0]
-        queues = state.queues
-        if hand >= len(queues) or index > state.config.depth or index > len(queues[hand]):
-            return False
-        t = queues[hand][index - 1]
+        pes, t = got[0], got[4]
         if (
             t.dtype != dt
             or t.layout is not src_layout

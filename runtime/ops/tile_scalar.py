@@ -27,7 +27,7 @@ from ..engine import (
     geometry,
     gpr_words,
     make_dests,
-    or_status,
+    push_fused,
 )
 from ..spec import Spec
 from ..state import MachineState
@@ -166,11 +166,7 @@ def _fused_texpands(spec: Spec, dt: DataType, dests: Dests) -> Fused:
             return False
         res, st = sem(dt, (p, vr, vc), gpr)
         tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
-        if not state.push_one(hand, tile):
-            return False
-        tile.serial = state.next_serial()
-        or_status(state, st, pidx, p)
-        return True
+        return push_fused(state, hand, tile, st, pidx, p)
 
     return fused
 

@@ -17,7 +17,7 @@ from ptoc.runtime.grid import AccessLog
 from ptoc.runtime.ops import memory_fused
 
 from ._progs import p2, size_name, smallest_size
-from .util import prog
+from .util import count_builds, prog
 
 GM = 1 << 16
 TYPES = [DataType.FP32, DataType.FP16, DataType.U8, DataType.S64, DataType.BF16]
@@ -121,14 +121,7 @@ def test_fused_transfers_equal_the_generic_runners(data: st.DataObject) -> None:
 
 
 def test_the_common_case_takes_the_fused_forms(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    built = []
-    real = memory_fused.build_tile
-
-    def counting(*args, **kw):  # type: ignore[no-untyped-def]
-        built.append(args[1])
-        return real(*args, **kw)
-
-    monkeypatch.setattr(memory_fused, "build_tile", counting)
+    built = count_builds(monkeypatch, memory_fused)
     probed = []
     real_rows = memory_fused._rows
 

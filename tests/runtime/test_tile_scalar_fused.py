@@ -7,18 +7,16 @@ the bundle, and a source of another descriptor; and the common case is fused."""
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, Executor, info, op, rows
-from ptoc.runtime import Machine, MachineConfig, MachineFault
+from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import elementwise
 
 from ._progs import p2, sfu_or_vec, size_name, smallest_size
-from .util import prog
+from .util import count_builds, prog, warm_outcome
 
 GM = 1 << 16
 MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
@@ -63,24 +61,6 @@ def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: st
         """
 
 
-def _outcome(text: str, regs: dict[str, list[int]], gm: bytes, generic: bool) -> object:
-    program = prog(text)
-    # a first run prepares each bundle's plan; only a prepared plan takes a fused form
-    with contextlib.suppress(MachineFault):
-        Machine(MachineConfig(gm_size=GM)).run(program)
-    m = Machine(MachineConfig(gm_size=GM))
-    m.load_gm(0, np.frombuffer(gm, np.uint8))
-    for reg, values in regs.items():
-        for pe, v in enumerate(values):
-            m.set_gpr(reg, v, pe=pe)
-    try:
-        m.run(program, trace=generic)  # a traced run takes the generic runners
-        out: tuple[object, ...] = ("ran",)
-    except MachineFault as f:
-        out = ("fault", type(f).__name__, str(f))
-    return (*out, m.snapshot())
-
-
 @given(data=st.data())
 def test_fused_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject) -> None:
     name, dt = data.draw(st.sampled_from(CASES))
@@ -98,18 +78,13 @@ def test_fused_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject)
     gm = (raw + specials) * (GM // (512 + len(specials))) + b"\0" * (GM % (512 + len(specials)))
     text = _program(name, dt, vr, vc, load_mask, mask, data.draw(st.booleans()),
                     data.draw(st.sampled_from([False, False, False, True])))  # fmt: skip
-    assert _outcome(text, regs, gm, False) == _outcome(text, regs, gm, True)
+    assert warm_outcome(text, regs, gm, False, gm_size=GM) == warm_outcome(
+        text, regs, gm, True, gm_size=GM
+    )
 
 
 def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    built = []
-    real = elementwise.build_tile
-
-    def counting(*args, **kw):  # type: ignore[no-untyped-def]
-        built.append(args[1])
-        return real(*args, **kw)
-
-    monkeypatch.setattr(elementwise, "build_tile", counting)
+    built = count_builds(monkeypatch, elementwise)
     text = _program("TMULS", DataType.FP32, 4, 16, "1111", "1111", True, False)
     program = prog(text)
     m = Machine(MachineConfig(gm_size=GM))

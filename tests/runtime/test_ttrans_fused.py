@@ -5,18 +5,16 @@ transpose of a transpose, and full queues; and the common case is fused."""
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
-from ptoc.runtime import Machine, MachineConfig, MachineFault
+from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import layout
 
 from ._progs import p2, size_name, smallest_size
-from .util import prog
+from .util import count_builds, prog, warm_outcome
 
 GM = 1 << 16
 TYPES = [DataType.U8, DataType.FP16, DataType.BF16, DataType.FP32, DataType.S32,
@@ -57,23 +55,6 @@ def _program(dt: DataType, vr: int, vc: int, load_mask: str, mask: str,
     return text
 
 
-def _outcome(text: str, regs: dict[str, list[int]], gm: bytes, generic: bool) -> object:
-    program = prog(text)
-    with contextlib.suppress(MachineFault):  # a first run prepares the plans
-        Machine(MachineConfig(gm_size=GM, depth=4)).run(program)
-    m = Machine(MachineConfig(gm_size=GM, depth=4))
-    m.load_gm(0, np.frombuffer(gm, np.uint8))
-    for reg, values in regs.items():
-        for pe, v in enumerate(values):
-            m.set_gpr(reg, v, pe=pe)
-    try:
-        m.run(program, trace=generic)  # a traced run takes the generic runners
-        out: tuple[object, ...] = ("ran",)
-    except MachineFault as f:
-        out = ("fault", type(f).__name__, str(f))
-    return (*out, m.snapshot())
-
-
 @given(data=st.data())
 def test_fused_ttrans_equals_the_generic_runner(data: st.DataObject) -> None:
     dt = data.draw(st.sampled_from(TYPES))
@@ -86,18 +67,13 @@ def test_fused_ttrans_equals_the_generic_runner(data: st.DataObject) -> None:
     gm = data.draw(st.binary(min_size=256, max_size=256)) * (GM // 256)
     text = _program(dt, vr, vc, load_mask, mask, dst, data.draw(st.booleans()),
                     data.draw(st.integers(0, 4)))  # fmt: skip
-    assert _outcome(text, regs, gm, False) == _outcome(text, regs, gm, True)
+    assert warm_outcome(text, regs, gm, False, gm_size=GM, depth=4) == warm_outcome(
+        text, regs, gm, True, gm_size=GM, depth=4
+    )
 
 
 def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    built = []
-    real = layout.build_tile
-
-    def counting(*args, **kw):  # type: ignore[no-untyped-def]
-        built.append(args[1])
-        return real(*args, **kw)
-
-    monkeypatch.setattr(layout, "build_tile", counting)
+    built = count_builds(monkeypatch, layout)
     program = prog(_program(DataType.FP32, 3, 8, "1000", "1000", (8, 3), False, 0))
     Machine(MachineConfig(gm_size=GM)).run(program)  # prepares the plans
     m = Machine(MachineConfig(gm_size=GM))

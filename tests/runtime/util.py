@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 
 import numpy as np
@@ -10,7 +11,7 @@ from ptoc.backend.asm import parse
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import SIZE_NAMES
 from ptoc.backend.program import Program
-from ptoc.runtime import Machine, MachineConfig
+from ptoc.runtime import Machine, MachineConfig, MachineFault
 
 GM = 1 << 20  # 1 MiB keeps snapshots cheap
 
@@ -155,3 +156,41 @@ def rejected_without_effect(m: Machine, text: str, cls: type) -> Exception:
     after = m.snapshot()
     assert after == before, after.differences(before)
     return info.value
+
+
+def warm_outcome(
+    text: str, regs: dict[str, list[int]], gm: bytes, generic: bool, **config: int
+) -> object:
+    """What a warm run of ``text`` leaves -- ("ran",) or the fault's class and text, then
+    the whole machine -- on a machine of ``config`` whose GM starts as ``gm`` and whose
+    GPRs hold ``regs`` (a list per register, one value per PE). A first run prepares
+    each bundle's plan (only a prepared plan takes a fused form); ``generic`` traces the
+    run, which takes the generic runners: a fused form must leave the same."""
+    program = prog(text)
+    with contextlib.suppress(MachineFault):
+        Machine(MachineConfig(**config)).run(program)
+    m = Machine(MachineConfig(**config))
+    m.load_gm(0, np.frombuffer(gm, np.uint8))
+    for reg, values in regs.items():
+        for pe, v in enumerate(values):
+            m.set_gpr(reg, v, pe=pe)
+    try:
+        m.run(program, trace=generic)
+        out: tuple[object, ...] = ("ran",)
+    except MachineFault as f:
+        out = ("fault", type(f).__name__, str(f))
+    return (*out, m.snapshot())
+
+
+def count_builds(monkeypatch, module) -> list[str]:  # type: ignore[no-untyped-def]
+    """The names of the bundles whose tiles ``module``'s ``build_tile`` builds from now
+    on (a fused form calls it through its module)."""
+    built: list[str] = []
+    real = module.build_tile
+
+    def counting(*args, **kw):  # type: ignore[no-untyped-def]
+        built.append(args[1])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(module, "build_tile", counting)
+    return built
