@@ -189,15 +189,29 @@ class MachineState:
         depth = cfg.depth
         if len(old) >= depth:
             gone = old[depth - 1 :]
-            if len(gone) == 1 and gone[0].mask == mask and gone[0].capacity == capacity:
+            if len(gone) != 1:  # (a queue never holds more than depth tiles)
+                try:
+                    plan = self.check_push(((hand, mask, capacity),))
+                except TileAllocationFault:
+                    return False
+                self.apply_push(plan, ((hand, tile),))
+                return True
+            g = gone[0]
+            if g.mask == mask and g.capacity == capacity:
                 # the released tile frees exactly what the new one takes
                 self.queues[hand] = [tile, *old[: depth - 1]]
                 return True
-            try:
-                plan = self.check_push(((hand, mask, capacity),))
-            except TileAllocationFault:
+            # check_push of one destination on a full queue: the released tile's bytes
+            # go, the new one's come
+            after = self.used.copy()
+            for pe in MASK_PES[g.mask]:
+                after[pe] -= g.capacity
+            for pe in MASK_PES[mask]:
+                after[pe] += capacity
+            if max(after) > cfg.capacity:
                 return False
-            self.apply_push(plan, ((hand, tile),))
+            self.queues[hand] = [tile, *old[: depth - 1]]
+            self.used = after
             return True
         after = self.used.copy()
         for pe in MASK_PES[mask]:
