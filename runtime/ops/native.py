@@ -84,7 +84,7 @@ class _Run:
 
     def blocks(self, plan: ArithPlan | FoldPlan) -> Blocks:
         """The two argument blocks of ``plan`` (kept alive here: they point into it)
-        and their addresses (for :data:`CALL`)."""
+        and their addresses (for :func:`_caller`'s call)."""
         self.plans.append(plan)
         plain, direct = arg_block(plan), arg_block(plan)
         direct[4] = self.status_at
