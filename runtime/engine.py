@@ -472,22 +472,37 @@ def or_status(state: MachineState, st: np.ndarray, pidx: slice | list[int], P: i
             state.status[pidx] |= st
 
 
+def fused_sources(state: MachineState, plan: BundlePlan, mask: int) -> list[Tile] | None:
+    """For a fused form: the source tiles in binding order when each queue position
+    holds one whose allocation mask covers ``mask``, else None (the generic path names
+    the fault)."""
+    queues, depth = state.queues, state.config.depth
+    out = []
+    for h, index, _ in plan.source_pos:
+        if h >= len(queues) or index > depth:
+            return None
+        q = queues[h]
+        if index > len(q):
+            return None
+        t = q[index - 1]
+        if t.mask & mask != mask:
+            return None
+        out.append(t)
+    return out
+
+
 def one_source(
     state: MachineState, plan: BundlePlan, mask: int
 ) -> tuple[tuple[int, ...], int, slice | list[int], object, Tile] | None:
     """For the fused form of a one-source bundle: the geometry of ``mask`` on this
-    machine (:func:`geometry`) and the source tile; None when a PE is missing, the
-    bundle does not bind exactly one source or its queue position is empty (the generic
-    path raises the fault)."""
+    machine (:func:`geometry`) and the source tile; None when a PE is missing or the
+    bundle does not bind exactly one source that :func:`fused_sources` finds."""
     npes = state.config.pes
     pes, p, pidx, pkey = geometry(mask, npes)
     if pes[-1] >= npes or len(plan.source_pos) != 1:
         return None
-    h, index, _ = plan.source_pos[0]
-    queues = state.queues
-    if h >= len(queues) or index > state.config.depth or index > len(queues[h]):
-        return None
-    return pes, p, pidx, pkey, queues[h][index - 1]
+    srcs = fused_sources(state, plan, mask)
+    return None if srcs is None else (pes, p, pidx, pkey, srcs[0])
 
 
 def push_fused(
@@ -691,6 +706,7 @@ __all__ = [
     "elem_bits",
     "execute",
     "execute_untraced",
+    "fused_sources",
     "geometry",
     "gpr_words",
     "make_dests",

@@ -29,7 +29,15 @@ from ptoc.backend.isa.semantics.floatfmt import NX, OF, RNE
 
 from ..alloc import Slot, template
 from ..bundle import BundlePlan
-from ..engine import Fused, build_tile, geometry, gpr_words, or_status, region
+from ..engine import (
+    Fused,
+    build_tile,
+    fused_sources,
+    geometry,
+    gpr_words,
+    or_status,
+    region,
+)
 from ..faults import MachineFault
 from ..memory import Footprint, footprint, gather, scatter_plan
 from ..payloads import PayloadPool
@@ -61,24 +69,6 @@ def _geometries(mask: int) -> Callable[[int], _Geometry]:
         return g
 
     return of
-
-
-def _sources(state: MachineState, plan: BundlePlan, mask: int) -> list[Tile] | None:
-    """The source tiles in binding order when each queue position holds one whose
-    allocation mask covers ``mask``, else None (the generic path names the fault)."""
-    queues, depth = state.queues, state.config.depth
-    out = []
-    for h, index, _ in plan.source_pos:
-        if h >= len(queues) or index > depth:
-            return None
-        q = queues[h]
-        if index > len(q):
-            return None
-        t = q[index - 1]
-        if t.mask & mask != mask:
-            return None
-        out.append(t)
-    return out
 
 
 #: what a transport bundle's probe found for one set of B.IOR words: the footprint, the
@@ -238,7 +228,7 @@ def fused_store(
     carrier = info(dt).carrier
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        srcs = _sources(state, plan, mask)
+        srcs = fused_sources(state, plan, mask)
         if srcs is None:
             return False
         t = srcs[0]
@@ -496,7 +486,7 @@ def fused_matrix(plan: BundlePlan, name: str, form: MatrixForm) -> Fused:
         pes, p, pidx, pkey = geo(cfg.pes)
         if pes[-1] >= cfg.pes:
             return False
-        srcs = _sources(state, plan, mask)
+        srcs = fused_sources(state, plan, mask)
         if srcs is None:
             return False
         accepted = form.match(srcs)

@@ -34,6 +34,7 @@ from ..engine import (
     Preparer,
     Runner,
     build_tile,
+    fused_sources,
     geometry,
     gpr_words,
     make_dests,
@@ -131,22 +132,16 @@ def fused_runner(
         pes, p, pidx, pkey = g
         if pes[-1] >= npes:
             return False
-        queues, depth = state.queues, cfg.depth
+        srcs = fused_sources(state, plan, mask)
+        if srcs is None:
+            return False
         views = []
-        for (h, index, _), (want, part) in zip(plan.source_pos, checks, strict=True):
-            if h >= len(queues) or index > depth:
-                return False
-            q = queues[h]
-            if index > len(q):
-                return False
-            t = q[index - 1]
+        for t, (want, part) in zip(srcs, checks, strict=True):
             k = t.key
             if part:
                 if k[:5] != want or not k[6]:
                     return False
             elif k != want:
-                return False
-            if t.mask & mask != mask:
                 return False
             known = t.views
             v = None if known is None else known.get(pkey)

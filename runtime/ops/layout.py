@@ -127,12 +127,7 @@ def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
         if got is None:
             return False
         pes, p, pidx, pkey, a = got
-        if (
-            a.dtype != dt
-            or a.defined is not None
-            or a.mask & mask != mask
-            or a.layout in CUBE_LAYOUTS
-        ):
+        if a.dtype != dt or a.defined is not None or a.layout in CUBE_LAYOUTS:
             return False
         shape = (a.valid_rows, a.valid_cols)
         ok = legal.get(shape)

@@ -100,12 +100,7 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
         if got is None:
             return False
         pes, t = got[0], got[4]
-        if (
-            t.dtype != dt
-            or t.layout is not src_layout
-            or t.defined is not None
-            or t.mask & plan.mask != plan.mask
-        ):
+        if t.dtype != dt or t.layout is not src_layout or t.defined is not None:
             return False
         shape = generic_shape(spec, t)
         vr, vc = shape.valid_rows, shape.valid_cols
