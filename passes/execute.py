@@ -141,7 +141,7 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
         for pe in range(pes):
             machine.set_gpr(TABLE_REG, at + pe * 8 * len(table), pe=pe)
     if len(plan.uniform_regs):
-        machine.state.gpr[:, plan.uniform_regs] = plan.uniform_values
+        machine.state.writable_gpr()[:, plan.uniform_regs] = plan.uniform_values
     for b in ck.abi.bindings:
         if b.table_slot is not None or _uniform(b, ck.abi.pes):
             continue  # loaded from the table by the program, or set above

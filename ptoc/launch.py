@@ -44,7 +44,7 @@ def run_grid(
     first = g.core(0)
     placement = place(program, first, inputs)
     for m in g.machines[1:]:
-        m.state.gpr[:] = first.state.gpr
+        m.state.writable_gpr()[:] = first.state.gpr
     runner = None
     if cluster is not None:
         from .cluster import DaskRunner, client_for

@@ -60,7 +60,7 @@ from .scalar import (
     is_condition_setter,
     run_scalar_block,
 )
-from .scalar_ints import DISAGREE, IntBlock, compile_int_block
+from .scalar_ints import IntBlock, compile_int_block
 from .shared import SharedTile
 from .state import MachineSnapshot, MachineState
 from .tiles import Layout, Tile, poisoned, raw_bits
@@ -214,10 +214,11 @@ class Machine:
         if r == 0:
             return
         v = np.uint64(int(value) & XMASK)
+        gpr = self.state.writable_gpr()
         if pe is None:
-            self.state.gpr[:, r] = v
+            gpr[:, r] = v
         else:
-            self.state.gpr[pe, r] = v
+            gpr[pe, r] = v
 
     def gpr(self, reg: str | int, pe: int = 0) -> int:
         """The unsigned 64-bit value of a GPR on one PE (0 .. pes-1)."""
@@ -583,26 +584,45 @@ def _run_int_block(
 ) -> int | None:
     """Run a block of plain integer forms on each PE's GPRs as Python integers and
     publish them; returns the next block, or None when the PEs disagree on the block
-    condition (nothing changed: the numpy path runs the block and raises the fault)."""
-    assert plan.ints is not None
-    regs = state.gpr.tolist()
-    first = regs[0]
-    # PEs holding the same GPRs compute the same values and agree on the condition:
-    # run the block once (loop bookkeeping of a kernel whose bases do not step per PE)
-    same = all(pe == first for pe in regs)
-    run = [first] if same else regs
-    taken = None
-    for step in plan.ints.steps:
-        got = step(run)
-        if got is DISAGREE:
+    condition (nothing changed: the numpy path runs the block and raises the fault).
+
+    The published GPRs are a new read-only array, kept with their Python integers
+    (:attr:`MachineState.gpr_ints`): the next integer block starts from those while
+    ``state.gpr`` is still that array (a writer copies it first,
+    :meth:`MachineState.writable_gpr`), so a loop's bookkeeping converts no array."""
+    ints = plan.ints
+    assert ints is not None
+    gpr = state.gpr
+    cached = state.gpr_ints
+    if cached is not None and cached[0] is gpr:
+        regs = cached[1]
+    else:
+        regs = gpr.tolist()
+        first = regs[0]
+        # PEs holding the same GPRs compute the same values and agree on the condition:
+        # run the block once (loop bookkeeping of a kernel whose bases do not step per PE)
+        if all(pe == first for pe in regs):
+            regs = [first]
+    state.gpr_ints = None  # (the lists change in place below)
+    run = ints.run
+    conditions = run(regs[0])
+    for pe in regs[1:]:
+        if run(pe) != conditions:
             return None
-        if got is not None:
-            taken = bool(got)
-    nxt = Machine._continuation(pos, plan, graph, _Condition(taken), state.gpr[:, RA])
-    gpr = state.gpr.copy()  # a new array, as the numpy path publishes
-    for r in plan.ints.written:  # (a column per register: converting all costs more)
-        gpr[:, r] = first[r] if same else [pe[r] for pe in regs]
-    state.gpr = gpr
+    taken = conditions[-1] if conditions else None
+    transfer = plan.transfer
+    if transfer == "FALL" or (transfer == "COND" and not taken):
+        nxt = graph.fall[pos]
+    elif transfer != "RET" and graph.target[pos] is not None:  # a taken branch
+        nxt = graph.target[pos]
+    else:  # (RET, or the fault of a branch target that starts no block)
+        nxt = Machine._continuation(pos, plan, graph, _Condition(taken), gpr[:, RA])
+    out = gpr.copy()  # a new array, as the numpy path publishes
+    for r in ints.written:  # (a column per register: converting all costs more)
+        out[:, r] = regs[0][r] if len(regs) == 1 else [pe[r] for pe in regs]
+    out.flags.writeable = False
+    state.gpr = out
+    state.gpr_ints = (out, regs)
     return nxt
 
 

@@ -18,7 +18,7 @@ the fault.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ptoc.backend.isa.fields import GPR_COUNT
 from ptoc.backend.program import Scalar
@@ -27,10 +27,9 @@ from .scalar import M64, MODIFIERS, Decoded, _sext, decode
 
 #: one PE's GPRs as Python integers
 Regs = list[int]
-#: a step over every PE's GPRs: None, or for a condition setter the block condition;
-#: DISAGREE when the PEs do not agree on it (the numpy path raises the fault)
-IntStep = Callable[[list[Regs]], object]
-DISAGREE = object()
+#: a block's fast form on one PE's GPRs (written in place): the outcome of each of its
+#: condition setters, in order
+IntRun = Callable[[Regs], tuple[bool, ...]]
 _M32 = 0xFFFFFFFF
 
 
@@ -43,38 +42,35 @@ def _signed(v: int) -> int:
     return v - (1 << 64) if v >> 63 else v
 
 
-def _modifier(code: int, decoding: str) -> Callable[[int], int]:
-    kind = MODIFIERS[decoding][code & 3]
-    if kind == "sw":
-        return _sext32
-    if kind == "uw":
-        return lambda v: v & _M32
-    if kind == "neg":
-        return lambda v: -v & M64
-    if kind == "not":
-        return lambda v: ~v & M64
-    return lambda v: v
-
-
-_BINARY: dict[str, Callable[[int, int], int]] = {
-    "ADD": lambda a, b: (a + b) & M64,
-    "SUB": lambda a, b: (a - b) & M64,
-    "AND": lambda a, b: a & b,
-    "OR": lambda a, b: a | b,
-    "XOR": lambda a, b: a ^ b,
-    "SLL": lambda a, b: (a << (b & 63)) & M64,
-    "SRL": lambda a, b: a >> (b & 63),
-    "SRA": lambda a, b: (_signed(a) >> (b & 63)) & M64,
+# The forms as Python expressions over ``{a}`` and ``{b}`` (each a register read or a
+# constant): a block becomes one function (:func:`_function`), so an instruction costs
+# one statement, not a chain of closures; every result is a 64-bit word.
+_MODIFIED = {
+    "sw": "_sext32({v})",
+    "uw": "({v} & 0xFFFFFFFF)",
+    "neg": "(-{v} & M64)",
+    "not": "(~{v} & M64)",
+    None: "{v}",
 }
-_CONDITIONS: dict[str, Callable[[int, int], bool]] = {
-    "EQ": lambda a, b: a == b,
-    "NE": lambda a, b: a != b,
-    "LT": lambda a, b: _signed(a) < _signed(b),
-    "GE": lambda a, b: _signed(a) >= _signed(b),
-    "LTU": lambda a, b: a < b,
-    "GEU": lambda a, b: a >= b,
-    "AND": lambda a, b: (a & b) != 0,
-    "OR": lambda a, b: (a | b) != 0,
+_BINARY = {
+    "ADD": "({a} + {b}) & M64",
+    "SUB": "({a} - {b}) & M64",
+    "AND": "{a} & {b}",
+    "OR": "{a} | {b}",
+    "XOR": "{a} ^ {b}",
+    "SLL": "({a} << ({b} & 63)) & M64",
+    "SRL": "{a} >> ({b} & 63)",
+    "SRA": "(_signed({a}) >> ({b} & 63)) & M64",
+}
+_CONDITIONS = {
+    "EQ": "{a} == {b}",
+    "NE": "{a} != {b}",
+    "LT": "_signed({a}) < _signed({b})",
+    "GE": "_signed({a}) >= _signed({b})",
+    "LTU": "{a} < {b}",
+    "GEU": "{a} >= {b}",
+    "AND": "({a} & {b}) != 0",
+    "OR": "({a} | {b}) != 0",
 }
 _IMMEDIATE = {"ADDI": "ADD", "SUBI": "SUB", "ANDI": "AND", "ORI": "OR", "XORI": "XOR"}
 _SHIFT_IMMEDIATE = {"SLLI": "SLL", "SRLI": "SRL", "SRAI": "SRA"}
@@ -98,93 +94,105 @@ def _store(d: Decoded) -> int | None:
     return rd if 0 < rd < GPR_COUNT else None
 
 
-def _step(c: Scalar, pc: int) -> IntStep | None:
-    """The fast form of one instruction, or None when it is not one of these forms."""
+def _modified(code: int, decoding: str, v: str) -> str:
+    return _MODIFIED[MODIFIERS[decoding][code & 3]].format(v=v)
+
+
+def _statement(c: Scalar, pc: int) -> tuple[str, int] | None:
+    """One instruction as ``(statement, written GPR)``: an assignment to ``r[rd]`` (0:
+    a discarded result, no statement: its sources are GPRs, nothing can fault), or for a
+    condition setter an expression of the condition (written GPR -1); None when it is not
+    one of these forms."""
     d = decode(c, pc)
     m = c.mnemonic
+    if m.startswith("SETC."):
+        cond = _setc(d, m)
+        return None if cond is None else (cond, -1)
+    value: str
     if m in _IMMEDIATE or m in _SHIFT_IMMEDIATE:
         op = _BINARY[_IMMEDIATE.get(m) or _SHIFT_IMMEDIATE[m]]
         imm = d.word(_immediate_name(d) if m in _IMMEDIATE else "shamt") & M64
-        a, rd = d.source("SrcL"), _store(d)
-        if not _gpr(a) or rd is None:
+        a = d.source("SrcL")
+        if not _gpr(a):
             return None
-        return _write(rd, lambda r: op(r[a], imm))
-    if m in _REGISTER:
-        op = _BINARY[m]
-        a, b, rd = d.source("SrcL"), d.source("SrcR"), _store(d)
-        if not (_gpr(a) and _gpr(b)) or rd is None:
+        value = op.format(a=f"r[{a}]", b=str(imm))
+    elif m in _REGISTER:
+        a, b = d.source("SrcL"), d.source("SrcR")
+        if not (_gpr(a) and _gpr(b)):
             return None
-        modify = _modifier(
-            d.fields.get("SrcRType", 0), "binary" if m in ("ADD", "SUB") else "logical"
-        )
+        decoding = "binary" if m in ("ADD", "SUB") else "logical"
+        right = _modified(d.fields.get("SrcRType", 0), decoding, f"r[{b}]")
         sh = d.fields.get("shamt", 0) & 63
-        return _write(rd, lambda r: op(r[a], (modify(r[b]) << sh) & M64))
-    if m == "C.MOVI":
-        rd, v = _store(d), d.word("simm5") & M64
-        return None if rd is None else _write(rd, lambda r: v)
-    if m == "LUI":
-        rd, v = _store(d), (_sext(d.fields.get("imm20", 0), 20) << 12) & M64
-        return None if rd is None else _write(rd, lambda r: v)
-    if m.startswith("SETC."):
-        return _setc(d, m)
-    return None
+        value = _BINARY[m].format(a=f"r[{a}]", b=f"(({right} << {sh}) & M64)")
+    elif m == "C.MOVI":
+        value = str(d.word("simm5") & M64)
+    elif m == "LUI":
+        value = str((_sext(d.fields.get("imm20", 0), 20) << 12) & M64)
+    else:
+        return None
+    rd = _store(d)
+    if rd is None:
+        return None
+    return (f"r[{rd}] = {value}" if rd else "", rd)
 
 
-def _write(rd: int, value: Callable[[Regs], int]) -> IntStep:
-    if rd == 0:  # discarded (its sources are GPRs: nothing can fault)
-        return lambda regs: None
-
-    def step(regs: list[Regs]) -> None:
-        for r in regs:
-            r[rd] = value(r)
-
-    return step
-
-
-def _setc(d: Decoded, m: str) -> IntStep | None:
+def _setc(d: Decoded, m: str) -> str | None:
     cond = m.split(".")[-1]
     immediate = cond.endswith("I")
     test = _CONDITIONS.get(cond[:-1] if immediate else cond)
     a = d.source("SrcL")
     if test is None or not _gpr(a):
         return None
-    right: Callable[[Regs], int]
     if immediate:
-        v = (d.word(_immediate_name(d)) << (d.fields.get("shamt", 0) & 63)) & M64
-        right = lambda r: v  # noqa: E731
+        right = str((d.word(_immediate_name(d)) << (d.fields.get("shamt", 0) & 63)) & M64)
     else:
         b = d.source("SrcR")
         if not _gpr(b):
             return None
         decoding = "compare-logical" if cond in ("AND", "OR") else "compare"
-        modify = _modifier(d.fields.get("SrcRType", 0), decoding)
-        right = lambda r: modify(r[b])  # noqa: E731
-
-    def step(regs: list[Regs]) -> object:
-        holds = {test(r[a], right(r)) for r in regs}
-        return DISAGREE if len(holds) > 1 else holds.pop()
-
-    return step
+        right = _modified(d.fields.get("SrcRType", 0), decoding, f"r[{b}]")
+    return test.format(a=f"r[{a}]", b=right)
 
 
 class IntBlock(NamedTuple):
-    """A block's fast form: its steps and the GPRs they write (the ones to publish)."""
+    """A block's fast form: the function that runs it on one PE's GPRs, and the GPRs it
+    writes (the ones to publish)."""
 
-    steps: tuple[IntStep, ...]
+    run: IntRun
     written: tuple[int, ...]
+
+
+_NAMESPACE = {"M64": M64, "_sext32": _sext32, "_signed": _signed}
+
+
+def _function(lines: list[str], conditions: list[str]) -> IntRun:
+    """The block's statements as one function of ``r`` (a PE's GPRs, written in place)
+    returning its conditions: built from the fixed templates above and integer fields
+    only, so the source holds nothing but register indices and constants."""
+    body = [f"    {line}" for line in lines]
+    body.append(f"    return ({''.join(c + ', ' for c in conditions)})")
+    source = "def block(r):\n" + "\n".join(body) + "\n"
+    scope: dict[str, Any] = dict(_NAMESPACE)
+    exec(compile(source, "<integer block>", "exec"), scope)
+    block: IntRun = scope["block"]
+    return block
 
 
 def compile_int_block(commands: list[Scalar], pcs: list[int]) -> IntBlock | None:
     """The fast form of a block of ``commands`` (at byte addresses ``pcs``), or None when
     one of them is not a plain integer form on GPRs."""
-    steps = []
+    lines: list[str] = []
+    conditions: list[str] = []
     written: set[int] = set()
     for c, pc in zip(commands, pcs, strict=True):
-        step = _step(c, pc)
-        if step is None:
+        got = _statement(c, pc)
+        if got is None:
             return None
-        steps.append(step)
-        if not c.mnemonic.startswith("SETC."):
-            written.add(_store(decode(c, pc)) or 0)
-    written.discard(0)
-    return IntBlock(tuple(steps), tuple(sorted(written)))
+        text, rd = got
+        if rd < 0:  # a condition: evaluated where it stands, among the assignments
+            conditions.append(f"c{len(conditions)}")
+            lines.append(f"c{len(conditions) - 1} = {text}")
+        elif rd:
+            lines.append(text)
+            written.add(rd)
+    return IntBlock(_function(lines, conditions), tuple(sorted(written)))

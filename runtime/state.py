@@ -64,6 +64,10 @@ class MachineState:
         #: the grid's access recorder (races, merged writes); None: nothing is recorded
         self.access_log: Any = None
         self.gpr = np.zeros((config.pes, GPR_COUNT), np.uint64)
+        #: ``(array, registers)``: the GPRs of ``array`` as Python integers, one list per
+        #: PE (a single list when every PE holds the same), valid while ``gpr`` is that
+        #: read-only array (an integer scalar block publishes both)
+        self.gpr_ints: tuple[np.ndarray, list[list[int]]] | None = None
         self.queues: list[list[Tile]] = [[] for _ in range(config.hands)]
         self.used = [0] * config.pes
         self.status = np.zeros(config.pes, np.uint8)
@@ -86,6 +90,15 @@ class MachineState:
         if written is not None and isinstance(gm, np.ndarray):
             with contextlib.suppress(Exception):
                 POOL.give(gm, written, holders=3)  # the attribute, ``gm``, give's argument
+
+    def writable_gpr(self) -> np.ndarray:
+        """``gpr``, to be written in place: a copy when it is a published read-only array
+        (an integer scalar block's); :attr:`gpr_ints` no longer describes it."""
+        self.gpr_ints = None
+        gpr = self.gpr
+        if not gpr.flags.writeable:
+            gpr = self.gpr = gpr.copy()
+        return gpr
 
     # ------------------------------------------------------------------ queues
 

@@ -1,8 +1,12 @@
 """Scalar blocks of plain integer forms run on Python integers (``scalar_ints``) exactly
 as on the numpy path: every GPR, the block condition (which block runs next) and the
-fault when the PEs disagree on it, on values across the whole 64-bit range."""
+fault when the PEs disagree on it, on values across the whole 64-bit range; blocks that
+follow one another (a loop) start from the GPRs the last one kept as Python integers,
+and a GPR written between runs (``set_gpr``, a machine unpickled) is seen."""
 
 from __future__ import annotations
+
+import pickle
 
 import pytest
 from hypothesis import example, given, settings
@@ -126,3 +130,49 @@ def test_a_block_with_another_form_keeps_the_numpy_path() -> None:
     program = parse("BSTART.STD FALL\naddi a0, 1, ->a0\nBSTOP\n")
     _, steps = compiled(program)
     assert steps[0][2].ints is not None
+
+
+def _loop(body: list[str], cond: str, count: int) -> str:
+    """``body`` and ``cond`` in a block that runs ``count`` times (s3 counts down), then a
+    block the condition of its last iteration chooses (``_program``)."""
+    return (
+        f"BSTART.STD FALL\naddi zero, {count}, ->s3\nBSTOP\n"
+        "LOOP:\nBSTART.STD COND, LOOP\n"
+        + "".join(f"{i}\n" for i in body)
+        + "subi s3, 1, ->s3\nsetc.ne s3, zero\nBSTOP\n"
+        + _program([], None).replace(
+            "BSTART.STD FALL\nBSTOP\n", f"BSTART.STD COND, TAKEN\n{cond}\nBSTOP\n", 1
+        )
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    body=st.lists(instruction(), min_size=1, max_size=5),
+    cond=setter(),
+    count=st.integers(1, 5),
+    values=st.lists(st.lists(value, min_size=7, max_size=7), min_size=4, max_size=4),
+    uniform=st.booleans(),
+)
+def test_loops_of_integer_blocks_equal_the_numpy_path(
+    body: list[str], cond: str, count: int, values: list[list[int]], uniform: bool
+) -> None:
+    if uniform:
+        values = [values[0]] * 4
+    text = _loop(body, cond, count)
+    assert _outcome(text, values, ints=True) == _outcome(text, values, ints=False)
+
+
+@pytest.mark.parametrize("how", ["set_gpr", "pickled"])
+def test_a_gpr_written_between_runs_is_seen(how: str) -> None:
+    program = parse("BSTART.STD FALL\naddi a0, 1, ->a2\nBSTOP\n")
+    m = _machine([[5, 0, 0, 0, 0, 0, 0]] * 4)
+    m.run(program)
+    assert m.gpr("a2", pe=3) == 6
+    with pytest.raises(ValueError, match="read-only"):  # published GPRs never change
+        m.state.gpr[0, 2] = 0
+    if how == "pickled":  # (an unpickled array is writable: its integers no longer hold)
+        m = pickle.loads(pickle.dumps(m))
+    m.set_gpr("a0", 41)
+    m.run(program)
+    assert [m.gpr("a2", pe=pe) for pe in range(4)] == [42] * 4
