@@ -41,7 +41,7 @@ from ptoc.backend.isa.semantics import compiled
 from ptoc.backend.isa.semantics import matmul_kernels as kernels
 from ptoc.backend.isa.semantics.matmul import fold
 
-from .common import Row, best_of, slug
+from .common import Row, best_of, per_call, slug
 
 SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (256, 256, 512)]
 
@@ -57,12 +57,7 @@ KERNEL_CALLS = 20
 
 def _per_call(fn) -> float:
     """Seconds per call of ``fn``: the best of three runs of :data:`KERNEL_CALLS` calls."""
-
-    def calls() -> None:
-        for _ in range(KERNEL_CALLS):
-            fn()
-
-    return _time(calls) / KERNEL_CALLS
+    return per_call(fn, KERNEL_CALLS)
 
 
 def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:

@@ -80,6 +80,23 @@ def best_of(
     return best
 
 
+def per_call(
+    fn: Callable[[], object],
+    calls: int = 20,
+    repeat: int = 3,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
+    """Seconds per call of ``fn``: the best of ``repeat`` runs of ``calls`` calls. A call
+    of tens or hundreds of microseconds timed alone mostly measures cold caches and the
+    machine's noise, on both sides of a ratio."""
+
+    def run() -> None:
+        for _ in range(calls):
+            fn()
+
+    return best_of(run, repeat, clock) / calls
+
+
 def render(rows: list[Row]) -> str:
     head = (
         f"{'benchmark':<44} {'time':>10} {'baseline':>10} {'ratio':>8} {'goal':>6}  vs / note"

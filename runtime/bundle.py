@@ -108,6 +108,8 @@ class BundlePlan:
     ready: Any = None
     #: the runner's fused form once ``ready`` is set (``engine.Fused``; None: none)
     fused: Any = None
+    #: its kept constant result once ``ready`` is set (``memo.ConstantMemo``; None: none)
+    memo: Any = None
 
     @property
     def noop(self) -> bool:

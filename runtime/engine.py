@@ -621,8 +621,11 @@ def _prepare(state: MachineState, plan: BundlePlan) -> tuple[Spec, Runner] | Non
         cls, rule, op_text = runner
         raise cls(rule, op_text)
     if plan.const_dims is not None:
+        from .memo import memo_for  # (the memo runs bundles through this module)
+
         plan.ready = cached  # the next execution of this plan starts at the runner
         plan.fused = getattr(runner, "fused", None)
+        plan.memo = memo_for(plan, executor, handler is not _preparer(executor))
     return spec, runner
 
 
@@ -654,7 +657,11 @@ Fused = Callable[[MachineState, BundlePlan], bool]
 
 def execute_untraced(state: MachineState, plan: BundlePlan) -> None:
     """:func:`execute` for callers that need no context back (no trace is recorded):
-    a runner's fused form (attribute ``fused``) first, the generic path otherwise."""
+    the plan's kept constant result (``memo.ConstantMemo``) or its runner's fused form
+    (attribute ``fused``) first, the generic path otherwise."""
+    memo = plan.memo
+    if memo is not None and memo.run(state, plan):
+        return
     fused: Fused | None = plan.fused
     if fused is not None and fused(state, plan):
         return

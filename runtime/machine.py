@@ -547,9 +547,11 @@ def _run_straight(
     try:
         for k in range(pos, end):
             plan = steps[k][2]
-            fused = plan.fused  # (set with plan.ready: a prepared plan's fused form)
-            if fused is None or not fused(state, plan):
-                execute(state, plan)
+            memo = plan.memo  # (set with plan.ready: its kept constant result)
+            if memo is None or not memo.run(state, plan):
+                fused = plan.fused  # (and the prepared plan's fused form)
+                if fused is None or not fused(state, plan):
+                    execute(state, plan)
             done += 1
     except MachineFault as f:
         return done, f

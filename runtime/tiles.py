@@ -190,6 +190,9 @@ class Tile:
     sample: list[list[float]] | None = field(default=None, init=False, repr=False)
     #: the payload's address for compiled kernels (0: not asked yet)
     address: int = field(default=0, init=False, repr=False)
+    #: for a tile computed from the program alone (``memo.ConstantMemo``): the result it
+    #: repeats; tiles of one origin are equal in every field (None: any other tile)
+    origin: object = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.key = (self.dtype, self.layout, self.valid_rows, self.valid_cols, self.cols,
@@ -281,6 +284,7 @@ def tile_maker(
         t.finite = finite
         t.sample = None
         t.address = address
+        t.origin = None
         return t
 
     return make

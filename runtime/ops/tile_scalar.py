@@ -31,7 +31,6 @@ from ..engine import (
 )
 from ..spec import Spec
 from ..state import MachineState
-from ..tiles import Tile
 from .common import (
     ENCODING_TYPES,
     RM,
@@ -152,52 +151,22 @@ def texpands(spec: Spec) -> Runner:
 def _fused_texpands(spec: Spec, dt: DataType, dests: Dests) -> Fused:
     """TEXPANDS without the per-bundle context (``engine.execute_untraced``): the
     generic runner's steps for one destination; an invalid scalar encoding or a push
-    the queue cannot take returns False before any effect (the generic path raises).
-
-    Without B.IOR the scalar is 0 and every run publishes the same payload, so it is
-    built once per machine width and shared by the tiles (a published payload never
-    changes): the compiler's loop fillers are such bundles."""
+    the queue cannot take returns False before any effect (the generic path raises)."""
     sem, pad, name = spec.semantics, spec.pad, spec.name
     slot = dests.slots[0]
     mask, hand, vr, vc = slot.mask, slot.hand, slot.valid_rows, slot.valid_cols
-    #: by the machine's PE count: (a tile of the payload, its status), None: 0 does not
-    #: encode the DataType (the generic path raises)
-    constant: dict[int, tuple[Tile, np.ndarray] | None] = {}
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         npes = state.config.pes
         pes, p, pidx, pkey = geometry(mask, npes)
         if pes[-1] >= npes:
             return False
-        if plan.ior is None:
-            if npes not in constant:
-                constant[npes] = _zero_fill(state, pes, pidx, p)
-            hit = constant[npes]
-            if hit is None:
-                return False
-            t, st = hit
-            tile = Tile(t.dtype, t.rows, t.cols, t.valid_rows, t.valid_cols, t.layout,
-                        t.mask, t.capacity, t.payload, t.defined, t.pad_defined)  # fmt: skip
-            return push_fused(state, hand, tile, st, pidx, p)
         gpr = gpr_words(state, plan, 0, 0, p, pidx, pkey)
         if invalid_encoding(dt, core.scalar_operand(dt, gpr)):
             return False
         res, st = sem(dt, (p, vr, vc), gpr)
         tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
         return push_fused(state, hand, tile, st, pidx, p)
-
-    def _zero_fill(
-        state: MachineState, pes: tuple[int, ...], pidx: slice | list[int], p: int
-    ) -> tuple[Tile, np.ndarray] | None:
-        gpr = np.zeros(p, np.uint64)
-        if invalid_encoding(dt, core.scalar_operand(dt, gpr)):
-            return None
-        res, st = sem(dt, (p, vr, vc), gpr)
-        t = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
-        payload = t.payload.copy()  # storage of its own (a pool's block is recycled)
-        payload.flags.writeable = False
-        t.payload = payload
-        return t, st
 
     return fused
 
