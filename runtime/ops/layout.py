@@ -28,6 +28,7 @@ from ..engine import (
     Runner,
     Slot,
     build_tile,
+    gpr_words,
     make_dests,
     one_source,
     push_fused,
@@ -200,7 +201,38 @@ def textract(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
+    if static is not None and static[1].fault is None and len(static[1].slots) == 1:
+        slot = static[1].slots[0]
+        if dest_layout_legal(slot):
+            run.fused = _fused_textract(spec, dt, slot)  # type: ignore[attr-defined]
     return run
+
+
+def _fused_textract(spec: Spec, dt: DataType, slot: Slot) -> Fused:
+    """TEXTRACT with a static destination, without the per-bundle context
+    (``engine.execute_untraced``): the generic runner's steps for a defined, non-CUBE
+    source of ``dt``; anything else -- an empty position, a mask the source does not
+    cover, a window past the source, a push the queue cannot take -- returns False
+    before any effect (the generic path raises the fault)."""
+    mask, hand, name = slot.mask, slot.hand, spec.name
+    want = (slot.valid_rows, slot.valid_cols)
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        got = one_source(state, plan, mask)
+        if got is None:
+            return False
+        pes, p, pidx, pkey, a = got
+        if a.dtype != dt or a.defined is not None or a.layout in CUBE_LAYOUTS:
+            return False
+        ro = gpr_words(state, plan, 0, 0, p, pidx, pkey).tolist()
+        co = gpr_words(state, plan, 1, 0, p, pidx, pkey).tolist()
+        if sl.textract_shape_legal((a.valid_rows, a.valid_cols), want, ro, co) is not None:
+            return False
+        res, st = sl.textract(dt, region(a, pidx, pkey), ro, co, want)
+        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
+        return push_fused(state, hand, tile, st, pidx, p)
+
+    return fused
 
 
 def tinsert(spec: Spec) -> Runner:
