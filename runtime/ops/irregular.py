@@ -17,17 +17,33 @@ from types import MappingProxyType
 import numpy as np
 
 from ptoc.backend.isa import DTYPE_NONE, DataType, Executor, IorKind, legality
+from ptoc.backend.isa.fields import PAD_NULL
 from ptoc.backend.isa.semantics import generate as sg
 from ptoc.backend.isa.semantics import indexed as si
 from ptoc.backend.isa.semantics import partial as sp
 from ptoc.backend.isa.semantics import quant as sq
 from ptoc.backend.isa.semantics import sorting as ss
+from ptoc.backend.isa.semantics.core import SemanticError
 
 from ..alloc import Dests
-from ..engine import Ctx, Preparer, Runner, make_dests
+from ..bundle import BundlePlan
+from ..engine import (
+    Ctx,
+    Fused,
+    Preparer,
+    Runner,
+    build_tile,
+    fused_sources,
+    geometry,
+    gpr_words,
+    make_dests,
+    push_fused,
+    region,
+)
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
-from ..tiles import Tile
+from ..state import MachineState
+from ..tiles import Layout, Tile
 from .common import RM, require_encodings, same_rows
 from .layout import check_dest_layout
 
@@ -146,7 +162,51 @@ def tmrgsort(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
+    run.fused = _fused_tmrgsort(spec, dt, by_width)  # type: ignore[attr-defined]
     return run
+
+
+def _fused_tmrgsort(spec: Spec, dt: DataType, by_width: dict[int, Dests]) -> Fused:
+    """TMRGSORT without the per-bundle context (``engine.execute_untraced``): the
+    generic runner's steps for defined row-major single-row sources of ``dt`` whose
+    output width the generic runner has met (its destinations are kept per width);
+    anything else -- an empty position, a mask a source does not cover, another
+    descriptor, a flag other than 0/1, unsorted sources, a push the queue cannot take --
+    returns False before any effect (the generic path raises the fault)."""
+    name, mask = spec.name, spec.plan.mask
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        npes = state.config.pes
+        pes, p, pidx, pkey = geometry(mask, npes)
+        if pes[-1] >= npes:
+            return False
+        srcs = fused_sources(state, plan, mask)
+        if srcs is None or len(srcs) != 2:
+            return False
+        a, b = srcs
+        for t in srcs:
+            if t.dtype != dt or t.layout is not Layout.ROW_MAJOR or t.defined is not None:
+                return False
+            if t.valid_rows != 1 or not t.valid_cols:
+                return False
+        dests = by_width.get(a.valid_cols + b.valid_cols)
+        if dests is None or dests.fault is not None or len(dests.slots) != 1:
+            return False
+        flags = gpr_words(state, plan, 0, 0, p, pidx, pkey).tolist()
+        if max(flags) > 1:
+            return False
+        desc: bool | np.ndarray = bool(flags[0])
+        if min(flags) != max(flags):
+            desc = np.array(flags, np.uint64)
+        try:
+            res, st = ss.tmrgsort(dt, region(a, pidx, pkey), region(b, pidx, pkey), desc)
+        except SemanticError:
+            return False  # (unsorted sources: the generic path raises it in order)
+        slot = dests.slots[0]
+        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
+        return push_fused(state, slot.hand, tile, st, pidx, p)
+
+    return fused
 
 
 def tgather(spec: Spec) -> Runner:

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from ptoc.backend.isa import DataType, Executor, info
 from ptoc.backend.isa.fields import PAD_NULL
 from ptoc.backend.isa.semantics import layout as sl
+from ptoc.backend.isa.semantics.core import no_status
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
@@ -228,7 +229,12 @@ def _fused_textract(spec: Spec, dt: DataType, slot: Slot) -> Fused:
         co = gpr_words(state, plan, 1, 0, p, pidx, pkey).tolist()
         if sl.textract_shape_legal((a.valid_rows, a.valid_cols), want, ro, co) is not None:
             return False
-        res, st = sl.textract(dt, region(a, pidx, pkey), ro, co, want)
+        values = region(a, pidx, pkey)
+        r0, c0 = ro[0], co[0]
+        if ro.count(r0) == p and co.count(c0) == p:  # one window: a view, copied once
+            res, st = values[:, r0 : r0 + want[0], c0 : c0 + want[1]], no_status(p)
+        else:
+            res, st = sl.textract(dt, values, ro, co, want)
         tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
         return push_fused(state, hand, tile, st, pidx, p)
 
