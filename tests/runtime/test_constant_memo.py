@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from ptoc.backend.isa import DataType
 from ptoc.runtime import Machine, MachineConfig, MachineFault
 from ptoc.runtime import memo as memo_module
+from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.machine import compiled
 
 from ._progs import size_name, smallest_size
@@ -116,6 +117,7 @@ def _index_chain() -> str:
 
 
 def test_a_constant_chain_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    build_plan.cache_clear()  # (equal bundles share one plan: start from none)
     program = prog(_index_chain())
     generic = []
     real = memo_module.execute

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
 from ptoc.runtime import Machine, MachineConfig
+from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import layout
 
 from ._progs import p2, size_name, smallest_size
@@ -78,6 +79,7 @@ def test_fused_textract_equals_the_generic_runner(data: st.DataObject) -> None:
 
 
 def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    build_plan.cache_clear()  # (equal bundles share one plan: start from none)
     built = count_builds(monkeypatch, layout)
     program = prog(_program(DataType.FP32, (3, 8), "1000", "1000", (2, 5), True, 0))
     Machine(MachineConfig(gm_size=GM)).run(program)  # prepares the plans
