@@ -114,6 +114,20 @@ def ttrans(spec: Spec) -> Runner:
     return run
 
 
+def _plain_source(
+    state: MachineState, plan: BundlePlan, mask: int, dt: DataType
+) -> tuple[tuple[int, ...], int, slice | list[int], object, Tile] | None:
+    """For a fused layout form: :func:`~..engine.one_source`, when the source is a
+    defined, non-CUBE tile of ``dt`` (the generic path checks and raises the rest)."""
+    got = one_source(state, plan, mask)
+    if got is None:
+        return None
+    a = got[4]
+    if a.dtype != dt or a.defined is not None or a.layout in CUBE_LAYOUTS:
+        return None
+    return got
+
+
 def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     """TTRANS without the per-bundle context (``engine.execute_untraced``): the generic
     runner's steps for a defined, non-CUBE source of ``dt`` whose transposed valid shape
@@ -125,12 +139,10 @@ def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     legal: dict[tuple[int, int], bool] = {}  # source valid shape -> TTRANS-legal
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        got = one_source(state, plan, mask)
+        got = _plain_source(state, plan, mask, dt)
         if got is None:
             return False
         pes, p, pidx, pkey, a = got
-        if a.dtype != dt or a.defined is not None or a.layout in CUBE_LAYOUTS:
-            return False
         shape = (a.valid_rows, a.valid_cols)
         ok = legal.get(shape)
         if ok is None:
@@ -219,12 +231,10 @@ def _fused_textract(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     want = (slot.valid_rows, slot.valid_cols)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        got = one_source(state, plan, mask)
+        got = _plain_source(state, plan, mask, dt)
         if got is None:
             return False
         pes, p, pidx, pkey, a = got
-        if a.dtype != dt or a.defined is not None or a.layout in CUBE_LAYOUTS:
-            return False
         ro = gpr_words(state, plan, 0, 0, p, pidx, pkey).tolist()
         co = gpr_words(state, plan, 1, 0, p, pidx, pkey).tolist()
         if sl.textract_shape_legal((a.valid_rows, a.valid_cols), want, ro, co) is not None:

@@ -21,10 +21,9 @@ from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.machine import compiled
 
 from ._progs import size_name, smallest_size
-from .util import prog
+from .util import MASKS, prog
 
 GM = 1 << 12
-MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
 U32, FP32 = DataType.U32, DataType.FP32
 FP32_WORDS = [0, 0x80000000, 0x3F800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000,
               0x7FC00001, 0x7F800001, 0x00000001, 0x00800000, 0x4B000000, 1 << 63]  # fmt: skip

@@ -12,10 +12,9 @@ from ptoc.backend.isa import DataType, info, op
 
 from ._progs import p2, size_name, smallest_size
 from .test_tile_scalar_fused import SPECIAL_WORDS
-from .util import warm_outcome
+from .util import MASKS, warm_outcome
 
 GM = 1 << 12
-MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
 TYPES = sorted(
     (dt for dt in op("TEXPANDS").dtypes if info(dt).bits in (8, 16, 32, 64)),
     key=lambda d: d.name,

@@ -15,10 +15,9 @@ from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import irregular
 
 from ._progs import array_strategy, p2, size_name, smallest_size
-from .util import count_builds, prog, warm_outcome
+from .util import MASKS, count_builds, prog, warm_outcome
 
 GM = 1 << 14
-MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
 FLOAT = {DataType.FP32: np.float32, DataType.FP16: np.float16}
 
 

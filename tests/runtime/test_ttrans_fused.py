@@ -13,18 +13,12 @@ from ptoc.backend.isa import DataType, info
 from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import layout
 
-from ._progs import p2, size_name, smallest_size
-from .util import count_builds, prog, warm_outcome
+from ._progs import size_name, smallest_size
+from .util import MASKS, WIDTH_TYPES, count_builds, prog, warm_outcome, whole_rows_col
 
 GM = 1 << 16
-TYPES = [DataType.U8, DataType.FP16, DataType.BF16, DataType.FP32, DataType.S32,
-         DataType.FP64, DataType.U64]  # fmt: skip
-MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
-
-
-def _col(dt: DataType, n: int) -> int:
-    """A legal physical Col for ``n`` valid columns: whole 32-byte rows."""
-    return p2(max(n, 32 // (info(dt).bits // 8)))
+TYPES = WIDTH_TYPES
+_col = whole_rows_col
 
 
 def _program(dt: DataType, vr: int, vc: int, load_mask: str, mask: str,

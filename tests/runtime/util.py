@@ -14,6 +14,11 @@ from ptoc.backend.program import Program
 from ptoc.runtime import Machine, MachineConfig, MachineFault
 
 GM = 1 << 20  # 1 MiB keeps snapshots cheap
+#: every PE_MASK the assembler encodes but 0000
+MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
+#: one type of each element width (8..64 bits), integer and float
+WIDTH_TYPES = [DataType.U8, DataType.FP16, DataType.BF16, DataType.FP32, DataType.S32,
+               DataType.FP64, DataType.U64]  # fmt: skip
 
 
 def prog(text: str) -> Program:
@@ -38,6 +43,11 @@ def size_for(dt: DataType, rows: int, cols: int) -> str:
 def p2(n: int) -> int:
     """The smallest power of two >= n (a legal physical Col)."""
     return 1 << max(n - 1, 0).bit_length()
+
+
+def whole_rows_col(dt: DataType, n: int) -> int:
+    """A legal physical Col for ``n`` valid columns of ``dt``: whole 32-byte rows."""
+    return p2(max(n, 32 // (info(dt).bits // 8)))
 
 
 def dims(vc: int, vr: int | None = None, col: int | None = None) -> str:
