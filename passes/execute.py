@@ -21,6 +21,7 @@ from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.gm_pool import Written
 
 from .allocate.gprs import TABLE_REG
+from .emit import AbiBinding
 from .pipeline import CompiledKernel, KernelAbi, TensorParam, compile_module
 
 GM_BASE = 0x1000
@@ -69,6 +70,10 @@ class TensorLayout:
     #: area's), and those bases: set in one assignment
     uniform_regs: np.ndarray
     uniform_values: np.ndarray
+    #: the bindings of the argument table, and the bindings set one by one (scalar
+    #: parameters, bases that step per PE)
+    table: tuple[AbiBinding, ...] = ()
+    others: tuple[AbiBinding, ...] = ()
 
 
 def tensor_layout(abi: KernelAbi) -> TensorLayout:
@@ -91,8 +96,10 @@ def tensor_layout(abi: KernelAbi) -> TensorLayout:
         if _uniform(b, abi.pes):
             regs.append(GPR_BY_NAME[b.gpr])
             values.append(addr if b.tensor is None else where[b.tensor])
+    table = tuple(b for b in abi.bindings if b.table_slot is not None)
+    others = tuple(b for b in abi.bindings if b.table_slot is None and not _uniform(b, abi.pes))
     out = TensorLayout(tuple(placed), where, addr, end, np.array(regs, np.intp),
-                       np.array(values, np.uint64))  # fmt: skip
+                       np.array(values, np.uint64), table, others)  # fmt: skip
     object.__setattr__(abi, "_tensor_layout", out)  # a frozen dataclass: a cache
     return out
 
@@ -128,7 +135,7 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
         if t.name in inputs:
             _load(machine, written, p.addr, _tensor_rows(p, inputs[t.name]))
     where, scratch = plan.where, plan.scratch
-    table = [b for b in ck.abi.bindings if b.table_slot is not None]
+    table = plan.table
     if table:  # the argument table: one row of slots per PE, its address in a7
         pes = machine.config.pes
         at = _align(scratch + ck.abi.scratch_bytes * ck.abi.pes)
@@ -142,9 +149,7 @@ def place(ck: CompiledKernel, machine: Machine, inputs: Mapping[str, np.ndarray]
             machine.set_gpr(TABLE_REG, at + pe * 8 * len(table), pe=pe)
     if len(plan.uniform_regs):
         machine.state.writable_gpr()[:, plan.uniform_regs] = plan.uniform_values
-    for b in ck.abi.bindings:
-        if b.table_slot is not None or _uniform(b, ck.abi.pes):
-            continue  # loaded from the table by the program, or set above
+    for b in plan.others:  # (the table's are loaded by the program, uniform ones set above)
         if b.scalar:  # a run-time scalar parameter: its value, sign-extended to 64 bits
             assert b.tensor is not None
             value = int(np.asarray(inputs[b.tensor]).item()) & ((1 << 64) - 1)
