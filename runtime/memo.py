@@ -21,6 +21,7 @@ this path; the tests compare them with untraced runs.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,23 +38,30 @@ PURE_FAMILIES = ("elementwise", "irregular", "layout", "reduce", "tile_scalar")
 MAX_MISSES = 2
 
 
-class ConstantMemo:
-    """The last constant result of one bundle plan: its key (machine width, rounding
-    mode, the sources' origins, the B.IOR words), the tile, the destination hand and the
-    status it ORed in. A plan whose sources are not constant, or whose key keeps
-    changing, drops its memo (``plan.memo = None``): it costs nothing afterwards."""
+class _Record(NamedTuple):
+    """One kept result: its key, the tile, the destination hand, the status it ORed in
+    (None: none), the geometry the status applies to and a constructor of its tiles."""
 
-    __slots__ = ("_hand", "_key", "_make", "_misses", "_p", "_pidx", "_status", "_tile")
+    key: tuple[object, ...]
+    tile: Tile
+    hand: int
+    status: np.ndarray | None
+    pidx: slice | list[int]
+    p: int
+    make: Callable[[np.ndarray, int, bool | None, int], Tile] | None
+
+
+class ConstantMemo:
+    """The last constant result of one bundle plan (one record, replaced whole: plans
+    are shared, and runs on other threads read it). A plan whose sources are not
+    constant, or whose key keeps changing, drops its memo (``plan.memo = None``): it
+    costs nothing afterwards."""
+
+    __slots__ = ("_misses", "_record")
 
     def __init__(self) -> None:
-        self._key: tuple[object, ...] | None = None
-        self._tile: Tile | None = None
-        self._hand = 0
-        self._status: np.ndarray | None = None
-        self._pidx: slice | list[int] = slice(None)
-        self._p = 0
+        self._record: _Record | None = None
         self._misses = 0
-        self._make: Callable[[np.ndarray, int, bool | None, int], Tile] | None = None
 
     def run(self, state: MachineState, plan: BundlePlan) -> bool:
         """Execute ``plan`` when its sources are constant tiles (True): repeat the kept
@@ -71,44 +79,43 @@ class ConstantMemo:
         ior = plan.ior
         words = b"" if ior is None else state.gpr[:, ior.sources].tobytes()
         key = (npes, state.fp_rounding, origins, words)
-        t = self._tile
-        if t is not None and key == self._key:
-            make = self._make
-            if make is None:
+        rec = self._record
+        if rec is not None and key == rec.key:
+            t = rec.tile
+            if rec.make is None:
                 tile = Tile(t.dtype, t.rows, t.cols, t.valid_rows, t.valid_cols,
                             t.layout, t.mask, t.capacity, t.payload, t.defined,
                             t.pad_defined)  # fmt: skip
                 tile.finite = t.finite
             else:
-                tile = make(t.payload, 0, t.finite, t.address)
+                tile = rec.make(t.payload, 0, t.finite, t.address)
             tile.origin = t.origin
-            if not state.push_one(self._hand, tile):
+            if not state.push_one(rec.hand, tile):
                 return False
             tile.serial = state.next_serial()
-            if self._status is not None:
-                or_status(state, self._status, self._pidx, self._p)
+            if rec.status is not None:
+                or_status(state, rec.status, rec.pidx, rec.p)
             self._misses = 0
             return True
         if self._misses >= MAX_MISSES:
             plan.memo = None
             return False
         self._misses += 1
-        self._key = self._tile = None
         ctx = execute(state, plan)  # (a fault raises here, as on the generic path)
         if ctx is None or len(ctx.slots) != 1 or ctx.gm_writes or ctx.shared_write:
             plan.memo = None
             return True  # ran; nothing of it to keep
-        t = ctx.tiles[0]
-        assert t is not None
-        t.origin = object()
-        self._key, self._tile, self._hand = key, t, ctx.slots[0].hand
+        kept = ctx.tiles[0]
+        assert kept is not None
+        kept.origin = object()
         st = ctx.status
-        self._status = st if st is not None and st.any() else None
-        self._pidx, self._p = ctx.pidx, ctx.P
-        self._make = None
-        if t.defined is None:  # (the usual tile: its descriptor bound once)
-            self._make = tile_maker(t.dtype, t.rows, t.cols, t.valid_rows, t.valid_cols,
-                                    t.layout, t.mask, t.capacity, t.pad_defined)  # fmt: skip
+        make = None
+        if kept.defined is None:  # (the usual tile: its descriptor bound once)
+            make = tile_maker(kept.dtype, kept.rows, kept.cols, kept.valid_rows,
+                              kept.valid_cols, kept.layout, kept.mask, kept.capacity,
+                              kept.pad_defined)  # fmt: skip
+        status = st if st is not None and st.any() else None
+        self._record = _Record(key, kept, ctx.slots[0].hand, status, ctx.pidx, ctx.P, make)
         return True
 
 

@@ -5,9 +5,12 @@ faults as a traced run, run after run on one program whose B.IOR words repeat or
 encodings), every PE mask, queues filled past their depth, chains of constant tiles
 (TCI, TSHLS, TADDS, TMAXS, TTRANS, TROWEXPAND, TEXPANDS, TMULS) and tiles computed from
 a loaded one; and the kept results are used, dropped for other sources and for keys that
-keep changing."""
+keep changing, and shared by runs on several threads."""
 
 from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -171,3 +174,33 @@ def test_a_repeated_result_ors_its_status_in() -> None:
         m.set_gpr("a4", 0x7F7FFFFF)  # the largest finite FP32, twice: overflow
         m.run(program)
         assert m.status.tolist() == [OF | NX, OF | NX, 0, 0]
+
+
+def test_runs_on_threads_share_the_kept_results() -> None:
+    program = prog(_index_chain())
+    want = {}
+    for words in ((5, 1), (7, 2)):
+        m = Machine(MachineConfig(gm_size=GM))
+        m.set_gpr("a1", words[0])
+        m.set_gpr("a2", words[1])
+        m.run(program, trace=True)
+        want[words] = m.snapshot()
+
+    def runs(k: int) -> bool:
+        ok = True
+        for i in range(30):  # the record is replaced while other threads read it
+            words = (5, 1) if (i + k) % 3 else (7, 2)
+            m = Machine(MachineConfig(gm_size=GM))
+            m.set_gpr("a1", words[0])
+            m.set_gpr("a2", words[1])
+            m.run(program)
+            ok = ok and m.snapshot() == want[words]
+        return ok
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            assert all(pool.map(runs, range(4)))
+    finally:
+        sys.setswitchinterval(interval)
