@@ -268,17 +268,37 @@ class TileAllocator:
         """Push ``entry`` into the lowest-scoring feasible hand (that keeps the queues
         flowing, when ``need_flow``; only choose it unless ``push``); None when there is
         none."""
-        lens = [len(q) for q in qs.q]
+        q_of = qs.q
+        lens = [len(q) for q in q_of]
         best, best_s = None, 0.0
-        size, depth = entry.size, qs.depth
-        facts = self._value_facts(entry.value)
+        size, depth, hands, capacity = entry.size, qs.depth, qs.hands, qs.capacity
         last_of, pinned = self.live.last.get, self.pinned
         need = t + 1 if strict else t
-        for h in range(qs.hands):
+        # _score_of, inlined for every hand: what does not depend on the hand (the pushed
+        # value's term for the hot hand and for the others, the prefix counts at ``t``)
+        # asked once, each hand's sum built in the same order as _score_of's
+        facts = self._value_facts(entry.value)
+        all_, short_ = self.defs_all, self.defs_short
+        a0, s0 = all_[t + 1], short_[t + 1]
+        own_hot = own_cold = None
+        prefer = None
+        if facts is not None:
+            last, short, prefer = facts
+            if last > t:
+                if hands == 1:
+                    p: float = all_[last] - a0
+                    own_hot = own_cold = max(0.0, 1 + p - depth) / depth + 0.0
+                else:
+                    p = short_[last] - s0
+                    own_hot = max(0.0, 1 + p - depth) / depth + (0.0 if short else 0.3)
+                    p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
+                    own_cold = max(0.0, 1 + p - depth) / depth + (0.3 if short else 0.0)
+        half = 0.5 * capacity
+        for h in range(hands):
             if h == self.exclude:
                 continue
             # _feasible, inlined: the tail a push evicts must be dead, the bytes must fit
-            q = qs.q[h]
+            q = q_of[h]
             tail = q[depth - 1] if len(q) >= depth else None
             if tail is None:
                 used = qs.used + size
@@ -289,11 +309,37 @@ class TileAllocator:
                 ):
                     continue
                 used = qs.used + size - tail.size
-            if used > qs.capacity:
+            if used > capacity:
                 continue
-            if need_flow and not self._flows_after(qs, h, lens, used, size):
-                continue
-            s = self._score_of(qs, h, facts, size, t)
+            if need_flow:
+                # _flows_after, inlined
+                for g in range(hands):
+                    n = lens[g] + (g == h)
+                    if n >= depth or used + (depth - n) * FILLER_BYTES + size <= capacity:
+                        break
+                else:
+                    continue
+            s = 0.0
+            own = own_hot if h == HOT else own_cold
+            if own is not None:
+                s += own
+            for k, e in enumerate(q):
+                if e.value is None or e.dead:
+                    continue
+                last = last_of(id(e.value), -1)
+                if last > t:
+                    if hands == 1:
+                        p = all_[last] - a0
+                    elif h == HOT:
+                        p = short_[last] - s0
+                    else:
+                        p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
+                    if (k + 2) + p > depth:
+                        s += 1.0 / depth
+            s += max(0.0, used - half) / capacity
+            if prefer is not None and prefer != h:
+                s += PREFER_PENALTY
+            s += 1e-3 * h
             if best is None or s < best_s:
                 best, best_s = h, s
         if best is not None and push:
@@ -665,8 +711,11 @@ class TileAllocator:
         self.pinned = set()
         # the operands, read once (each read slices the op's operand tuple)
         srcs, dsts = tuple(op.srcs), tuple(op.dsts)
-        for v in dict.fromkeys(srcs):
-            if v in self.out:
+        # each source once, in order (by id: a value hashes through a Python method)
+        distinct = {id(v): v for v in srcs}.values() if len(srcs) > 1 else srcs
+        out = self.out
+        for v in distinct:
+            if out and v in out:
                 self._reload(v, t, plan)
             else:
                 e = self.qs.entry(v)
@@ -718,13 +767,10 @@ class TileAllocator:
             self.qs.push(h, Entry(d, size))
         plan.hands = hands
         self.pinned = set()
-        for v in dict.fromkeys(srcs):  # in order: the free slots' order is the program's
-            if (
-                self.live.last_use(v) == t
-                and v in self.home
-                and self.home[v] not in self.reserved
-            ):
-                self._free_slots.setdefault(spill_bytes(v), []).append(self.home.pop(v))
+        home, last = self.home, self.live.last
+        for v in distinct if home else ():  # in order: the free slots' order is the program's
+            if last.get(id(v), -1) == t and v in home and home[v] not in self.reserved:
+                self._free_slots.setdefault(spill_bytes(v), []).append(home.pop(v))
         pushes = [0] * self.qs.hands
         for a in plan.actions:
             if a.hand is not None:
