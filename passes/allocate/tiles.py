@@ -294,6 +294,7 @@ class TileAllocator:
                     p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
                     own_cold = max(0.0, 1 + p - depth) / depth + (0.3 if short else 0.0)
         half = 0.5 * capacity
+        step, cold = 1.0 / depth, hands - 1
         for h in range(hands):
             if h == self.exclude:
                 continue
@@ -323,19 +324,23 @@ class TileAllocator:
             own = own_hot if h == HOT else own_cold
             if own is not None:
                 s += own
+            # the live entries the push moves down, each by its last read (the loops of
+            # _score_of's three cases apart: the case is the hand's)
+            ints = hands == 1 or h == HOT
+            counts, c0 = (all_, a0) if hands == 1 else (short_, s0)
             for k, e in enumerate(q):
-                if e.value is None or e.dead:
+                if e.dead:
                     continue
-                last = last_of(id(e.value), -1)
+                last = e.last
+                if last is None:
+                    v = e.value
+                    last = e.last = -1 if v is None else last_of(id(v), -1)
                 if last > t:
-                    if hands == 1:
-                        p = all_[last] - a0
-                    elif h == HOT:
-                        p = short_[last] - s0
-                    else:
-                        p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
-                    if (k + 2) + p > depth:
-                        s += 1.0 / depth
+                    if ints:
+                        if (k + 2) + (counts[last] - c0) > depth:
+                            s += step
+                    elif (k + 2) + (all_[last] - a0 - (short_[last] - s0)) / cold > depth:
+                        s += step
             s += max(0.0, used - half) / capacity
             if prefer is not None and prefer != h:
                 s += PREFER_PENALTY
