@@ -89,6 +89,35 @@ class Intent:
     gm_bytes: int = 0
 
 
+#: the slot setters of :class:`Intent`'s fields, in order
+_SET_INTENT = tuple(getattr(Intent, name).__set__ for name in Intent.__slots__)
+
+
+def _intent(
+    index: int,
+    kind: str,
+    op: str,
+    srcs: tuple[int, ...],
+    dsts: tuple[int, ...],
+    scalars: tuple[Scalar, ...],
+    restores: int,
+    gm_bytes: int,
+) -> Intent:
+    """``Intent(...)`` without the frozen dataclass's ``__init__``, which sets every field
+    through ``object.__setattr__`` (twice the time; emit makes one per bundle)."""
+    it = object.__new__(Intent)
+    a, b, c, d, e, f, g, h = _SET_INTENT
+    a(it, index)
+    b(it, kind)
+    c(it, op)
+    d(it, srcs)
+    e(it, dsts)
+    f(it, scalars)
+    g(it, restores)
+    h(it, gm_bytes)
+    return it
+
+
 @dataclass(frozen=True)
 class AbiBinding:
     """GPR ``gpr`` holds, on PE ``p``, the base of tensor ``tensor`` (None: the spill
@@ -624,18 +653,21 @@ class _Emitter:
                 iot = self.iots[key] = (refs_attr, hands_attr, mask, records)
             cmds.extend(iot[3])
         cmds.append(_STOP)
-        vid = self.vid
-        restores = vid(srcs[0]) if role == "reload" else -1
-        srcs_ids = tuple(vid(v) for v in bound)
+        # the value ids (:meth:`vid`, inlined: a bundle has a few operands)
+        ids = self.ids
+        restores = ids.setdefault(id(srcs[0]), len(ids)) if role == "reload" else -1
+        srcs_ids = tuple([ids.setdefault(id(v), len(ids)) for v in bound])
         if role in ("refresh", "reload"):
-            dst_ids: tuple[int, ...] = (vid(srcs[0]),)
+            dst_ids: tuple[int, ...] = (ids.setdefault(id(srcs[0]), len(ids)),)
         elif role == "filler":
             dst_ids = (-1,)
         else:
-            dst_ids = tuple(vid(d) if d.first_use is not None else -1 for d in dsts)
-        meant = tuple(self.scalar(v) for v in scalars)
+            dst_ids = tuple(
+                [-1 if d.first_use is None else ids.setdefault(id(d), len(ids)) for d in dsts]
+            )
+        meant = tuple([self.scalar(v) for v in scalars]) if scalars else ()
         gm = spill_bytes(srcs[0]) if role in ("spill", "reload") else 0
-        self.intents[start] = Intent(
+        self.intents[start] = _intent(
             start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm
         )
 
