@@ -23,7 +23,7 @@ from ptoc.backend.isa import Executor
 from ptoc.backend.isa import row as optable_row
 from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.dtypes import is_pred
-from ptoc.dialects.pto import IndexAddrOp, PtoOp
+from ptoc.dialects.pto import AddrOp, IndexAddrOp, PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
 if TYPE_CHECKING:
@@ -116,6 +116,8 @@ def tensor_key(op: PtoOp) -> SSAValue | None:
     if _access(op) is None or not op.scalars:
         return None
     addr = op.scalars[0].owner
+    if type(addr) is AddrOp:  # (the common case) its one operand, without the accessor
+        return addr._operands[0]
     if isinstance(addr, IndexAddrOp):  # a window a run-time index moves: its tensor
         addr = addr.base.owner
     tensor = getattr(addr, "tensor", None)
@@ -147,10 +149,10 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             if p is not None:  # else defined outside these bundles (before a loop)
                 preds[p] = None
         need = 0
-        for k, v in {id(v): v for v in srcs}.items():  # each source once
-            n = nbytes.get(k)
+        for v in _distinct(srcs):  # each source once
+            n = nbytes.get(id(v))
             if n is None:
-                n = nbytes[k] = _bytes(v)
+                n = nbytes[id(v)] = _bytes(v)
             need += n
         made = 0
         kind = _PLAIN
@@ -256,6 +258,14 @@ PRED_PENALTY = 1 << 40
 CUBE_BASE = 1 << 41
 
 
+def _distinct(srcs: Sequence[SSAValue]) -> tuple[SSAValue, ...]:
+    """``srcs`` without repeats, in order (by id: a value hashes through a Python
+    method; most bundles read one value, or two different ones)."""
+    if len(srcs) < 2 or (len(srcs) == 2 and srcs[0] is not srcs[1]):
+        return tuple(srcs)
+    return tuple({id(v): v for v in srcs}.values())
+
+
 def _bytes(v: SSAValue) -> int:
     t = v.type
     assert type(t) is PtoTileType  # (no class derives from it; isinstance is slow)
@@ -277,12 +287,17 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     nbytes = df.nbytes
     for i, srcs in enumerate(df.reads):
         if keep[i]:
-            distinct[i] = reads = tuple({id(v): v for v in srcs}.values())
+            distinct[i] = reads = _distinct(srcs)
             for v in reads:
                 k = id(v)
                 remaining_readers[k] = remaining_readers.get(k, 0) + 1
     # the kept predecessors still to run (-1: a bundle not kept)
-    indeg = [sum(1 for p in g.predecessors(i) if keep[p]) if keep[i] else -1 for i in g.nodes]
+    if all(keep):  # (the common case: no dead code)
+        indeg = [len(p) for p in g.pred]
+    else:
+        indeg = [
+            sum(1 for p in g.predecessors(i) if keep[p]) if keep[i] else -1 for i in g.nodes
+        ]
     kept = sum(1 for d in indeg if d >= 0)
 
     def priority(i: int) -> int:
@@ -291,7 +306,11 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
             # CUBE tiles cannot be copied or spilled either: produce each when the bundles
             # before it in program order (its chunk's readers among them) have run
             return CUBE_BASE + i
-        free = sum(nbytes[id(v)] for v in distinct[i] if remaining_readers[id(v)] == 1)
+        free = 0
+        for v in distinct[i]:  # (a loop: a bundle reads a value or two)
+            k = id(v)
+            if remaining_readers[k] == 1:
+                free += nbytes[k]
         return grow - free
 
     heap = [(priority(i), i) for i, d in enumerate(indeg) if d == 0]
