@@ -241,6 +241,10 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
 
 def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
     owner = v.owner
+    if type(owner) is AddrOp:  # (the common case, by class: isinstance is slow)
+        arg = owner._operands[0]  # its one operand, the tensor, without the accessor
+        assert isinstance(arg, BlockArgument)
+        return Scalar(owner.byte_offset, Binding(arg.index, owner.step))
     if isinstance(owner, ConstOp):
         return Scalar(owner.raw)
     if isinstance(owner, ScratchAddrOp):
@@ -517,11 +521,13 @@ def _mask_of(f: func.FuncOp) -> int:
 
 
 def _annotate(op: PtoOp, plan: BundlePlan) -> None:
+    # straight into the op's properties (what the IRDL setters do for a value that is
+    # not None)
     if plan.refs:
         # by the codes: a reference hashes through a Python method, a code does not
-        op.refs = _codes_attr(tuple(r.code for r in plan.refs))
+        op.properties["refs"] = _codes_attr(tuple([r.code for r in plan.refs]))
     if plan.hands:
-        op.hands = _hands_attr(tuple(plan.hands))
+        op.properties["hands"] = _hands_attr(tuple(plan.hands))
 
 
 @lru_cache(maxsize=1 << 12)

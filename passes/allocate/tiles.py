@@ -44,6 +44,8 @@ HOT = 0
 PREFER_PENALTY = 1.0
 #: exponential decay of the per-hand push-rate estimate
 RATE_DECAY = 0.85
+#: the weight of a bundle's pushes in the estimate
+_NEW_RATE = 1 - RATE_DECAY
 
 
 @dataclass(frozen=True)
@@ -712,7 +714,7 @@ class TileAllocator:
 
     def _bundle(self, t: int, op: PtoOp) -> BundlePlan:
         self.op = op
-        plan = BundlePlan()
+        plan = BundlePlan([], [], [])  # (without the default factories)
         self.pinned = set()
         # the operands, read once (each read slices the op's operand tuple)
         srcs, dsts = tuple(op.srcs), tuple(op.dsts)
@@ -783,7 +785,6 @@ class TileAllocator:
         for h in hands:
             pushes[h] += 1
         self.rate = [
-            RATE_DECAY * r + (1 - RATE_DECAY) * p
-            for r, p in zip(self.rate, pushes, strict=True)
+            RATE_DECAY * r + _NEW_RATE * p for r, p in zip(self.rate, pushes, strict=True)
         ]
         return plan

@@ -358,6 +358,10 @@ class _Emitter:
 
     def _scalar(self, v: SSAValue) -> Scalar:
         o = v.owner
+        if type(o) is AddrOp:  # (the common case, by class: isinstance is slow)
+            arg = o._operands[0]  # its one operand, the tensor, without the accessor
+            assert isinstance(arg, BlockArgument)
+            return Scalar(o.byte_offset, Binding(arg.index, o.step))
         if isinstance(o, IndexAddrOp):
             s = self.scalar(o.base)
             for x, k in o.terms:
