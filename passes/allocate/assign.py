@@ -285,7 +285,8 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     final: list[PtoOp] = []
     # each plan is used as it comes (the planning reads nothing the builder changes)
     for op, plan in zip(ordered, alloc.plans(ordered), strict=True):
-        final.extend(b.action(a) for a in plan.actions)
+        if plan.actions:  # (most bundles need none)
+            final.extend([b.action(a) for a in plan.actions])
         _annotate(op, plan)
         final.append(op)
     scratch_step = (alloc.scratch_top + 63) // 64 * 64
@@ -325,7 +326,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     _record_abi(f, gp, scratch_step, target)
     for op, regs in zip(final, gp.regs, strict=True):
         if regs:
-            op.gprs = _strs(regs)
+            op.properties["gprs"] = _strs(regs)  # (what the IRDL setter does)
     return AllocStats(
         len(final),
         counts["refresh"],

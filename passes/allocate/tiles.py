@@ -621,9 +621,17 @@ class TileAllocator:
 
     def plans(self, ops: Sequence[PtoOp]) -> Iterator[BundlePlan]:
         """:meth:`run`'s plans one by one (the caller need not keep them all)."""
+        # every read (Liveness.add, inlined: a kernel has one per source)
+        by_id, last = self.live.by_id, self.live.last
         for t, op in enumerate(ops):
             for v in op.srcs:
-                self.live.add(v, t)
+                k = id(v)
+                u = by_id.get(k)
+                if u is None:
+                    by_id[k] = [t]
+                else:
+                    u.append(t)
+                last[k] = t
         self._classify(ops)
         for t, op in enumerate(ops):
             yield self._bundle(t, op)
@@ -632,24 +640,25 @@ class TileAllocator:
         """Short-lived results (read for the last time before ``depth - 1`` further results
         exist) and prefix counts of results, for :meth:`_score_of`."""
         n = len(ops)
-        self.defs_all = [0] * (n + 2)
+        dsts = [op.dsts for op in ops]  # (read once: the accessor is slow)
+        defs_all = self.defs_all = [0] * (n + 2)
         born = []
-        for t, op in enumerate(ops):
-            self.defs_all[t + 1] = self.defs_all[t] + len(op.dsts)
-            born.extend((t, d) for d in op.dsts)
-        self.defs_all[n + 1] = self.defs_all[n]
+        for t, ds in enumerate(dsts):
+            defs_all[t + 1] = defs_all[t] + len(ds)
+            if ds:
+                born.extend((t, d) for d in ds)
+        defs_all[n + 1] = defs_all[n]
         # by id (a value hashes through a Python method; the IR keeps the values alive)
-        self.short = {
+        last = self.live.last
+        near = self.qs.depth - 1
+        self.short = short = {
             id(d)
             for t, d in born
-            if self.defs_all[max(t + 1, self.live.last_use(d))] - self.defs_all[t + 1]
-            < self.qs.depth - 1
+            if defs_all[max(t + 1, last.get(id(d), -1))] - defs_all[t + 1] < near
         }
-        self.defs_short = [0] * (n + 2)
-        for t, op in enumerate(ops):
-            self.defs_short[t + 1] = self.defs_short[t] + sum(
-                id(d) in self.short for d in op.dsts
-            )
+        defs_short = self.defs_short = [0] * (n + 2)
+        for t, ds in enumerate(dsts):
+            defs_short[t + 1] = defs_short[t] + (sum(id(d) in short for d in ds) if ds else 0)
         self.defs_short[n + 1] = self.defs_short[n]
 
     def _trial(
