@@ -375,9 +375,13 @@ def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # ty
         )
     replay = _Loops(em, r, [])
     met = 0
+    intents = em.intents
     for b in em.program.iter_blocks():
-        replay.block(b)
-        met += b.index in em.intents
+        if type(b.start) is TileStart:  # (what replay.block does with one, counting)
+            r.bundle(b.index, b.start, b.commands)
+        else:
+            replay.block(b)
+        met += b.index in intents
     return None if met == len(em.intents) else em.program.blocks()
 
 

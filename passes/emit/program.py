@@ -417,7 +417,8 @@ class _Emitter:
                 gpr = op.properties["gpr"].data  # type: ignore[attr-defined]
                 self.pending.extend(self.write(GPR_BY_NAME[gpr], self.scalar(op._operands[0])))
             elif kind is _Kind.BUNDLE:
-                self.flush()
+                if self.pending:  # (flush, when it has something to do)
+                    self.flush()
                 self.bundle(op)
             elif kind is _Kind.SCALAR:
                 self.pending.extend(self.scalars.code(op))
