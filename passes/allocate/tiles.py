@@ -271,7 +271,7 @@ class TileAllocator:
         flowing, when ``need_flow``; only choose it unless ``push``); None when there is
         none."""
         q_of = qs.q
-        lens = [len(q) for q in q_of]
+        lens = list(map(len, q_of))
         best, best_s = None, 0.0
         size, depth, hands, capacity = entry.size, qs.depth, qs.hands, qs.capacity
         last_of, pinned = self.live.last.get, self.pinned
@@ -279,13 +279,15 @@ class TileAllocator:
         # _score_of, inlined for every hand: what does not depend on the hand (the pushed
         # value's term for the hot hand and for the others, the prefix counts at ``t``)
         # asked once, each hand's sum built in the same order as _score_of's
-        facts = self._value_facts(entry.value)
         all_, short_ = self.defs_all, self.defs_short
         a0, s0 = all_[t + 1], short_[t + 1]
         own_hot = own_cold = None
         prefer = None
-        if facts is not None:
-            last, short, prefer = facts
+        v = entry.value
+        if v is not None:
+            # _value_facts, inlined
+            prefer = self.prefer.get(v) if self.prefer else None  # (mostly none)
+            last, short = last_of(id(v), -1), id(v) in self.short
             if last > t:
                 if hands == 1:
                     p: float = all_[last] - a0
