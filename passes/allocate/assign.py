@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -242,9 +243,10 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
 def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
     owner = v.owner
     if type(owner) is AddrOp:  # (the common case, by class: isinstance is slow)
-        arg = owner._operands[0]  # its one operand, the tensor, without the accessor
+        addr = cast(AddrOp, owner)
+        arg = addr._operands[0]  # its one operand, the tensor, without the accessor
         assert isinstance(arg, BlockArgument)
-        return Scalar(owner.byte_offset, Binding(arg.index, owner.step))
+        return Scalar(addr.byte_offset, Binding(arg.index, addr.step))
     if isinstance(owner, ConstOp):
         return Scalar(owner.raw)
     if isinstance(owner, ScratchAddrOp):

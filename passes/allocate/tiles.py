@@ -335,10 +335,11 @@ class TileAllocator:
             for k, e in enumerate(q):
                 if e.dead:
                     continue
-                last = e.last
-                if last is None:
+                known = e.last
+                if known is None:
                     v = e.value
-                    last = e.last = -1 if v is None else last_of(id(v), -1)
+                    known = e.last = -1 if v is None else last_of(id(v), -1)
+                last = known
                 if last > t:
                     if ints:
                         if (k + 2) + (counts[last] - c0) > depth:

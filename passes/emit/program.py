@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -359,9 +359,10 @@ class _Emitter:
     def _scalar(self, v: SSAValue) -> Scalar:
         o = v.owner
         if type(o) is AddrOp:  # (the common case, by class: isinstance is slow)
-            arg = o._operands[0]  # its one operand, the tensor, without the accessor
+            addr = cast(AddrOp, o)
+            arg = addr._operands[0]  # its one operand, the tensor, without the accessor
             assert isinstance(arg, BlockArgument)
-            return Scalar(o.byte_offset, Binding(arg.index, o.step))
+            return Scalar(addr.byte_offset, Binding(arg.index, addr.step))
         if isinstance(o, IndexAddrOp):
             s = self.scalar(o.base)
             for x, k in o.terms:
