@@ -23,7 +23,7 @@ next bundle that reads the value.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ptoc.backend.encoding import field_violation
@@ -164,33 +164,46 @@ class _Replay:
                     dsts.append((c.dst, c.size))
             elif ior is None and isinstance(c, Ior):
                 ior = c
-        self._check_scalars(i, intent, ior)
-        if len(refs) != len(intent.srcs) or len(dsts) != len(intent.dsts):
+        if ior is not None or intent.scalars:
+            self._check_scalars(i, intent, ior)
+        want_srcs = intent.srcs
+        if len(refs) != len(want_srcs) or len(dsts) != len(intent.dsts):
             raise self.fail(
                 i,
                 f"{intent.op} binds {len(refs)} sources / {len(dsts)} "
                 f"destinations, the IR means {len(intent.srcs)} / {len(intent.dsts)}",
             )
-        got = [self._resolve(i, r) for r in refs]
-        for k, (g, want) in enumerate(zip(got, intent.srcs, strict=True)):
-            if g != want:
-                raise self.fail(
-                    i,
-                    f"{intent.op} source {k} ({refs[k]}) holds value {g}, the IR "
-                    f"reads value {want}",
-                )
-        contents = list(intent.dsts)
-        if intent.kind == "spill":
+        # every reference resolved first (:meth:`_resolve`, inlined; it raises when one
+        # is out of range), then the values compared
+        queues, hands, depth = self.queues, self.hands, self.depth
+        got = []
+        for ref in refs:
+            hand, k = int(ref.hand), ref.index
+            if hand >= hands or k > depth or k > len(queues[hand]):
+                self._resolve(i, ref)
+            got.append(queues[hand][k - 1][0])
+        if tuple(got) != want_srcs:
+            for k, (g, want) in enumerate(zip(got, want_srcs, strict=True)):
+                if g != want:
+                    raise self.fail(
+                        i,
+                        f"{intent.op} source {k} ({refs[k]}) holds value {g}, the IR "
+                        f"reads value {want}",
+                    )
+        kind = intent.kind
+        contents: Sequence[int] = intent.dsts
+        if kind == "spill":
             self._spill(i, intent, got[0])
-        if intent.kind == "reload":
+        elif kind == "reload":
             contents = [self._reloaded(i, intent)]
-        for (hand, size), vid in zip(dsts, contents, strict=True):
-            if int(hand) >= self.hands:
-                raise self.fail(i, f"destination hand {hand.name} does not exist")
-            q = self.queues[int(hand)]
-            q.insert(0, (vid, size_bytes(size)))
-            self.used += size_bytes(size)
-            if len(q) > self.depth:
+        for (hand_, size), vid in zip(dsts, contents, strict=True):
+            if int(hand_) >= hands:
+                raise self.fail(i, f"destination hand {hand_.name} does not exist")
+            q = queues[int(hand_)]
+            n = size_bytes(size)
+            q.insert(0, (vid, n))
+            self.used += n
+            if len(q) > depth:
                 self.used -= q.pop()[1]
         if self.used > self.capacity:
             raise self.fail(
@@ -198,9 +211,11 @@ class _Replay:
                 f"{intent.op} commit leaves {self.used} bytes per PE allocated, "
                 f"above the capacity {self.capacity}",
             )
-        self.report.peak_bytes = max(self.report.peak_bytes, self.used)
-        self.report.bundles += 1
-        self.report.kinds[intent.kind] = self.report.kinds.get(intent.kind, 0) + 1
+        report = self.report
+        if self.used > report.peak_bytes:
+            report.peak_bytes = self.used
+        report.bundles += 1
+        report.kinds[kind] = report.kinds.get(kind, 0) + 1
 
     def _resolve(self, i: int, ref: object) -> int:
         hand, k = int(ref.hand), ref.index  # type: ignore[attr-defined]
@@ -318,11 +333,13 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
     :class:`ValidationError` at the first bundle that does not mean what the IR means,
     else returns what it saw. A run-time loop is replayed from its header with the queue
     state and registers every path arrives with (see :class:`_Loops`)."""
-    checked: set[int] = set()  # by id: the emitter shares equal commands
+    cmds = em.program.commands
+    # each command object at its first index (by id: the emitter shares equal commands;
+    # the assignments run from the last command to the first, so the first index stays)
+    first = dict(zip(map(id, reversed(cmds)), range(len(cmds) - 1, -1, -1)))
     branch = None  # the first branch block (the replay without loops refuses it)
-    for i, c in enumerate(em.program.commands):
-        if id(c) in checked:
-            continue
+    for i in sorted(first.values()):
+        c = cmds[i]
         if branch is None and isinstance(c, ScalarStart) and c.kind != "FALL":
             branch = i
         # every constraint of the catalog form (c.movi never writes ra, no reserved
@@ -331,8 +348,7 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
         rule = field_violation(c)
         if rule is not None:
             raise ValidationError(f"command {i} breaks its catalog form: {rule}")
-        checked.add(id(c))
-    del checked  # (the replay's peak is the compile's)
+    del first  # (the replay's peak is the compile's)
     r = _Replay(em, target.hands, target.depth, target.capacity)
     if em.loops or em.ifs or em.checks:
         blocks = em.program.blocks()
@@ -359,9 +375,13 @@ def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # ty
         )
     replay = _Loops(em, r, [])
     met = 0
+    intents = em.intents
     for b in em.program.iter_blocks():
-        replay.block(b)
-        met += b.index in em.intents
+        if type(b.start) is TileStart:  # (what replay.block does with one, counting)
+            r.bundle(b.index, b.start, b.commands)
+        else:
+            replay.block(b)
+        met += b.index in intents
     return None if met == len(em.intents) else em.program.blocks()
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
@@ -241,6 +242,11 @@ def _check_fits(op: PtoOp, capacity: int) -> None:
 
 def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
     owner = v.owner
+    if type(owner) is AddrOp:  # (the common case, by class: isinstance is slow)
+        addr = cast(AddrOp, owner)
+        arg = addr._operands[0]  # its one operand, the tensor, without the accessor
+        assert isinstance(arg, BlockArgument)
+        return Scalar(addr.byte_offset, Binding(arg.index, addr.step))
     if isinstance(owner, ConstOp):
         return Scalar(owner.raw)
     if isinstance(owner, ScratchAddrOp):
@@ -281,7 +287,8 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     final: list[PtoOp] = []
     # each plan is used as it comes (the planning reads nothing the builder changes)
     for op, plan in zip(ordered, alloc.plans(ordered), strict=True):
-        final.extend(b.action(a) for a in plan.actions)
+        if plan.actions:  # (most bundles need none)
+            final.extend([b.action(a) for a in plan.actions])
         _annotate(op, plan)
         final.append(op)
     scratch_step = (alloc.scratch_top + 63) // 64 * 64
@@ -321,7 +328,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     _record_abi(f, gp, scratch_step, target)
     for op, regs in zip(final, gp.regs, strict=True):
         if regs:
-            op.gprs = _strs(regs)
+            op.properties["gprs"] = _strs(regs)  # (what the IRDL setter does)
     return AllocStats(
         len(final),
         counts["refresh"],
@@ -517,11 +524,13 @@ def _mask_of(f: func.FuncOp) -> int:
 
 
 def _annotate(op: PtoOp, plan: BundlePlan) -> None:
+    # straight into the op's properties (what the IRDL setters do for a value that is
+    # not None)
     if plan.refs:
         # by the codes: a reference hashes through a Python method, a code does not
-        op.refs = _codes_attr(tuple(r.code for r in plan.refs))
+        op.properties["refs"] = _codes_attr(tuple([r.code for r in plan.refs]))
     if plan.hands:
-        op.hands = _hands_attr(tuple(plan.hands))
+        op.properties["hands"] = _hands_attr(tuple(plan.hands))
 
 
 @lru_cache(maxsize=1 << 12)

@@ -232,7 +232,11 @@ def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no
         where[k] = reg
         plan.writes[i].append((reg, scalars[k]))
 
+    regs = plan.regs
     for i, ss in enumerate(needs):
+        if not ss:  # (most bundles read no scalar)
+            regs.append([])
+            continue
         # per slot: (its fixed register, None) or (None, the scalar's id)
         row = [(r, None) if (r := fixed(s)) is not None else (None, ids[s]) for s in ss]
         wanted = {k for r, k in row if r is None}

@@ -23,7 +23,7 @@ from ptoc.backend.isa import Executor
 from ptoc.backend.isa import row as optable_row
 from ptoc.dialects.compound_ops.view import SCRATCH_NAME
 from ptoc.dialects.dtypes import is_pred
-from ptoc.dialects.pto import IndexAddrOp, PtoOp
+from ptoc.dialects.pto import AddrOp, IndexAddrOp, PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
 if TYPE_CHECKING:
@@ -85,11 +85,14 @@ class Dataflow:
     graph: DepGraph
     #: tile values each bundle reads (in binding order, repeats kept)
     reads: list[list[SSAValue]]
-    #: bundle index producing each tile value
-    producer: dict[SSAValue, int]
+    #: bundle index producing each tile value, by the value's ``id`` (the IR keeps the
+    #: values alive; an SSAValue hashes through a Python method)
+    producer: dict[int, int]
     #: the GM tensor each bundle addresses (:func:`tensor_key`; None: none)
     tensors: list[SSAValue | None]
-    #: the live bytes each bundle's results add (:func:`_grow`)
+    #: the live bytes each bundle's results add -- their bytes, with predicates weighing
+    #: :data:`PRED_PENALTY` more (they cannot be copied -- TMOV is numeric only -- so they
+    #: are produced late); None for a bundle producing CUBE tiles
     grows: list[int | None]
     #: the most bytes per PE one bundle's distinct sources and results take together
     most: int
@@ -113,6 +116,8 @@ def tensor_key(op: PtoOp) -> SSAValue | None:
     if _access(op) is None or not op.scalars:
         return None
     addr = op.scalars[0].owner
+    if type(addr) is AddrOp:  # (the common case) its one operand, without the accessor
+        return addr._operands[0]
     if isinstance(addr, IndexAddrOp):  # a window a run-time index moves: its tensor
         addr = addr.base.owner
     tensor = getattr(addr, "tensor", None)
@@ -122,7 +127,7 @@ def tensor_key(op: PtoOp) -> SSAValue | None:
 def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     """Dataflow and memory-order edges of the bundles in program order."""
     g = DepGraph()
-    producer: dict[SSAValue, int] = {}
+    producer: dict[int, int] = {}
     reads: list[list[SSAValue]] = []
     last_store: dict[SSAValue, int] = {}
     loads_since: dict[SSAValue, list[int]] = {}
@@ -133,29 +138,36 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     # every tile value's bytes per PE, by id (the values are the IR's, alive): each
     # result's when it is produced, a value from outside these bundles' when it is read
     nbytes: dict[int, int] = {}
+    # :func:`_kind` of each result type, by id (the values keep their types alive)
+    kinds: dict[int, int] = {}
     for i, op in enumerate(ops):
         preds: dict[int, None] = {}  # the edges into bundle i, in order, each once
         srcs = list(op.srcs)
         reads.append(srcs)
         for v in srcs:
-            if v in producer:  # else defined outside these bundles (before a loop)
-                preds[producer[v]] = None
+            p = producer.get(id(v))
+            if p is not None:  # else defined outside these bundles (before a loop)
+                preds[p] = None
         need = 0
-        for k, v in {id(v): v for v in srcs}.items():  # each source once
-            n = nbytes.get(k)
+        for v in _distinct(srcs):  # each source once
+            n = nbytes.get(id(v))
             if n is None:
-                n = nbytes[k] = _bytes(v)
+                n = nbytes[id(v)] = _bytes(v)
             need += n
-        dsts = op.dsts
-        types = [r.type for r in dsts]
         made = 0
-        for r, rt in zip(dsts, types, strict=True):
+        kind = _PLAIN
+        for r in op.results:
+            rt = r.type
             assert type(rt) is PtoTileType  # (no class derives from it; isinstance is slow)
-            producer[r] = i
+            producer[id(r)] = i
             nbytes[id(r)] = n = rt.nbytes
             made += n
+            c = kinds.get(id(rt))
+            if c is None:
+                c = kinds[id(rt)] = _kind(rt)
+            kind = max(kind, c)
         most = max(most, need + made)
-        grow = _grow(types, made)
+        grow = None if kind == _CUBE else made + PRED_PENALTY if kind == _PRED else made
         grows.append(grow)
         if grow is None:  # a CUBE producer
             # CUBE tiles can be neither copied nor spilled: produce them in program order
@@ -164,12 +176,13 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             if last_cube is not None:
                 preds[last_cube] = None
             last_cube = i
-        t = tensor_key(op)
+        access = _access_of(op.MNEMONIC)
+        t = None if access is None else tensor_key(op)
         tensors.append(t)
         if t is not None:
             if t in last_store:
                 preds[last_store[t]] = None
-            if _access(op) is Executor.STORE:
+            if access is Executor.STORE:
                 for j in loads_since.pop(t, []):
                     preds[j] = None
                 last_store[t] = i
@@ -177,6 +190,17 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
                 loads_since.setdefault(t, []).append(i)
         g.add_node(preds)
     return Dataflow(list(ops), g, reads, producer, tensors, grows, most, nbytes)
+
+
+#: :func:`_kind` of a result type: a plain tile, a predicate, a CUBE tile (a bundle's
+#: results take the largest: one CUBE tile makes it a CUBE producer)
+_PLAIN, _PRED, _CUBE = 0, 1, 2
+
+
+def _kind(t: PtoTileType) -> int:
+    if t.cube is not None:
+        return _CUBE
+    return _PRED if is_pred(t.dtype) else _PLAIN
 
 
 def live_ops(
@@ -211,9 +235,11 @@ def live_ops(
             keep[i] = True  # read outside this run of bundles (a loop, or after one)
         if not keep[i]:
             continue  # every reader of this bundle's results comes later: already decided
+        producer = df.producer
         for v in df.reads[i]:
-            if v in df.producer:
-                keep[df.producer[v]] = True
+            p = producer.get(id(v))
+            if p is not None:
+                keep[p] = True
         if scratch and _access(op) is Executor.LOAD:
             assert tensor is not None
             read_later.add(tensor)
@@ -230,6 +256,14 @@ PRED_PENALTY = 1 << 40
 #: base priority of the bundles producing CUBE tiles, which then run in program order
 #: (the order legalize emits: each chunk's loads right before the bundle that reads them)
 CUBE_BASE = 1 << 41
+
+
+def _distinct(srcs: Sequence[SSAValue]) -> tuple[SSAValue, ...]:
+    """``srcs`` without repeats, in order (by id: a value hashes through a Python
+    method; most bundles read one value, or two different ones)."""
+    if len(srcs) < 2 or (len(srcs) == 2 and srcs[0] is not srcs[1]):
+        return tuple(srcs)
+    return tuple({id(v): v for v in srcs}.values())
 
 
 def _bytes(v: SSAValue) -> int:
@@ -253,12 +287,17 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
     nbytes = df.nbytes
     for i, srcs in enumerate(df.reads):
         if keep[i]:
-            distinct[i] = reads = tuple({id(v): v for v in srcs}.values())
+            distinct[i] = reads = _distinct(srcs)
             for v in reads:
                 k = id(v)
                 remaining_readers[k] = remaining_readers.get(k, 0) + 1
     # the kept predecessors still to run (-1: a bundle not kept)
-    indeg = [sum(1 for p in g.predecessors(i) if keep[p]) if keep[i] else -1 for i in g.nodes]
+    if all(keep):  # (the common case: no dead code)
+        indeg = [len(p) for p in g.pred]
+    else:
+        indeg = [
+            sum(1 for p in g.predecessors(i) if keep[p]) if keep[i] else -1 for i in g.nodes
+        ]
     kept = sum(1 for d in indeg if d >= 0)
 
     def priority(i: int) -> int:
@@ -267,7 +306,11 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
             # CUBE tiles cannot be copied or spilled either: produce each when the bundles
             # before it in program order (its chunk's readers among them) have run
             return CUBE_BASE + i
-        free = sum(nbytes[id(v)] for v in distinct[i] if remaining_readers[id(v)] == 1)
+        free = 0
+        for v in distinct[i]:  # (a loop: a bundle reads a value or two)
+            k = id(v)
+            if remaining_readers[k] == 1:
+                free += nbytes[k]
         return grow - free
 
     heap = [(priority(i), i) for i, d in enumerate(indeg) if d == 0]
@@ -288,11 +331,11 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
         for v in distinct[i]:
             k = id(v)
             remaining_readers[k] -= 1
-            if remaining_readers[k] == 1 and v in df.producer:
+            if remaining_readers[k] == 1 and k in df.producer:
                 # the last reader now frees v: raise its priority if it is ready
                 last = next(
                     j
-                    for j in g.successors(df.producer[v])
+                    for j in g.successors(df.producer[k])
                     if keep[j] and not done[j] and v in df.reads[j]
                 )
                 if indeg[last] == 0:
@@ -307,18 +350,6 @@ def schedule(df: Dataflow, keep: Sequence[bool]) -> list[int]:
                 heapq.heappush(heap, (q, s))
     assert len(order) == kept, "dataflow graph has a cycle"
     return order
-
-
-def _grow(types: Sequence[PtoTileType], nbytes: int) -> int | None:
-    """The live bytes a bundle's results add -- ``nbytes``, the bytes of their tile types
-    ``types`` -- with predicates weighing :data:`PRED_PENALTY` more (they cannot be copied
-    -- TMOV is numeric only -- so they are produced late); None for a bundle producing
-    CUBE tiles."""
-    if any(t.cube is not None for t in types):
-        return None
-    if any(is_pred(t.dtype) for t in types):
-        return nbytes + PRED_PENALTY
-    return nbytes
 
 
 def value_graph(df: Dataflow) -> nx.DiGraph:

@@ -21,7 +21,7 @@ from ptoc.backend.program import TileRef
 _REFS = [[TileRef(h, k + 1) for k in range(16)] for h in Hand]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Entry:
     """One queue entry: the value it holds (None: a filler). ``dead`` marks a copy no
     later bundle reads (its value was spilled and will be reloaded)."""
@@ -29,6 +29,10 @@ class Entry:
     value: SSAValue | None
     size: int
     dead: bool = False
+    #: the value's last read (-1: a filler), once a placement asked for it: the
+    #: placement scores every entry of every hand, and the liveness is complete before
+    #: the first placement
+    last: int | None = field(default=None, repr=False)
 
 
 @dataclass

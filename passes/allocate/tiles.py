@@ -44,6 +44,8 @@ HOT = 0
 PREFER_PENALTY = 1.0
 #: exponential decay of the per-hand push-rate estimate
 RATE_DECAY = 0.85
+#: the weight of a bundle's pushes in the estimate
+_NEW_RATE = 1 - RATE_DECAY
 
 
 @dataclass(frozen=True)
@@ -268,17 +270,40 @@ class TileAllocator:
         """Push ``entry`` into the lowest-scoring feasible hand (that keeps the queues
         flowing, when ``need_flow``; only choose it unless ``push``); None when there is
         none."""
-        lens = [len(q) for q in qs.q]
+        q_of = qs.q
+        lens = list(map(len, q_of))
         best, best_s = None, 0.0
-        size, depth = entry.size, qs.depth
-        facts = self._value_facts(entry.value)
+        size, depth, hands, capacity = entry.size, qs.depth, qs.hands, qs.capacity
         last_of, pinned = self.live.last.get, self.pinned
         need = t + 1 if strict else t
-        for h in range(qs.hands):
+        # _score_of, inlined for every hand: what does not depend on the hand (the pushed
+        # value's term for the hot hand and for the others, the prefix counts at ``t``)
+        # asked once, each hand's sum built in the same order as _score_of's
+        all_, short_ = self.defs_all, self.defs_short
+        a0, s0 = all_[t + 1], short_[t + 1]
+        own_hot = own_cold = None
+        prefer = None
+        v = entry.value
+        if v is not None:
+            # _value_facts, inlined
+            prefer = self.prefer.get(v) if self.prefer else None  # (mostly none)
+            last, short = last_of(id(v), -1), id(v) in self.short
+            if last > t:
+                if hands == 1:
+                    p: float = all_[last] - a0
+                    own_hot = own_cold = max(0.0, 1 + p - depth) / depth + 0.0
+                else:
+                    p = short_[last] - s0
+                    own_hot = max(0.0, 1 + p - depth) / depth + (0.0 if short else 0.3)
+                    p = (all_[last] - a0 - (short_[last] - s0)) / (hands - 1)
+                    own_cold = max(0.0, 1 + p - depth) / depth + (0.3 if short else 0.0)
+        half = 0.5 * capacity
+        step, cold = 1.0 / depth, hands - 1
+        for h in range(hands):
             if h == self.exclude:
                 continue
             # _feasible, inlined: the tail a push evicts must be dead, the bytes must fit
-            q = qs.q[h]
+            q = q_of[h]
             tail = q[depth - 1] if len(q) >= depth else None
             if tail is None:
                 used = qs.used + size
@@ -289,11 +314,42 @@ class TileAllocator:
                 ):
                     continue
                 used = qs.used + size - tail.size
-            if used > qs.capacity:
+            if used > capacity:
                 continue
-            if need_flow and not self._flows_after(qs, h, lens, used, size):
-                continue
-            s = self._score_of(qs, h, facts, size, t)
+            if need_flow:
+                # _flows_after, inlined
+                for g in range(hands):
+                    n = lens[g] + (g == h)
+                    if n >= depth or used + (depth - n) * FILLER_BYTES + size <= capacity:
+                        break
+                else:
+                    continue
+            s = 0.0
+            own = own_hot if h == HOT else own_cold
+            if own is not None:
+                s += own
+            # the live entries the push moves down, each by its last read (the loops of
+            # _score_of's three cases apart: the case is the hand's)
+            ints = hands == 1 or h == HOT
+            counts, c0 = (all_, a0) if hands == 1 else (short_, s0)
+            for k, e in enumerate(q):
+                if e.dead:
+                    continue
+                known = e.last
+                if known is None:
+                    v = e.value
+                    known = e.last = -1 if v is None else last_of(id(v), -1)
+                last = known
+                if last > t:
+                    if ints:
+                        if (k + 2) + (counts[last] - c0) > depth:
+                            s += step
+                    elif (k + 2) + (all_[last] - a0 - (short_[last] - s0)) / cold > depth:
+                        s += step
+            s += max(0.0, used - half) / capacity
+            if prefer is not None and prefer != h:
+                s += PREFER_PENALTY
+            s += 1e-3 * h
             if best is None or s < best_s:
                 best, best_s = h, s
         if best is not None and push:
@@ -568,9 +624,17 @@ class TileAllocator:
 
     def plans(self, ops: Sequence[PtoOp]) -> Iterator[BundlePlan]:
         """:meth:`run`'s plans one by one (the caller need not keep them all)."""
+        # every read (Liveness.add, inlined: a kernel has one per source)
+        by_id, last = self.live.by_id, self.live.last
         for t, op in enumerate(ops):
             for v in op.srcs:
-                self.live.add(v, t)
+                k = id(v)
+                u = by_id.get(k)
+                if u is None:
+                    by_id[k] = [t]
+                else:
+                    u.append(t)
+                last[k] = t
         self._classify(ops)
         for t, op in enumerate(ops):
             yield self._bundle(t, op)
@@ -579,24 +643,25 @@ class TileAllocator:
         """Short-lived results (read for the last time before ``depth - 1`` further results
         exist) and prefix counts of results, for :meth:`_score_of`."""
         n = len(ops)
-        self.defs_all = [0] * (n + 2)
+        dsts = [op.dsts for op in ops]  # (read once: the accessor is slow)
+        defs_all = self.defs_all = [0] * (n + 2)
         born = []
-        for t, op in enumerate(ops):
-            self.defs_all[t + 1] = self.defs_all[t] + len(op.dsts)
-            born.extend((t, d) for d in op.dsts)
-        self.defs_all[n + 1] = self.defs_all[n]
+        for t, ds in enumerate(dsts):
+            defs_all[t + 1] = defs_all[t] + len(ds)
+            if ds:
+                born.extend((t, d) for d in ds)
+        defs_all[n + 1] = defs_all[n]
         # by id (a value hashes through a Python method; the IR keeps the values alive)
-        self.short = {
+        last = self.live.last
+        near = self.qs.depth - 1
+        self.short = short = {
             id(d)
             for t, d in born
-            if self.defs_all[max(t + 1, self.live.last_use(d))] - self.defs_all[t + 1]
-            < self.qs.depth - 1
+            if defs_all[max(t + 1, last.get(id(d), -1))] - defs_all[t + 1] < near
         }
-        self.defs_short = [0] * (n + 2)
-        for t, op in enumerate(ops):
-            self.defs_short[t + 1] = self.defs_short[t] + sum(
-                id(d) in self.short for d in op.dsts
-            )
+        defs_short = self.defs_short = [0] * (n + 2)
+        for t, ds in enumerate(dsts):
+            defs_short[t + 1] = defs_short[t] + (sum(id(d) in short for d in ds) if ds else 0)
         self.defs_short[n + 1] = self.defs_short[n]
 
     def _trial(
@@ -661,12 +726,15 @@ class TileAllocator:
 
     def _bundle(self, t: int, op: PtoOp) -> BundlePlan:
         self.op = op
-        plan = BundlePlan()
+        plan = BundlePlan([], [], [])  # (without the default factories)
         self.pinned = set()
         # the operands, read once (each read slices the op's operand tuple)
         srcs, dsts = tuple(op.srcs), tuple(op.dsts)
-        for v in dict.fromkeys(srcs):
-            if v in self.out:
+        # each source once, in order (by id: a value hashes through a Python method)
+        distinct = {id(v): v for v in srcs}.values() if len(srcs) > 1 else srcs
+        out = self.out
+        for v in distinct:
+            if out and v in out:
                 self._reload(v, t, plan)
             else:
                 e = self.qs.entry(v)
@@ -718,13 +786,10 @@ class TileAllocator:
             self.qs.push(h, Entry(d, size))
         plan.hands = hands
         self.pinned = set()
-        for v in dict.fromkeys(srcs):  # in order: the free slots' order is the program's
-            if (
-                self.live.last_use(v) == t
-                and v in self.home
-                and self.home[v] not in self.reserved
-            ):
-                self._free_slots.setdefault(spill_bytes(v), []).append(self.home.pop(v))
+        home, last = self.home, self.live.last
+        for v in distinct if home else ():  # in order: the free slots' order is the program's
+            if last.get(id(v), -1) == t and v in home and home[v] not in self.reserved:
+                self._free_slots.setdefault(spill_bytes(v), []).append(home.pop(v))
         pushes = [0] * self.qs.hands
         for a in plan.actions:
             if a.hand is not None:
@@ -732,7 +797,6 @@ class TileAllocator:
         for h in hands:
             pushes[h] += 1
         self.rate = [
-            RATE_DECAY * r + (1 - RATE_DECAY) * p
-            for r, p in zip(self.rate, pushes, strict=True)
+            RATE_DECAY * r + _NEW_RATE * p for r, p in zip(self.rate, pushes, strict=True)
         ]
         return plan

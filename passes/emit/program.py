@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -87,6 +87,35 @@ class Intent:
     scalars: tuple[Scalar, ...]
     restores: int = -1
     gm_bytes: int = 0
+
+
+#: the slot setters of :class:`Intent`'s fields, in order
+_SET_INTENT = tuple(getattr(Intent, name).__set__ for name in Intent.__slots__)
+
+
+def _intent(
+    index: int,
+    kind: str,
+    op: str,
+    srcs: tuple[int, ...],
+    dsts: tuple[int, ...],
+    scalars: tuple[Scalar, ...],
+    restores: int,
+    gm_bytes: int,
+) -> Intent:
+    """``Intent(...)`` without the frozen dataclass's ``__init__``, which sets every field
+    through ``object.__setattr__`` (twice the time; emit makes one per bundle)."""
+    it = object.__new__(Intent)
+    a, b, c, d, e, f, g, h = _SET_INTENT
+    a(it, index)
+    b(it, kind)
+    c(it, op)
+    d(it, srcs)
+    e(it, dsts)
+    f(it, scalars)
+    g(it, restores)
+    h(it, gm_bytes)
+    return it
 
 
 @dataclass(frozen=True)
@@ -329,6 +358,11 @@ class _Emitter:
 
     def _scalar(self, v: SSAValue) -> Scalar:
         o = v.owner
+        if type(o) is AddrOp:  # (the common case, by class: isinstance is slow)
+            addr = cast(AddrOp, o)
+            arg = addr._operands[0]  # its one operand, the tensor, without the accessor
+            assert isinstance(arg, BlockArgument)
+            return Scalar(addr.byte_offset, Binding(arg.index, addr.step))
         if isinstance(o, IndexAddrOp):
             s = self.scalar(o.base)
             for x, k in o.terms:
@@ -384,7 +418,8 @@ class _Emitter:
                 gpr = op.properties["gpr"].data  # type: ignore[attr-defined]
                 self.pending.extend(self.write(GPR_BY_NAME[gpr], self.scalar(op._operands[0])))
             elif kind is _Kind.BUNDLE:
-                self.flush()
+                if self.pending:  # (flush, when it has something to do)
+                    self.flush()
                 self.bundle(op)
             elif kind is _Kind.SCALAR:
                 self.pending.extend(self.scalars.code(op))
@@ -624,18 +659,21 @@ class _Emitter:
                 iot = self.iots[key] = (refs_attr, hands_attr, mask, records)
             cmds.extend(iot[3])
         cmds.append(_STOP)
-        vid = self.vid
-        restores = vid(srcs[0]) if role == "reload" else -1
-        srcs_ids = tuple(vid(v) for v in bound)
+        # the value ids (:meth:`vid`, inlined: a bundle has a few operands)
+        ids = self.ids
+        restores = ids.setdefault(id(srcs[0]), len(ids)) if role == "reload" else -1
+        srcs_ids = tuple([ids.setdefault(id(v), len(ids)) for v in bound])
         if role in ("refresh", "reload"):
-            dst_ids: tuple[int, ...] = (vid(srcs[0]),)
+            dst_ids: tuple[int, ...] = (ids.setdefault(id(srcs[0]), len(ids)),)
         elif role == "filler":
             dst_ids = (-1,)
         else:
-            dst_ids = tuple(vid(d) if d.first_use is not None else -1 for d in dsts)
-        meant = tuple(self.scalar(v) for v in scalars)
+            dst_ids = tuple(
+                [-1 if d.first_use is None else ids.setdefault(id(d), len(ids)) for d in dsts]
+            )
+        meant = tuple([self.scalar(v) for v in scalars]) if scalars else ()
         gm = spill_bytes(srcs[0]) if role in ("spill", "reload") else 0
-        self.intents[start] = Intent(
+        self.intents[start] = _intent(
             start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm
         )
 
