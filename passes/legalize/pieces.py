@@ -144,8 +144,12 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
     appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s."""
     dr = ctx.valid_rows(driver)
     results = op.results
-    outs: list[list[Piece]] = [[] for _ in results]
     tiles = [v for v in op.operands if type(v.type) is TileType]
+    srcs = _unsplit_sources(ctx, tiles)
+    if srcs is not None and _unsplit_results(ctx, op, dr):
+        _whole_piece(ctx, op, _whole_cut(dr, _tile(driver).extent[0]), srcs, build)
+        return
+    outs: list[list[Piece]] = [[] for _ in results]
     # each result's type and valid rows (a result with other rows than the driver's, a
     # row reduction's say, is not split)
     rts = [(_tile(r), ctx.valid_rows(r)) for r in results]
@@ -164,6 +168,48 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
             )
     for r, ps in zip(results, outs, strict=True):
         ctx.pieces[r] = ps
+
+
+def _unsplit_sources(ctx: LegalizeCtx, tiles: list[SSAValue]) -> list[SSAValue] | None:
+    """The one piece of each tile operand, when each has one piece holding its valid
+    rows (what :func:`aligned` gives them for the whole cut); None otherwise."""
+    srcs = []
+    pieces = ctx.pieces
+    for v in tiles:
+        ps = pieces.get(v)
+        if ps is None or len(ps) != 1:
+            return None
+        p = ps[0]
+        if p.row0 != 0 or p.rows != ctx.valid_rows(v):
+            return None
+        srcs.append(p.value)
+    return srcs
+
+
+def _unsplit_results(ctx: LegalizeCtx, op: Operation, rows: int) -> bool:
+    """Whether no result with ``rows`` valid rows is split (with unsplit operands,
+    :func:`cuts` then gives the one whole cut)."""
+    for r in op.results:
+        if ctx.valid_rows(r) != rows:
+            continue
+        ps = ctx.pieces.get(r)
+        if len(ctx.piece_types(op, r) if ps is None else ps) > 1:
+            return False
+    return True
+
+
+def _whole_piece(
+    ctx: LegalizeCtx, op: Operation, cut: Cut, srcs: list[SSAValue], build: Build
+) -> None:
+    """:func:`piecewise` of an op none of whose tiles is split: one bundle (or bundles)
+    on the operands' single pieces, each result one piece of its valid rows."""
+    results = op.results
+    new = build(cut, srcs, [ctx.descriptor(_tile(r)) for r in results])
+    pieces = ctx.pieces
+    for i, v in enumerate(new):
+        r = results[i]
+        copy_name(v, r)
+        pieces[r] = [Piece(v, 0, ctx.valid_rows(r))]
 
 
 def copy_name(new: SSAValue, old: SSAValue) -> None:
