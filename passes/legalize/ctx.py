@@ -125,7 +125,7 @@ class LegalizeCtx:
         shared = self._facts_by_value.get(key)
         if shared is None:
             shared = self._facts_by_value[key] = (tile_bytes(t), pto_type(t))
-        return TypeFacts(t, valid, shared[0], shared[1])
+        return TypeFacts(t, valid, shared[0], shared[1], t.extent)
 
     def valid_rows(self, v: SSAValue) -> int:
         """The valid rows of tile value ``v``."""
@@ -308,6 +308,8 @@ class TypeFacts(NamedTuple):
     valid: tuple[int, int]
     nbytes: int
     descriptor: PtoTileType | None
+    #: the extent (rows, columns)
+    extent: tuple[int, int]
 
 
 @cache

@@ -49,7 +49,7 @@ def cuts(ctx: LegalizeCtx, op: Operation, driver: SSAValue) -> list[Cut]:
     an operand with the finest split is used as it is); one whole cut if none is split."""
     rows = ctx.valid_rows(driver)
     per = 0
-    for v in (*op.operands, *op.results):
+    for v in (*op._operands, *op.results):  # (the operand tuple: no view object)
         t = v.type
         if type(t) is not TileType or ctx.facts(t).valid[0] != rows:
             continue
@@ -144,10 +144,10 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
     appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s."""
     dr = ctx.valid_rows(driver)
     results = op.results
-    tiles = [v for v in op.operands if type(v.type) is TileType]
+    tiles = [v for v in op._operands if type(v.type) is TileType]
     srcs = _unsplit_sources(ctx, tiles)
     if srcs is not None and _unsplit_results(ctx, op, dr):
-        _whole_piece(ctx, op, _whole_cut(dr, _tile(driver).extent[0]), srcs, build)
+        _whole_piece(ctx, op, _whole_cut(dr, ctx.facts(_tile(driver)).extent[0]), srcs, build)
         return
     outs: list[list[Piece]] = [[] for _ in results]
     # each result's type and valid rows (a result with other rows than the driver's, a
@@ -206,8 +206,7 @@ def _whole_piece(
     results = op.results
     new = build(cut, srcs, [ctx.descriptor(_tile(r)) for r in results])
     pieces = ctx.pieces
-    for i, v in enumerate(new):
-        r = results[i]
+    for r, v in zip(results, new):
         copy_name(v, r)
         pieces[r] = [Piece(v, 0, ctx.valid_rows(r))]
 

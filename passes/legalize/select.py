@@ -279,14 +279,16 @@ def _legalize_if(ctx: LegalizeCtx, op: scf.IfOp) -> None:
 
 def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
     cls = type(op)
-    handler = _HANDLERS.get(cls, _UNKNOWN)
-    if handler is _UNKNOWN:  # a fact of the op class (its MNEMONIC is a class constant)
-        handler = _HANDLERS[cls] = legalize_view if issubclass(cls, ViewOp) else rule_of(op)
+    known = _HANDLERS.get(cls)
+    if known is None:  # facts of the op class (its MNEMONIC is a class constant)
+        handler = legalize_view if issubclass(cls, ViewOp) else rule_of(op)
+        known = _HANDLERS[cls] = (handler, issubclass(cls, LoadOp))
+    handler, load = known
     if handler is None:
         if isinstance(op, CompoundTileOp):
             raise fail(op, "compound op: run lower-compound before legalize")
         raise fail(op, "no legalization rule (not a tile op)")
-    if not ctx.counts and not isinstance(op, LoadOp):
+    if not ctx.counts and not load:
         handler(ctx, op)  # no ragged tile in the kernel: the op's bundles count nothing
         return
     rows, cols = op_counts(op, ctx.counts)
@@ -313,9 +315,9 @@ def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
             )
 
 
-#: the legalize rule of every op class met (None: none)
-_HANDLERS: dict[type, Callable[[LegalizeCtx, Operation], None] | None] = {}
-_UNKNOWN = object()
+#: the legalize rule of every op class met (None: none), and whether it loads a tile
+#: (an op of a class that isinstance would test slowly, for every op)
+_HANDLERS: dict[type, tuple[Callable[[LegalizeCtx, Operation], None] | None, bool]] = {}
 
 
 def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:
