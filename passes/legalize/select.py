@@ -24,7 +24,7 @@ from ptoc.backend.isa import info
 from ptoc.backend.target import LIMITS, MachineConfig
 from ptoc.dialects.compound_ops.view import ViewOp
 from ptoc.dialects.pto import IndexAddrOp, LoadScalarOp
-from ptoc.dialects.ragged import op_counts, ragged_values, result_counts
+from ptoc.dialects.ragged import op_counts, ragged_values_of, result_counts
 from ptoc.dialects.scalars import (
     CoreOp,
     FloatOp,
@@ -89,7 +89,7 @@ def legalize_func(
     ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
     flat = [op for op in walk(f) if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
-    ctx.counts = ragged_values(f)
+    ctx.counts = ragged_values_of(flat)  # (f itself is no load)
     if not in_place and needs_names(flat):
         raise ValueError("legalize_func(in_place=False) of a kernel with unlocated ops")
     for i, op in enumerate(flat):
