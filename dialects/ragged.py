@@ -21,7 +21,7 @@ has and the DSL refuses it; op families other than :data:`COUNTED` take no ragge
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from xdsl.ir import Operation, SSAValue
 
@@ -106,16 +106,31 @@ def result_counts(op: Operation, counts: Mapping[SSAValue, Counts]) -> Counts:
     return out[0], out[1]
 
 
+#: whether an op class loads a tile (asked for every op of a kernel)
+_LOADS: dict[type, bool] = {}
+
 #: whether an op class is one of :data:`COUNTED` (asked for every op)
 _COUNTED: dict[type, bool] = {}
 
 
 def ragged_values(root: Operation) -> dict[SSAValue, Counts]:
     """Every ragged tile value under ``root`` -> its (rows, columns) counts."""
+    return ragged_values_of(root.walk())
+
+
+def ragged_values_of(ops: Iterable[Operation]) -> dict[SSAValue, Counts]:
+    """:func:`ragged_values` of the ops of a walk (in its order), for a caller that
+    walked them already."""
     counts: dict[SSAValue, Counts] = {}
-    for op in root.walk():
-        if not counts and not isinstance(op, LoadOp):
-            continue  # only a load makes a tile ragged; the others take its counts
+    loads = _LOADS
+    for op in ops:
+        if not counts:
+            cls = type(op)
+            load = loads.get(cls)
+            if load is None:  # a fact of the op class (isinstance on op classes is slow)
+                load = loads[cls] = issubclass(cls, LoadOp)
+            if not load:
+                continue  # only a load makes a tile ragged; the others take its counts
         c = result_counts(op, counts)
         if c != (None, None):
             for r in op.results:
@@ -152,6 +167,7 @@ __all__ = [
     "axis_counts",
     "op_counts",
     "ragged_values",
+    "ragged_values_of",
     "refusal",
     "result_counts",
 ]

@@ -18,7 +18,6 @@ from ptoc.dialects.pto_base import PtoOp
 from ptoc.dialects.tile_base import TileOp
 
 from .diagnostics import CompileError
-from .walk import block_ops
 
 #: the function attribute ``ptoc-allocate`` records the kernel ABI in
 ABI_ATTR = "pto.abi"
@@ -61,13 +60,25 @@ def _kind(cls: type) -> tuple[bool, bool]:
     return kind
 
 
+def _op_classes(f: func.FuncOp) -> set[type]:
+    """The classes of the ops of ``f``'s body (top level): a kernel has tens of thousands
+    of ops of a few classes, so the block's links are followed in one loop and the
+    classes collected before any is looked at."""
+    classes: set[type] = set()
+    if not f.body.blocks:
+        return classes
+    add = classes.add
+    op = f.body.block._first_op
+    while op is not None:
+        add(type(op))
+        op = op._next_op
+    return classes
+
+
 def kernel_stage(f: func.FuncOp) -> Stage | None:
     """The stage of one kernel, from its ops (tile or pto) and its ABI attribute; None
     for a kernel without ops, which every pass accepts (and leaves empty)."""
-    kinds = {
-        _KIND.get(type(op)) or _kind(type(op))
-        for op in (block_ops(f.body.block) if f.body.blocks else ())
-    }
+    kinds = {_KIND.get(cls) or _kind(cls) for cls in _op_classes(f)}
     tile = any(k[0] for k in kinds)
     pto = any(k[1] for k in kinds)
     if tile and pto:

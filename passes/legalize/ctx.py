@@ -98,6 +98,8 @@ class LegalizeCtx:
     #: them, so the id stays its own): types hash by value, slowly, and every op asks
     #: for its operands' and results' facts several times
     _facts: dict[int, TypeFacts] = field(default_factory=dict)
+    #: (bytes per PE, descriptor) by (DType, extent, valid shape): see :meth:`facts`
+    _facts_by_value: dict[tuple[Any, ...], tuple[int, Any]] = field(default_factory=dict)
     #: :meth:`piece_types` by (type id, kept whole), with the type
     _layouts: dict[tuple[int, bool], tuple[TileType, list[tuple[int, int, TileType]]]] = field(
         default_factory=dict
@@ -111,8 +113,19 @@ class LegalizeCtx:
         """The valid shape, bytes per PE and descriptor of tile type ``t``."""
         f = self._facts.get(id(t))
         if f is None:
-            f = self._facts[id(t)] = TypeFacts(t, t.valid, tile_bytes(t), pto_type(t))
+            f = self._facts[id(t)] = self._new_facts(t)
         return f
+
+    def _new_facts(self, t: TileType) -> TypeFacts:
+        # equal types built apart (every op's result type is its own object) share the
+        # facts of the first, found by a key of plain values: a tile type hashes its
+        # parameters recursively, and ``tile_bytes`` / ``pto_type`` are cached by type
+        valid = t.valid
+        key = (t.dtype.data, t.extent, valid)
+        shared = self._facts_by_value.get(key)
+        if shared is None:
+            shared = self._facts_by_value[key] = (tile_bytes(t), pto_type(t))
+        return TypeFacts(t, valid, shared[0], shared[1], t.extent)
 
     def valid_rows(self, v: SSAValue) -> int:
         """The valid rows of tile value ``v``."""
@@ -295,6 +308,8 @@ class TypeFacts(NamedTuple):
     valid: tuple[int, int]
     nbytes: int
     descriptor: PtoTileType | None
+    #: the extent (rows, columns)
+    extent: tuple[int, int]
 
 
 @cache

@@ -23,7 +23,7 @@ from ptoc.dialects.tile_types import TileType
 
 from ..diagnostics import fail, value_name
 from ..geometry import pto_type
-from .ctx import LegalizeCtx, Piece, explicit_dims, std_dims
+from .ctx import LegalizeCtx, Piece, TypeFacts, explicit_dims, std_dims
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def cuts(ctx: LegalizeCtx, op: Operation, driver: SSAValue) -> list[Cut]:
     an operand with the finest split is used as it is); one whole cut if none is split."""
     rows = ctx.valid_rows(driver)
     per = 0
-    for v in (*op.operands, *op.results):
+    for v in (*op._operands, *op.results):  # (the operand tuple: no view object)
         t = v.type
         if type(t) is not TileType or ctx.facts(t).valid[0] != rows:
             continue
@@ -144,8 +144,15 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
     appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s."""
     dr = ctx.valid_rows(driver)
     results = op.results
+    tiles = [v for v in op._operands if type(v.type) is TileType]
+    srcs = _unsplit_sources(ctx, tiles)
+    if srcs is not None:
+        facts = _unsplit_results(ctx, op, dr)
+        if facts is not None:
+            cut = _whole_cut(dr, ctx.facts(_tile(driver)).extent[0])
+            _whole_piece(ctx, op, cut, srcs, facts, build)
+            return
     outs: list[list[Piece]] = [[] for _ in results]
-    tiles = [v for v in op.operands if type(v.type) is TileType]
     # each result's type and valid rows (a result with other rows than the driver's, a
     # row reduction's say, is not split)
     rts = [(_tile(r), ctx.valid_rows(r)) for r in results]
@@ -164,6 +171,60 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
             )
     for r, ps in zip(results, outs, strict=True):
         ctx.pieces[r] = ps
+
+
+def _unsplit_sources(ctx: LegalizeCtx, tiles: list[SSAValue]) -> list[SSAValue] | None:
+    """The one piece of each tile operand, when each has one piece holding its valid
+    rows (what :func:`aligned` gives them for the whole cut); None otherwise."""
+    srcs = []
+    pieces = ctx.pieces
+    for v in tiles:
+        ps = pieces.get(v)
+        if ps is None or len(ps) != 1:
+            return None
+        p = ps[0]
+        if p.row0 != 0 or p.rows != ctx.facts(v.type).valid[0]:  # type: ignore[arg-type]
+            return None
+        srcs.append(p.value)
+    return srcs
+
+
+def _unsplit_results(ctx: LegalizeCtx, op: Operation, rows: int) -> list[TypeFacts] | None:
+    """The facts of each result when no result with ``rows`` valid rows is split (with
+    unsplit operands, :func:`cuts` then gives the one whole cut); None otherwise."""
+    out = []
+    for r in op.results:
+        f = ctx.facts(_tile(r))
+        # a result that fits one allocation within the limit is one piece whether or not
+        # it is kept whole; only another one needs its layout (results have no pieces
+        # before their op is legalized)
+        big = f.descriptor is None or f.nbytes > ctx.max_bytes
+        if big and f.valid[0] == rows and len(ctx.piece_types(op, r)) > 1:
+            return None
+        out.append(f)
+    return out
+
+
+def _whole_piece(
+    ctx: LegalizeCtx,
+    op: Operation,
+    cut: Cut,
+    srcs: list[SSAValue],
+    facts: list[TypeFacts],
+    build: Build,
+) -> None:
+    """:func:`piecewise` of an op none of whose tiles is split: one bundle (or bundles)
+    on the operands' single pieces, each result (of type facts ``facts``) one piece of
+    its valid rows."""
+    rtypes = []
+    for f in facts:
+        assert f.descriptor is not None, f.type
+        rtypes.append(f.descriptor)
+    new = build(cut, srcs, rtypes)
+    pieces = ctx.pieces
+    for r, v, f in zip(op.results, new, facts):
+        copy_name(v, r)
+        pieces[r] = [Piece(v, 0, f.valid[0])]
 
 
 def copy_name(new: SSAValue, old: SSAValue) -> None:

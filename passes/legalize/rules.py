@@ -65,8 +65,20 @@ def _dt(v: SSAValue) -> DataType:
 
 
 def _mnemonic(op: Operation) -> str:
-    assert isinstance(op, TileOp) and op.MNEMONIC is not None
-    return op.MNEMONIC
+    # (read from the op rather than after an isinstance test against TileOp: the rules
+    # are those of tile ops, and xDSL's op classes make isinstance slow)
+    mnemonic: str | None = getattr(op, "MNEMONIC", None)
+    assert mnemonic is not None
+    return mnemonic
+
+
+def _result0(op: Operation) -> SSAValue:
+    """``op.results[0]`` without xDSL's Python-level item access."""
+    return _ITEM(op.results, 0)
+
+
+#: item access of the tuples under xDSL's value lists
+_ITEM = tuple.__getitem__
 
 
 def _simple(
@@ -98,17 +110,19 @@ def _simple(
 
 
 def _elementwise(ctx: LegalizeCtx, op: Operation) -> None:
-    _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
+    r = _result0(op)
+    _simple(ctx, op, dtype=_dt(r), driver=r)
 
 
 def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
-    dt = _dt(op.results[0])
+    r = _result0(op)
+    dt = _dt(r)
     runtime = op.runtime if isinstance(op, ew.ScalarOp) else None
     if runtime is not None:  # a scalar parameter: the bundle reads its ABI register
         c = ctx.param(runtime, op)
     else:
         c = ctx.const(low_bits_const(dt, op.bits))  # type: ignore[attr-defined]
-    _simple(ctx, op, dtype=dt, driver=op.results[0], scalars=lambda cut: [c])
+    _simple(ctx, op, dtype=dt, driver=r, scalars=lambda cut: [c])
 
 
 def _compare(ctx: LegalizeCtx, op: Operation) -> None:
@@ -153,10 +167,11 @@ def _full(ctx: LegalizeCtx, op: Operation) -> None:
 
 def _reduce(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, red.ReduceOp)
+    src = op.src
     if op.ROW:
-        _simple(ctx, op, dtype=_dt(op.src), driver=op.src, dims_of="source")
+        _simple(ctx, op, dtype=_dt(src), driver=src, dims_of="source")
         return
-    split = len(ctx.pieces[op.src]) > 1
+    split = len(ctx.pieces[src]) > 1
     if split and _mnemonic(op)[4:] in ("MAX", "MIN"):
         _split_col_reduce(ctx, op)
         return
@@ -206,11 +221,13 @@ def _split_col_reduce(ctx: LegalizeCtx, op: Operation) -> None:
 
 
 def _expand(ctx: LegalizeCtx, op: Operation) -> None:
-    _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
+    r = _result0(op)
+    _simple(ctx, op, dtype=_dt(r), driver=r)
 
 
 def _expand_copy(ctx: LegalizeCtx, op: Operation) -> None:
-    _simple(ctx, op, dtype=_dt(op.results[0]), driver=op.results[0])
+    r = _result0(op)
+    _simple(ctx, op, dtype=_dt(r), driver=r)
 
 
 def _expdif(ctx: LegalizeCtx, op: Operation) -> None:
@@ -425,9 +442,10 @@ def _gm_scalars(ctx: LegalizeCtx, op: AccessOp) -> Callable[[Cut], list[SSAValue
 
 def _load(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, LoadOp)
-    if only_read_directly(op.result):
+    r = op.result
+    if only_read_directly(r):
         return  # the CUBE loads of the matmuls read its window from the tensor
-    _simple(ctx, op, dtype=_dt(op.result), driver=op.result, scalars=_gm_scalars(ctx, op))
+    _simple(ctx, op, dtype=_dt(r), driver=r, scalars=_gm_scalars(ctx, op))
 
 
 def _store(ctx: LegalizeCtx, op: Operation) -> None:
@@ -435,12 +453,14 @@ def _store(ctx: LegalizeCtx, op: Operation) -> None:
     if op in ctx.absorbed:
         return  # the matmul computing the value stored its blocks here already
     scalars = _gm_scalars(ctx, op)
+    value = op.value
+    dt = _dt(value)
 
     def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
-        ctx.emit(_mnemonic(op), _dt(op.value), srcs, scalars(cut), source=op)
+        ctx.emit(_mnemonic(op), dt, srcs, scalars(cut), source=op)
         return ()
 
-    piecewise(ctx, op, op.value, build)
+    piecewise(ctx, op, value, build)
 
 
 def _prefetch(ctx: LegalizeCtx, op: Operation) -> None:

@@ -24,7 +24,7 @@ from ptoc.backend.isa import info
 from ptoc.backend.target import LIMITS, MachineConfig
 from ptoc.dialects.compound_ops.view import ViewOp
 from ptoc.dialects.pto import IndexAddrOp, LoadScalarOp
-from ptoc.dialects.ragged import op_counts, ragged_values, result_counts
+from ptoc.dialects.ragged import op_counts, ragged_values_of, result_counts
 from ptoc.dialects.scalars import (
     CoreOp,
     FloatOp,
@@ -89,7 +89,7 @@ def legalize_func(
     ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
     flat = [op for op in walk(f) if op is not f]
     ctx.whole = _whole_values(flat, whole_budget, max_bytes)
-    ctx.counts = ragged_values(f)
+    ctx.counts = ragged_values_of(flat)  # (f itself is no load)
     if not in_place and needs_names(flat):
         raise ValueError("legalize_func(in_place=False) of a kernel with unlocated ops")
     for i, op in enumerate(flat):
@@ -279,14 +279,16 @@ def _legalize_if(ctx: LegalizeCtx, op: scf.IfOp) -> None:
 
 def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
     cls = type(op)
-    handler = _HANDLERS.get(cls, _UNKNOWN)
-    if handler is _UNKNOWN:  # a fact of the op class (its MNEMONIC is a class constant)
-        handler = _HANDLERS[cls] = legalize_view if issubclass(cls, ViewOp) else rule_of(op)
+    known = _HANDLERS.get(cls)
+    if known is None:  # facts of the op class (its MNEMONIC is a class constant)
+        handler = legalize_view if issubclass(cls, ViewOp) else rule_of(op)
+        known = _HANDLERS[cls] = (handler, issubclass(cls, LoadOp))
+    handler, load = known
     if handler is None:
         if isinstance(op, CompoundTileOp):
             raise fail(op, "compound op: run lower-compound before legalize")
         raise fail(op, "no legalization rule (not a tile op)")
-    if not ctx.counts and not isinstance(op, LoadOp):
+    if not ctx.counts and not load:
         handler(ctx, op)  # no ragged tile in the kernel: the op's bundles count nothing
         return
     rows, cols = op_counts(op, ctx.counts)
@@ -313,9 +315,9 @@ def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
             )
 
 
-#: the legalize rule of every op class met (None: none)
-_HANDLERS: dict[type, Callable[[LegalizeCtx, Operation], None] | None] = {}
-_UNKNOWN = object()
+#: the legalize rule of every op class met (None: none), and whether it loads a tile
+#: (an op of a class that isinstance would test slowly, for every op)
+_HANDLERS: dict[type, tuple[Callable[[LegalizeCtx, Operation], None] | None, bool]] = {}
 
 
 def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:
