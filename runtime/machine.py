@@ -547,6 +547,7 @@ def _run_straight(
     try:
         for k in range(pos, end):
             plan = steps[k][2]
+            # (``engine.execute_untraced`` inlined: this loop is the per-bundle path)
             memo = plan.memo  # (set with plan.ready: its kept constant result)
             if memo is None or not memo.run(state, plan):
                 fused = plan.fused  # (and the prepared plan's fused form)

@@ -99,10 +99,17 @@ def _flag(ctx: Ctx, slot: int) -> bool | np.ndarray:
     """A flag0 GPR operand, read per PE (each PE its own GPR file, DECISIONS D3): exactly
     0 or 1 on every participating PE (omitted B.IOR: 0). Returns the (P,) flags, or one
     bool when every PE holds the same (the semantics' cheaper scalar direction)."""
-    v = ctx.gpr_slot(slot)
+    flag = _flag_value(ctx.gpr_slot(slot))
+    if flag is None:
+        raise ctx.illegal(f"{ctx.name} descending flag (B.IOR RegSrc{slot}) must be 0 or 1")
+    return flag
+
+
+def _flag_value(v: np.ndarray) -> bool | np.ndarray | None:
+    """:func:`_flag` of the per-PE words ``v``; None when one is neither 0 nor 1."""
     flags = v.tolist()
     if max(flags) > 1:
-        raise ctx.illegal(f"{ctx.name} descending flag (B.IOR RegSrc{slot}) must be 0 or 1")
+        return None
     if min(flags) == max(flags):
         return bool(flags[0])
     return v
@@ -192,12 +199,9 @@ def _fused_tmrgsort(spec: Spec, dt: DataType, by_width: dict[int, Dests]) -> Fus
         dests = by_width.get(a.valid_cols + b.valid_cols)
         if dests is None or dests.fault is not None or len(dests.slots) != 1:
             return False
-        flags = gpr_words(state, plan, 0, 0, p, pidx, pkey).tolist()
-        if max(flags) > 1:
+        desc = _flag_value(gpr_words(state, plan, 0, 0, p, pidx, pkey))
+        if desc is None:
             return False
-        desc: bool | np.ndarray = bool(flags[0])
-        if min(flags) != max(flags):
-            desc = np.array(flags, np.uint64)
         try:
             res, st = ss.tmrgsort(dt, region(a, pidx, pkey), region(b, pidx, pkey), desc)
         except SemanticError:

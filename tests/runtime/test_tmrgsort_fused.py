@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
+from ptoc.backend.isa.semantics.sorting import SORT_DTYPES
 from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import irregular
 
@@ -18,7 +19,6 @@ from ._progs import array_strategy, p2, size_name, smallest_size
 from .util import MASKS, count_builds, prog, warm_outcome
 
 GM = 1 << 14
-FLOAT = {DataType.FP32: np.float32, DataType.FP16: np.float16}
 
 
 def _load(dt: DataType, n: int, base: str, mask: str) -> str:
@@ -47,14 +47,14 @@ def _program(dt: DataType, n0: int, n1: int, load_mask: str, mask: str, flag: bo
 
 def _sorted(dt: DataType, bits: np.ndarray, descending: bool) -> np.ndarray:
     """``bits`` (raw) in the merge order of their values: NaNs last either way."""
-    v = bits.astype(f"u{info(dt).bits // 8}").view(FLOAT[dt])
+    v = bits.astype(f"u{info(dt).bits // 8}").view(info(dt).carrier)
     order = np.argsort(-v if descending else v, kind="stable")
     return bits[order]
 
 
 @given(data=st.data())
 def test_fused_tmrgsort_equals_the_generic_runner(data: st.DataObject) -> None:
-    dt = data.draw(st.sampled_from(sorted(FLOAT, key=lambda d: d.name)))
+    dt = data.draw(st.sampled_from(sorted(SORT_DTYPES, key=lambda d: d.name)))
     n0, n1 = data.draw(st.integers(1, 40)), data.draw(st.integers(1, 40))
     mask = data.draw(st.sampled_from(MASKS))
     load_mask = data.draw(st.sampled_from([mask, mask, "1111", "1000"]))
