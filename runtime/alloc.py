@@ -9,7 +9,7 @@ Descriptors are computed once per bundle plan when the shape is static.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +35,11 @@ class Slot:
     mask: int
     capacity: int
     carrier: np.dtype
+    #: ``tiles.tile_maker`` of this descriptor by pad definedness, made on first use by
+    #: ``engine.build_tile`` (not part of the descriptor's value)
+    makers: dict[bool, object] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
 
 
 @dataclass(frozen=True)

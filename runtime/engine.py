@@ -46,7 +46,7 @@ from .payloads import PayloadPool
 from .shared import SharedTile
 from .spec import Shape, Spec, elem_bits
 from .state import MASK_PES, MachineState, PushPlan
-from .tiles import CUBE_LAYOUTS, Layout, Tile, size_code_bytes
+from .tiles import CUBE_LAYOUTS, Layout, Tile, size_code_bytes, tile_maker
 
 Runner = Callable[["Ctx"], None]
 Preparer = Callable[[Spec], Runner]
@@ -344,20 +344,15 @@ def build_tile(
     the caller numbers it when it publishes the tile)."""
     npes = state.config.pes
     P = len(pes)
-    dt = slot.dtype
     address = 0
     if values.dtype != slot.carrier:
         raise TypeError(  # a semantics function returned the wrong carrier: a bug
             f"{name}: result dtype {values.dtype} is not the {slot.carrier} carrier"
         )
     rows, cols = slot.rows, slot.cols
-    if whole:
-        vr, vc = rows, cols
-    else:
-        vr, vc = slot.valid_rows, slot.valid_cols
-    shape = values.shape
-    if len(shape) != 3 or shape[0] != P or shape[1] != vr or shape[2] != vc:
-        raise ValueError(f"{name}: result shape {shape} is not {(P, vr, vc)}")
+    vr, vc = (rows, cols) if whole else (slot.valid_rows, slot.valid_cols)
+    if values.shape != (P, vr, vc):
+        raise ValueError(f"{name}: result shape {values.shape} is not {(P, vr, vc)}")
     if npes == P and vr == rows and vc == cols:
         payload = values
         flags = values.flags
@@ -365,25 +360,35 @@ def build_tile(
         # a read-only contiguous view is published storage and may be shared
         if not flags.c_contiguous or (values.base is not None and flags.writeable):
             payload = np.ascontiguousarray(values).copy()
+        payload.flags.writeable = False
     else:  # a subset of the PEs, or a valid region smaller than the tile
         fill = pad if not whole else PAD_NULL
         if npes * rows * cols * values.itemsize < POOLED_BYTES:
-            payload, address = _pooled(slot, values, fill, pes, npes)
-        elif npes != P:
-            payload = _subset_payload(slot, values, fill, pes, npes)
+            payload, address = _pooled(slot, values, fill, pes, npes)  # (read-only)
         else:
-            payload = fresh(dt, (npes, rows, cols), fill)
-            payload[:, :vr, :vc] = values
-    payload.flags.writeable = False
-    if defined is not None and npes != P:
+            if npes != P:
+                payload = _subset_payload(slot, values, fill, pes, npes)
+            else:
+                payload = fresh(slot.dtype, (npes, rows, cols), fill)
+                payload[:, :vr, :vc] = values
+            payload.flags.writeable = False
+    pd = (whole or pad != PAD_NULL) if pad_defined is None else pad_defined
+    serial = state.next_serial() if numbered else 0
+    if defined is None:  # (every definedness implicit: the descriptor's own maker)
+        make = slot.makers.get(pd)
+        if make is None:
+            make = slot.makers[pd] = tile_maker(
+                slot.dtype, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout,
+                slot.mask, slot.capacity, pd,
+            )  # fmt: skip
+        return make(payload, serial, None, address)  # type: ignore[operator,no-any-return]
+    if npes != P:
         full = np.zeros((npes, rows, cols), bool)
         full[pidx] = defined
         defined = full
     tile = Tile(
-        dt, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
-        slot.capacity, payload, defined,
-        (whole or pad != PAD_NULL) if pad_defined is None else pad_defined,
-        state.next_serial() if numbered else 0,
+        slot.dtype, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout, slot.mask,
+        slot.capacity, payload, defined, pd, serial,
     )  # fmt: skip
     tile.address = address  # (a pool's block: known; else asked when a kernel needs it)
     return tile

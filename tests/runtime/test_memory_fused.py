@@ -121,21 +121,24 @@ def test_fused_transfers_equal_the_generic_runners(data: st.DataObject) -> None:
 
 
 def test_the_common_case_takes_the_fused_forms(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ptoc.runtime import machine
+
     built = count_builds(monkeypatch, memory_fused)
-    probed = []
-    real_rows = memory_fused._rows
+    generic: list[str] = []
+    real_execute = machine.execute
 
-    def probing(*args, **kw):  # type: ignore[no-untyped-def]
-        probed.append(args[1].name)
-        return real_rows(*args, **kw)
+    def counting(state, plan):  # type: ignore[no-untyped-def]
+        generic.append(plan.name)
+        return real_execute(state, plan)
 
-    monkeypatch.setattr(memory_fused, "_rows", probing)
+    monkeypatch.setattr(machine, "execute", counting)
     text = _program(DataType.FP32, 4, 16, "1000", store=True)
     regs = {"a0": [0x100] * 4, "s0": [64] * 4, "a1": [0x2000] * 4, "s1": [128] * 4}
     src = np.arange(GM, dtype=np.uint8).tobytes()[:GM]
     got = _outcome(text, regs, src, generic=False)
-    # the measured run (the last; its program's plans were prepared) fused both
-    assert built[-1:] == ["TLOAD"] and probed[-2:] == ["TLOAD", "TSTORE"]
+    # the measured run (the last; its program's plans were prepared) fused both: the
+    # first run of the program prepared its plans on the generic path
+    assert built[-1:] == ["TLOAD"] and generic == ["TLOAD", "TSTORE"]
     assert got == _outcome(text, regs, src, generic=True)
     m = Machine(MachineConfig(gm_size=GM))
     m.load_gm(0, np.frombuffer(src, np.uint8))
@@ -145,3 +148,39 @@ def test_the_common_case_takes_the_fused_forms(monkeypatch) -> None:  # type: ig
     rows = [src[0x100 + 64 * r : 0x100 + 64 * r + 64] for r in range(4)]
     stored = [m.read_gm(0x2000 + 128 * r, np.uint8, 64).tobytes() for r in range(4)]
     assert stored == rows
+    # the fused store records the chunks it writes (a recycled memory is zeroed there)
+    m = Machine(MachineConfig(gm_size=GM))
+    for name, v in regs.items():
+        m.set_gpr(name, v[0])
+    written = m.state.gm_written
+    assert written is not None and written.untouched(0x2000, 0x2000 + 128 * 4)
+    m.run(prog(text))
+    assert not written.untouched(0x2000 + 128 * 3, 0x2000 + 128 * 3 + 64)
+
+
+#: (base, stride) edge cases of one FP32 PE moving 4 rows of 16 elements (64 bytes):
+#: the last row ends at the last byte of memory or one element beyond it, misaligned
+#: base or stride, rows that overlap or coincide, a stride or base that wraps
+_EDGES = [
+    (GM - 64 - 3 * 128, 128), (GM - 60 - 3 * 128, 128), (GM - 64 - 3 * 64, 64),
+    (0x102, 64), (0x100, 66), (0x100, 60), (0x100, 0), (0x100, 4),
+    ((1 << 64) - 64, 64), (0x100, (1 << 64) - 64), (GM, 64), (0, 1 << 63),
+]  # fmt: skip
+
+
+def test_one_pe_edges_equal_the_generic_runners() -> None:
+    """The one-PE form of a dense memory (the kernels' case, with its own proof) at each
+    edge of the proof, as a load and as a load then a store, on every PE."""
+    for mask in ("1000", "0001"):
+        for store in (False, True):
+            text = _program(DataType.FP32, 4, 16, mask, store)
+            for base, stride in _EDGES:
+                good = {"a0": [0x100] * 4, "s0": [64] * 4}
+                edge = {"a0": [base] * 4, "s0": [stride] * 4}
+                for regs in ({**edge, "a1": [0x2000] * 4, "s1": [128] * 4},
+                             {**good, "a1": [base] * 4, "s1": [stride] * 4}):  # fmt: skip
+                    if not store and regs["a0"] == good["a0"]:
+                        continue
+                    gm = bytes(range(256)) * (GM // 256)
+                    fused = _outcome(text, regs, gm, False)
+                    assert fused == _outcome(text, regs, gm, True), (mask, store, regs)
