@@ -364,7 +364,7 @@ def build_tile(
     else:  # a subset of the PEs, or a valid region smaller than the tile
         fill = pad if not whole else PAD_NULL
         if npes * rows * cols * values.itemsize < POOLED_BYTES:
-            payload, address = _pooled(slot, values, fill, pes, npes)  # (read-only)
+            payload, address = pooled_payload(slot, values, fill, pes, npes)  # (read-only)
         else:
             if npes != P:
                 payload = _subset_payload(slot, values, fill, pes, npes)
@@ -406,7 +406,7 @@ MAX_POOLS = 256
 POOLED_BYTES = 1 << 17
 
 
-def _pooled(
+def pooled_payload(
     slot: Slot, values: np.ndarray, fill: int, pes: tuple[int, ...], npes: int
 ) -> tuple[np.ndarray, int]:
     """What :func:`_subset_payload` builds, in recycled storage: a pool's block already

@@ -30,12 +30,14 @@ from ptoc.backend.isa.semantics.floatfmt import NX, OF, RNE
 from ..alloc import Slot, template
 from ..bundle import BundlePlan
 from ..engine import (
+    POOLED_BYTES,
     Fused,
     build_tile,
     fused_sources,
     geometry,
     gpr_words,
     or_status,
+    pooled_payload,
     region,
 )
 from ..faults import MachineFault
@@ -170,6 +172,7 @@ def fused_load(
     #: poison), read-only; kept when small
     starts: dict[int, np.ndarray] = {}
     make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, pad != PAD_NULL)
+    start_bytes = rows * cols * carrier.itemsize  # per PE
 
     def start(npes: int, pes: tuple[int, ...]) -> np.ndarray:
         s = starts.get(npes)
@@ -192,12 +195,19 @@ def fused_load(
             # each PE's rows copied straight from a strided view of the memory into
             # the new storage (gather, then build_tile, without the intermediate)
             assert fp.dense is not None
-            payload = start(state.config.pes, pes)
-            eb = fp.nbytes
-            for pe, (b, s) in zip(pes, fp.dense, strict=True):
-                payload[pe, :vr, :vc] = np.ndarray((vr, vc), carrier, gm, b, (s, eb))
-            at = _storage_address(payload)  # a matrix bundle passes it to the kernel
-            payload.flags.writeable = False
+            npes, eb = state.config.pes, fp.nbytes
+            if len(pes) == 1 and npes * start_bytes < POOLED_BYTES:
+                # one PE, a small tile: the rows copied once into a pool's block, which
+                # holds the padding and poison already (build_tile's storage)
+                b, s = fp.dense[0]
+                rows_view = np.ndarray((1, vr, vc), carrier, gm, b, (0, s, eb))
+                payload, at = pooled_payload(slot, rows_view, pad, pes, npes)
+            else:
+                payload = start(npes, pes)
+                for pe, (b, s) in zip(pes, fp.dense, strict=True):
+                    payload[pe, :vr, :vc] = np.ndarray((vr, vc), carrier, gm, b, (s, eb))
+                at = _storage_address(payload)  # a matrix bundle passes it to the kernel
+                payload.flags.writeable = False
             tile = make(payload, 0, None, at)
         else:
             tile = build_tile(state, name, slot, gather(state.gm, fp, dt), pad, pes, pidx,

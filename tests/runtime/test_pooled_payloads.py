@@ -1,4 +1,4 @@
-"""Payloads of small tiles come from pools (``engine._pooled``): a block already holding
+"""Payloads of small tiles come from pools (``engine.pooled_payload``): a block already holding
 the poison of the PEs a bundle leaves out and the padding of the PEs it writes, of
 which only the valid region is written. Each payload equals the one built afresh, a
 payload still held is never written again, and a published payload is immutable (the
@@ -50,7 +50,7 @@ def test_pooled_payloads_equal_fresh_ones_and_never_change(data: st.DataObject) 
         values = np.frombuffer(raw * (len(pes) * vr * vc), carrier).reshape(len(pes), vr, vc)
         if dt is None:
             values = values.astype(bool)
-        got, address = engine._pooled(slot, values, fill, pes, 4)
+        got, address = engine.pooled_payload(slot, values, fill, pes, 4)
         want = _fresh(slot, values, fill, pes)
         assert got.tobytes() == want.tobytes()
         assert not got.flags.writeable
@@ -66,7 +66,7 @@ def test_a_pooled_payload_is_immutable_for_the_semantics() -> None:
     slot = Slot(0, 0, DataType.FP32, 4, 8, 2, 8, Layout.ROW_MAJOR, 0b1000, 1024,
                 np.dtype(np.float32))  # fmt: skip
     values = np.ones((1, 2, 8), np.float32)
-    payload, _ = engine._pooled(slot, values, PAD_NULL, (0,), 4)
+    payload, _ = engine.pooled_payload(slot, values, PAD_NULL, (0,), 4)
     view = payload[0:1, :2, :8]
     assert fastpath._immutable(payload) and fastpath._immutable(view)
     fastpath.remember_finite(view)
