@@ -381,7 +381,7 @@ def build_tile(
                 slot.dtype, rows, cols, slot.valid_rows, slot.valid_cols, slot.layout,
                 slot.mask, slot.capacity, pd,
             )  # fmt: skip
-        return make(payload, serial, None, address)  # type: ignore[operator,no-any-return]
+        return make(payload, serial, None, address)  # type: ignore[operator]
     if npes != P:
         full = np.zeros((npes, rows, cols), bool)
         full[pidx] = defined
