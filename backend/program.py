@@ -248,6 +248,37 @@ class Block:
     index: int
 
 
+#: what a command does to block segmentation, by its class (see :func:`_kind`)
+_OPEN, _CLOSE, _BODY = "open", "close", "body"
+_KINDS: dict[type, str] = {}
+
+
+def _kind(cls: type) -> str:
+    """Whether commands of ``cls`` open a block (a tile or scalar BSTART), close one
+    (BSTOP) or belong to its body; kept per class (segmentation reads one per command)."""
+    kind = (
+        _OPEN
+        if issubclass(cls, (TileStart, ScalarStart))
+        else _CLOSE
+        if issubclass(cls, Stop)
+        else _BODY
+    )
+    _KINDS[cls] = kind
+    return kind
+
+
+def _block(
+    start: TileStart | ScalarStart | None, commands: tuple[Command, ...], stop: Stop | None,
+    index: int,
+) -> Block:  # fmt: skip
+    """``Block(start, commands, stop, index)`` without the frozen dataclass's
+    ``__init__``, which sets each field through ``object.__setattr__`` (segmentation
+    makes one per block)."""
+    b = object.__new__(Block)
+    b.__dict__.update(start=start, commands=commands, stop=stop, index=index)
+    return b
+
+
 @dataclass(frozen=True)
 class Program:
     """An ordered sequence of commands. ``lines`` (source line per command, 0 when
@@ -280,20 +311,22 @@ class Program:
         start: TileStart | ScalarStart | None = None
         body: list[Command] = []
         first = 0
+        kinds = _KINDS
         for i, c in enumerate(self.commands):
-            if isinstance(c, (TileStart, ScalarStart)):
+            kind = kinds.get(type(c))
+            if kind is None:
+                kind = _kind(type(c))
+            if kind is _OPEN:
                 if start is not None or body:
-                    yield Block(start, tuple(body), None, first)
-                start, body, first = c, [], i
-            elif isinstance(c, Stop):
-                yield Block(start, tuple(body), c, first)
+                    yield _block(start, tuple(body), None, first)
+                start, body, first = c, [], i  # type: ignore[assignment]
+            elif kind is _CLOSE:
+                yield _block(start, tuple(body), c, first)  # type: ignore[arg-type]
                 start, body, first = None, [], i + 1
-            else:
-                if start is None and not body:
-                    first = i
+            else:  # (a stray command's index is ``first`` already: 0, or after a BSTOP)
                 body.append(c)
         if start is not None or body:
-            yield Block(start, tuple(body), None, first)
+            yield _block(start, tuple(body), None, first)
 
     @classmethod
     def from_blocks(cls, blocks: Sequence[Sequence[Command]]) -> Program:
