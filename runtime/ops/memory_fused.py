@@ -49,6 +49,33 @@ def _rows(
     return proven_rows(bases, strides, rows, cols, eb, state.config.gm_size)
 
 
+def _one_pe(
+    state: MachineState, plan: BundlePlan, pes: tuple[int, ...], rows: int, cols: int, eb: int
+) -> tuple[np.ndarray, int, int] | None:
+    """For the kernels' common case -- one PE, a dense memory, no grid access log -- the
+    memory and the PE's (first byte, row stride), when :func:`_rows` would prove them (the
+    same closed-form proof, on two scalar reads); None otherwise (the general path
+    decides)."""
+    gm, ior = state.gm, plan.ior
+    if (
+        len(pes) != 1
+        or ior is None
+        or state.access_log is not None
+        or type(gm) is not np.ndarray
+        or not gm.flags.c_contiguous
+        or rows < 1
+        or cols < 1
+    ):
+        return None
+    gpr, pe = state.gpr, pes[0]
+    b, s = int(gpr[pe, ior.src0]), int(gpr[pe, ior.src1])
+    if b % eb or (rows > 1 and s % eb):
+        return None
+    if b + (rows - 1) * s + (cols - 1) * eb > state.config.gm_size - eb:
+        return None
+    return gm, b, s if rows > 1 else 0
+
+
 def fused_tload(spec: Spec, dt: DataType, dests: Dests) -> Fused:
     """The fused form of an ordinary TLOAD into ``dests`` (one Local destination)."""
     if dests.fault is not None or len(dests.slots) != 1:
@@ -57,11 +84,7 @@ def fused_tload(spec: Spec, dt: DataType, dests: Dests) -> Fused:
     eb = info(dt).bits // 8
     usable = info(dt).bits % 8 == 0 and slot.carrier.itemsize == eb and dest_layout_legal(slot)
     vr, vc = slot.valid_rows, slot.valid_cols
-    mask, hand, name = slot.mask, slot.hand, spec.name
-
-    carrier = slot.carrier
-    span = (vc - 1) * eb
-    whole_rows = vr >= 1 and vc >= 1  # (else the generic proof refuses: no fast path)
+    mask, hand, name, carrier = slot.mask, slot.hand, spec.name, slot.carrier
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         if not usable:
@@ -69,39 +92,22 @@ def fused_tload(spec: Spec, dt: DataType, dests: Dests) -> Fused:
         pes, _, pidx, _ = geometry(mask, state.config.pes)
         if pes[-1] >= state.config.pes:
             return False
-        gm, log = state.gm, state.access_log
-        ior = plan.ior
-        if (
-            len(pes) == 1
-            and whole_rows
-            and log is None
-            and ior is not None
-            and type(gm) is np.ndarray
-            and gm.flags.c_contiguous
-        ):
-            # one PE of a dense memory, no access log: ``_rows`` and ``gather_view``
-            # inlined (the same proof, the same strided view of the memory)
-            gpr, pe = state.gpr, pes[0]
-            b, st = int(gpr[pe, ior.src0]), int(gpr[pe, ior.src1])
-            if b % eb or (vr > 1 and st % eb):
+        one = _one_pe(state, plan, pes, vr, vc, eb)
+        log = None
+        if one is not None:  # (``gather_view``'s strided view of the memory, inlined)
+            gm, b, st = one
+            values = np.ndarray((1, vr, vc), carrier, gm, b, (0, st, eb))
+        else:
+            at = _rows(state, plan, pes, vr, vc, eb)
+            if at is None:
                 return False
-            if b + (vr - 1) * st + span > state.config.gm_size - eb:
-                return False
-            values = np.ndarray((1, vr, vc), carrier, gm, b, (0, st if vr > 1 else 0, eb))
-            tile = build_tile(state, name, slot, values, PAD_NULL, pes, pidx, numbered=False)
-            if not state.push_one(hand, tile):
-                return False
-            tile.serial = state.next_serial()
-            return True
-        at = _rows(state, plan, pes, vr, vc, eb)
-        if at is None:
-            return False
-        fp = Footprint(None, eb, None, at, vr, vc)
-        if log is not None:  # a grid launch records what it read (D13)
-            mark = len(log.records)
-            log.read_footprint(fp)
-        # (a view of a dense memory is writable: publication copies it)
-        values = gather_view(gm, fp, dt)
+            fp = Footprint(None, eb, None, at, vr, vc)
+            log = state.access_log
+            if log is not None:  # a grid launch records what it read (D13)
+                mark = len(log.records)
+                log.read_footprint(fp)
+            # (a view of a dense memory is writable: publication copies it)
+            values = gather_view(state.gm, fp, dt)
         tile = build_tile(state, name, slot, values, PAD_NULL, pes, pidx, numbered=False)
         if not state.push_one(hand, tile):
             if log is not None:  # the generic path raises the fault before reading
@@ -135,34 +141,18 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
         vr, vc = shape.valid_rows, shape.valid_cols
         if vr > t.valid_rows or vc > t.valid_cols or vc > shape.cols:
             return False
-        gm, written, log = state.gm, state.gm_written, state.access_log
-        ior = plan.ior
-        if (
-            len(pes) == 1
-            and vr >= 1
-            and vc >= 1
-            and log is None
-            and ior is not None
-            and type(gm) is np.ndarray
-            and gm.flags.c_contiguous
-        ):
-            # one PE of a dense memory, no access log: ``_rows`` and the DenseWrite
-            # inlined (the same proof, the same strided assignment and record)
-            gpr, pe = state.gpr, pes[0]
-            b, st = int(gpr[pe, ior.src0]), int(gpr[pe, ior.src1])
-            if b % eb or (vr > 1 and st % eb):
-                return False
-            if b + (vr - 1) * st + (vc - 1) * eb > state.config.gm_size - eb:
-                return False
-            if vr == 1:
-                st = 0
-            elif st < vc * eb:
+        written = state.gm_written
+        one = _one_pe(state, plan, pes, vr, vc, eb)
+        if one is not None:  # (the DenseWrite's strided assignment and record, inlined)
+            dense, b, st = one
+            if vr > 1 and st < vc * eb:
                 return False  # rows that overlap: the generic path keeps the last writer
-            v = t.payload[pe, :vr, :vc]
-            np.ndarray(v.shape, v.dtype, gm, b, (st, eb))[...] = v
-            if written is not None:  # (``DenseWrite.record``)
+            v = t.payload[pes[0], :vr, :vc]
+            np.ndarray(v.shape, v.dtype, dense, b, (st, eb))[...] = v
+            if written is not None:
                 written.rows(b, st, vr, vc * eb)
             return True
+        gm, log = state.gm, state.access_log
         at = _rows(state, plan, pes, vr, vc, eb)
         if at is None or any(s < vc * eb and vr > 1 for _, s in at):
             return False  # rows that overlap: the generic path keeps the last writer
