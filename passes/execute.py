@@ -19,12 +19,15 @@ from ptoc.dialects.dtypes import carrier
 from ptoc.dialects.reference import run_reference
 from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.gm_pool import Written
+from ptoc.runtime.spare import keep_machine, spare_machine
 
 from .allocate.gprs import TABLE_REG
 from .emit import AbiBinding
 from .pipeline import CompiledKernel, KernelAbi, TensorParam, compile_module
 
 GM_BASE = 0x1000
+#: the machine :func:`run_compiled` runs on unless told (a frozen configuration)
+DEFAULT_MACHINE = MachineConfig()
 ALIGN = 256
 
 
@@ -242,10 +245,12 @@ def run_compiled(
     ck: CompiledKernel, inputs: Mapping[str, np.ndarray], machine: MachineConfig | None = None
 ) -> dict[str, np.ndarray]:
     """Execute ``ck`` on a fresh machine; returns the output tensors by name."""
-    m = Machine(machine or MachineConfig())
+    m = spare_machine(machine or DEFAULT_MACHINE)
     placement = place(ck, m, inputs)
     m.run(ck.program)
-    return read_outputs(ck, m, placement)
+    out = read_outputs(ck, m, placement)
+    keep_machine(m)  # (the outputs are copies: nothing refers to the machine)
+    return out
 
 
 class Mismatch(AssertionError):

@@ -288,12 +288,13 @@ def _run_deps() -> tuple[Any, ...]:
     global _RUN_DEPS
     if _RUN_DEPS is None:
         from ptoc.passes.execute import place, read_outputs, tensor_layout
-        from ptoc.runtime import Machine, MachineFault
+        from ptoc.runtime import MachineFault
+        from ptoc.runtime.spare import keep_machine, spare_machine
 
         from .driver import compile_kernel, machine_config
 
-        _RUN_DEPS = (place, read_outputs, tensor_layout, Machine, MachineFault,
-                     compile_kernel, machine_config)  # fmt: skip
+        _RUN_DEPS = (place, read_outputs, tensor_layout, spare_machine, keep_machine,
+                     MachineFault, compile_kernel, machine_config)  # fmt: skip
     return _RUN_DEPS
 
 
@@ -310,8 +311,8 @@ def run_on(
 ) -> Outputs:
     """:func:`run` with the arrays as one mapping."""
     deps = _run_deps()
-    place, read_outputs, tensor_layout, Machine, MachineFault = deps[:5]
-    compile_kernel, machine_config = deps[5:]
+    place, read_outputs, tensor_layout, spare_machine, keep_machine = deps[:5]
+    MachineFault, compile_kernel, machine_config = deps[5:]
     if isinstance(program, Kernel):
         program = compile_kernel(program, machine)
     if not isinstance(program, Program) or program.abi is None or program.kernel is None:
@@ -335,7 +336,7 @@ def run_on(
         from .launch import run_grid
 
         return run_grid(program, inputs, config, cores, workers, check_races, trace, cluster)
-    m = Machine(config)
+    m = spare_machine(config)
     placement = place(program, m, inputs)
     m.set_gpr(CORE_COUNT_GPR, 1)  # the grid ABI of a one-core launch (core index 0)
     try:
@@ -345,6 +346,8 @@ def run_on(
     out = Outputs(read_outputs(program, m, placement))
     out.trace, out.status = report.trace, m.status
     out.bundles, out.scalar_blocks = report.bundles, report.scalar_blocks
+    if not trace:  # (outputs and status are copies: nothing refers to the machine)
+        keep_machine(m)
     return out
 
 

@@ -136,11 +136,19 @@ class DensePool:
         resident = written.resident | chunks
         if len(free) >= KEEP or self._held + len(resident) > HELD_CHUNKS:
             return
-        for c in chunks:
-            gm[c << CHUNK_BITS : (c + 1) << CHUNK_BITS] = 0
-        written.chunks = set()
+        self.clean(gm, written)
         self._held += len(resident)
         free.append((gm, resident))
+
+    def clean(self, gm: np.ndarray, written: Written) -> None:
+        """Zero the chunks of ``gm`` that ``written`` recorded (``gm`` is all zero again)
+        and start a new record, the zeroed chunks now resident: what a memory goes
+        through before its next machine (:meth:`give`, ``MachineState.reset``)."""
+        chunks = written.chunks
+        assert chunks is not None  # (a record given up is not worth zeroing)
+        for c in chunks:
+            gm[c << CHUNK_BITS : (c + 1) << CHUNK_BITS] = 0
+        written.chunks, written.resident = set(), written.resident | chunks
 
     def clear(self) -> None:
         """Drop every kept memory."""

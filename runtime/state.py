@@ -61,6 +61,12 @@ class MachineState:
             self.gm_written = Written(resident)
         else:
             self.gm = new_memory(config.gm_size) if gm is None else gm
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """Everything but the memory as a new core has it (``__init__`` and
+        :meth:`reset`)."""
+        config = self.config
         #: the grid's access recorder (races, merged writes); None: nothing is recorded
         self.access_log: Any = None
         self.gpr = np.zeros((config.pes, GPR_COUNT), np.uint64)
@@ -81,6 +87,18 @@ class MachineState:
         #: allocated Shared registers by id (S0..S255)
         self.shared: dict[int, SharedTile] = {}
         self._serial = 0
+
+    def reset(self) -> bool:
+        """Return to the state of a new core of the same configuration, keeping a dense
+        memory of its own (zeroed again where it was written, as the pool does); False,
+        changing nothing, when the memory is not its own or was written too widely to be
+        worth zeroing (a new core is then the cheaper start)."""
+        written, gm = self.gm_written, self.gm
+        if written is None or written.chunks is None or not isinstance(gm, np.ndarray):
+            return False
+        POOL.clean(gm, written)
+        self._fresh()
+        return True
 
     def __del__(self) -> None:
         # (a state built without __init__ has no record; at interpreter exit the pool

@@ -56,21 +56,30 @@ _unrecorded: list[str] = []
 
 
 class _CheckedPool(DensePool):
-    """The process's pool, checking for each small memory a machine gives back that
-    every chunk holding a nonzero byte was recorded: a write that bypasses the record
-    would leave stale bytes in the next machine's memory. (A failure inside ``__del__``
-    cannot raise: it is noted, and the test that made the machine fails.)"""
+    """The process's pool, checking for each small memory a machine gives back, or a
+    kept machine's memory when it is reset, that every chunk holding a nonzero byte was
+    recorded: a write that bypasses the record would leave stale bytes in the next
+    machine's memory. (A failure inside ``__del__`` cannot raise: it is noted, and the
+    test that made the machine fails.)"""
 
     def give(self, gm: np.ndarray, written: Written, holders: int) -> None:
-        chunks = written.chunks
-        if chunks is not None and len(gm) <= SCANNED_GM:
-            whole = len(gm) // CHUNK * CHUNK
-            found = set(np.flatnonzero(gm[:whole].reshape(-1, CHUNK).any(axis=1)).tolist())
-            if whole < len(gm) and gm[whole:].any():
-                found.add(whole >> CHUNK_BITS)
-            if found - chunks:
-                _unrecorded.append(f"chunks {sorted(found - chunks)[:4]} of {len(gm)} bytes")
+        _check_recorded(gm, written)
         super().give(gm, written, holders + 1)  # this override's frame holds it too
+
+    def clean(self, gm: np.ndarray, written: Written) -> None:
+        _check_recorded(gm, written)
+        super().clean(gm, written)
+
+
+def _check_recorded(gm: np.ndarray, written: Written) -> None:
+    chunks = written.chunks
+    if chunks is not None and len(gm) <= SCANNED_GM:
+        whole = len(gm) // CHUNK * CHUNK
+        found = set(np.flatnonzero(gm[:whole].reshape(-1, CHUNK).any(axis=1)).tolist())
+        if whole < len(gm) and gm[whole:].any():
+            found.add(whole >> CHUNK_BITS)
+        if found - chunks:
+            _unrecorded.append(f"chunks {sorted(found - chunks)[:4]} of {len(gm)} bytes")
 
 
 _state.POOL = _CheckedPool()
