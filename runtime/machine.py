@@ -589,43 +589,28 @@ def _run_int_block(
     publish them; returns the next block, or None when the PEs disagree on the block
     condition (nothing changed: the numpy path runs the block and raises the fault).
 
-    The published GPRs are a new read-only array, kept with their Python integers
-    (:attr:`MachineState.gpr_ints`): the next integer block starts from those while
-    ``state.gpr`` is still that array (a writer copies it first,
-    :meth:`MachineState.writable_gpr`), so a loop's bookkeeping converts no array."""
+    The GPRs stay Python integers from one integer block to the next
+    (:meth:`MachineState.publish_gpr_ints`): their array is made only when something
+    reads ``state.gpr``, so a loop's bookkeeping converts no array."""
     ints = plan.ints
     assert ints is not None
-    gpr = state.gpr
-    cached = state.gpr_ints
-    if cached is not None and cached[0] is gpr:
-        regs = cached[1]
-    else:
-        regs = gpr.tolist()
-        first = regs[0]
-        # PEs holding the same GPRs compute the same values and agree on the condition:
-        # run the block once (loop bookkeeping of a kernel whose bases do not step per PE)
-        if all(pe == first for pe in regs):
-            regs = [first]
-    state.gpr_ints = None  # (the lists change in place below)
+    transfer = plan.transfer
+    # RET continues at ra as it was before the block (read before anything changes)
+    ra = state.gpr[:, RA].copy() if transfer == "RET" else None
+    regs = state.gpr_lists()
     run = ints.run
     conditions = run(regs[0])
     for pe in regs[1:]:
         if run(pe) != conditions:
             return None
     taken = conditions[-1] if conditions else None
-    transfer = plan.transfer
     if transfer == "FALL" or (transfer == "COND" and not taken):
         nxt = graph.fall[pos]
     elif transfer != "RET" and graph.target[pos] is not None:  # a taken branch
         nxt = graph.target[pos]
     else:  # (RET, or the fault of a branch target that starts no block)
-        nxt = Machine._continuation(pos, plan, graph, _Condition(taken), gpr[:, RA])
-    out = gpr.copy()  # a new array, as the numpy path publishes
-    for r in ints.written:  # (a column per register: converting all costs more)
-        out[:, r] = regs[0][r] if len(regs) == 1 else [pe[r] for pe in regs]
-    out.flags.writeable = False
-    state.gpr = out
-    state.gpr_ints = (out, regs)
+        nxt = Machine._continuation(pos, plan, graph, _Condition(taken), ra)  # type: ignore[arg-type]
+    state.publish_gpr_ints(regs, ints.written)
     return nxt
 
 

@@ -159,7 +159,7 @@ class IntBlock(NamedTuple):
     writes (the ones to publish)."""
 
     run: IntRun
-    written: tuple[int, ...]
+    written: frozenset[int]
 
 
 _NAMESPACE = {"M64": M64, "_sext32": _sext32, "_signed": _signed}
@@ -195,4 +195,4 @@ def compile_int_block(commands: list[Scalar], pcs: list[int]) -> IntBlock | None
         elif rd:
             lines.append(text)
             written.add(rd)
-    return IntBlock(_function(lines, conditions), tuple(sorted(written)))
+    return IntBlock(_function(lines, conditions), frozenset(written))

@@ -69,11 +69,17 @@ class MachineState:
         config = self.config
         #: the grid's access recorder (races, merged writes); None: nothing is recorded
         self.access_log: Any = None
-        self.gpr = np.zeros((config.pes, GPR_COUNT), np.uint64)
-        #: ``(array, registers)``: the GPRs of ``array`` as Python integers, one list per
-        #: PE (a single list when every PE holds the same), valid while ``gpr`` is that
-        #: read-only array (an integer scalar block publishes both)
-        self.gpr_ints: tuple[np.ndarray, list[list[int]]] | None = None
+        #: the GPRs (:attr:`gpr`): the array, or None while only :attr:`gpr_ints` holds
+        #: them (an integer scalar block's result, made an array when first read)
+        self._gpr: np.ndarray | None = np.zeros((config.pes, GPR_COUNT), np.uint64)
+        #: the GPRs as Python integers, one list per PE (a single list when every PE
+        #: holds the same), or None; when both are set they agree and the array is
+        #: read-only (an integer scalar block publishes them; a writer drops them)
+        self.gpr_ints: list[list[int]] | None = None
+        #: while ``_gpr`` is None: the last array and the registers written since (what
+        #: :attr:`gpr` builds the array from)
+        self._gpr_base: np.ndarray | None = None
+        self._gpr_written: frozenset[int] = frozenset()
         self.queues: list[list[Tile]] = [[] for _ in range(config.hands)]
         self.used = [0] * config.pes
         self.status = np.zeros(config.pes, np.uint8)
@@ -109,13 +115,62 @@ class MachineState:
             with contextlib.suppress(Exception):
                 POOL.give(gm, written, holders=3)  # the attribute, ``gm``, give's argument
 
+    @property
+    def gpr(self) -> np.ndarray:
+        """Per-PE GPRs, ``gpr[pe, reg]`` uint64 (read-only when an integer scalar block
+        published them: write through :meth:`writable_gpr`)."""
+        g = self._gpr
+        return self._gpr_array() if g is None else g
+
+    @gpr.setter
+    def gpr(self, value: np.ndarray) -> None:
+        self._gpr, self.gpr_ints = value, None
+
+    def _gpr_array(self) -> np.ndarray:
+        """The array of :attr:`gpr_ints` (the last array with the registers written
+        since), read-only, kept with the integers it agrees with."""
+        regs, base = self.gpr_ints, self._gpr_base
+        assert regs is not None and base is not None
+        out = base.copy()
+        for r in self._gpr_written:  # (a column per register: converting all costs more)
+            out[:, r] = regs[0][r] if len(regs) == 1 else [pe[r] for pe in regs]
+        out.flags.writeable = False
+        self._gpr, self._gpr_base, self._gpr_written = out, None, frozenset()
+        return out
+
+    def gpr_lists(self) -> list[list[int]]:
+        """The GPRs as Python integers for an integer block to change in place: one list
+        per PE, or a single list when every PE holds the same. The GPRs stay what they
+        were, whatever happens to the lists, until :meth:`publish_gpr_ints`."""
+        regs = self.gpr_ints
+        if regs is None:
+            regs = self.gpr.tolist()
+            first = regs[0]
+            # PEs holding the same GPRs compute the same values and agree on the
+            # condition: the block runs once (a loop's bookkeeping, bases not per PE)
+            return [first] if all(pe == first for pe in regs) else regs
+        if self._gpr is None:  # the lists are the only record: a copy
+            return [list(pe) for pe in regs]
+        self.gpr_ints = None  # (the array records them too)
+        return regs
+
+    def publish_gpr_ints(self, regs: list[list[int]], written: frozenset[int]) -> None:
+        """Make ``regs`` (an integer scalar block's result, registers ``written``
+        changed) the GPRs, their array made when something reads :attr:`gpr`."""
+        g = self._gpr
+        if g is not None:
+            self._gpr_base, self._gpr_written = g, written
+        else:
+            self._gpr_written = self._gpr_written | written
+        self._gpr, self.gpr_ints = None, regs
+
     def writable_gpr(self) -> np.ndarray:
         """``gpr``, to be written in place: a copy when it is a published read-only array
         (an integer scalar block's); :attr:`gpr_ints` no longer describes it."""
-        self.gpr_ints = None
         gpr = self.gpr
         if not gpr.flags.writeable:
-            gpr = self.gpr = gpr.copy()
+            gpr = gpr.copy()
+        self.gpr = gpr
         return gpr
 
     # ------------------------------------------------------------------ queues

@@ -67,8 +67,13 @@ def _one_pe(
         or cols < 1
     ):
         return None
-    gpr, pe = state.gpr, pes[0]
-    b, s = int(gpr[pe, ior.src0]), int(gpr[pe, ior.src1])
+    pe, ints = pes[0], state.gpr_ints
+    if ints is not None:  # (an integer block's GPRs: no array to make)
+        regs = ints[0] if len(ints) == 1 else ints[pe]
+        b, s = regs[ior.src0], regs[ior.src1]
+    else:
+        gpr = state.gpr
+        b, s = int(gpr[pe, ior.src0]), int(gpr[pe, ior.src1])
     if b % eb or (rows > 1 and s % eb):
         return None
     if b + (rows - 1) * s + (cols - 1) * eb > state.config.gm_size - eb:

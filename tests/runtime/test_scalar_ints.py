@@ -176,3 +176,69 @@ def test_a_gpr_written_between_runs_is_seen(how: str) -> None:
     m.set_gpr("a0", 41)
     m.run(program)
     assert [m.gpr("a2", pe=pe) for pe in range(4)] == [42] * 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    bases=st.lists(st.integers(0, 60).map(lambda k: k * 64), min_size=4, max_size=4),
+    step=st.integers(0, 3).map(lambda k: k * 64),
+    mask=st.sampled_from(["1000", "0100", "0010", "0001", "1100", "1111"]),
+    uniform=st.booleans(),
+)
+def test_transfers_after_integer_blocks_read_their_registers(
+    bases: list[int], step: int, mask: str, uniform: bool
+) -> None:
+    """A TLOAD and a TSTORE whose address registers an integer block (or two) just
+    wrote read the values of each PE, kept as Python integers (no GPR array is made in
+    between), as on the numpy path; so does a later block and every GPR at the end."""
+    if uniform:
+        bases = [bases[0]] * 4
+    text = (
+        f"BSTART.STD FALL\naddi a0, {step}, ->a0\naddi zero, 64, ->s0\nBSTOP\n"
+        "BSTART.STD FALL\naddi a0, 8, ->a1\nBSTOP\n"
+        "BSTART.TLOAD FP32\nC.B.DIMI 8, ->LB0\nC.B.DIMI 2, ->LB1\nC.B.DIMI 8, ->LB2\n"
+        f"B.IOR a1, s0\nB.IOT mask={mask}, last, ->T<512B>\nBSTOP\n"
+        "BSTART.STD FALL\naddi a0, 2048, ->a2\nBSTOP\n"
+        f"BSTART.TSTORE FP32\nB.IOR a2, s0\nB.IOT T#1, mask={mask}, last\nBSTOP\n"
+        "BSTART.STD FALL\nadd a2, a1, ->a3\nBSTOP\n"
+    )
+    program = parse(text)
+    outcomes = []
+    for ints in (True, False):
+        m = Machine(MachineConfig(gm_size=16384))
+        m.load_gm(0, bytes(range(256)) * 64)
+        for pe, b in enumerate(bases):
+            m.set_gpr("a0", b, pe=pe)
+        with pytest.MonkeyPatch.context() as mp:
+            if not ints:
+                mp.setattr(machine_module, "_run_int_block", lambda *a: None)
+            m.run(program)
+        outcomes.append((m.snapshot(), m.state.gpr.tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("read_between", [False, True])
+def test_a_block_that_does_not_commit_leaves_the_kept_integers(read_between: bool) -> None:
+    """An integer block whose PEs disagree on the condition (the numpy path raises the
+    fault), or whose branch target starts no block, changes no GPR -- whether the last
+    block's GPRs are still only Python integers or also an array (``read_between``) --
+    and the next run starts from the GPRs before it."""
+    first = parse("BSTART.STD FALL\naddi a0, 1, ->a0\naddi a1, 3, ->a1\nBSTOP\n")
+    twin = _machine([[1, 0, 0, 0, 0, 0, 0], [1, 0, 100, 0, 0, 0, 0]] * 2)
+    twin.run(first)
+    before = twin.state.gpr.tolist()  # (the twin's array: ``m``'s stays unmade)
+    m = _machine([[1, 0, 0, 0, 0, 0, 0], [1, 0, 100, 0, 0, 0, 0]] * 2)
+    m.run(first)
+    assert m.state._gpr is None  # only Python integers hold the GPRs
+    for bad in (
+        "BSTART.STD COND, T\naddi a0, 40, ->a0\nsetc.lt a0, a2\nBSTOP\n"
+        "T:\nBSTART.STD FALL\nBSTOP\n",
+        "BSTART.STD DIRECT, 3\naddi a0, 40, ->a0\naddi a1, 40, ->a1\nBSTOP\n",
+    ):
+        if read_between:
+            m.state.gpr  # noqa: B018
+        with pytest.raises(MachineFault):
+            m.run(parse(bad))
+        assert m.state.gpr.tolist() == before
+    m.run(parse("BSTART.STD FALL\nadd a0, a1, ->a3\nBSTOP\n"))
+    assert [m.gpr("a3", pe=pe) for pe in range(4)] == [2 + 3] * 4
