@@ -27,10 +27,10 @@ from ptoc.backend.isa.cube import CubeLayout
 from ptoc.backend.isa.semantics import compiled
 from ptoc.backend.isa.semantics import matmul as sm
 from ptoc.runtime import MachineFault
-from ptoc.runtime import machine as machine_module
 
 from ._progs import Rig
 from .cube_rig import cube_load, cube_size, cube_store, matrix
+from .util import count_generic
 
 D = DataType
 M16, M32, N8 = CubeLayout.M16, CubeLayout.M32, CubeLayout.N8
@@ -125,19 +125,6 @@ def _outcome(rig: Rig, prog: Any, trace: bool) -> tuple[Any, ...]:
     return fault, rig.m.snapshot(), serials
 
 
-def _generic_runs(monkeypatch: Any) -> list[str]:
-    """Count the bundles the generic path executes (``machine.execute``) from now on."""
-    seen: list[str] = []
-    real = machine_module.execute
-
-    def counted(state, plan):  # type: ignore[no-untyped-def]
-        seen.append(plan.name)
-        return real(state, plan)
-
-    monkeypatch.setattr(machine_module, "execute", counted)
-    return seen
-
-
 @examples(25)
 @given(case=cases(), kernels=st.booleans())
 def test_fused_cube_bundles_equal_the_generic_path(case: Any, kernels: bool) -> None:
@@ -153,7 +140,7 @@ def test_fused_cube_bundles_equal_the_generic_path(case: Any, kernels: bool) -> 
             stack.enter_context(compiled.suspended())
         want = _outcome(cold, prog, trace=True)
         mp = stack.enter_context(pytest.MonkeyPatch.context())
-        generic = _generic_runs(mp)
+        generic = count_generic(mp)
         got = _outcome(warm, prog, trace=False)
     assert want[0] is None and got[0] is None
     assert got[1] == want[1], got[1].differences(want[1])

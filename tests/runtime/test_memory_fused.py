@@ -17,7 +17,7 @@ from ptoc.runtime.grid import AccessLog
 from ptoc.runtime.ops import memory_fused
 
 from ._progs import p2, size_name, smallest_size
-from .util import count_builds, prog
+from .util import count_builds, count_generic, prog
 
 GM = 1 << 16
 TYPES = [DataType.FP32, DataType.FP16, DataType.U8, DataType.S64, DataType.BF16]
@@ -121,17 +121,8 @@ def test_fused_transfers_equal_the_generic_runners(data: st.DataObject) -> None:
 
 
 def test_the_common_case_takes_the_fused_forms(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from ptoc.runtime import machine
-
     built = count_builds(monkeypatch, memory_fused)
-    generic: list[str] = []
-    real_execute = machine.execute
-
-    def counting(state, plan):  # type: ignore[no-untyped-def]
-        generic.append(plan.name)
-        return real_execute(state, plan)
-
-    monkeypatch.setattr(machine, "execute", counting)
+    generic = count_generic(monkeypatch)
     text = _program(DataType.FP32, 4, 16, "1000", store=True)
     regs = {"a0": [0x100] * 4, "s0": [64] * 4, "a1": [0x2000] * 4, "s1": [128] * 4}
     src = np.arange(GM, dtype=np.uint8).tobytes()[:GM]

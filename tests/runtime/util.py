@@ -204,3 +204,19 @@ def count_builds(monkeypatch, module) -> list[str]:  # type: ignore[no-untyped-d
 
     monkeypatch.setattr(module, "build_tile", counting)
     return built
+
+
+def count_generic(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The names of the bundles the generic path executes (``machine.execute``) from now
+    on (a fused form or a kept result runs none)."""
+    from ptoc.runtime import machine
+
+    seen: list[str] = []
+    real = machine.execute
+
+    def counted(state, plan):  # type: ignore[no-untyped-def]
+        seen.append(plan.name)
+        return real(state, plan)
+
+    monkeypatch.setattr(machine, "execute", counted)
+    return seen
