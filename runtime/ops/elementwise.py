@@ -54,6 +54,7 @@ from .common import (
     same_rows,
     source_key,
 )
+from .compare_fused import fused_compare
 from .native import compiled_runner
 
 #: IEEE operations (``OpRow.arith``) whose every result is finite when their operands
@@ -398,6 +399,9 @@ def tcmp(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    run.fused = fused_compare(  # type: ignore[attr-defined]
+        sem, dt, shape, spec.plan.mask, cmode, pad, spec.name, predicates, scalar=False
+    )
     return run
 
 
@@ -438,6 +442,11 @@ def tsel(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    # a raw bit copy (no encoding rule): fused at every type; the predicate has the
+    # sources' descriptor without a DataType
+    key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
+    pred_key = None if key is None else (None, *key[1:])
+    run.fused = fused_runner(sem, dt, dests, (pred_key, key, key), pad, spec.name)  # type: ignore[attr-defined]
     return run
 
 
