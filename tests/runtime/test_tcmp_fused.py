@@ -9,6 +9,7 @@ fused."""
 from __future__ import annotations
 
 import numpy as np
+from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -78,6 +79,7 @@ def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: st
     return text
 
 
+@examples(200)  # (fast examples; the rarer rejections need more of them)
 @given(data=st.data())
 def test_fused_compares_equal_the_generic_runner(data: st.DataObject) -> None:
     # (the types with encoding rules drawn as often as all others: their rejections)
