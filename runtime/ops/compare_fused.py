@@ -16,13 +16,17 @@ import numpy as np
 from ptoc.backend.isa import DataType
 from ptoc.backend.isa.semantics.core import SemanticError, scalar_operand
 
-from ..alloc import Dests
+from ..alloc import Dests, Slot
 from ..bundle import BundlePlan
-from ..engine import Fused, build_tile, fused_sources, geometry, gpr_words, push_fused, region
+from ..engine import Fused, fused_sources, geometry, gpr_words, push_fused, region, tile_builder
 from ..faults import MachineFault
 from ..spec import Shape
 from ..state import MachineState
+from ..tiles import Tile
 from .common import ENCODING_TYPES, RM, invalid_encoding
+
+#: a fused form's constructor of its destination tile (``engine.tile_builder``)
+Builder = Callable[[MachineState, np.ndarray], Tile]
 
 
 def fused_compare(
@@ -46,6 +50,10 @@ def fused_compare(
     vr, vc = shape.valid_rows, shape.valid_cols
     enc = dt in ENCODING_TYPES
     nsources = 1 if scalar else 2
+    #: (machine PEs, id of a remembered slot) -> the slot and its tile builder
+    builders: dict[
+        tuple[int, int], tuple[Slot, Callable[[MachineState, np.ndarray], Tile]]
+    ] = {}
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         npes = state.config.pes
@@ -81,7 +89,14 @@ def fused_compare(
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
         slot = dests.slots[0]
-        tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
-        return push_fused(state, slot.hand, tile, st, pidx, p)
+        known = builders.get((npes, id(slot)))
+        if known is None or known[0] is not slot:
+            if len(builders) >= 16:  # (slots of other source geometries: bounded)
+                builders.clear()
+            known = builders[(npes, id(slot))] = (
+                slot,
+                tile_builder(npes, name, slot, pad, pes),
+            )
+        return push_fused(state, slot.hand, known[1](state, res), st, pidx, p)
 
     return fused

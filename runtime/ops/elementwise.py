@@ -33,13 +33,13 @@ from ..engine import (
     Fused,
     Preparer,
     Runner,
-    build_tile,
     fused_sources,
     geometry,
     gpr_words,
     make_dests,
     push_fused,
     region,
+    tile_builder,
 )
 from ..faults import MachineFault
 from ..spec import Spec
@@ -123,6 +123,7 @@ def fused_runner(
     checks = tuple((k, len(k) == 5) for k in keys if k is not None)
     #: machine PEs -> the bundle's geometry (see :func:`engine.geometry`)
     geometries: dict[int, tuple[tuple[int, ...], int, slice | list[int], object]] = {}
+    builders: dict[int, Callable[[MachineState, np.ndarray], Tile]] = {}  # by machine PEs
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
@@ -157,7 +158,10 @@ def fused_runner(
             res, st = fn(dt, *args)
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
-        tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
+        make = builders.get(npes)
+        if make is None:
+            make = builders[npes] = tile_builder(npes, name, slot, pad, pes)
+        tile = make(state, res)
         if closed:  # the bundle's PEs are the new tile's allocation mask
             publish_finite(tile, views, st)
         return push_fused(state, hand, tile, st, pidx, p)

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info, op
+from ptoc.backend.isa.fields import PAD_NAMES
 from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import elementwise
@@ -55,7 +56,7 @@ def _sizes(dt: DataType, vr: int, vc: int) -> tuple[int, int]:
 
 
 def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: str,
-             pred_vr: int, scalar: bool, repeat: int) -> str:  # fmt: skip
+             pred_vr: int, scalar: bool, repeat: int, pad: str = "Null") -> str:  # fmt: skip
     col = _col(dt, vc)
     code, pcode = _sizes(dt, vr, vc)
     size = size_name(code)
@@ -82,6 +83,7 @@ def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: st
     for _ in range(repeat):
         text += f"""\
         BSTART.VEC {name}, {dt.name}
+        B.DATR {{NORM, FP64, {pad}, EQ, Default, 0, 0}}
         C.B.DIMI {vc}, ->LB0
         C.B.DIMI {vr}, ->LB1
         C.B.DIMI {col}, ->LB2
@@ -116,8 +118,9 @@ def test_fused_selections_equal_the_generic_runner(data: st.DataObject) -> None:
         gm = valid_words(gm)
     pred_vr = data.draw(st.sampled_from([vr, vr, vr, vr + 1]))
     scalar = data.draw(st.sampled_from([True, True, False]))  # (False: B.IOR omitted)
+    pad = data.draw(st.sampled_from(PAD_NAMES))
     text = _program(name, dt, vr, vc, load_mask, mask, pred_vr, scalar,
-                    data.draw(st.integers(1, 5)))  # fmt: skip
+                    data.draw(st.integers(1, 5)), pad)  # fmt: skip
     code, pcode = _sizes(dt, vr, vc)
     config = small_machines(data, 2 * (64 << code) + 2 * (64 << pcode), 64 << code)
     assert warm_outcome(text, regs, gm, False, **config) == warm_outcome(
