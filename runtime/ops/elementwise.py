@@ -33,13 +33,13 @@ from ..engine import (
     Fused,
     Preparer,
     Runner,
-    build_tile,
     fused_sources,
     geometry,
     gpr_words,
     make_dests,
     push_fused,
     region,
+    tile_builder,
 )
 from ..faults import MachineFault
 from ..spec import Spec
@@ -54,6 +54,7 @@ from .common import (
     same_rows,
     source_key,
 )
+from .compare_fused import fused_compare
 from .native import compiled_runner
 
 #: IEEE operations (``OpRow.arith``) whose every result is finite when their operands
@@ -122,6 +123,7 @@ def fused_runner(
     checks = tuple((k, len(k) == 5) for k in keys if k is not None)
     #: machine PEs -> the bundle's geometry (see :func:`engine.geometry`)
     geometries: dict[int, tuple[tuple[int, ...], int, slice | list[int], object]] = {}
+    builders: dict[int, Callable[[MachineState, np.ndarray], Tile]] = {}  # by machine PEs
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         cfg = state.config
@@ -156,7 +158,10 @@ def fused_runner(
             res, st = fn(dt, *args)
         except (MachineFault, SemanticError):
             return False  # nothing has changed: the generic path raises it in order
-        tile = build_tile(state, name, slot, res, pad, pes, pidx, numbered=False)
+        make = builders.get(npes)
+        if make is None:
+            make = builders[npes] = tile_builder(npes, name, slot, pad, pes)
+        tile = make(state, res)
         if closed:  # the bundle's PEs are the new tile's allocation mask
             publish_finite(tile, views, st)
         return push_fused(state, hand, tile, st, pidx, p)
@@ -398,6 +403,9 @@ def tcmp(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    run.fused = fused_compare(  # type: ignore[attr-defined]
+        sem, dt, shape, spec.plan.mask, cmode, pad, spec.name, predicates, scalar=False
+    )
     return run
 
 
@@ -438,6 +446,11 @@ def tsel(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    # a raw bit copy (no encoding rule): fused at every type; the predicate has the
+    # sources' descriptor without a DataType
+    key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
+    pred_key = None if key is None else (None, *key[1:])
+    run.fused = fused_runner(sem, dt, dests, (pred_key, key, key), pad, spec.name)  # type: ignore[attr-defined]
     return run
 
 

@@ -25,7 +25,7 @@ from ptoc.backend.isa.semantics import quant as sq
 from ptoc.backend.isa.semantics import sorting as ss
 from ptoc.backend.isa.semantics.core import SemanticError
 
-from ..alloc import Dests
+from ..alloc import Dests, Slot
 from ..bundle import BundlePlan
 from ..engine import (
     Ctx,
@@ -43,9 +43,9 @@ from ..engine import (
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
 from ..state import MachineState
-from ..tiles import Layout, Tile
+from ..tiles import CUBE_LAYOUTS, Layout, Tile
 from .common import RM, require_encodings, same_rows
-from .layout import check_dest_layout
+from .layout import check_dest_layout, dest_layout_legal
 
 
 def _quant_types(spec: Spec) -> DataType:
@@ -251,7 +251,56 @@ def tgather(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
+    if dests.fault is None and len(dests.slots) == 1 and dest_layout_legal(dests.slots[0]):
+        run.fused = _fused_tgather(spec, dt, dests.slots[0])  # type: ignore[attr-defined]
     return run
+
+
+def _fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
+    """TGATHER without the per-bundle context (``engine.execute_untraced``): the
+    generic runner's steps for a fully defined, non-CUBE value tile of ``dt`` and a
+    defined, non-CUBE numeric index tile of the destination's valid shape; anything
+    else -- an empty position, a mask a source does not cover, an illegal index type,
+    an index out of range, a push the queue cannot take -- returns False before any
+    effect (the generic path raises the fault)."""
+    mask, hand, name = slot.mask, slot.hand, spec.name
+    want = (slot.valid_rows, slot.valid_cols)
+    legal: dict[DataType, bool] = {}  # index DataType -> TGATHER-legal with ``dt``
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        npes = state.config.pes
+        pes, p, pidx, pkey = geometry(mask, npes)
+        if pes[-1] >= npes or len(plan.source_pos) != 2:
+            return False
+        srcs = fused_sources(state, plan, mask)
+        if srcs is None:
+            return False
+        vals, idx = srcs
+        idx_dt = idx.dtype
+        if (
+            vals.dtype != dt
+            or vals.defined is not None
+            or idx_dt is None
+            or idx.defined is not None
+            or vals.layout in CUBE_LAYOUTS
+            or idx.layout in CUBE_LAYOUTS
+            or (idx.valid_rows, idx.valid_cols) != want
+            or vals.valid_cols < want[1]
+        ):
+            return False
+        ok = legal.get(idx_dt)
+        if ok is None:
+            ok = legal[idx_dt] = si.tgather_types_legal(dt, idx_dt) is None
+        if not ok:
+            return False
+        try:
+            res, st = si.tgather(dt, idx_dt, region(vals, pidx, pkey), region(idx, pidx, pkey))
+        except SemanticError:  # an index out of range: the generic path raises it
+            return False
+        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
+        return push_fused(state, hand, tile, st, pidx, p)
+
+    return fused
 
 
 def tscatter(spec: Spec) -> Runner:

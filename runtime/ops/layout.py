@@ -29,6 +29,8 @@ from ..engine import (
     Runner,
     Slot,
     build_tile,
+    fused_sources,
+    geometry,
     gpr_words,
     make_dests,
     one_source,
@@ -183,7 +185,49 @@ def tconcat(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
+    if static is not None and static[1].fault is None and len(static[1].slots) == 1:
+        slot = static[1].slots[0]
+        if dest_layout_legal(slot):
+            run.fused = _fused_tconcat(spec, dt, slot)  # type: ignore[attr-defined]
     return run
+
+
+def _fused_tconcat(spec: Spec, dt: DataType, slot: Slot) -> Fused:
+    """TCONCAT with a static destination, without the per-bundle context
+    (``engine.execute_untraced``): the generic runner's steps for two defined, non-CUBE
+    sources of ``dt`` whose valid shapes concatenate to the destination's (kept per
+    pair of source shapes); anything else -- an empty position, a mask a source does
+    not cover, an illegal shape, a push the queue cannot take -- returns False before
+    any effect (the generic path raises the fault)."""
+    mask, hand, name = slot.mask, slot.hand, spec.name
+    want = (slot.valid_rows, slot.valid_cols)
+    legal: dict[tuple[int, int, int, int], bool] = {}  # source valid shapes -> legal
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        npes = state.config.pes
+        pes, p, pidx, pkey = geometry(mask, npes)
+        if pes[-1] >= npes or len(plan.source_pos) != 2:
+            return False
+        srcs = fused_sources(state, plan, mask)
+        if srcs is None:
+            return False
+        a, b = srcs
+        for t in srcs:
+            if t.dtype != dt or t.defined is not None or t.layout in CUBE_LAYOUTS:
+                return False
+        shapes = (a.valid_rows, a.valid_cols, b.valid_rows, b.valid_cols)
+        ok = legal.get(shapes)
+        if ok is None:
+            ok = sl.tconcat_shapes_legal(shapes[:2], shapes[2:], want) is None
+            if len(legal) < 16:  # (sources of other shapes: bounded)
+                legal[shapes] = ok
+        if not ok:
+            return False
+        res, st = sl.tconcat(dt, region(a, pidx, pkey), region(b, pidx, pkey))
+        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
+        return push_fused(state, hand, tile, st, pidx, p)
+
+    return fused
 
 
 def textract(spec: Spec) -> Runner:

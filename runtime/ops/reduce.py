@@ -128,6 +128,16 @@ def expansion(spec: Spec) -> Runner:
         if kernel is not None and fused is not _never and src_key is not None:
             fused = compiled_runner(kernel, fused, spec, dests, src_key, row.axis, b_key)
         run.fused = fused  # type: ignore[attr-defined]
+    elif copy and b_index == 0:
+        # a copy moves raw carriers (no encoding rule): fused at every type; the
+        # broadcast source may have any physical Rows (its key prefix is matched)
+        cshape = (shape.valid_rows, shape.valid_cols)
+        b_key = (src_dt, RM, *astuple(b_shape))
+
+        def broadcast(dt: DataType, vb: np.ndarray) -> tuple:
+            return fn(dt, None, vb, cshape)
+
+        run.fused = fused_runner(broadcast, src_dt, dests, (b_key,), pad, spec.name)  # type: ignore[attr-defined]
     return run
 
 

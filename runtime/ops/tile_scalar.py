@@ -40,6 +40,7 @@ from .common import (
     same_rows,
     source_key,
 )
+from .compare_fused import fused_compare
 from .elementwise import check_predicate, fused_runner
 
 
@@ -98,6 +99,9 @@ def tcmps(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    run.fused = fused_compare(  # type: ignore[attr-defined]
+        sem, dt, shape, spec.plan.mask, cmode, pad, spec.name, predicates, scalar=True
+    )
     return run
 
 
@@ -123,6 +127,12 @@ def tsels(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if dt not in ENCODING_TYPES:  # TF32/HF32 sources need their encodings checked
+        key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
+        pred_key = None if key is None else (None, *key[1:])
+        run.fused = fused_runner(  # type: ignore[attr-defined]
+            sem, dt, dests, (pred_key, key), pad, spec.name, scalar=True
+        )
     return run
 
 

@@ -16,7 +16,7 @@ from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import elementwise
 
 from ._progs import p2, sfu_or_vec, size_name, smallest_size
-from .util import count_builds, prog, warm_outcome
+from .util import count_fused, prog, warm_outcome
 
 GM = 1 << 16
 MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
@@ -84,7 +84,7 @@ def test_fused_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject)
 
 
 def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    built = count_builds(monkeypatch, elementwise)
+    published = count_fused(monkeypatch, elementwise)  # (the fused form's pushes)
     text = _program("TMULS", DataType.FP32, 4, 16, "1111", "1111", True, False)
     program = prog(text)
     m = Machine(MachineConfig(gm_size=GM))
@@ -94,6 +94,6 @@ def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ign
     m.set_gpr("a1", 0x40000000)  # 2.0
     m.load_gm(0, np.arange(4096, dtype=np.float32))
     m.run(program)
-    assert built == ["TMULS"]
+    assert published == ["FP32"]
     want = np.arange(64, dtype=np.float32).reshape(4, 16) * 2
     assert np.array_equal(m.tile("U#1").values[0], want)

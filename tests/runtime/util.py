@@ -182,7 +182,7 @@ def warm_outcome(
     m = Machine(MachineConfig(**config))
     m.load_gm(0, np.frombuffer(gm, np.uint8))
     for reg, values in regs.items():
-        for pe, v in enumerate(values):
+        for pe, v in enumerate(values[: m.config.pes]):  # (a smaller machine: its PEs)
             m.set_gpr(reg, v, pe=pe)
     try:
         m.run(program, trace=generic)
@@ -220,3 +220,76 @@ def count_generic(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
 
     monkeypatch.setattr(machine, "execute", counted)
     return seen
+
+
+#: 64-bit words whose low bits are special encodings of the float types (+-0, +-inf,
+#: quiet and signalling NaN payloads, the smallest subnormals, 1.0 and 2.0) and small
+#: integers; placed among random bytes they reach every element width
+SPECIAL_WORDS = [
+    0, 1 << 63, 0x7F800000, 0xFF800000, 0x7FC00001, 0x7F800001, 0x00000001, 0x80000000,
+    0x7C00, 0xFC00, 0x7E01, 0x7D00, 0x0001, 0x8000, 0x7F80, 0x7FC1, 0x7F81,
+    0x7FF0000000000000, 0x7FF8000000000001, 0x7FF0000000000001, 0x0000000000000001,
+    0xFFFFFFFFFFFFFFFF, 0x3F800000, 0x4000, 0x3C00, 0x3FF0000000000000, 31, 63, 64, 65,
+]  # fmt: skip
+
+
+def special_gm(raw: bytes, size: int) -> bytes:
+    """``size`` bytes of GM: ``raw`` (random bytes: every binade) followed by
+    :data:`SPECIAL_WORDS`, repeated (so equal values recur: ties and duplicates)."""
+    specials = b"".join(w.to_bytes(8, "little") for w in SPECIAL_WORDS)
+    unit = raw + specials
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def valid_words(gm: bytes) -> bytes:
+    """``gm`` with the low 16 bits of every 32-bit word cleared: valid TF32 and HF32
+    encodings (whose low fraction bits must be zero), so such tiles load."""
+    words = np.frombuffer(gm, "<u4") & np.uint32(0xFFFF0000)
+    return words.astype("<u4").tobytes()
+
+
+def tload_tile(
+    dt: DataType, vr: int, vc: int, col: int, size: str, *, base: str, mask: str, hand: str
+) -> str:
+    """A TLOAD bundle of a ``vr`` x ``vc`` tile of Col ``col`` and TSize ``size`` from
+    ``base`` (per PE) with row stride ``s0``."""
+    return f"""\
+        BSTART.TLOAD {dt.name}
+        C.B.DIMI {vc}, ->LB0
+        C.B.DIMI {vr}, ->LB1
+        C.B.DIMI {col}, ->LB2
+        B.IOR {base}, s0
+        B.IOT mask={mask}, last, ->{hand}<{size}>
+        BSTOP
+        """
+
+
+def small_machines(data, loads: int, dest: int) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """A machine shape for ``warm_outcome`` drawn by ``data`` (a hypothesis ``st.data()``)
+    for a program whose sources take ``loads`` bytes per PE and whose every destination
+    ``dest``: mostly the default core, sometimes fewer PEs (masks past them fault) or
+    Local capacity for the sources and at most three destinations (a later push
+    faults: full queues); always queues of depth 4."""
+    from hypothesis import strategies as st
+
+    pes = data.draw(st.sampled_from([4, 4, 4, 2]))
+    capacity = 1 << 18
+    if data.draw(st.integers(0, 3)) == 0:
+        capacity = loads + dest * data.draw(st.integers(0, 3))
+    return {"gm_size": 1 << 16, "depth": 4, "pes": pes, "capacity": capacity}
+
+
+def count_fused(monkeypatch, module) -> list[str]:  # type: ignore[no-untyped-def]
+    """The names of the tiles ``module``'s fused forms publish from now on (each calls
+    ``push_fused`` through its module; a form that falls back publishes none)."""
+    published: list[str] = []
+    real = module.push_fused
+
+    def counting(state, hand, tile, *args):  # type: ignore[no-untyped-def]
+        ok = real(state, hand, tile, *args)
+        if ok:
+            published.append("predicate" if tile.dtype is None else tile.dtype.name)
+        return ok
+
+    monkeypatch.setattr(module, "push_fused", counting)
+    return published
