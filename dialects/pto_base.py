@@ -293,13 +293,16 @@ def lean_init(
     result_types: Sequence[Attribute] = (),
     properties: dict[str, Attribute] | None = None,
     location: LocationAttr | None = None,
+    shared: bool = False,
 ) -> None:
     """``Operation.__init__`` of an op without attributes, successors or regions, then
     :func:`unlinked`: the same instance state, set in the same order (CPython shares the
     instance dictionaries' keys across the ops of a class only then), without the generic
     setters' work for the parts such an op lacks, and without ``__post_init__`` (IRDL's
     filling of absent properties with defaults, which no op built here has:
-    ``tests/dialects``). Legalize and allocate build an op or two per bundle."""
+    ``tests/dialects``). Legalize and allocate build an op or two per bundle. With
+    ``shared``, the op holds ``properties`` itself rather than a copy (a dictionary no
+    pass writes into, shared by many ops of a class)."""
     values = SSAValues(operands) if operands else NO_VALUES
     links = []
     for i, v in enumerate(values):
@@ -322,7 +325,7 @@ def lean_init(
             if n
             else NO_VALUES
         )
-    op.properties = {} if properties is None else dict(properties)
+    op.properties = {} if properties is None else properties if shared else dict(properties)
     op.attributes = {}
     op.location = UNKNOWN_LOC if location is None else location
     op._successors = ()
