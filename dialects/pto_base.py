@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
+from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
@@ -287,6 +288,12 @@ class PtoOp(IRDLOperation):
             raise VerifyException(f"{self.name} names one hand per destination")
 
 
+#: the attributes of every op :func:`lean_init` builds: none, in one read-only mapping
+#: (an empty dictionary per op was a tenth of a kernel's IR; no pass gives these ops
+#: attributes, and writing one fails rather than reaching every op)
+_NO_ATTRIBUTES: MappingProxyType[str, Attribute] = MappingProxyType({})
+
+
 def lean_init(
     op: Operation,
     operands: Sequence[SSAValue] = (),
@@ -326,7 +333,7 @@ def lean_init(
             else NO_VALUES
         )
     op.properties = {} if properties is None else properties if shared else dict(properties)
-    op.attributes = {}
+    op.attributes = _NO_ATTRIBUTES  # type: ignore[assignment]
     op.location = UNKNOWN_LOC if location is None else location
     op._successors = ()
     op._successor_uses = ()

@@ -147,6 +147,18 @@ def test_materialize_ops_into_one_register_share_their_properties() -> None:
     assert copy.properties == a.properties and copy.properties is not a.properties
 
 
+def test_lean_built_ops_share_one_read_only_empty_attribute_mapping() -> None:
+    """The ops ``lean_init`` builds have no attributes, in one mapping that refuses a
+    write (rather than giving the attribute to every such op); a clone's are its own."""
+    a, b = ConstOp(1), ScratchAddrOp(64)
+    assert a.attributes is b.attributes and not a.attributes
+    with pytest.raises(TypeError):
+        a.attributes["x"] = IntegerAttr(1, i64)  # type: ignore[index]
+    copy = a.clone()
+    copy.attributes["x"] = IntegerAttr(1, i64)
+    assert "x" in copy.attributes and not a.attributes and not b.attributes
+
+
 def test_kept_operand_segments_follow_operand_changes() -> None:
     """The segments a pto op keeps are cut again once xDSL replaces an operand, and
     ``release_segments`` drops them."""
