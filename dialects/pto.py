@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
-from xdsl.ir import BlockArgument, Dialect, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -67,6 +67,14 @@ PTO_OP_BY_MNEMONIC: dict[str, type[PtoOp]] = {c.MNEMONIC: fast_segments(c) for c
 @cache
 def _gpr_attr(name: str) -> StringAttr:
     return StringAttr(name)
+
+
+@cache
+def _gpr_properties(name: str) -> dict[str, Attribute]:
+    """The properties of every ``pto.materialize`` into GPR ``name``, one dictionary for
+    them all (no pass writes into them; a kernel has one such op per register write,
+    and a dictionary costs more than the op's other parts)."""
+    return {"gpr": _gpr_attr(name)}
 
 
 def signed64(value: int) -> int:
@@ -283,7 +291,7 @@ class MaterializeOp(IRDLOperation):
     assembly_format = "$value `gpr` $gpr attr-dict"
 
     def __init__(self, value: SSAValue, gpr: str) -> None:
-        lean_init(self, (value,), (), {"gpr": _gpr_attr(gpr)})
+        lean_init(self, (value,), (), _gpr_properties(gpr), shared=True)
 
 
 @irdl_op_definition

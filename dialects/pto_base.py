@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
+from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from xdsl.dialects.builtin import (
@@ -287,19 +288,28 @@ class PtoOp(IRDLOperation):
             raise VerifyException(f"{self.name} names one hand per destination")
 
 
+#: the attributes of every op :func:`lean_init` builds: none, in one read-only mapping
+#: (an empty dictionary per op was a tenth of a kernel's IR; no pass gives these ops
+#: attributes, and writing one fails rather than reaching every op)
+_NO_ATTRIBUTES: MappingProxyType[str, Attribute] = MappingProxyType({})
+
+
 def lean_init(
     op: Operation,
     operands: Sequence[SSAValue] = (),
     result_types: Sequence[Attribute] = (),
     properties: dict[str, Attribute] | None = None,
     location: LocationAttr | None = None,
+    shared: bool = False,
 ) -> None:
     """``Operation.__init__`` of an op without attributes, successors or regions, then
     :func:`unlinked`: the same instance state, set in the same order (CPython shares the
     instance dictionaries' keys across the ops of a class only then), without the generic
     setters' work for the parts such an op lacks, and without ``__post_init__`` (IRDL's
     filling of absent properties with defaults, which no op built here has:
-    ``tests/dialects``). Legalize and allocate build an op or two per bundle."""
+    ``tests/dialects``). Legalize and allocate build an op or two per bundle. With
+    ``shared``, the op holds ``properties`` itself rather than a copy (a dictionary no
+    pass writes into, shared by many ops of a class)."""
     values = SSAValues(operands) if operands else NO_VALUES
     links = []
     for i, v in enumerate(values):
@@ -322,8 +332,8 @@ def lean_init(
             if n
             else NO_VALUES
         )
-    op.properties = {} if properties is None else dict(properties)
-    op.attributes = {}
+    op.properties = {} if properties is None else properties if shared else dict(properties)
+    op.attributes = _NO_ATTRIBUTES  # type: ignore[assignment]
     op.location = UNKNOWN_LOC if location is None else location
     op._successors = ()
     op._successor_uses = ()

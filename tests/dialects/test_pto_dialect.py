@@ -136,6 +136,29 @@ def test_lean_init_builds_what_operation_init_builds() -> None:
     assert [u.operation for u in a.uses] == [ref, op]  # the newest use first, as xDSL links
 
 
+def test_materialize_ops_into_one_register_share_their_properties() -> None:
+    """``pto.materialize`` ops into the same GPR hold one properties dictionary (built
+    once); ops into another GPR and a clone hold their own."""
+    v = ConstOp(3).result
+    a, b, c = MaterializeOp(v, "s1"), MaterializeOp(v, "s1"), MaterializeOp(v, "s2")
+    assert a.properties is b.properties and a.gpr.data == b.gpr.data == "s1"
+    assert c.properties is not a.properties and c.gpr.data == "s2"
+    copy = a.clone()
+    assert copy.properties == a.properties and copy.properties is not a.properties
+
+
+def test_lean_built_ops_share_one_read_only_empty_attribute_mapping() -> None:
+    """The ops ``lean_init`` builds have no attributes, in one mapping that refuses a
+    write (rather than giving the attribute to every such op); a clone's are its own."""
+    a, b = ConstOp(1), ScratchAddrOp(64)
+    assert a.attributes is b.attributes and not a.attributes
+    with pytest.raises(TypeError):
+        a.attributes["x"] = IntegerAttr(1, i64)  # type: ignore[index]
+    copy = a.clone()
+    copy.attributes["x"] = IntegerAttr(1, i64)
+    assert "x" in copy.attributes and not a.attributes and not b.attributes
+
+
 def test_kept_operand_segments_follow_operand_changes() -> None:
     """The segments a pto op keeps are cut again once xDSL replaces an operand, and
     ``release_segments`` drops them."""
