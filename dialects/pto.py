@@ -12,8 +12,9 @@ Besides one op per catalog row (``pto_ops``), the dialect has:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
+from types import MappingProxyType
 
 from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, i64
 from xdsl.ir import Attribute, BlockArgument, Dialect, SSAValue
@@ -70,11 +71,12 @@ def _gpr_attr(name: str) -> StringAttr:
 
 
 @cache
-def _gpr_properties(name: str) -> dict[str, Attribute]:
-    """The properties of every ``pto.materialize`` into GPR ``name``, one dictionary for
-    them all (no pass writes into them; a kernel has one such op per register write,
-    and a dictionary costs more than the op's other parts)."""
-    return {"gpr": _gpr_attr(name)}
+def _gpr_properties(name: str) -> Mapping[str, Attribute]:
+    """The properties of every ``pto.materialize`` into GPR ``name``, one read-only
+    mapping for them all (a kernel has one such op per register write, and a dictionary
+    costs more than the op's other parts; no pass writes into them, and a write fails
+    rather than reaching every op)."""
+    return MappingProxyType({"gpr": _gpr_attr(name)})
 
 
 def signed64(value: int) -> int:

@@ -18,7 +18,7 @@ legality: operand roles, DataTypes, dimensions, B.DATR applicability and B.IOR s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar, Self
@@ -298,7 +298,7 @@ def lean_init(
     op: Operation,
     operands: Sequence[SSAValue] = (),
     result_types: Sequence[Attribute] = (),
-    properties: dict[str, Attribute] | None = None,
+    properties: Mapping[str, Attribute] | None = None,
     location: LocationAttr | None = None,
     shared: bool = False,
 ) -> None:
@@ -308,8 +308,8 @@ def lean_init(
     setters' work for the parts such an op lacks, and without ``__post_init__`` (IRDL's
     filling of absent properties with defaults, which no op built here has:
     ``tests/dialects``). Legalize and allocate build an op or two per bundle. With
-    ``shared``, the op holds ``properties`` itself rather than a copy (a dictionary no
-    pass writes into, shared by many ops of a class)."""
+    ``shared``, the op holds ``properties`` itself rather than a copy (a read-only
+    mapping shared by many ops of a class)."""
     values = SSAValues(operands) if operands else NO_VALUES
     links = []
     for i, v in enumerate(values):
@@ -332,7 +332,9 @@ def lean_init(
             if n
             else NO_VALUES
         )
-    op.properties = {} if properties is None else properties if shared else dict(properties)
+    op.properties = (
+        {} if properties is None else properties if shared else dict(properties)  # type: ignore[assignment]
+    )
     op.attributes = _NO_ATTRIBUTES  # type: ignore[assignment]
     op.location = UNKNOWN_LOC if location is None else location
     op._successors = ()

@@ -137,14 +137,19 @@ def test_lean_init_builds_what_operation_init_builds() -> None:
 
 
 def test_materialize_ops_into_one_register_share_their_properties() -> None:
-    """``pto.materialize`` ops into the same GPR hold one properties dictionary (built
-    once); ops into another GPR and a clone hold their own."""
+    """``pto.materialize`` ops into the same GPR hold one read-only properties mapping
+    (built once; a write fails rather than reaching every such op); ops into another
+    GPR and a clone hold their own."""
     v = ConstOp(3).result
     a, b, c = MaterializeOp(v, "s1"), MaterializeOp(v, "s1"), MaterializeOp(v, "s2")
     assert a.properties is b.properties and a.gpr.data == b.gpr.data == "s1"
     assert c.properties is not a.properties and c.gpr.data == "s2"
+    with pytest.raises(TypeError):
+        a.properties["gpr"] = c.gpr  # type: ignore[index]
     copy = a.clone()
     assert copy.properties == a.properties and copy.properties is not a.properties
+    copy.properties["gpr"] = c.gpr
+    assert copy.gpr.data == "s2" and a.gpr.data == b.gpr.data == "s1"
 
 
 def test_lean_built_ops_share_one_read_only_empty_attribute_mapping() -> None:
