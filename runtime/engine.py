@@ -510,6 +510,19 @@ def one_source(
     return None if srcs is None else (pes, p, pidx, pkey, srcs[0])
 
 
+def two_sources(
+    state: MachineState, plan: BundlePlan, mask: int
+) -> tuple[tuple[int, ...], int, slice | list[int], object, Tile, Tile] | None:
+    """:func:`one_source` for a two-source bundle: the geometry of ``mask`` and both
+    source tiles in binding order, or None."""
+    npes = state.config.pes
+    pes, p, pidx, pkey = geometry(mask, npes)
+    if pes[-1] >= npes or len(plan.source_pos) != 2:
+        return None
+    srcs = fused_sources(state, plan, mask)
+    return None if srcs is None else (pes, p, pidx, pkey, srcs[0], srcs[1])
+
+
 def push_fused(
     state: MachineState, hand: int, tile: Tile, st: np.ndarray, pidx: slice | list[int], P: int
 ) -> bool:
@@ -726,6 +739,7 @@ __all__ = [
     "or_status",
     "push_fused",
     "region",
+    "two_sources",
 ]
 
 

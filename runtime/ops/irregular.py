@@ -39,6 +39,7 @@ from ..engine import (
     make_dests,
     push_fused,
     region,
+    two_sources,
 )
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
@@ -268,14 +269,10 @@ def _fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     legal: dict[DataType, bool] = {}  # index DataType -> TGATHER-legal with ``dt``
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        npes = state.config.pes
-        pes, p, pidx, pkey = geometry(mask, npes)
-        if pes[-1] >= npes or len(plan.source_pos) != 2:
+        got = two_sources(state, plan, mask)
+        if got is None:
             return False
-        srcs = fused_sources(state, plan, mask)
-        if srcs is None:
-            return False
-        vals, idx = srcs
+        pes, p, pidx, pkey, vals, idx = got
         idx_dt = idx.dtype
         if (
             vals.dtype != dt

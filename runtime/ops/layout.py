@@ -29,13 +29,12 @@ from ..engine import (
     Runner,
     Slot,
     build_tile,
-    fused_sources,
-    geometry,
     gpr_words,
     make_dests,
     one_source,
     push_fused,
     region,
+    two_sources,
 )
 from ..spec import Shape, Spec
 from ..state import MachineState
@@ -204,15 +203,11 @@ def _fused_tconcat(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     legal: dict[tuple[int, int, int, int], bool] = {}  # source valid shapes -> legal
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        npes = state.config.pes
-        pes, p, pidx, pkey = geometry(mask, npes)
-        if pes[-1] >= npes or len(plan.source_pos) != 2:
+        got = two_sources(state, plan, mask)
+        if got is None:
             return False
-        srcs = fused_sources(state, plan, mask)
-        if srcs is None:
-            return False
-        a, b = srcs
-        for t in srcs:
+        pes, p, pidx, pkey, a, b = got
+        for t in (a, b):
             if t.dtype != dt or t.defined is not None or t.layout in CUBE_LAYOUTS:
                 return False
         shapes = (a.valid_rows, a.valid_cols, b.valid_rows, b.valid_cols)

@@ -13,47 +13,40 @@ from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptoc.backend.isa import DataType, info, op
+from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PAD_NAMES
 from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import compare_fused
 from ptoc.runtime.ops.common import ENCODING_TYPES
 
-from ._progs import p2, size_name, smallest_size
+from ._progs import size_name, smallest_size
 from .util import (
     MASKS,
-    SPECIAL_WORDS,
+    byte_cases,
     count_fused,
+    pe_scalars,
     prog,
     small_machines,
     special_gm,
     tload_tile,
     valid_words,
     warm_outcome,
+    whole_rows_col,
 )
 
 GM = 1 << 16
 CMODES = ["EQ", "NE", "LT", "GT", "LE", "GE"]
 #: (mnemonic, DataType) of both comparisons (types of whole bytes: GM moves bytes)
-CASES = [
-    (name, dt)
-    for name in ("TCMP", "TCMPS")
-    for dt in sorted(op(name).dtypes, key=lambda d: d.name)
-    if info(dt).bits in (8, 16, 32, 64)
-]
+CASES = byte_cases("TCMP", "TCMPS")
 
 ENCODED = [(name, dt) for name, dt in CASES if dt in ENCODING_TYPES]
-
-
-def _col(dt: DataType, vc: int) -> int:
-    return p2(max(vc, 32 // (info(dt).bits // 8)))
 
 
 def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: str,
              cmode: str, other: int, scalar: bool, repeat: int,
              pad: str = "Null") -> str:  # fmt: skip
-    col = _col(dt, vc)
+    col = whole_rows_col(dt, vc)
     code = smallest_size(dt, vr + 1, col)
     size = size_name(code)
     # other: 1 -> a later second source has another ValidRow, 2 -> another physical Rows
@@ -88,11 +81,8 @@ def test_fused_compares_equal_the_generic_runner(data: st.DataObject) -> None:
     vr, vc = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 24))
     mask = data.draw(st.sampled_from(MASKS))
     load_mask = data.draw(st.sampled_from([mask, mask, "1111", "1000"]))
-    words = st.one_of(st.sampled_from(SPECIAL_WORDS), st.integers(0, (1 << 64) - 1))
-    scalars = data.draw(st.lists(words, min_size=4, max_size=4))
-    if data.draw(st.booleans()):  # the kernel's usual case: every PE the same scalar
-        scalars = [scalars[0]] * 4
-    row = _col(dt, vc) * info(dt).bits // 8
+    scalars = pe_scalars(data)
+    row = whole_rows_col(dt, vc) * info(dt).bits // 8
     # the second source: elsewhere, or where the first is (every element a tie)
     second = data.draw(st.sampled_from([2048, 2048, 0]))
     regs = {"a0": [pe * 4096 for pe in range(4)], "a1": [pe * 4096 + second for pe in range(4)],
@@ -104,7 +94,7 @@ def test_fused_compares_equal_the_generic_runner(data: st.DataObject) -> None:
     text = _program(name, dt, vr, vc, load_mask, mask, data.draw(st.sampled_from(CMODES)),
                     other, data.draw(st.booleans()), data.draw(st.integers(1, 5)),
                     data.draw(st.sampled_from(PAD_NAMES)))  # fmt: skip
-    col = _col(dt, vc)
+    col = whole_rows_col(dt, vc)
     loads = (64 << smallest_size(dt, vr + 1, col)) * (2 + other)
     config = small_machines(data, loads, 64 << smallest_size(None, 4 * vr + 4, col))
     assert warm_outcome(text, regs, gm, False, **config) == warm_outcome(

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from ptoc.backend.isa import DataType, info, op
 
 from ._progs import p2, size_name, smallest_size
-from .test_tile_scalar_fused import SPECIAL_WORDS
-from .util import MASKS, warm_outcome
+from .util import MASKS, pe_scalars, warm_outcome
 
 GM = 1 << 12
 TYPES = sorted(
@@ -44,10 +43,7 @@ def test_fused_texpands_equals_the_generic_runner(data: st.DataObject) -> None:
         mask = data.draw(st.sampled_from(MASKS))
         pad = data.draw(st.sampled_from(PADS))
         bundles.append(_bundle(dt, vr, vc, mask, pad, data.draw(st.booleans())))
-    words = st.one_of(st.sampled_from(SPECIAL_WORDS), st.integers(0, (1 << 64) - 1))
-    scalars = data.draw(st.lists(words, min_size=4, max_size=4))
-    if data.draw(st.booleans()):
-        scalars = [scalars[0]] * 4
+    scalars = pe_scalars(data)
     text = "".join(bundles)
     depth = data.draw(st.sampled_from([2, 4]))
     gm = bytes(GM)

@@ -16,7 +16,7 @@ from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import elementwise
 
 from ._progs import p2, sfu_or_vec, size_name, smallest_size
-from .util import count_fused, prog, warm_outcome
+from .util import SPECIAL_WORDS, count_fused, pe_scalars, prog, warm_outcome
 
 GM = 1 << 16
 MASKS = ["1000", "0100", "0010", "0001", "1100", "1110", "1111"]
@@ -28,13 +28,6 @@ CASES = [
     for dt in sorted(op(r.mnemonic).dtypes, key=lambda d: d.name)
     if info(dt).bits in (8, 16, 32, 64)
 ]
-#: 64-bit words whose low bits are special encodings of the float types
-SPECIAL_WORDS = [
-    0, 1 << 63, 0x7F800000, 0xFF800000, 0x7FC00001, 0x7F800001, 0x00000001, 0x80000000,
-    0x7C00, 0xFC00, 0x7E01, 0x7D00, 0x0001, 0x8000, 0x7F80, 0x7FC1, 0x7F81,
-    0x7FF0000000000000, 0x7FF8000000000001, 0x7FF0000000000001, 0x0000000000000001,
-    0xFFFFFFFFFFFFFFFF, 0x3F800000, 0x4000, 0x3C00, 0x3FF0000000000000, 31, 63, 64, 65,
-]  # fmt: skip
 
 
 def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: str,
@@ -67,10 +60,7 @@ def test_fused_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject)
     vr, vc = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 24))
     mask = data.draw(st.sampled_from(MASKS))
     load_mask = data.draw(st.sampled_from([mask, mask, "1111", "1000"]))
-    words = st.one_of(st.sampled_from(SPECIAL_WORDS), st.integers(0, (1 << 64) - 1))
-    scalars = data.draw(st.lists(words, min_size=4, max_size=4))
-    if data.draw(st.booleans()):  # the kernel's usual case: every PE the same scalar
-        scalars = [scalars[0]] * 4
+    scalars = pe_scalars(data)
     row = p2(max(vc, 32 // (info(dt).bits // 8))) * info(dt).bits // 8
     regs = {"a0": [pe * 4096 for pe in range(4)], "s0": [row] * 4, "a1": scalars}
     raw = data.draw(st.binary(min_size=512, max_size=512))

@@ -13,51 +13,45 @@ from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptoc.backend.isa import DataType, info, op
+from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PAD_NAMES
 from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import elementwise
 from ptoc.runtime.ops.common import ENCODING_TYPES
 
-from ._progs import p2, size_name, smallest_size
+from ._progs import size_name, smallest_size
 from .util import (
     MASKS,
     SPECIAL_WORDS,
+    byte_cases,
     count_fused,
+    pe_scalars,
     prog,
     small_machines,
     special_gm,
     tload_tile,
     valid_words,
     warm_outcome,
+    whole_rows_col,
 )
 
 GM = 1 << 16
 #: (mnemonic, DataType) of both selections (types of whole bytes: GM moves bytes)
-CASES = [
-    (name, dt)
-    for name in ("TSEL", "TSELS")
-    for dt in sorted(op(name).dtypes, key=lambda d: d.name)
-    if info(dt).bits in (8, 16, 32, 64)
-]
+CASES = byte_cases("TSEL", "TSELS")
 ENCODED = [(name, dt) for name, dt in CASES if dt in ENCODING_TYPES]
-
-
-def _col(dt: DataType, vc: int) -> int:
-    return p2(max(vc, 32 // (info(dt).bits // 8)))
 
 
 def _sizes(dt: DataType, vr: int, vc: int) -> tuple[int, int]:
     """Size codes of the ``dt`` sources and of the predicate's ``dt`` source (one
     physical Rows: the predicate's)."""
-    code = smallest_size(dt, vr, _col(dt, vc))
+    code = smallest_size(dt, vr, whole_rows_col(dt, vc))
     return code, code
 
 
 def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: str,
              pred_vr: int, scalar: bool, repeat: int, pad: str = "Null") -> str:  # fmt: skip
-    col = _col(dt, vc)
+    col = whole_rows_col(dt, vc)
     code, pcode = _sizes(dt, vr, vc)
     size = size_name(code)
     text = tload_tile(dt, vr, vc, col, size, base="a0", mask=load_mask, hand="T")
@@ -105,11 +99,9 @@ def test_fused_selections_equal_the_generic_runner(data: st.DataObject) -> None:
     words = st.sampled_from(SPECIAL_WORDS) | st.integers(0, (1 << 64) - 1).map(
         lambda w: w | (1 << 63)
     )
-    scalars = data.draw(st.lists(words, min_size=4, max_size=4))
-    if data.draw(st.booleans()):  # the kernel's usual case: every PE the same scalar
-        scalars = [scalars[0]] * 4
+    scalars = pe_scalars(data, words)
     threshold = data.draw(words)
-    row = _col(dt, vc) * info(dt).bits // 8
+    row = whole_rows_col(dt, vc) * info(dt).bits // 8
     regs = {"a0": [pe * 4096 for pe in range(4)], "a1": [pe * 4096 + 1024 for pe in range(4)],
             "a2": [pe * 4096 + 2048 for pe in range(4)], "s0": [row] * 4,
             "a3": [threshold] * 4, "a4": scalars}  # fmt: skip

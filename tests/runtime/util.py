@@ -50,6 +50,19 @@ def whole_rows_col(dt: DataType, n: int) -> int:
     return p2(max(n, 32 // (info(dt).bits // 8)))
 
 
+def byte_cases(*names: str) -> list[tuple[str, DataType]]:
+    """(mnemonic, DataType) of every type of ``names`` whose elements are whole bytes
+    (a GM transfer moves them)."""
+    from ptoc.backend.isa import op
+
+    return [
+        (name, dt)
+        for name in names
+        for dt in sorted(op(name).dtypes, key=lambda d: d.name)
+        if info(dt).bits in (8, 16, 32, 64)
+    ]
+
+
 def dims(vc: int, vr: int | None = None, col: int | None = None) -> str:
     out = f"B.DIM zero, {vc}, ->LB0\n"
     if vr is not None:
@@ -293,3 +306,16 @@ def count_fused(monkeypatch, module) -> list[str]:  # type: ignore[no-untyped-de
 
     monkeypatch.setattr(module, "push_fused", counting)
     return published
+
+
+def pe_scalars(data, words=None) -> list[int]:  # type: ignore[no-untyped-def]
+    """Four per-PE 64-bit scalar words drawn from ``words`` (default: the special
+    encodings and any word), every PE the same half of the time (a kernel's usual case)."""
+    from hypothesis import strategies as st
+
+    if words is None:
+        words = st.one_of(st.sampled_from(SPECIAL_WORDS), st.integers(0, (1 << 64) - 1))
+    scalars = data.draw(st.lists(words, min_size=4, max_size=4))
+    if data.draw(st.booleans()):
+        scalars = [scalars[0]] * 4
+    return scalars  # type: ignore[no-any-return]
