@@ -442,16 +442,21 @@ class MatrixForm:
         status = np.zeros(len(pes), np.uint8)
         seen = 0
         for q, pe in enumerate(pes):
+            # a copy of a strided operand is held until the kernel has read it (its
+            # address alone would not keep it alive: the next allocation could reuse it)
+            held = []
             if xa:
                 x = xa + pe * sa
             else:
                 av = region(a, pidx, pkey) if av is None else av
-                x = address(to_bits(av[q]))
+                held.append(to_bits(av[q]))
+                x = address(held[-1])
             if xb:
                 y = xb + pe * sb
             else:
                 bv = region(b, pidx, pkey) if bv is None else bv
-                y = address(to_bits(bv[q]))
+                held.append(to_bits(bv[q]))
+                y = address(held[-1])
             flags = kernel(x, a16, y, b16, at + pe * pe_bytes, m, n, k)
             if flags < 0:  # the route does not apply on this PE: the numpy path decides
                 one = slice(q, q + 1)
