@@ -175,4 +175,3 @@ def test_fused_cube_bundles_fault_as_the_generic_path(case: Any, which: str) -> 
     assert got[0] == want[0]
     assert got[1] == want[1], got[1].differences(want[1])
     assert got[2] == want[2]
-
