@@ -175,3 +175,42 @@ def test_fused_cube_bundles_fault_as_the_generic_path(case: Any, which: str) -> 
     assert got[0] == want[0]
     assert got[1] == want[1], got[1].differences(want[1])
     assert got[2] == want[2]
+
+
+def test_strided_operand_copies_outlive_the_kernel_call(monkeypatch: Any) -> None:
+    """The compiled fold reads a strided operand through the address of a contiguous
+    copy, which must still be alive when the kernel runs: a freed copy's first bytes
+    are the allocator's (a wrong product that depends on what ran before)."""
+    import weakref
+
+    from ptoc.runtime.ops import cube_fused
+
+    kernel = cube_fused.kernels.compiled_half()
+    if kernel is None:
+        pytest.skip("no C compiler: the numpy route passes no addresses")
+    passed: list[weakref.ref] = []  # type: ignore[type-arg]
+    real_address = cube_fused.address
+
+    def recorded(a):  # type: ignore[no-untyped-def]
+        passed.append(weakref.ref(a))  # an array whose memory the kernel will read
+        return real_address(a)
+
+    alive: list[bool] = []
+
+    def checking(*args):  # type: ignore[no-untyped-def]
+        if passed:  # (a call on strided operands: their copies are alive)
+            alive.append(all(r() is not None for r in passed))
+            passed.clear()
+        return kernel(*args)
+
+    monkeypatch.setattr(cube_fused, "address", recorded)
+    monkeypatch.setattr(cube_fused.kernels, "compiled_half", lambda: checking)
+    # A 32 x 33 of Col 34 and B 33 x 1 of Col 8: both strided, on every PE
+    case = (D.FP16, 32, M32, 1, 33, False, "1111", "normal", "", 0)
+    warm_up, cold, warm = Rig(), Rig(), Rig()
+    prog = parse(_program([warm_up, cold, warm], case))
+    warm_up.m.run(prog)
+    want = _outcome(cold, prog, trace=True)
+    got = _outcome(warm, prog, trace=False)
+    assert alive and all(alive)
+    assert got[1] == want[1]
