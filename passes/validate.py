@@ -42,7 +42,7 @@ from ptoc.backend.target import MachineConfig
 
 from .allocate.gprs import TABLE_REG, Binding
 from .allocate.gprs import Scalar as Sym
-from .emit import Emitted, Intent
+from .emit import Emitted, Intent, IntentTable
 from .emit.program import CheckIntent, IfIntent, LoadIntent, LoopIntent
 
 MASK64 = (1 << 64) - 1
@@ -98,6 +98,10 @@ class _Replay:
         #: :meth:`scalar`'s fields of every scalar instruction met, by ``id`` (not to be
         #: changed)
         self.fields: dict[int, dict[str, int]] = {}
+        #: the intents as the emitter's table (rows without an :class:`Intent` object
+        #: each), and the position of the row after the last one read
+        self.table_rows = em.intents if type(em.intents) is IntentTable else None
+        self.next_row = 0
 
     def fail(self, i: int, why: str) -> ValidationError:
         return ValidationError(f"bundle at command {i}: {why}")
@@ -150,9 +154,10 @@ class _Replay:
     # ------------------------------------------------------------------ tile
 
     def bundle(self, i: int, start: TileStart, cmds: Iterable[object]) -> None:
-        intent = self.em.intents.get(i)
-        if intent is None:
+        row = self._row(i)
+        if row is None:
             raise self.fail(i, "a tile bundle with no recorded meaning")
+        kind, op, want_srcs, want_dsts, scalars = row
         # the first B.IOR, and the B.IOT records' sources and destinations (one pass)
         ior: Ior | None = None
         refs: list[TileRef] = []
@@ -164,14 +169,13 @@ class _Replay:
                     dsts.append((c.dst, c.size))
             elif ior is None and isinstance(c, Ior):
                 ior = c
-        if ior is not None or intent.scalars:
-            self._check_scalars(i, intent, ior)
-        want_srcs = intent.srcs
-        if len(refs) != len(want_srcs) or len(dsts) != len(intent.dsts):
+        if ior is not None or scalars:
+            self._check_scalars(i, op, scalars, ior)
+        if len(refs) != len(want_srcs) or len(dsts) != len(want_dsts):
             raise self.fail(
                 i,
-                f"{intent.op} binds {len(refs)} sources / {len(dsts)} "
-                f"destinations, the IR means {len(intent.srcs)} / {len(intent.dsts)}",
+                f"{op} binds {len(refs)} sources / {len(dsts)} "
+                f"destinations, the IR means {len(want_srcs)} / {len(want_dsts)}",
             )
         # every reference resolved first (:meth:`_resolve`, inlined; it raises when one
         # is out of range), then the values compared
@@ -187,15 +191,14 @@ class _Replay:
                 if g != want:
                     raise self.fail(
                         i,
-                        f"{intent.op} source {k} ({refs[k]}) holds value {g}, the IR "
+                        f"{op} source {k} ({refs[k]}) holds value {g}, the IR "
                         f"reads value {want}",
                     )
-        kind = intent.kind
-        contents: Sequence[int] = intent.dsts
+        contents: Sequence[int] = want_dsts
         if kind == "spill":
-            self._spill(i, intent, got[0])
+            self._spill(i, self.em.intents[i], got[0])
         elif kind == "reload":
-            contents = [self._reloaded(i, intent)]
+            contents = [self._reloaded(i, self.em.intents[i])]
         for (hand_, size), vid in zip(dsts, contents, strict=True):
             if int(hand_) >= hands:
                 raise self.fail(i, f"destination hand {hand_.name} does not exist")
@@ -208,7 +211,7 @@ class _Replay:
         if self.used > self.capacity:
             raise self.fail(
                 i,
-                f"{intent.op} commit leaves {self.used} bytes per PE allocated, "
+                f"{op} commit leaves {self.used} bytes per PE allocated, "
                 f"above the capacity {self.capacity}",
             )
         report = self.report
@@ -216,6 +219,22 @@ class _Replay:
             report.peak_bytes = self.used
         report.bundles += 1
         report.kinds[kind] = report.kinds.get(kind, 0) + 1
+
+    def _row(
+        self, i: int
+    ) -> tuple[str, str, Sequence[int], Sequence[int], tuple[Sym, ...]] | None:
+        """``(kind, op, srcs, dsts, scalars)`` of the bundle at command ``i``'s intent;
+        None when it has none. From the emitter's table, the next row after the last one
+        asked for is tried first (a replay asks in program order but for loop bodies)."""
+        table = self.table_rows
+        if table is None:
+            it = self.em.intents.get(i)
+            return None if it is None else (it.kind, it.op, it.srcs, it.dsts, it.scalars)
+        k = table.find(i, self.next_row)
+        if k < 0:
+            return None
+        self.next_row = k + 1
+        return table.row(k)
 
     def _resolve(self, i: int, ref: object) -> int:
         hand, k = int(ref.hand), ref.index  # type: ignore[attr-defined]
@@ -226,24 +245,24 @@ class _Replay:
             raise self.fail(i, f"{ref} selects an empty queue position")
         return q[k - 1][0]
 
-    def _check_scalars(self, i: int, intent: Intent, ior: Ior | None) -> None:
+    def _check_scalars(
+        self, i: int, op: str, scalars: tuple[Sym, ...], ior: Ior | None
+    ) -> None:
         if ior is None:
-            if intent.scalars:
-                raise self.fail(
-                    i, f"{intent.op} has no B.IOR but reads {len(intent.scalars)} scalars"
-                )
+            if scalars:
+                raise self.fail(i, f"{op} has no B.IOR but reads {len(scalars)} scalars")
             return
         regs = ior.sources
-        for k, want in enumerate(intent.scalars):
+        for k, want in enumerate(scalars):
             have = self.gpr.get(regs[k])
             if have != want:
                 raise self.fail(
                     i,
-                    f"{intent.op} B.IOR slot {k} ({GPR_NAMES[regs[k]]}) holds "
+                    f"{op} B.IOR slot {k} ({GPR_NAMES[regs[k]]}) holds "
                     f"{have}, the IR means {want}",
                 )
-        if any(regs[len(intent.scalars) :]) or ior.dst:
-            raise self.fail(i, f"{intent.op} B.IOR binds slots the operation does not read")
+        if any(regs[len(scalars) :]) or ior.dst:
+            raise self.fail(i, f"{op} B.IOR binds slots the operation does not read")
 
     @staticmethod
     def _granules(off: int, n: int) -> range:
@@ -374,14 +393,13 @@ def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # ty
             f"block at command {branch} is a {c.kind} branch that no loop of the IR explains"
         )
     replay = _Loops(em, r, [])
-    met = 0
-    intents = em.intents
+    met = 0  # (each tile bundle replayed has an intent: ``bundle`` refuses one without)
     for b in em.program.iter_blocks():
         if type(b.start) is TileStart:  # (what replay.block does with one, counting)
             r.bundle(b.index, b.start, b.commands)
+            met += 1
         else:
             replay.block(b)
-        met += b.index in intents
     return None if met == len(em.intents) else em.program.blocks()
 
 

@@ -8,12 +8,12 @@ allocation validator, and the kernel ABI; ``AsmTarget`` is the ``ptoc-asm`` targ
 ``xdsl-opt``.
 """
 
+from .intents import Intent, IntentTable
 from .program import (
     AbiBinding,
     AsmTarget,
     EmitPass,
     Emitted,
-    Intent,
     emit_func,
     program_header,
 )
@@ -24,6 +24,7 @@ __all__ = [
     "EmitPass",
     "Emitted",
     "Intent",
+    "IntentTable",
     "emit_func",
     "program_header",
 ]

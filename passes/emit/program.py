@@ -13,6 +13,7 @@ and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
@@ -66,56 +67,8 @@ from ..diagnostics import CompileError, fail, source_position
 from ..stages import ABI_ATTR, Stage, expect_stage
 from ..walk import block_ops
 from .control import SKIP, Scalars, poly_add, poly_scale, reg_of
+from .intents import Intent, IntentTable
 from .materialize import _s, load_const, materialize
-
-
-@dataclass(frozen=True, slots=True)  # one per bundle, kept with the program
-class Intent:
-    """What one tile bundle means, in value ids (see :mod:`ptoc.passes.validate`).
-
-    ``kind`` is ``op`` (a kernel bundle) or the role of an inserted one (``refresh``,
-    ``spill``, ``reload``, ``filler``); ``srcs``/``dsts`` the value ids its bound sources
-    must hold and its destinations will hold (-1: a value nobody reads); ``scalars`` the
-    expected content of each B.IOR slot; ``restores``: the value a reload brings back.
-    """
-
-    index: int
-    kind: str
-    op: str
-    srcs: tuple[int, ...]
-    dsts: tuple[int, ...]
-    scalars: tuple[Scalar, ...]
-    restores: int = -1
-    gm_bytes: int = 0
-
-
-#: the slot setters of :class:`Intent`'s fields, in order
-_SET_INTENT = tuple(getattr(Intent, name).__set__ for name in Intent.__slots__)
-
-
-def _intent(
-    index: int,
-    kind: str,
-    op: str,
-    srcs: tuple[int, ...],
-    dsts: tuple[int, ...],
-    scalars: tuple[Scalar, ...],
-    restores: int,
-    gm_bytes: int,
-) -> Intent:
-    """``Intent(...)`` without the frozen dataclass's ``__init__``, which sets every field
-    through ``object.__setattr__`` (twice the time; emit makes one per bundle)."""
-    it = object.__new__(Intent)
-    a, b, c, d, e, f, g, h = _SET_INTENT
-    a(it, index)
-    b(it, kind)
-    c(it, op)
-    d(it, srcs)
-    e(it, dsts)
-    f(it, scalars)
-    g(it, restores)
-    h(it, gm_bytes)
-    return it
 
 
 @dataclass(frozen=True)
@@ -209,7 +162,7 @@ class Emitted:
     """The program, its per-bundle intents (by command index of the BSTART) and ABI."""
 
     program: Program
-    intents: dict[int, Intent]
+    intents: Mapping[int, Intent]
     bindings: tuple[AbiBinding, ...]
     scratch_bytes: int
     kernel: str
@@ -303,7 +256,7 @@ class _Emitter:
         #: through a Python method)
         self.ids: dict[int, int] = {}
         self.cmds: list[Command] = []
-        self.intents: dict[int, Intent] = {}
+        self.intents = IntentTable()
         expect_stage(EmitPass.name, f, Stage.ALLOCATED)
         abi = f.attributes.get(ABI_ATTR)
         assert isinstance(abi, ArrayAttr)
@@ -662,20 +615,18 @@ class _Emitter:
         # the value ids (:meth:`vid`, inlined: a bundle has a few operands)
         ids = self.ids
         restores = ids.setdefault(id(srcs[0]), len(ids)) if role == "reload" else -1
-        srcs_ids = tuple([ids.setdefault(id(v), len(ids)) for v in bound])
+        srcs_ids = [ids.setdefault(id(v), len(ids)) for v in bound]
         if role in ("refresh", "reload"):
-            dst_ids: tuple[int, ...] = (ids.setdefault(id(srcs[0]), len(ids)),)
+            dst_ids: list[int] = [ids.setdefault(id(srcs[0]), len(ids))]
         elif role == "filler":
-            dst_ids = (-1,)
+            dst_ids = [-1]
         else:
-            dst_ids = tuple(
-                [-1 if d.first_use is None else ids.setdefault(id(d), len(ids)) for d in dsts]
-            )
+            dst_ids = [
+                -1 if d.first_use is None else ids.setdefault(id(d), len(ids)) for d in dsts
+            ]
         meant = tuple([self.scalar(v) for v in scalars]) if scalars else ()
         gm = spill_bytes(srcs[0]) if role in ("spill", "reload") else 0
-        self.intents[start] = _intent(
-            start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm
-        )
+        self.intents.add(start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm)
 
 
 class _Kind(Enum):

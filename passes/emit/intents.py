@@ -1,0 +1,194 @@
+"""What each tile bundle of an emitted program means (:class:`Intent`), and the compact
+table the emitter keeps them in (:class:`IntentTable`).
+
+A compiled kernel keeps one intent per bundle for as long as it lives (the validator
+replays them, reports and diagnostics name bundles by their kind). As objects -- the
+intent, two id tuples, its key in a dictionary -- they were about 270 bytes per bundle,
+an eighth of what a compiled kernel holds; the table keeps the same facts in flat arrays,
+about 70 bytes, and builds an :class:`Intent` when one is asked for.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..allocate.gprs import Scalar
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """What one tile bundle means, in value ids (see :mod:`ptoc.passes.validate`).
+
+    ``kind`` is ``op`` (a kernel bundle) or the role of an inserted one (``refresh``,
+    ``spill``, ``reload``, ``filler``); ``srcs``/``dsts`` the value ids its bound sources
+    must hold and its destinations will hold (-1: a value nobody reads); ``scalars`` the
+    expected content of each B.IOR slot; ``restores``: the value a reload brings back.
+    """
+
+    index: int
+    kind: str
+    op: str
+    srcs: tuple[int, ...]
+    dsts: tuple[int, ...]
+    scalars: tuple[Scalar, ...]
+    restores: int = -1
+    gm_bytes: int = 0
+
+
+#: the slot setters of :class:`Intent`'s fields, in order
+_SET_INTENT = tuple(getattr(Intent, name).__set__ for name in Intent.__slots__)
+
+
+class IntentTable(Mapping[int, Intent]):
+    """The intents of a program's tile bundles by the command index of their BSTART: a
+    read-only mapping, filled by :meth:`add` in increasing index order.
+
+    Each field is one flat array (the value ids of all bundles in one, with each
+    bundle's bounds; the kind and mnemonic as indices into short lists of the distinct
+    strings), so a bundle costs its numbers rather than six Python objects."""
+
+    __slots__ = (
+        "_codes",
+        "_ends",
+        "_gm",
+        "_ids",
+        "_names",
+        "_ops",
+        "_restores",
+        "_scalars",
+        "_starts",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self._starts = array("q")
+        #: the distinct kinds and mnemonics, each at its code
+        self._names: list[str] = []
+        self._codes: dict[str, int] = {}
+        #: per bundle: its kind's and its mnemonic's code
+        self._ops = array("H")
+        #: every bundle's source ids, then its destination ids
+        self._ids = array("q")
+        #: per bundle: where its sources end and where its destinations end in ``_ids``
+        self._ends = array("q")
+        self._scalars: list[tuple[Scalar, ...]] = []
+        self._restores = array("q")
+        self._gm = array("q")
+
+    def _code(self, name: str) -> int:
+        code = self._codes.get(name)
+        if code is None:
+            code = self._codes[name] = len(self._names)
+            self._names.append(name)
+        return code
+
+    def add(
+        self,
+        index: int,
+        kind: str,
+        op: str,
+        srcs: tuple[int, ...] | list[int],
+        dsts: tuple[int, ...] | list[int],
+        scalars: tuple[Scalar, ...],
+        restores: int = -1,
+        gm_bytes: int = 0,
+    ) -> None:
+        """Record the intent of the bundle at command ``index`` (after every one so far)."""
+        starts = self._starts
+        if starts and index <= starts[-1]:
+            raise ValueError(f"intent at command {index} after one at {starts[-1]}")
+        starts.append(index)
+        codes = self._codes
+        k, o = codes.get(kind), codes.get(op)
+        self._ops.append(self._code(kind) if k is None else k)
+        self._ops.append(self._code(op) if o is None else o)
+        ids, ends = self._ids, self._ends
+        ids.extend(srcs)
+        ends.append(len(ids))
+        ids.extend(dsts)
+        ends.append(len(ids))
+        self._scalars.append(scalars)
+        self._restores.append(restores)
+        self._gm.append(gm_bytes)
+
+    def _at(self, index: int) -> int:
+        """The position of the bundle at command ``index``; -1 when there is none."""
+        starts = self._starts
+        k = bisect_left(starts, index)
+        return k if k < len(starts) and starts[k] == index else -1
+
+    def _intent(self, k: int) -> Intent:
+        ends, ids, names, ops = self._ends, self._ids, self._names, self._ops
+        a = ends[2 * k - 1] if k else 0
+        b, c = ends[2 * k], ends[2 * k + 1]
+        # ``Intent(...)`` without the frozen dataclass's ``__init__``, which sets every
+        # field through ``object.__setattr__`` (twice the time; the validator asks for
+        # every bundle's)
+        it = object.__new__(Intent)
+        s0, s1, s2, s3, s4, s5, s6, s7 = _SET_INTENT
+        s0(it, self._starts[k])
+        s1(it, names[ops[2 * k]])
+        s2(it, names[ops[2 * k + 1]])
+        s3(it, tuple(ids[a:b]))
+        s4(it, tuple(ids[b:c]))
+        s5(it, self._scalars[k])
+        s6(it, self._restores[k])
+        s7(it, self._gm[k])
+        return it
+
+    def find(self, index: int, hint: int = 0) -> int:
+        """The position of the bundle at command ``index`` (``hint`` tried first); -1
+        when there is none."""
+        starts = self._starts
+        if hint < len(starts) and starts[hint] == index:
+            return hint
+        return self._at(index)
+
+    def row(
+        self, k: int
+    ) -> tuple[str, str, tuple[int, ...], tuple[int, ...], tuple[Scalar, ...]]:
+        """``(kind, op, srcs, dsts, scalars)`` of the bundle at position ``k``: what the
+        validator reads of every bundle, without building its :class:`Intent`."""
+        ends, ids, names, ops = self._ends, self._ids, self._names, self._ops
+        a = ends[2 * k - 1] if k else 0
+        b = ends[2 * k]
+        return (
+            names[ops[2 * k]],
+            names[ops[2 * k + 1]],
+            tuple(ids[a:b]),
+            tuple(ids[b : ends[2 * k + 1]]),
+            self._scalars[k],
+        )
+
+    def __getitem__(self, index: int) -> Intent:
+        k = self._at(index)
+        if k < 0:
+            raise KeyError(index)
+        return self._intent(k)
+
+    def get(self, index: int, default: Intent | None = None) -> Intent | None:  # type: ignore[override]
+        k = self._at(index)
+        return default if k < 0 else self._intent(k)
+
+    def __contains__(self, index: object) -> bool:
+        return isinstance(index, int) and self._at(index) >= 0
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._starts)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return len(self) == len(other) and all(other.get(i) == it for i, it in self.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"IntentTable({len(self)} bundles)"
