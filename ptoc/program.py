@@ -8,6 +8,7 @@ allocation statistics and the kernel source line of every bundle.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,7 +101,7 @@ class Program:
         kernel: Any = None,
         machine: Any = None,
         alloc: Any = None,
-        intents: dict[int, Any] | None = None,
+        intents: Mapping[int, Any] | None = None,
         sources: dict[int, SourceLoc | None] | None = None,
         validation: Any = None,
         checks: dict[int, Any] | None = None,
