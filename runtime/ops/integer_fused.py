@@ -78,7 +78,8 @@ def int_runner(general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
         k = (cfg, get_ident())
         if k not in pools:
             fits = pes[-1] < cfg.pes and max(h0, h1, hand) < cfg.hands
-            pools[k] = _pool(cfg.pes, slot, pad) if fits and max(i0, i1) <= cfg.depth else None
+            fits = fits and max(i0, i1) <= cfg.depth
+            pools[k] = slot_pool(cfg.pes, slot, pad) if fits else None
         return pools[k]
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
@@ -103,7 +104,7 @@ def int_runner(general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
     return fused
 
 
-def _pool(npes: int, slot: Slot, pad: int) -> PayloadPool:
+def slot_pool(npes: int, slot: Slot, pad: int) -> PayloadPool:
     """The payloads of a bundle on ``slot``'s PEs on a machine of ``npes`` PEs: ``pad``
     in the padding of its PEs, poison on the others (none where results fill it)."""
     dt, rows, cols = slot.dtype, slot.rows, slot.cols

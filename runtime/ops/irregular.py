@@ -47,6 +47,7 @@ from ..state import MachineState
 from ..tiles import CUBE_LAYOUTS, Layout, Tile
 from .common import RM, require_encodings, same_rows
 from .layout import check_dest_layout, dest_layout_legal
+from .sort_fused import lean_tmrgsort
 
 
 def _quant_types(spec: Spec) -> DataType:
@@ -170,7 +171,8 @@ def tmrgsort(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
-    run.fused = _fused_tmrgsort(spec, dt, by_width)  # type: ignore[attr-defined]
+    general = _fused_tmrgsort(spec, dt, by_width)
+    run.fused = lean_tmrgsort(general, spec, dt, by_width)  # type: ignore[attr-defined]
     return run
 
 
@@ -203,49 +205,15 @@ def _fused_tmrgsort(spec: Spec, dt: DataType, by_width: dict[int, Dests]) -> Fus
         desc = _flag_value(gpr_words(state, plan, 0, 0, p, pidx, pkey))
         if desc is None:
             return False
-        ra, rb = region(a, pidx, pkey), region(b, pidx, pkey)
-        got = None if desc.__class__ is not bool else _merge_numbers(ra, rb, desc)
-        if got is None:
-            try:
-                got = ss.tmrgsort(dt, ra, rb, desc)
-            except SemanticError:
-                return False  # (unsorted sources: the generic path raises it in order)
-        res, st = got
+        try:
+            res, st = ss.tmrgsort(dt, region(a, pidx, pkey), region(b, pidx, pkey), desc)
+        except SemanticError:
+            return False  # (unsorted sources: the generic path raises it in order)
         slot = dests.slots[0]
         tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
         return push_fused(state, slot.hand, tile, st, pidx, p)
 
     return fused
-
-
-def _merge_numbers(
-    a: np.ndarray, b: np.ndarray, desc: bool
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`ss.tmrgsort` of (P, 1, n) streams ``a`` and ``b`` with one direction for
-    every PE, where both streams hold no NaN and are sorted numerically; None otherwise
-    (the semantics then decide). Without NaNs ``TileSortLeftBefore`` is the numeric
-    order (+0 and -0 equal), so a stable sort of ``a ++ b`` is the merge, and no
-    signalling NaN means no status. One comparison pass checks both streams: every
-    adjacent pair but the seam must be ordered, and a NaN fails each pair it is in --
-    every element is in a non-seam pair unless its stream has one element, so those
-    go to the semantics."""
-    n0, n1 = a.shape[2], b.shape[2]
-    if n0 < 2 or n1 < 2:
-        return None
-    both = np.concatenate((a, b), axis=2)
-    lo, hi = both[..., :-1], both[..., 1:]
-    ordered = hi <= lo if desc else lo <= hi
-    p = both.shape[0]
-    seam = np.count_nonzero(ordered[:, 0, n0 - 1])
-    if np.count_nonzero(ordered) - seam != p * (n0 + n1 - 2):
-        return None
-    if desc:  # negation is exact and keeps -0 == +0: sort the mirrored values
-        np.negative(both, out=both)
-        both.sort(axis=-1, kind="stable")
-        np.negative(both, out=both)
-    else:
-        both.sort(axis=-1, kind="stable")
-    return both, np.zeros(p, np.uint8)
 
 
 def tgather(spec: Spec) -> Runner:
