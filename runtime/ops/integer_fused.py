@@ -74,12 +74,19 @@ def int_runner(general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
     #: PEs, queue positions or hand are not on it); pools are not shared across threads
     pools: dict[tuple[MachineConfig, int], PayloadPool | None] = {}
 
+    #: the configuration, thread and pool found last (configurations hash slowly)
+    last: list[object] = [None, 0, None]
+
     def pool_of(cfg: MachineConfig) -> PayloadPool | None:
-        k = (cfg, get_ident())
+        ident = get_ident()
+        if last[0] is cfg and last[1] == ident:
+            return last[2]  # type: ignore[return-value]
+        k = (cfg, ident)
         if k not in pools:
             fits = pes[-1] < cfg.pes and max(h0, h1, hand) < cfg.hands
             fits = fits and max(i0, i1) <= cfg.depth
             pools[k] = slot_pool(cfg.pes, slot, pad) if fits else None
+        last[:] = cfg, ident, pools[k]
         return pools[k]
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:

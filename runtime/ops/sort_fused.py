@@ -44,15 +44,34 @@ def lean_tmrgsort(
     (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
     run = slice(pes[0], pes[-1] + 1)
     p = len(pes)
+    Entry = tuple[PayloadPool, object, int] | None
     #: (configuration, thread, output width) -> (pool, tile maker, hand), None where
     #: the bundle's PEs, queue positions or hand are not on that machine
-    known: dict[tuple[object, int, int], tuple[PayloadPool, object, int] | None] = {}
+    known: dict[tuple[object, int, int], Entry] = {}
 
-    def entry(state: MachineState, n: int) -> tuple[PayloadPool, object, int] | None:
+    #: the configuration and thread seen last, and their entries by output width
+    #: (configurations hash slowly)
+    seen: tuple[object, int] = (None, 0)
+    by_n: dict[int, Entry] = {}
+
+    def entry(state: MachineState, n: int) -> Entry:
+        nonlocal seen, by_n
+        here = (state.config, get_ident())
+        if seen[0] is here[0] and seen[1] == here[1]:
+            if n in by_n:
+                return by_n[n]
+        else:
+            seen, by_n = here, {}
+        if n not in by_width:  # (not yet met: the generic runner makes its destinations)
+            return None
+        k = (*here, n)
+        if k not in known and len(known) < 64:  # (a few widths per plan)
+            known[k] = _entry(state, n)
+        got = by_n[n] = known[k] if k in known else _entry(state, n)
+        return got
+
+    def _entry(state: MachineState, n: int) -> Entry:
         cfg = state.config
-        k = (cfg, get_ident(), n)
-        if k in known:
-            return known[k]
         dests = by_width.get(n)
         got = None
         if dests is not None and dests.fault is None and len(dests.slots) == 1:
@@ -62,8 +81,6 @@ def lean_tmrgsort(
                 make = tile_maker(dt, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols,
                                   slot.layout, slot.mask, slot.capacity, False)  # fmt: skip
                 got = (slot_pool(cfg.pes, slot, spec.pad), make, slot.hand)
-        if len(known) < 64:  # (a few widths per plan)
-            known[k] = got
         return got
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
