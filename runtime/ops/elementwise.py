@@ -55,6 +55,7 @@ from .common import (
     source_key,
 )
 from .compare_fused import fused_compare
+from .integer_fused import int_applies, int_runner
 from .native import compiled_runner
 
 #: IEEE operations (``OpRow.arith``) whose every result is finite when their operands
@@ -322,6 +323,8 @@ def binary(spec: Spec) -> Runner:
             fused = compiled_runner(compiled, fused, spec, dests, key)
         elif kernel is not None:
             fused = lean_runner(kernel, fused, spec, dests, key)
+        elif int_applies(op, spec):
+            fused = int_runner(fused, spec, dests, key)
         run.fused = fused  # type: ignore[attr-defined]
     return run
 

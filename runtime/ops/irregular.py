@@ -47,6 +47,7 @@ from ..state import MachineState
 from ..tiles import CUBE_LAYOUTS, Layout, Tile
 from .common import RM, require_encodings, same_rows
 from .layout import check_dest_layout, dest_layout_legal
+from .sort_fused import lean_tmrgsort
 
 
 def _quant_types(spec: Spec) -> DataType:
@@ -170,7 +171,8 @@ def tmrgsort(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
-    run.fused = _fused_tmrgsort(spec, dt, by_width)  # type: ignore[attr-defined]
+    general = _fused_tmrgsort(spec, dt, by_width)
+    run.fused = lean_tmrgsort(general, spec, dt, by_width)  # type: ignore[attr-defined]
     return run
 
 
@@ -331,7 +333,53 @@ def tscatter(spec: Spec) -> Runner:
         ctx.publish(slot, res, whole=True)
         ctx.add_status(st)
 
+    if dests.fault is None and len(dests.slots) == 1 and dest_layout_legal(dests.slots[0]):
+        run.fused = _fused_tscatter(spec, dt, dests.slots[0])  # type: ignore[attr-defined]
     return run
+
+
+def _fused_tscatter(spec: Spec, dt: DataType, slot: Slot) -> Fused:
+    """TSCATTER without the per-bundle context (``engine.execute_untraced``): the
+    generic runner's steps for a fully defined value tile of ``dt`` and a fully
+    defined numeric index tile of its valid shape, whose ValidCol is the
+    destination's; anything else -- an empty position, a mask a source does not
+    cover, an illegal index type, an index out of range, a push the queue cannot take
+    -- returns False before any effect (the generic path raises the fault)."""
+    mask, hand, name = slot.mask, slot.hand, spec.name
+    vr, vc, physical = slot.valid_rows, slot.valid_cols, (slot.rows, slot.cols)
+    legal: dict[DataType, bool] = {}  # index DataType -> TSCATTER-legal with ``dt``
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        got = two_sources(state, plan, mask)
+        if got is None:
+            return False
+        pes, p, pidx, pkey, vals, idx = got
+        idx_dt = idx.dtype
+        if (
+            vals.dtype != dt
+            or vals.defined is not None
+            or idx_dt is None
+            or idx.defined is not None
+            or (idx.valid_rows, idx.valid_cols) != (vals.valid_rows, vals.valid_cols)
+            or vals.valid_cols != vc
+        ):
+            return False
+        ok = legal.get(idx_dt)
+        if ok is None:
+            ok = legal[idx_dt] = si.tscatter_types_legal(dt, idx_dt) is None
+        if not ok:
+            return False
+        try:
+            res, st = si.tscatter(
+                dt, idx_dt, region(vals, pidx, pkey), region(idx, pidx, pkey), vr, physical
+            )
+        except SemanticError:  # an index out of range: the generic path raises it
+            return False
+        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, whole=True,
+                          numbered=False)  # fmt: skip
+        return push_fused(state, hand, tile, st, pidx, p)
+
+    return fused
 
 
 def tpart(spec: Spec) -> Runner:
