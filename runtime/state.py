@@ -164,6 +164,15 @@ class MachineState:
             self._gpr_written = self._gpr_written | written
         self._gpr, self.gpr_ints = None, regs
 
+    def publish_gprs(self, gpr: np.ndarray, ints: list[list[int]]) -> None:
+        """Make ``gpr`` (read-only, kept by the caller) the GPRs, ``ints`` the same
+        values as Python integers (one list per PE, or a single list when every PE holds
+        the same; the GPRs own it from now on): what an integer scalar block publishes,
+        set at once."""
+        assert not gpr.flags.writeable
+        self._gpr, self.gpr_ints = gpr, ints
+        self._gpr_base, self._gpr_written = None, frozenset()
+
     def writable_gpr(self) -> np.ndarray:
         """``gpr``, to be written in place: a copy when it is a published read-only array
         (an integer scalar block's); :attr:`gpr_ints` no longer describes it."""
