@@ -173,6 +173,17 @@ class MachineState:
         self._gpr, self.gpr_ints = gpr, ints
         self._gpr_base, self._gpr_written = None, frozenset()
 
+    def gpr_values(self, regs: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+        """Per PE, the values of the GPRs ``regs`` as Python integers (read from
+        :attr:`gpr_ints` when they are set: no array is made)."""
+        ints = self.gpr_ints
+        if ints is None:
+            return tuple(map(tuple, self.gpr[:, list(regs)].tolist()))
+        if len(ints) == 1:
+            row = ints[0]
+            return (tuple([row[r] for r in regs]),) * self.config.pes
+        return tuple(tuple([pe[r] for r in regs]) for pe in ints)
+
     def writable_gpr(self) -> np.ndarray:
         """``gpr``, to be written in place: a copy when it is a published read-only array
         (an integer scalar block's); :attr:`gpr_ints` no longer describes it."""
