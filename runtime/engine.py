@@ -399,11 +399,12 @@ def build_tile(
 _POOLS = threading.local()
 #: pools kept per thread (the least recently made go first when there are more)
 MAX_POOLS = 256
-#: payloads below this size come from pools: writing the template around a small valid
-#: region is most of their cost (a one-PE 16 KiB tile on four PEs is a 64 KiB payload,
-#: three quarters poison: measured 3% of a softmax run); a large one is cheaper in
-#: storage that ``malloc`` has just freed (still in cache) than in a pool's block
-POOLED_BYTES = 1 << 17
+#: payloads below this size come from pools: writing the template around a valid region
+#: is most of their cost (a one-PE 16 KiB tile on four PEs is a 64 KiB payload, three
+#: quarters poison: measured 3% of a softmax run; a one-PE 1024x8 FP32 column, 128 KiB:
+#: 15% of a gather kernel's run); from this size on a pool holds a single block, and
+#: storage that ``malloc`` has just freed (still in cache) costs less
+POOLED_BYTES = 1 << 20
 
 
 def pooled_payload(
