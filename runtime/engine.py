@@ -358,8 +358,10 @@ def build_tile(
         flags = values.flags
         # copy a non-contiguous result, or a writable view of someone else's buffer;
         # a read-only contiguous view is published storage and may be shared
-        if not flags.c_contiguous or (values.base is not None and flags.writeable):
-            payload = np.ascontiguousarray(values).copy()
+        if not flags.c_contiguous:
+            payload = np.ascontiguousarray(values)  # (a copy)
+        elif values.base is not None and flags.writeable:
+            payload = values.copy()
         payload.flags.writeable = False
     else:  # a subset of the PEs, or a valid region smaller than the tile
         fill = pad if not whole else PAD_NULL

@@ -143,16 +143,21 @@ def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
         got = _plain_source(state, plan, mask, dt)
         if got is None:
             return False
-        pes, p, pidx, pkey, a = got
+        pes, _, pidx, pkey, a = got
         shape = (a.valid_rows, a.valid_cols)
         ok = legal.get(shape)
         if ok is None:
             ok = legal[shape] = sl.ttrans_shape_legal(shape, want) is None
         if not ok:
             return False
-        res, st = sl.ttrans(dt, region(a, pidx, pkey))
+        # ``sl.ttrans`` moves bits and sets no status: the transposed view is written
+        # straight into the payload (one copy, not two)
+        res = region(a, pidx, pkey).transpose(0, 2, 1)
         tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
-        return push_fused(state, hand, tile, st, pidx, p)
+        if not state.push_one(hand, tile):
+            return False
+        tile.serial = state.next_serial()
+        return True
 
     return fused
 
