@@ -33,9 +33,8 @@ def test_large_pooled_tiles_equal_fresh_ones(data: st.DataObject) -> None:
     vr, vc = data.draw(st.integers(1, rows)), data.draw(st.integers(1, cols))
     mask = data.draw(st.sampled_from(MASKS))
     pes = mask_pes(mask)
-    fill = data.draw(st.sampled_from(FILLS))
-    if dt is None:
-        fill = data.draw(st.sampled_from([0, 1]))  # a predicate pads with zeros or ones
+    # (one descriptor published with different fills: each has its own blocks)
+    fills = FILLS if dt is not None else [0, 1]  # a predicate pads with zeros or ones
     if (vr, vc) == (rows, cols) and len(pes) == 4:
         vc = cols - 1  # (a whole every-PE result is published as it is, not pooled)
         if vc == 0:
@@ -45,6 +44,7 @@ def test_large_pooled_tiles_equal_fresh_ones(data: st.DataObject) -> None:
     pidx = slice(None) if len(pes) == 4 else list(pes)
     held: list[tuple[np.ndarray, bytes]] = []
     for _ in range(data.draw(st.integers(1, 4))):
+        fill = data.draw(st.sampled_from(fills))
         raw = data.draw(st.binary(min_size=carrier.itemsize, max_size=carrier.itemsize))
         values = np.frombuffer(raw * (len(pes) * vr * vc), carrier).reshape(len(pes), vr, vc)
         if dt is None:
