@@ -184,6 +184,17 @@ class MachineState:
             return (tuple([row[r] for r in regs]),) * self.config.pes
         return tuple(tuple([pe[r] for r in regs]) for pe in ints)
 
+    def gpr_column(self, reg: int, pes: tuple[int, ...]) -> list[int]:
+        """GPR ``reg`` on each PE of ``pes`` (PEs of this machine) as Python integers
+        (read from :attr:`gpr_ints` when they are set: no array is made)."""
+        ints = self.gpr_ints
+        if ints is None:
+            column = self.gpr[:, reg].tolist()
+            return [column[pe] for pe in pes]
+        if len(ints) == 1:
+            return [ints[0][reg]] * len(pes)
+        return [ints[pe][reg] for pe in pes]
+
     def writable_gpr(self) -> np.ndarray:
         """``gpr``, to be written in place: a copy when it is a published read-only array
         (an integer scalar block's); :attr:`gpr_ints` no longer describes it."""
