@@ -40,6 +40,11 @@ class Slot:
     makers: dict[bool, object] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
+    #: ``engine.pooled_builder`` of this descriptor by (pad, PEs, machine PEs), made on
+    #: first use by ``engine.build_tile`` (None: it takes no pool's block)
+    builders: dict[tuple[int, tuple[int, ...], int], object] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
 
 
 @dataclass(frozen=True)

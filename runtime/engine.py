@@ -344,6 +344,22 @@ def build_tile(
     the caller numbers it when it publishes the tile)."""
     npes = state.config.pes
     P = len(pes)
+    if defined is None and pad_defined is None and not whole:
+        # the usual destination: its pool's builder, bound once per descriptor
+        key = (pad, pes, npes)
+        builders = slot.builders
+        build = builders.get(key, builders)
+        if build is builders:
+            build = builders[key] = pooled_builder(npes, slot, pad, pes)
+        if (
+            build is not None
+            and values.dtype == slot.carrier
+            and values.shape == (P, slot.valid_rows, slot.valid_cols)
+        ):
+            tile: Tile = build(values)  # type: ignore[operator]
+            if numbered:
+                tile.serial = state.next_serial()
+            return tile
     address = 0
     if values.dtype != slot.carrier:
         raise TypeError(  # a semantics function returned the wrong carrier: a bug
@@ -358,8 +374,10 @@ def build_tile(
         flags = values.flags
         # copy a non-contiguous result, or a writable view of someone else's buffer;
         # a read-only contiguous view is published storage and may be shared
-        if not flags.c_contiguous or (values.base is not None and flags.writeable):
-            payload = np.ascontiguousarray(values).copy()
+        if not flags.c_contiguous:
+            payload = np.ascontiguousarray(values)  # (a copy)
+        elif values.base is not None and flags.writeable:
+            payload = values.copy()
         payload.flags.writeable = False
     else:  # a subset of the PEs, or a valid region smaller than the tile
         fill = pad if not whole else PAD_NULL
@@ -399,11 +417,12 @@ def build_tile(
 _POOLS = threading.local()
 #: pools kept per thread (the least recently made go first when there are more)
 MAX_POOLS = 256
-#: payloads below this size come from pools: writing the template around a small valid
-#: region is most of their cost (a one-PE 16 KiB tile on four PEs is a 64 KiB payload,
-#: three quarters poison: measured 3% of a softmax run); a large one is cheaper in
-#: storage that ``malloc`` has just freed (still in cache) than in a pool's block
-POOLED_BYTES = 1 << 17
+#: payloads below this size come from pools: writing the template around a valid region
+#: is most of their cost (a one-PE 16 KiB tile on four PEs is a 64 KiB payload, three
+#: quarters poison: measured 3% of a softmax run; a one-PE 1024x8 FP32 column, 128 KiB:
+#: 15% of a gather kernel's run); from this size on a pool holds a single block, and
+#: storage that ``malloc`` has just freed (still in cache) costs less
+POOLED_BYTES = 1 << 20
 
 
 def pooled_payload(
@@ -415,6 +434,16 @@ def pooled_payload(
     the block's address (:attr:`Tile.address`: the payload is the whole dense block)."""
     vr, vc = values.shape[1], values.shape[2]
     key = (slot.dtype, slot.carrier, slot.rows, slot.cols, vr, vc, fill, pes, npes)
+    payload, storage, address = _pool(key, slot, fill, pes, npes).take_writable()
+    storage[_run_index(pes), :vr, :vc] = values
+    return payload, address
+
+
+def _pool(
+    key: tuple[object, ...], slot: Slot, fill: int, pes: tuple[int, ...], npes: int
+) -> PayloadPool:
+    """The calling thread's pool of ``key`` (see :func:`pooled_payload`), made when it
+    has none."""
     pools = getattr(_POOLS, "pools", None)
     if pools is None:
         pools = _POOLS.pools = {}
@@ -427,9 +456,42 @@ def pooled_payload(
         if shell is None:
             shell = fresh(slot.dtype, (npes, slot.rows, slot.cols), fill)
         pool = pools[key] = PayloadPool(shell.shape, shell.dtype, shell, writable=True)
-    payload, storage, address = pool.take_writable()
-    storage[_run_index(pes), :vr, :vc] = values
-    return payload, address
+    return pool
+
+
+def pooled_builder(
+    npes: int, slot: Slot, pad: int, pes: tuple[int, ...]
+) -> Callable[[np.ndarray], Tile] | None:
+    """For a fused form publishing ``slot``'s tile on ``pes`` of a machine of ``npes``
+    PEs: ``build(values)`` returns the tile :func:`build_tile` builds from ``values``
+    (the valid region on ``pes``, which the caller guarantees is of the slot's carrier
+    and shape; not numbered), in a pool's block with everything bound once; None when
+    build_tile takes no pool's block for it (a whole every-PE result, a large one)."""
+    rows, cols, vr, vc = slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
+    if (len(pes) == npes and vr == rows and vc == cols) or (
+        npes * rows * cols * slot.carrier.itemsize >= POOLED_BYTES
+    ):
+        return None
+    key = (slot.dtype, slot.carrier, rows, cols, vr, vc, pad, pes, npes)
+    run = _run_index(pes)
+    pd = pad != PAD_NULL
+    make = slot.makers.get(pd)
+    if make is None:
+        make = slot.makers[pd] = tile_maker(
+            slot.dtype, rows, cols, vr, vc, slot.layout, slot.mask, slot.capacity, pd
+        )
+    local = _POOLS
+
+    def build(values: np.ndarray) -> Tile:
+        pools = getattr(local, "pools", None)
+        pool = None if pools is None else pools.get(key)
+        if pool is None:
+            pool = _pool(key, slot, pad, pes, npes)
+        payload, storage, address = pool.take_writable()
+        storage[run, :vr, :vc] = values
+        return make(payload, 0, None, address)  # type: ignore[operator]
+
+    return build
 
 
 def _subset_payload(

@@ -324,9 +324,22 @@ class Machine:
         :class:`StepBoundExceeded` after ``config.max_steps`` blocks."""
         if isinstance(program, (bytes, bytearray)):
             program = decode(bytes(program))
-        graph, steps = self._compile(program)
         report = RunReport(trace=Trace() if trace else None)
         records = report.trace.records if report.trace is not None else None
+        report.bundles, report.scalar_blocks = self._walk(program, records)
+        if report.trace is not None:
+            report.records = report.trace.records
+        return report
+
+    def run_quiet(self, program: Program) -> None:
+        """:meth:`run` without a report (what a caller that reads only the memory and
+        the state afterwards needs)."""
+        self._walk(program, None)
+
+    def _walk(self, program: Program, records: list[TraceRecord] | None) -> tuple[int, int]:
+        """Run ``program`` (appending a trace record per block to ``records`` when
+        given); returns the tile bundles and scalar blocks executed."""
+        graph, steps = self._compile(program)
         state = self.state
         tiles = scalars = 0  # tile bundles and scalar blocks run so far (docs/formats.md)
         bound = self.config.max_steps
@@ -385,10 +398,7 @@ class Machine:
             elif block.start is not None:
                 tiles += 1
             pos = nxt
-        report.bundles, report.scalar_blocks = tiles, scalars
-        if report.trace is not None:
-            report.records = report.trace.records
-        return report
+        return tiles, scalars
 
     @staticmethod
     def _located(

@@ -77,7 +77,8 @@ class ConstantMemo:
             plan.memo = None
             return False
         ior = plan.ior
-        words = b"" if ior is None else state.gpr[:, ior.sources].tobytes()
+        # (as integers: an integer block's GPRs need no array for it)
+        words = () if ior is None else state.gpr_values(ior.sources)
         key = (npes, state.fp_rounding, origins, words)
         rec = self._record
         if rec is not None and key == rec.key:

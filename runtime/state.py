@@ -164,6 +164,37 @@ class MachineState:
             self._gpr_written = self._gpr_written | written
         self._gpr, self.gpr_ints = None, regs
 
+    def publish_gprs(self, gpr: np.ndarray, ints: list[list[int]]) -> None:
+        """Make ``gpr`` (read-only, kept by the caller) the GPRs, ``ints`` the same
+        values as Python integers (one list per PE, or a single list when every PE holds
+        the same; the GPRs own it from now on): what an integer scalar block publishes,
+        set at once."""
+        assert not gpr.flags.writeable
+        self._gpr, self.gpr_ints = gpr, ints
+        self._gpr_base, self._gpr_written = None, frozenset()
+
+    def gpr_values(self, regs: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+        """Per PE, the values of the GPRs ``regs`` as Python integers (read from
+        :attr:`gpr_ints` when they are set: no array is made)."""
+        ints = self.gpr_ints
+        if ints is None:
+            return tuple(map(tuple, self.gpr[:, list(regs)].tolist()))
+        if len(ints) == 1:
+            row = ints[0]
+            return (tuple([row[r] for r in regs]),) * self.config.pes
+        return tuple(tuple([pe[r] for r in regs]) for pe in ints)
+
+    def gpr_column(self, reg: int, pes: tuple[int, ...]) -> list[int]:
+        """GPR ``reg`` on each PE of ``pes`` (PEs of this machine) as Python integers
+        (read from :attr:`gpr_ints` when they are set: no array is made)."""
+        ints = self.gpr_ints
+        if ints is None:
+            column = self.gpr[:, reg].tolist()
+            return [column[pe] for pe in pes]
+        if len(ints) == 1:
+            return [ints[0][reg]] * len(pes)
+        return [ints[pe][reg] for pe in pes]
+
     def writable_gpr(self) -> np.ndarray:
         """``gpr``, to be written in place: a copy when it is a published read-only array
         (an integer scalar block's); :attr:`gpr_ints` no longer describes it."""

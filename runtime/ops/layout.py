@@ -18,7 +18,6 @@ from types import MappingProxyType
 from ptoc.backend.isa import DataType, Executor, info
 from ptoc.backend.isa.fields import PAD_NULL
 from ptoc.backend.isa.semantics import layout as sl
-from ptoc.backend.isa.semantics.core import no_status
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
@@ -29,7 +28,6 @@ from ..engine import (
     Runner,
     Slot,
     build_tile,
-    gpr_words,
     make_dests,
     one_source,
     push_fused,
@@ -143,16 +141,21 @@ def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
         got = _plain_source(state, plan, mask, dt)
         if got is None:
             return False
-        pes, p, pidx, pkey, a = got
+        pes, _, pidx, pkey, a = got
         shape = (a.valid_rows, a.valid_cols)
         ok = legal.get(shape)
         if ok is None:
             ok = legal[shape] = sl.ttrans_shape_legal(shape, want) is None
         if not ok:
             return False
-        res, st = sl.ttrans(dt, region(a, pidx, pkey))
+        # ``sl.ttrans`` moves bits and sets no status: the transposed view is written
+        # straight into the payload (one copy, not two)
+        res = region(a, pidx, pkey).transpose(0, 2, 1)
         tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
-        return push_fused(state, hand, tile, st, pidx, p)
+        if not state.push_one(hand, tile):
+            return False
+        tile.serial = state.next_serial()
+        return True
 
     return fused
 
@@ -274,16 +277,23 @@ def _fused_textract(spec: Spec, dt: DataType, slot: Slot) -> Fused:
         if got is None:
             return False
         pes, p, pidx, pkey, a = got
-        ro = gpr_words(state, plan, 0, 0, p, pidx, pkey).tolist()
-        co = gpr_words(state, plan, 1, 0, p, pidx, pkey).tolist()
+        ior = plan.ior  # (RegSrc0/1, as integers; 0 when B.IOR is omitted)
+        if ior is None:
+            ro, co = [0] * p, [0] * p
+        else:
+            ro, co = state.gpr_column(ior.src0, pes), state.gpr_column(ior.src1, pes)
         if sl.textract_shape_legal((a.valid_rows, a.valid_cols), want, ro, co) is not None:
             return False
         values = region(a, pidx, pkey)
         r0, c0 = ro[0], co[0]
         if ro.count(r0) == p and co.count(c0) == p:  # one window: a view, copied once
-            res, st = values[:, r0 : r0 + want[0], c0 : c0 + want[1]], no_status(p)
-        else:
-            res, st = sl.textract(dt, values, ro, co, want)
+            res = values[:, r0 : r0 + want[0], c0 : c0 + want[1]]
+            tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
+            if not state.push_one(hand, tile):
+                return False
+            tile.serial = state.next_serial()  # (moved bits: no status)
+            return True
+        res, st = sl.textract(dt, values, ro, co, want)
         tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
         return push_fused(state, hand, tile, st, pidx, p)
 

@@ -25,7 +25,7 @@ from ..engine import Fused, build_tile, geometry, one_source
 from ..memory import DenseWrite, Footprint, gather_view, proven_rows
 from ..spec import Spec
 from ..state import MachineState
-from ..tiles import Layout
+from ..tiles import Layout, Tile
 from .layout import dest_layout_legal, generic_shape
 
 
@@ -132,6 +132,19 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
     """The fused form of an ordinary TSTORE of a Local source."""
     eb = info(dt).bits // 8
     whole_bytes = info(dt).bits % 8 == 0 and info(dt).carrier.itemsize == eb
+    #: by source descriptor (``Tile.key``): the (rows, columns) stored, or None when
+    #: the generic path decides (another type or layout, undefined elements, a shape
+    #: past the source)
+    stored: dict[tuple[object, ...], tuple[int, int] | None] = {}
+
+    def transfer(t: Tile) -> tuple[int, int] | None:
+        if t.dtype != dt or t.layout is not src_layout or t.defined is not None:
+            return None
+        shape = generic_shape(spec, t)
+        vr, vc = shape.valid_rows, shape.valid_cols
+        if vr > t.valid_rows or vc > t.valid_cols or vc > shape.cols:
+            return None
+        return vr, vc
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         if not whole_bytes:
@@ -140,12 +153,14 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
         if got is None:
             return False
         pes, t = got[0], got[4]
-        if t.dtype != dt or t.layout is not src_layout or t.defined is not None:
+        key = t.key
+        if key in stored:
+            shape = stored[key]
+        else:
+            shape = stored[key] = transfer(t)
+        if shape is None:
             return False
-        shape = generic_shape(spec, t)
-        vr, vc = shape.valid_rows, shape.valid_cols
-        if vr > t.valid_rows or vc > t.valid_cols or vc > shape.cols:
-            return False
+        vr, vc = shape
         written = state.gm_written
         one = _one_pe(state, plan, pes, vr, vc, eb)
         if one is not None:  # (the DenseWrite's strided assignment and record, inlined)

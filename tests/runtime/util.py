@@ -319,3 +319,37 @@ def pe_scalars(data, words=None) -> list[int]:  # type: ignore[no-untyped-def]
     if data.draw(st.booleans()):
         scalars = [scalars[0]] * 4
     return scalars  # type: ignore[no-any-return]
+
+
+def publish_as_ints(m: Machine, per_pe: bool) -> None:
+    """Give ``m``'s GPRs the form an integer scalar block publishes (Python integers,
+    one list for every PE when they all hold the same and not ``per_pe``, else a list
+    per PE; the array kept read-only beside them): what a kernel's fused forms read
+    after its first scalar block."""
+    arr = m.state.gpr.copy()
+    arr.flags.writeable = False
+    rows = arr.tolist()
+    one = not per_pe and all(r == rows[0] for r in rows)
+    m.state.publish_gprs(arr, [rows[0]] if one else rows)
+
+
+def warm_outcome_ints(
+    text: str, regs: dict[str, list[int]], gm: bytes, per_pe: bool, **config: int
+) -> object:
+    """:func:`warm_outcome` of an untraced run whose GPRs have the integer form
+    (:func:`publish_as_ints`)."""
+    program = prog(text)
+    with contextlib.suppress(MachineFault):
+        Machine(MachineConfig(**config)).run(program)
+    m = Machine(MachineConfig(**config))
+    m.load_gm(0, np.frombuffer(gm, np.uint8))
+    for reg, values in regs.items():
+        for pe, v in enumerate(values[: m.config.pes]):
+            m.set_gpr(reg, v, pe=pe)
+    publish_as_ints(m, per_pe)
+    try:
+        m.run(program)
+        out: tuple[object, ...] = ("ran",)
+    except MachineFault as f:
+        out = ("fault", type(f).__name__, str(f))
+    return (*out, m.snapshot())
