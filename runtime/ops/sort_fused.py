@@ -4,9 +4,11 @@ consecutive PEs, one direction on every PE -- written straight into a pooled pay
 The generic steps of the fused form (``irregular._fused_tmrgsort``: the geometry, the
 source views, the tile builder, the status OR) cost more than the merge of a few
 hundred elements. Here the two streams are concatenated into the new payload's storage
-and sorted there in place (a stable sort of ``a ++ b`` is the merge when no NaN is
-involved: see ``irregular._merge_numbers``, whose checks this repeats); there is no
-status (no signalling NaN). Anything else goes to the fused form, which settles it or
+and sorted there in place: without NaNs ``TileSortLeftBefore`` is the numeric order
+(+0 and -0 equal), so a stable sort of ``a ++ b`` is the merge, the left source first
+on ties; there is no status (no signalling NaN). One comparison pass checks that both
+streams are sorted, and a NaN fails every adjacent pair it is in (streams of one
+element go to the fused form). Anything else goes to the fused form, which settles it or
 falls back to the generic path with nothing changed.
 """
 
