@@ -805,45 +805,28 @@ __all__ = [
 ]
 
 
-#: payloads up to this size are built by :func:`tile_builder` from a copied template
-#: (a copy of a few KiB costs less than a pool's bookkeeping)
-TEMPLATE_BYTES = 1 << 14
-
-
 def tile_builder(
     npes: int, name: str, slot: Slot, pad: int, pes: tuple[int, ...]
 ) -> Callable[[MachineState, np.ndarray], Tile]:
     """For a fused form publishing ``slot``'s tile on ``pes`` of a machine of ``npes``
     PEs: ``make(state, values)`` returns the tile :func:`build_tile` builds from
     ``values`` (the valid region on ``pes``; not numbered), with the same payload,
-    definedness and padding. A small payload that is not the result itself is a copy
-    of a template holding ``pad`` in the padding of ``pes`` and poison on the other
-    PEs (what a pool's block holds) with ``values`` written into it; anything else is
-    :func:`build_tile`'s."""
-    rows, cols, vr, vc = slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
-    carrier, p = slot.carrier, len(pes)
-    pidx: slice | list[int] = slice(None) if p == npes else list(pes)
+    definedness and padding: through the descriptor's pool builder
+    (:func:`pooled_builder`) when build_tile takes a pool's block for it, else
+    :func:`build_tile` itself."""
+    carrier, want = slot.carrier, (len(pes), slot.valid_rows, slot.valid_cols)
+    pidx: slice | list[int] = slice(None) if len(pes) == npes else list(pes)
 
     def general(state: MachineState, values: np.ndarray) -> Tile:
         return build_tile(state, name, slot, values, pad, pes, pidx, numbered=False)
 
-    whole = p == npes and vr == rows and vc == cols
-    if whole or npes * rows * cols * carrier.itemsize > TEMPLATE_BYTES:
+    pooled = pooled_builder(npes, slot, pad, pes)
+    if pooled is None:
         return general
-    empty = np.empty((p, 0, 0), carrier)
-    shell = _subset_payload(slot, empty, pad, pes, npes) if p < npes else None
-    if shell is None:
-        shell = fresh(slot.dtype, (npes, rows, cols), pad)
-    run, want = _run_index(pes), (p, vr, vc)
-    make = tile_maker(slot.dtype, rows, cols, vr, vc, slot.layout, slot.mask,
-                      slot.capacity, pad != PAD_NULL)  # fmt: skip
 
     def build(state: MachineState, values: np.ndarray) -> Tile:
         if values.dtype != carrier or values.shape != want:
             return general(state, values)  # (raises: a semantics function's bug)
-        payload = shell.copy()
-        payload[run, :vr, :vc] = values
-        payload.flags.writeable = False
-        return make(payload, 0, None, 0)
+        return pooled(values)
 
     return build

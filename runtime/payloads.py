@@ -82,9 +82,17 @@ class PayloadPool:
         """:meth:`take` for a pool made ``writable``: the read-only payload, a writable
         view of its storage (to write before the payload is published, and never
         after) and the storage's address."""
+        aliases = self._aliases
+        assert aliases is not None
+        if not self.large:  # the next block in turn, when it is free (as :meth:`take`)
+            i = self._next
+            blocks = self._blocks
+            block = blocks[i]
+            if block is not None and _refcount(block) == self._free:
+                self._next = (i + 1) % len(blocks)
+                return block.view(), aliases[i], self._addresses[i]  # type: ignore[return-value]
         i, block, address = self._take()
-        assert self._aliases is not None
-        alias = self._aliases[i] if i >= 0 else None
+        alias = aliases[i] if i >= 0 else None
         if alias is None:  # a block the pool does not keep: a new one, still writable
             alias = block.view()
             block.setflags(write=False)
