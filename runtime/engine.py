@@ -459,6 +459,16 @@ def _pool(
     return pool
 
 
+def destination_pool(npes: int, slot: Slot, pad: int, pes: tuple[int, ...]) -> PayloadPool:
+    """The calling thread's pool of payloads of ``slot``'s tile on ``pes`` of a machine
+    of ``npes`` PEs: blocks that start as ``pad`` in the padding of ``pes`` and poison
+    on the other PEs (what :func:`build_tile` takes its blocks from), for a fused form
+    that writes its results straight into a block (``take_writable``)."""
+    key = (slot.dtype, slot.carrier, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols,
+           pad, pes, npes)  # fmt: skip
+    return _pool(key, slot, pad, pes, npes)
+
+
 def pooled_builder(
     npes: int, slot: Slot, pad: int, pes: tuple[int, ...]
 ) -> Callable[[np.ndarray], Tile] | None:

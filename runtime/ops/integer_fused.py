@@ -21,10 +21,9 @@ from ptoc.backend.isa import info
 from ptoc.backend.isa.fields import PAD_NULL
 from ptoc.backend.target import MachineConfig
 
-from ..alloc import Dests, Slot, fresh
-from ..alloc import template as alloc_template
+from ..alloc import Dests
 from ..bundle import BundlePlan
-from ..engine import Fused
+from ..engine import Fused, destination_pool
 from ..payloads import PayloadPool
 from ..spec import Spec
 from ..state import MASK_PES, MachineState
@@ -85,7 +84,7 @@ def int_runner(general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
         if k not in pools:
             fits = pes[-1] < cfg.pes and max(h0, h1, hand) < cfg.hands
             fits = fits and max(i0, i1) <= cfg.depth
-            pools[k] = slot_pool(cfg.pes, slot, pad) if fits else None
+            pools[k] = destination_pool(cfg.pes, slot, pad, pes) if fits else None
         last[:] = cfg, ident, pools[k]
         return pools[k]
 
@@ -109,15 +108,3 @@ def int_runner(general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
         return True
 
     return fused
-
-
-def slot_pool(npes: int, slot: Slot, pad: int) -> PayloadPool:
-    """The payloads of a bundle on ``slot``'s PEs on a machine of ``npes`` PEs: ``pad``
-    in the padding of its PEs, poison on the others (none where results fill it)."""
-    dt, rows, cols = slot.dtype, slot.rows, slot.cols
-    pes = MASK_PES[slot.mask]
-    template = None
-    if len(pes) < npes or slot.valid_rows < rows or slot.valid_cols < cols:
-        template = fresh(dt, (npes, rows, cols), PAD_NULL)  # poison everywhere
-        template[pes[0] : pes[-1] + 1] = alloc_template(dt, (1, rows, cols), pad)
-    return PayloadPool((npes, rows, cols), slot.carrier, template, writable=True)

@@ -22,12 +22,11 @@ from ptoc.backend.isa import DataType
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
-from ..engine import Fused
+from ..engine import Fused, destination_pool
 from ..payloads import PayloadPool
 from ..spec import Spec
 from ..state import MASK_PES, MachineState
 from ..tiles import Layout, Tile, tile_maker
-from .integer_fused import slot_pool
 
 
 def lean_tmrgsort(
@@ -82,7 +81,7 @@ def lean_tmrgsort(
             if fits and max(i0, i1) <= cfg.depth:
                 make = tile_maker(dt, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols,
                                   slot.layout, slot.mask, slot.capacity, False)  # fmt: skip
-                got = (slot_pool(cfg.pes, slot, spec.pad), make, slot.hand)
+                got = (destination_pool(cfg.pes, slot, spec.pad, pes), make, slot.hand)
         return got
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:

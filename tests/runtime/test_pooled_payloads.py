@@ -71,3 +71,30 @@ def test_a_pooled_payload_is_immutable_for_the_semantics() -> None:
     assert fastpath._immutable(payload) and fastpath._immutable(view)
     fastpath.remember_finite(view)
     assert fastpath.known_finite(view)
+
+
+@given(data=st.data())
+def test_a_destination_pools_blocks_hold_the_padding_and_poison_of_a_fresh_payload(
+    data: st.DataObject,
+) -> None:
+    """``engine.destination_pool`` (the lean fused forms write into its blocks): a
+    block taken from a pool no one made before holds what a payload built afresh holds
+    outside its valid region, whichever of the pools of one thread is asked first."""
+    dt = data.draw(st.sampled_from([t for t in TYPES if t is not None]))
+    carrier = np.dtype(info(dt).carrier)
+    rows, cols = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 16))
+    vr, vc = data.draw(st.integers(1, rows)), data.draw(st.integers(1, cols))
+    mask = data.draw(st.sampled_from(MASKS))
+    pes = mask_pes(mask)
+    fill = data.draw(st.sampled_from(FILLS))
+    slot = Slot(0, 0, dt, rows, cols, vr, vc, Layout.ROW_MAJOR, mask, 1024, carrier)
+    engine._POOLS.pools = {}  # (no pool made by an earlier example or test)
+    values = np.frombuffer(
+        data.draw(st.binary(min_size=carrier.itemsize, max_size=carrier.itemsize))
+        * (len(pes) * vr * vc),
+        carrier,
+    ).reshape(len(pes), vr, vc)
+    payload, storage, address = engine.destination_pool(4, slot, fill, pes).take_writable()
+    storage[pes[0] : pes[-1] + 1, :vr, :vc] = values
+    assert payload.tobytes() == _fresh(slot, values, fill, pes).tobytes()
+    assert address == payload.ctypes.data and not payload.flags.writeable
