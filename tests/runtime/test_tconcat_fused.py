@@ -16,14 +16,14 @@ from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import layout
 
-from ._progs import p2, size_name, smallest_size
+from ._progs import p2
 from .util import (
     MASKS,
     count_fused,
     prog,
     small_machines,
     special_gm,
-    tload_tile,
+    two_loads_then,
     warm_outcome,
 )
 
@@ -33,33 +33,13 @@ TYPES = sorted((d for d in op("TCONCAT").dtypes if info(d).bits in (8, 16, 32, 6
                key=lambda d: d.name)  # fmt: skip
 
 
-def _col(dt: DataType, vc: int) -> int:
-    return p2(max(vc, 32 // (info(dt).bits // 8)))
-
-
 def _program(dt: DataType, vr: int, va: int, vb: int, vr_b: int, dst_vc: int,
              load_mask: str, mask: str, repeat: int,
              dt_b: DataType | None = None) -> tuple[str, int, int]:  # fmt: skip
     """The program, and the bytes its sources and each destination take (``dt_b``: the
     second source's DataType, of ``dt``'s width; None: ``dt``)."""
-    ca, cb, cd = _col(dt, va), _col(dt, vb), _col(dt, dst_vc)
-    code_a, code_b = smallest_size(dt, vr, ca), smallest_size(dt, vr_b, cb)
-    text = tload_tile(dt, vr, va, ca, size_name(code_a), base="a0", mask=load_mask, hand="T")
-    text += tload_tile(dt_b or dt, vr_b, vb, cb, size_name(code_b), base="a1", mask=load_mask,
-                       hand="T")  # fmt: skip
-    dcode = smallest_size(dt, vr, cd)
-    text += (
-        f"""\
-        BSTART.SFU TCONCAT, {dt.name}
-        C.B.DIMI {dst_vc}, ->LB0
-        C.B.DIMI {vr}, ->LB1
-        C.B.DIMI {cd}, ->LB2
-        B.IOT T#2, T#1, mask={mask}, last, ->U<{size_name(dcode)}>
-        BSTOP
-        """
-        * repeat
-    )
-    return text, (64 << code_a) + (64 << code_b), 64 << dcode
+    a, b = (dt, vr, va, "T", "s0"), (dt_b or dt, vr_b, vb, "T", "s0")
+    return two_loads_then("TCONCAT", dt, a, b, vr, dst_vc, "T#2, T#1", load_mask, mask, repeat)
 
 
 @examples(200)  # (fast examples; the rarer rejections need more of them)

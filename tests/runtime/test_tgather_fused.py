@@ -19,15 +19,15 @@ from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import irregular
 
-from ._progs import p2, size_name, smallest_size
 from .util import (
     MASKS,
     count_fused,
     prog,
     small_machines,
     special_gm,
-    tload_tile,
+    two_loads_then,
     warm_outcome,
+    whole_rows_col,
 )
 
 GM = 1 << 16
@@ -37,31 +37,11 @@ INDEX_TYPES = [*sorted(GATHER_INDEX_DTYPES, key=lambda d: d.name), DataType.U16]
 IDX_BASE = 0x8000  # the index tiles' GM (per PE: + pe * 2048)
 
 
-def _col(dt: DataType, vc: int) -> int:
-    return p2(max(vc, 32 // (info(dt).bits // 8)))
-
-
 def _program(dt: DataType, idx_dt: DataType, rv: int, cv: int, r: int, c: int, idx_r: int,
              load_mask: str, mask: str, repeat: int) -> tuple[str, int, int]:  # fmt: skip
     """The program, and the bytes its sources and each destination take."""
-    vcol, icol, dcol = _col(dt, cv), _col(idx_dt, c), _col(dt, c)
-    vcode, icode = smallest_size(dt, rv, vcol), smallest_size(idx_dt, idx_r, icol)
-    text = tload_tile(dt, rv, cv, vcol, size_name(vcode), base="a0", mask=load_mask, hand="T")
-    text += tload_tile(idx_dt, idx_r, c, icol, size_name(icode), base="a1", mask=load_mask,
-                       hand="N").replace("s0", "s1")  # fmt: skip
-    dcode = smallest_size(dt, r, dcol)
-    text += (
-        f"""\
-        BSTART.SFU TGATHER, {dt.name}
-        C.B.DIMI {c}, ->LB0
-        C.B.DIMI {r}, ->LB1
-        C.B.DIMI {dcol}, ->LB2
-        B.IOT T#1, N#1, mask={mask}, last, ->U<{size_name(dcode)}>
-        BSTOP
-        """
-        * repeat
-    )
-    return text, (64 << vcode) + (64 << icode), 64 << dcode
+    return two_loads_then("TGATHER", dt, (dt, rv, cv, "T", "s0"), (idx_dt, idx_r, c, "N", "s1"),
+                          r, c, "T#1, N#1", load_mask, mask, repeat)  # fmt: skip
 
 
 @examples(200)  # (fast examples; the rarer rejections need more of them)
@@ -82,13 +62,14 @@ def test_fused_tgather_equals_the_generic_runner(data: st.DataObject) -> None:
     ew, iw = info(dt).bits // 8, info(idx_dt).bits // 8
     regs = {"a0": [pe * 4096 for pe in range(4)],
             "a1": [IDX_BASE + pe * 2048 for pe in range(4)],
-            "s0": [_col(dt, cv) * ew] * 4, "s1": [_col(idx_dt, c) * iw] * 4}  # fmt: skip
+            "s0": [whole_rows_col(dt, cv) * ew] * 4,
+            "s1": [whole_rows_col(idx_dt, c) * iw] * 4}  # fmt: skip
     gm = bytearray(special_gm(data.draw(st.binary(min_size=512, max_size=512)), GM))
     # indices: mostly rows of the value tile, sometimes the one past it or -1
     bad = data.draw(st.booleans())
     index = st.integers(0, rv - 1) | st.sampled_from([rv, -1] if bad else [0])
     for pe in range(4):
-        n = _col(idx_dt, c) * (idx_r + 1)
+        n = whole_rows_col(idx_dt, c) * (idx_r + 1)
         ids = np.array(data.draw(st.lists(index, min_size=n, max_size=n)), np.int64)
         raw = ids.astype(f"<u{iw}", casting="unsafe").tobytes()
         at = IDX_BASE + pe * 2048

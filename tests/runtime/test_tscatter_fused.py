@@ -23,15 +23,15 @@ from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.faults import MachineFault
 from ptoc.runtime.ops import irregular
 
-from ._progs import p2, size_name, smallest_size
 from .util import (
     MASKS,
     count_fused,
     prog,
     small_machines,
     special_gm,
-    tload_tile,
+    two_loads_then,
     warm_outcome,
+    whole_rows_col,
 )
 
 GM = 1 << 16
@@ -44,31 +44,11 @@ INDEX_TYPES = sorted(set().union(*SCATTER_INDEX_DTYPES.values()), key=lambda d: 
 IDX_BASE = 0x8000  # the index tiles' GM (per PE: + pe * 2048)
 
 
-def _col(dt: DataType, vc: int) -> int:
-    return p2(max(vc, 32 // (info(dt).bits // 8)))
-
-
 def _program(dt: DataType, idx_dt: DataType, rv: int, c: int, r: int, dc: int, idx_r: int,
              load_mask: str, mask: str, repeat: int) -> tuple[str, int, int]:  # fmt: skip
     """The program, and the bytes its sources and each destination take."""
-    vcol, icol, dcol = _col(dt, c), _col(idx_dt, c), _col(dt, dc)
-    vcode, icode = smallest_size(dt, rv, vcol), smallest_size(idx_dt, idx_r, icol)
-    text = tload_tile(dt, rv, c, vcol, size_name(vcode), base="a0", mask=load_mask, hand="T")
-    text += tload_tile(idx_dt, idx_r, c, icol, size_name(icode), base="a1", mask=load_mask,
-                       hand="N").replace("s0", "s1")  # fmt: skip
-    dcode = smallest_size(dt, r, dcol)
-    text += (
-        f"""\
-        BSTART.SFU TSCATTER, {dt.name}
-        C.B.DIMI {dc}, ->LB0
-        C.B.DIMI {r}, ->LB1
-        C.B.DIMI {dcol}, ->LB2
-        B.IOT T#1, N#1, mask={mask}, last, ->U<{size_name(dcode)}>
-        BSTOP
-        """
-        * repeat
-    )
-    return text, (64 << vcode) + (64 << icode), 64 << dcode
+    return two_loads_then("TSCATTER", dt, (dt, rv, c, "T", "s0"), (idx_dt, idx_r, c, "N", "s1"),
+                          r, dc, "T#1, N#1", load_mask, mask, repeat)  # fmt: skip
 
 
 @examples(200)  # (fast examples; the rarer rejections need more of them)
@@ -89,13 +69,14 @@ def test_fused_tscatter_equals_the_generic_runner(data: st.DataObject) -> None:
     ew, iw = info(dt).bits // 8, info(idx_dt).bits // 8
     regs = {"a0": [pe * 4096 for pe in range(4)],
             "a1": [IDX_BASE + pe * 2048 for pe in range(4)],
-            "s0": [_col(dt, c) * ew] * 4, "s1": [_col(idx_dt, c) * iw] * 4}  # fmt: skip
+            "s0": [whole_rows_col(dt, c) * ew] * 4,
+            "s1": [whole_rows_col(idx_dt, c) * iw] * 4}  # fmt: skip
     gm = bytearray(special_gm(data.draw(st.binary(min_size=512, max_size=512)), GM))
     # indices per column: mostly distinct destination rows (a permutation), sometimes
     # any row (two elements on one target), the row past the destination or -1
     bad = data.draw(st.sampled_from([0, 0, 0, 1, 2]))
     for pe in range(4):
-        n = _col(idx_dt, c) * (idx_r + 1)
+        n = whole_rows_col(idx_dt, c) * (idx_r + 1)
         ids = np.zeros(n, np.int64).reshape(idx_r + 1, -1)
         for col in range(ids.shape[1]):
             if bad == 1:

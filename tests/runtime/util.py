@@ -262,19 +262,58 @@ def valid_words(gm: bytes) -> bytes:
 
 
 def tload_tile(
-    dt: DataType, vr: int, vc: int, col: int, size: str, *, base: str, mask: str, hand: str
-) -> str:
+    dt: DataType, vr: int, vc: int, col: int, size: str, *, base: str, mask: str, hand: str,
+    stride: str = "s0",
+) -> str:  # fmt: skip
     """A TLOAD bundle of a ``vr`` x ``vc`` tile of Col ``col`` and TSize ``size`` from
-    ``base`` (per PE) with row stride ``s0``."""
+    ``base`` (per PE) with row stride ``stride``."""
     return f"""\
         BSTART.TLOAD {dt.name}
         C.B.DIMI {vc}, ->LB0
         C.B.DIMI {vr}, ->LB1
         C.B.DIMI {col}, ->LB2
-        B.IOR {base}, s0
+        B.IOR {base}, {stride}
         B.IOT mask={mask}, last, ->{hand}<{size}>
         BSTOP
         """
+
+
+#: one TLOAD source of :func:`two_loads_then`: (DataType, valid rows, valid columns,
+#: hand, row stride register)
+Load = tuple[DataType, int, int, str, str]
+
+
+def two_loads_then(
+    name: str, dt: DataType, a: Load, b: Load, rows: int, cols: int, refs: str,
+    load_mask: str, mask: str, repeat: int,
+) -> tuple[str, int, int]:  # fmt: skip
+    """Two TLOADs (``a`` from a0, ``b`` from a1, each of Col :func:`whole_rows_col` and
+    the smallest TSize), then ``repeat`` BSTART.SFU ``name`` bundles of ``dt`` binding
+    ``refs`` into a ``rows`` x ``cols`` destination; returns the program and the bytes
+    its sources and each destination take."""
+    from ._progs import size_name, smallest_size
+
+    text, loads = "", 0
+    for base, (ldt, vr, vc, hand, stride) in (("a0", a), ("a1", b)):
+        col = whole_rows_col(ldt, vc)
+        code = smallest_size(ldt, vr, col)
+        text += tload_tile(ldt, vr, vc, col, size_name(code), base=base, mask=load_mask,
+                           hand=hand, stride=stride)  # fmt: skip
+        loads += 64 << code
+    dcol = whole_rows_col(dt, cols)
+    dcode = smallest_size(dt, rows, dcol)
+    text += (
+        f"""\
+        BSTART.SFU {name}, {dt.name}
+        C.B.DIMI {cols}, ->LB0
+        C.B.DIMI {rows}, ->LB1
+        C.B.DIMI {dcol}, ->LB2
+        B.IOT {refs}, mask={mask}, last, ->U<{size_name(dcode)}>
+        BSTOP
+        """
+        * repeat
+    )
+    return text, loads, 64 << dcode
 
 
 def small_machines(data, loads: int, dest: int) -> dict[str, int]:  # type: ignore[no-untyped-def]
