@@ -259,6 +259,24 @@ def tgather(spec: Spec) -> Runner:
     return run
 
 
+def _value_and_index(
+    state: MachineState, plan: BundlePlan, mask: int, dt: DataType
+) -> tuple[tuple[int, ...], int, slice | list[int], object, Tile, Tile, DataType] | None:
+    """:func:`two_sources` of a fused TGATHER or TSCATTER, and the index DataType: None
+    unless the value tile is a fully defined tile of ``dt`` and the index tile a fully
+    defined numeric one (anything else is the generic path's to settle)."""
+    got = two_sources(state, plan, mask)
+    if got is None:
+        return None
+    pes, p, pidx, pkey, vals, idx = got
+    idx_dt = idx.dtype
+    if vals.dtype != dt or vals.defined is not None:
+        return None
+    if idx_dt is None or idx.defined is not None:
+        return None
+    return pes, p, pidx, pkey, vals, idx, idx_dt
+
+
 def _fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     """TGATHER without the per-bundle context (``engine.execute_untraced``): the
     generic runner's steps for a fully defined, non-CUBE value tile of ``dt`` and a
@@ -271,17 +289,12 @@ def _fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     legal: dict[DataType, bool] = {}  # index DataType -> TGATHER-legal with ``dt``
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        got = two_sources(state, plan, mask)
+        got = _value_and_index(state, plan, mask, dt)
         if got is None:
             return False
-        pes, p, pidx, pkey, vals, idx = got
-        idx_dt = idx.dtype
+        pes, p, pidx, pkey, vals, idx, idx_dt = got
         if (
-            vals.dtype != dt
-            or vals.defined is not None
-            or idx_dt is None
-            or idx.defined is not None
-            or vals.layout in CUBE_LAYOUTS
+            vals.layout in CUBE_LAYOUTS
             or idx.layout in CUBE_LAYOUTS
             or (idx.valid_rows, idx.valid_cols) != want
             or vals.valid_cols < want[1]
@@ -350,19 +363,14 @@ def _fused_tscatter(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     legal: dict[DataType, bool] = {}  # index DataType -> TSCATTER-legal with ``dt``
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
-        got = two_sources(state, plan, mask)
+        got = _value_and_index(state, plan, mask, dt)
         if got is None:
             return False
-        pes, p, pidx, pkey, vals, idx = got
-        idx_dt = idx.dtype
-        if (
-            vals.dtype != dt
-            or vals.defined is not None
-            or idx_dt is None
-            or idx.defined is not None
-            or (idx.valid_rows, idx.valid_cols) != (vals.valid_rows, vals.valid_cols)
-            or vals.valid_cols != vc
-        ):
+        pes, p, pidx, pkey, vals, idx, idx_dt = got
+        if (idx.valid_rows, idx.valid_cols) != (
+            vals.valid_rows,
+            vals.valid_cols,
+        ) or vals.valid_cols != vc:
             return False
         ok = legal.get(idx_dt)
         if ok is None:
