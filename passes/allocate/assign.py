@@ -115,6 +115,12 @@ def _refs_attr(refs: tuple[TileRef, ...]) -> ArrayAttr[StringAttr]:
     return _str_array(tuple(str(r) for r in refs))
 
 
+@cache
+def _role_attr(role: str) -> StringAttr:
+    """The ``role`` property of an inserted bundle (cached: attributes are immutable)."""
+    return StringAttr(role)
+
+
 @lru_cache(maxsize=1 << 8)
 def _hands_attr(hands: tuple[int, ...]) -> ArrayAttr[StringAttr]:
     return _str_array(tuple(Hand(h).name for h in hands))
@@ -125,19 +131,28 @@ class _Builder:
 
     def __init__(self, mask: int) -> None:
         self.mask = mask
+        #: every inserted bundle's ``mask`` property (attributes are immutable: one for all)
+        self._mask = mask_attr(mask)
         self.scratch: dict[int, ScratchAddrOp] = {}
         self.consts: dict[int, ConstOp] = {}
+        # the ops' results, by the same keys (the xDSL ``result`` accessor is slow, and a
+        # kernel that spills asks for a scratch address and a stride per spill and reload)
+        self._values: dict[tuple[bool, int], SSAValue] = {}
 
     def const(self, value: int) -> SSAValue:
         value &= (1 << 64) - 1
-        if value not in self.consts:
-            self.consts[value] = ConstOp(value)
-        return self.consts[value].result
+        v = self._values.get((False, value))
+        if v is None:
+            op = self.consts[value] = ConstOp(value)
+            v = self._values[(False, value)] = op.results[0]
+        return v
 
     def scratch_addr(self, offset: int) -> SSAValue:
-        if offset not in self.scratch:
-            self.scratch[offset] = ScratchAddrOp(offset)
-        return self.scratch[offset].result
+        v = self._values.get((True, offset))
+        if v is None:
+            op = self.scratch[offset] = ScratchAddrOp(offset)
+            v = self._values[(True, offset)] = op.results[0]
+        return v
 
     def _op(
         self, cls: type[PtoOp], dtype, srcs, scalars, dims, results, role: str, count=None
@@ -148,8 +163,8 @@ class _Builder:
         props = {
             "dtype": dtype,
             "dims": dims_attr(tuple(dims)),
-            "mask": mask_attr(self.mask),
-            "role": StringAttr(role),
+            "mask": self._mask,
+            "role": _role_attr(role),
         }
         if lbs:  # a ragged tile: copied and reloaded over its valid region
             props["dyn_lbs"] = DenseArrayBase.from_list(i64, lbs)
@@ -171,19 +186,21 @@ class _Builder:
         if a.kind == "filler":
             t = PtoTileType("U8", (1, 1), 1, a.size.bit_length() - 7)
             op = self._op(pto_ops.TexpandsOp, t.dtype, [], [], (1, None, None), [t], "filler")
-            op.hands = _strs([Hand(a.hand).name])
+            op.properties["hands"] = _hands_attr((a.hand,))
             return op
         v = a.value
         assert v is not None
         t = _pto_type(v)
         count = _row_count(v)
         if a.kind == "refresh":
+            assert a.src is not None and a.hand is not None
             dims = std_dims(t)
             op = self._op(pto_ops.TmovOp, t.dtype, [v], [], dims, [t], "refresh", count)
-            op.refs = _strs([str(a.src)])
-            op.hands = _strs([Hand(a.hand).name])
+            # straight into the properties (what the IRDL setters do), as _annotate does
+            op.properties["refs"] = _codes_attr((a.src.code,))
+            op.properties["hands"] = _hands_attr((a.hand,))
         elif a.kind == "spill":
-            assert a.slot is not None
+            assert a.slot is not None and a.src is not None
             op = self._op(
                 pto_ops.TstoreOp,
                 t.dtype,
@@ -193,7 +210,7 @@ class _Builder:
                 [],
                 "spill",
             )
-            op.refs = _strs([str(a.src)])
+            op.properties["refs"] = _codes_attr((a.src.code,))
         else:
             assert a.slot is not None
             op = self._op(
@@ -206,7 +223,7 @@ class _Builder:
                 "reload",
                 count,
             )
-            op.hands = _strs([Hand(a.hand).name])
+            op.properties["hands"] = _hands_attr((a.hand,))
         return op
 
 
@@ -214,7 +231,10 @@ def _row_count(v: SSAValue) -> dict[int, SSAValue]:
     """The run-time counts of ragged tile ``v``'s valid region: LB -> register value (its
     producer's ``dst_lbs``; empty for a static tile)."""
     owner = v.owner
-    return owner.result_counts if isinstance(owner, PtoOp) else {}
+    # (by class, and the property looked up first: most tiles are static)
+    if not _is_bundle(type(owner)) or owner.properties.get("dst_lbs") is None:
+        return {}
+    return cast(PtoOp, owner).result_counts
 
 
 def _check_fits(op: PtoOp, capacity: int) -> None:
@@ -295,11 +315,15 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     counts, peak, kept = alloc.counts, alloc.qs.peak, len(ordered)
     del alloc, ordered  # (the allocator's liveness maps take a third of the IR's memory)
     keys: dict[int, Scalar] = {}  # by value id: bundles share their constants and addresses
+    # the first value read for each scalar (a value's key is asked first when it is
+    # first read, so this is where every new key is met)
+    value_of: dict[Scalar, SSAValue] = {}
 
     def key(v: SSAValue) -> Scalar:
         k = keys.get(id(v))
         if k is None:
             k = keys[id(v)] = _scalar_key(v, scratch_step)
+            value_of.setdefault(k, v)
         return k
 
     # the tile planning read every bundle's operands many times: they are no longer kept
@@ -307,11 +331,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     scalars = [segments(op)[2] for op in final]
     for op in final:  # release_segments, without its class test: every one is a bundle
         op._segments = None  # type: ignore[attr-defined]
-    needs = [[key(v) for v in ss] for ss in scalars]
-    value_of: dict[Scalar, SSAValue] = {}
-    for ss, keys in zip(scalars, needs, strict=True):
-        for v, k in zip(ss, keys, strict=True):
-            value_of.setdefault(k, v)
+    needs = [[key(v) for v in ss] if ss else [] for ss in scalars]
     del scalars
     gp = plan_gprs(needs)
     del needs
