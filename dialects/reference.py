@@ -84,8 +84,16 @@ def kernel_pes_of(kernel: func.FuncOp) -> int:
 
 def output_names(kernel: func.FuncOp) -> list[str]:
     """Tensor parameters the kernel stores to (its outputs), in parameter order."""
-    stored = {op.dest for op in kernel.walk() if isinstance(op, StoreOp)}
-    return [a.name for a in tensor_args(kernel) if a.value in stored]
+    # through each parameter's uses (every store to it, nested regions included), not a
+    # walk of the whole kernel: a compile asks this once, and a kernel has far more ops
+    # than loads and stores
+    return [
+        a.name
+        for a in tensor_args(kernel)
+        if any(
+            type(u.operation) is StoreOp and u.operation.dest is a.value for u in a.value.uses
+        )
+    ]
 
 
 def initial_tensors(

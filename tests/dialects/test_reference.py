@@ -65,3 +65,28 @@ def test_outputs_are_the_stored_tensors() -> None:
 def test_wrong_input_shape_is_reported() -> None:
     with pytest.raises(ReferenceEvalError, match="input x has shape"):
         run_reference(_copy_kernel(1, 1, (0, 0), (0, 0)), {"x": np.zeros((2, 2), np.int32)})
+
+
+def test_outputs_include_stores_inside_loops_and_exclude_loaded_tensors() -> None:
+    """A store in a loop body (a nested region) makes its tensor an output; a tensor
+    that is only loaded, even inside the same loop, is not one; the order is the
+    parameters' order, not the stores'."""
+    import ptoc
+    import ptoc.lang as pt
+
+    f32 = ptoc.fp32
+
+    @ptoc.kernel
+    def two_outputs(
+        x: ptoc.Tensor[f32, 16, 8],
+        early: ptoc.Tensor[f32, 16, 8],
+        y: ptoc.Tensor[f32, 16, 8],
+        late: ptoc.Tensor[f32, 8, 8],
+        n: ptoc.Scalar[ptoc.s32],
+    ):
+        pt.store(late, pt.load(y, rows=(0, 8)))
+        for i in pt.range(0, n, 8):
+            pt.store(early, pt.exp(pt.load(x, rows=(i, 8))), rows=(i, 8))
+
+    kernel = next(iter(two_outputs.trace().module.ops))
+    assert output_names(kernel) == ["early", "late"]
