@@ -34,6 +34,7 @@ from ptoc.dialects.tile_memory import PES_ATTR
 from ptoc.dialects.tile_types import TensorType
 
 from ..diagnostics import fail
+from ..walk import walk
 from .build import Emit, Scratch
 from .gather import LOWERINGS as _GATHER
 from .partial import LOWERINGS as _PARTIAL
@@ -65,7 +66,7 @@ def lower_compound_func(f: func.FuncOp, matrix_bytes: int = MATRIX_BYTES) -> Low
     stats = LowerStats()
     scratch = Scratch(lambda: _add_scratch(f))
     # loop bodies included (a compound op inside a run-time loop lowers in place)
-    for op in [o for o in f.walk() if o is not f]:
+    for op in [o for o in walk(f) if o is not f]:
         if not lowers(op):
             continue
         if isinstance(op, MatmulOp):
