@@ -30,7 +30,8 @@ baseline does the same work as the bundles, for every PE, and nothing more:
 
 Each bundle program is assembled once and run once untimed (so the plan cache is warm and
 the Python assembly is outside the timed region); the timed runs re-execute it. Times are
-the best process CPU time of five runs (see :func:`best_of`). The 64x256 FP32 tiles are
+the best process CPU time of five runs, a row's runs alternated with its baseline's
+(:func:`~benchmarks.common.best_each`). The 64x256 FP32 tiles are
 64 KiB per PE, so with the architectural 256 KiB per PE only four fit: those rows run on
 a machine of queue depth 2 (T keeps the two sources, U the last two results, the third
 result evicts the first); TSORT runs at depth 1 (source, values, indices).
@@ -50,18 +51,10 @@ from ptoc.backend.isa.fields import SIZE_NAMES
 from ptoc.backend.program import Program
 from ptoc.runtime import Machine, MachineConfig
 
-from .common import Row
-from .common import best_of as _best_of
+from .common import Row, best_each, best_pair
 
 GM = 8 << 20
 PES = 4
-
-
-def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
-    """Best CPU time of ``repeat`` runs: everything measured here is single-threaded, and
-    on a shared host wall time also counts other processes' time slices -- more of them
-    for the long executor runs than for the short numpy baselines."""
-    return _best_of(fn, repeat, time.process_time)
 
 
 def _size(dt: DataType, rows: int, cols: int) -> str:
@@ -97,9 +90,16 @@ def _repeat(text: str, n: int) -> Program:
     return parse(text * n)
 
 
-def _timed(m: Machine, program: Program, repeat: int = 3) -> float:
+def _against(
+    m: Machine, program: Program, baseline: Callable[[], object], repeat: int = 5
+) -> tuple[float, float]:
+    """(executor, baseline) CPU seconds: the best of ``repeat`` runs of ``program`` on
+    ``m`` and of ``baseline``, alternated (:func:`best_pair`), after a warm run. CPU time:
+    everything measured here is single-threaded, and on a shared host wall time also
+    counts other processes' time slices -- more of them for the long executor runs than
+    for the short numpy baselines."""
     m.run(program)  # warm: plan cache, compiled steps
-    return best_of(lambda: m.run(program), repeat)
+    return best_pair(lambda: m.run(program), baseline, repeat, time.process_time)
 
 
 def _tadd_rows(
@@ -116,8 +116,6 @@ def _tadd_rows(
         f"B.IOT T#2, T#1, mask=1111, last, ->U<{_size(DataType.FP32, rows, cols)}>\nBSTOP\n"
     )
     program = _repeat(body, bundles)
-    t_exec = _timed(m, program)
-    assert np.array_equal(m.tile("U#1").values, a + b)
     pairs = [(a[pe].copy(), b[pe].copy()) for pe in range(adds_per_bundle)]
 
     def baseline() -> None:
@@ -125,7 +123,9 @@ def _tadd_rows(
             for x, y in pairs:
                 x + y
 
-    return t_exec, best_of(baseline)
+    timed = _against(m, program, baseline)
+    assert np.array_equal(m.tile("U#1").values, a + b)
+    return timed
 
 
 def _fresh_tadd(bundles: int) -> tuple[float, float]:
@@ -138,7 +138,6 @@ def _fresh_tadd(bundles: int) -> tuple[float, float]:
     head = "BSTART.VEC TADD, FP32\nB.DIM zero, 256, ->LB0\nB.DIM zero, 64, ->LB1\n"
     m.run(parse(head + "B.IOT T#2, T#1, mask=1111, last, ->U<64KB>\nBSTOP\n"))
     program = _repeat(head + "B.IOT U#1, T#1, mask=1111, last, ->U<64KB>\nBSTOP\n", bundles)
-    t = _timed(m, program)
     pairs = [(a[pe].copy(), b[pe].copy()) for pe in range(PES)]
 
     def baseline() -> None:
@@ -146,7 +145,7 @@ def _fresh_tadd(bundles: int) -> tuple[float, float]:
             for x, y in pairs:
                 x + y
 
-    return t, best_of(baseline)
+    return _against(m, program, baseline)
 
 
 def _nonfinite_row(bundles: int) -> Row:
@@ -162,8 +161,8 @@ def _nonfinite_row(bundles: int) -> Row:
     program = _repeat(head + "B.IOT T#2, T#1, mask=1111, last, ->U<64KB>\nBSTOP\n", bundles)
     special = _machine(2, [(inf, DataType.FP32), (nan, DataType.FP32)])
     finite = _machine(2, [(a, DataType.FP32), (b, DataType.FP32)])
-    t_special = _timed(special, program)
-    t_finite = _timed(finite, program)
+    finite.run(program)  # warm
+    t_special, t_finite = _against(special, program, lambda: finite.run(program))
     return Row(f"TADD FP32 64x256 Inf/NaN sources x{bundles}", t_special, t_finite,
                "the same bundles on finite sources", 1.5, key="tadd_nonfinite")  # fmt: skip
 
@@ -178,8 +177,6 @@ def _exact_row(bundles: int) -> Row:
     m = _machine(2, [(a, DataType.FP32), (b, DataType.FP32)])
     head = "BSTART.VEC TADD, FP32\nB.DIM zero, 256, ->LB0\nB.DIM zero, 64, ->LB1\n"
     program = _repeat(head + "B.IOT T#2, T#1, mask=1111, last, ->U<64KB>\nBSTOP\n", bundles)
-    t = _timed(m, program)
-    assert np.array_equal(m.tile("U#1").values, a + b) and not m.status.any()
     pairs = [(a[pe].copy(), b[pe].copy()) for pe in range(PES)]
 
     def baseline() -> None:
@@ -187,7 +184,9 @@ def _exact_row(bundles: int) -> Row:
             for x, y in pairs:
                 x + y
 
-    return Row(f"TADD FP32 64x256 exact sums x{bundles}", t, best_of(baseline),
+    t, t_base = _against(m, program, baseline)
+    assert np.array_equal(m.tile("U#1").values, a + b) and not m.status.any()
+    return Row(f"TADD FP32 64x256 exact sums x{bundles}", t, t_base,
                f"{4 * bundles:,} numpy f32 adds", 1.5, "integers: no NX anywhere",
                key="tadd_exact")  # fmt: skip
 
@@ -201,14 +200,14 @@ def _rowexpand_row(bundles: int) -> Row:
         "BSTART.SFU TROWEXPANDMIN, FP32\nB.DIM zero, 64, ->LB0\nB.DIM zero, 64, ->LB1\n"
         "B.IOT T#2, T#1, mask=1111, last, ->U<16KB>\nBSTOP\n"
     )
-    t = _timed(m, _repeat(body, bundles))
-    assert np.array_equal(m.tile("U#1").values, np.minimum(x, col))
 
     def baseline() -> None:
         for _ in range(bundles):
             np.minimum(x, col)
 
-    return Row(f"TROWEXPANDMIN FP32 64x64 x{bundles}", t, best_of(baseline),
+    t, t_base = _against(m, _repeat(body, bundles), baseline)
+    assert np.array_equal(m.tile("U#1").values, np.minimum(x, col))
+    return Row(f"TROWEXPANDMIN FP32 64x64 x{bundles}", t, t_base,
                "np.minimum with the broadcast column", 2.0, key="trowexpandmin")  # fmt: skip
 
 
@@ -244,7 +243,8 @@ def _sort_rows(bundles: int) -> list[Row]:
         "BSTART.SFU TSORT, FP32\nB.DIM zero, 32, ->LB0\n"
         "B.IOT T#1, mask=1111, ->U<64KB>\nB.IOT mask=1111, last, ->M<64KB>\nBSTOP\n"
     )
-    t_sort = _timed(m, _repeat(tsort, bundles))
+    sort_program = _repeat(tsort, bundles)
+    m.run(sort_program)  # warm
     want_v, want_i = _group_argsort(x, 32)
     assert np.array_equal(m.tile("U#1").values.view(np.uint32), want_v.view(np.uint32))
     assert np.array_equal(m.tile("M#1").values, want_i)
@@ -260,7 +260,9 @@ def _sort_rows(bundles: int) -> list[Row]:
         for _ in range(bundles):
             _packed_sort(x, 32)
 
-    t_argsort, t_packed = best_of(base_sort), best_of(base_packed)
+    t_sort, t_argsort, t_packed = best_each(
+        (lambda: m.run(sort_program), base_sort, base_packed), 5, time.process_time
+    )
     t_base = min(t_argsort, t_packed)
     base_name = (
         "stable np.argsort per group + gather"
@@ -272,7 +274,8 @@ def _sort_rows(bundles: int) -> list[Row]:
     right = np.sort(rng.standard_normal((PES, 1, n)).astype(np.float32), axis=-1)
     m2 = _machine(4, [(left, DataType.FP32), (right, DataType.FP32)])
     merge = "BSTART.SFU TMRGSORT, FP32\nB.IOT T#2, T#1, mask=1111, last, ->U<16KB>\nBSTOP\n"
-    t_merge = _timed(m2, _repeat(merge, bundles))
+    merge_program = _repeat(merge, bundles)
+    m2.run(merge_program)  # warm
     both = np.concatenate([left, right], axis=2)
     assert np.array_equal(m2.tile("U#1").values, np.sort(both, axis=-1))
     pos = np.arange(n)
@@ -293,12 +296,15 @@ def _sort_rows(bundles: int) -> list[Row]:
             order = np.argsort(both, axis=-1, kind="stable")
             np.take_along_axis(both, order, axis=-1)
 
+    t_merge, t_search, t_stable = best_each(
+        (lambda: m2.run(merge_program), base_search, base_argsort), 5, time.process_time
+    )
     return [
         Row(f"TSORT FP32 16x1024 w32 x{bundles}", t_sort, t_base, base_name, 1.0,
             key="tsort"),
-        Row(f"TMRGSORT FP32 2x2048 x{bundles}", t_merge, best_of(base_search),
+        Row(f"TMRGSORT FP32 2x2048 x{bundles}", t_merge, t_search,
             "np.searchsorted merge per PE", 1.0, key="tmrgsort"),
-        Row(f"TMRGSORT FP32 2x2048 x{bundles} (argsort)", t_merge, best_of(base_argsort),
+        Row(f"TMRGSORT FP32 2x2048 x{bundles} (argsort)", t_merge, t_stable,
             "stable np.argsort of the 4096 + gather", 2.0, key="tmrgsort_argsort"),
     ]  # fmt: skip
 
@@ -325,7 +331,6 @@ def _softmax_row(dt: DataType, groups: int) -> Row:
     x = rng.standard_normal((PES, 64, 64)).astype(_CARRIER[dt])
     m = _machine(4, [(x, dt)])
     text = _SOFTMAX.format(dt=dt.name, col=_size(dt, 64, 1), full=_size(dt, 64, 64))
-    t = _timed(m, _repeat(text, groups))
     xf = x.astype(np.float32)
 
     def baseline() -> None:
@@ -334,7 +339,8 @@ def _softmax_row(dt: DataType, groups: int) -> Row:
             e = np.exp(xf - mx)
             e / e.sum(axis=-1, keepdims=True)
 
-    return Row(f"softmax mix {dt.name} 64x64 x{groups} (5 bundles)", t, best_of(baseline),
+    t, t_base = _against(m, _repeat(text, groups), baseline)
+    return Row(f"softmax mix {dt.name} 64x64 x{groups} (5 bundles)", t, t_base,
                "same 5 steps in numpy f32", None, "information",
                key=f"softmax_mix_{dt.name.lower()}")  # fmt: skip
 
@@ -369,7 +375,8 @@ def _softmax_run(calls: int) -> Row:
             e / e.sum(axis=1, keepdims=True)
 
     n = prog.program.bundle_count()
-    return Row(f"softmax {rows}x{cols} via ptoc.run x{calls}", best_of(run), best_of(baseline),
+    t, t_base = best_pair(run, baseline, 5, time.process_time)
+    return Row(f"softmax {rows}x{cols} via ptoc.run x{calls}", t, t_base,
                "numpy softmax", 10.0, f"{n} bundles per run", key="softmax_run")  # fmt: skip
 
 

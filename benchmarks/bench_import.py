@@ -1,7 +1,8 @@
 """Start-up time: ``import ptoc`` and ``ptoc --help`` against ``import numpy``.
 
 Each figure is the best wall time of a fresh interpreter running the statement, minus
-the best time of a fresh interpreter that runs nothing (so only the import is counted).
+the best time of a fresh interpreter that runs nothing (so only the import is counted);
+the statements take turns, round by round, so that load on the host weighs on all alike.
 The ``ptoc --help`` row also checks that the command line did not load xDSL (the note
 says which heavy modules the statement imported).
 """
@@ -26,9 +27,15 @@ def _spawn(code: str) -> tuple[float, str]:
     return time.perf_counter() - t0, out
 
 
-def _best(code: str, repeat: int) -> tuple[float, str]:
-    runs = [_spawn(code) for _ in range(repeat)]
-    return min(t for t, _ in runs), runs[-1][1]
+def _best(codes: list[str], repeat: int) -> list[tuple[float, str]]:
+    """Per statement of ``codes``: the best wall time of ``repeat`` fresh interpreters
+    and the last one's output. The statements take turns (each round runs every one), so
+    a change in the host's load weighs on the baseline and the measured rows alike."""
+    runs: list[list[tuple[float, str]]] = [[] for _ in codes]
+    for _ in range(repeat):
+        for k, code in enumerate(codes):
+            runs[k].append(_spawn(code))
+    return [(min(t for t, _ in r), r[-1][1]) for r in runs]
 
 
 def _report(stmt: str) -> str:
@@ -38,11 +45,7 @@ def _report(stmt: str) -> str:
 
 
 def rows(repeat: int = 5) -> list[Row]:
-    bare, _ = _best("pass", repeat)
-    numpy, _ = _best("import numpy", repeat)
-    base = numpy - bare
-    out = []
-    for key, label, stmt in (
+    measured = (
         ("import_ptoc", "import ptoc", "import ptoc"),
         (
             "ptoc_help",
@@ -51,8 +54,12 @@ def rows(repeat: int = 5) -> list[Row]:
             "from ptoc.cli import main\n"
             "try:\n    main()\nexcept SystemExit:\n    pass",
         ),
-    ):
-        t, loaded = _best(_report(stmt), repeat)
+    )
+    codes = ["pass", "import numpy", *(_report(stmt) for _, _, stmt in measured)]
+    (bare, _), (numpy, _), *results = _best(codes, repeat)
+    base = numpy - bare
+    out = []
+    for (key, label, _), (t, loaded) in zip(measured, results, strict=True):
         heavy = loaded.strip().splitlines()[-1] if loaded.strip() else "?"
         out.append(Row(label, t - bare, base, "import numpy", 2.0,
                        f"loads: {heavy}", key=key))  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -111,3 +111,31 @@ def render(rows: list[Row]) -> str:
             + (f"; {r.note}" if r.note else "")
         )
     return "\n".join(out)
+
+
+def best_each(
+    fns: Sequence[Callable[[], object]],
+    repeat: int = 3,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[float]:
+    """:func:`best_of` of each of ``fns``, their runs alternated (A B A B ...): a change in
+    the host's load during the measurement then weighs on every side of a row's ratio
+    alike, where separate best-of runs would put it all on one side."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for k, f in enumerate(fns):
+            t0 = clock()
+            f()
+            best[k] = min(best[k], clock() - t0)
+    return best
+
+
+def best_pair(
+    fn: Callable[[], object],
+    baseline: Callable[[], object],
+    repeat: int = 3,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, float]:
+    """:func:`best_each` of ``fn`` and its ``baseline``."""
+    t, t_base = best_each((fn, baseline), repeat, clock)
+    return t, t_base

@@ -17,7 +17,7 @@ from benchmarks import (
     bench_matmul,
     bench_report,
 )
-from benchmarks.common import Row, as_json, render, slug
+from benchmarks.common import Row, as_json, best_each, render, slug
 from ptoc.backend.isa.semantics import matmul_kernels as kernels
 
 
@@ -37,6 +37,28 @@ def test_executor_benchmark_runs_on_few_bundles() -> None:
         "softmax_mix_bf16", "softmax_run",
     ]  # fmt: skip
     assert rows[0].goal == 1.5 and "TADD FP32 64x256 fresh source x10" in render(rows)
+
+
+def test_best_each_alternates_the_runs_and_keeps_each_ones_best() -> None:
+    """The measured work and its baselines take turns, round by round (so load on the
+    host weighs on every side of a ratio alike), and each gets its own fastest run."""
+    calls: list[str] = []
+    ticks = iter(range(1000))
+    spans = {"a": [5, 3, 4], "b": [2, 6, 1]}
+
+    def clock() -> float:
+        return float(next(ticks))
+
+    def work(name: str):  # type: ignore[no-untyped-def]
+        def run() -> None:
+            calls.append(name)
+            for _ in range(spans[name][calls.count(name) - 1] - 1):
+                clock()  # the run takes this many ticks of the fake clock
+
+        return run
+
+    assert best_each((work("a"), work("b")), 3, clock) == [3.0, 1.0]
+    assert calls == ["a", "b"] * 3
 
 
 def test_row_keys_do_not_depend_on_the_counts() -> None:
