@@ -299,52 +299,61 @@ class TileAllocator:
                     own_cold = max(0.0, 1 + p - depth) / depth + (0.3 if short else 0.0)
         half = 0.5 * capacity
         step, cold = 1.0 / depth, hands - 1
+        base = qs.used
+        # the prefix counts a hand's live entries are scored by: the hot hand's (or the
+        # one hand's) in whole pushes, the others' shared by the cold hands
+        counts, c0 = (all_, a0) if hands == 1 else (short_, s0)
+        cold_c0 = a0 - s0
         for h in range(hands):
             if h == self.exclude:
                 continue
             # _feasible, inlined: the tail a push evicts must be dead, the bytes must fit
             q = q_of[h]
-            tail = q[depth - 1] if len(q) >= depth else None
-            if tail is None:
-                used = qs.used + size
-            else:
+            if len(q) >= depth:
+                tail = q[depth - 1]
                 if tail.value is not None and (
                     (not strict and id(tail) in pinned)
                     or (not tail.dead and last_of(id(tail.value), -1) >= need)
                 ):
                     continue
-                used = qs.used + size - tail.size
+                used = base + size - tail.size
+            else:
+                used = base + size
             if used > capacity:
                 continue
-            if need_flow:
-                # _flows_after, inlined
+            # _flows_after, inlined; with room for a whole queue of fillers besides, any
+            # hand's check passes (the common case: tiles far below the capacity)
+            if need_flow and used + depth * FILLER_BYTES + size > capacity:
                 for g in range(hands):
                     n = lens[g] + (g == h)
                     if n >= depth or used + (depth - n) * FILLER_BYTES + size <= capacity:
                         break
                 else:
                     continue
-            s = 0.0
             own = own_hot if h == HOT else own_cold
-            if own is not None:
-                s += own
+            s = 0.0 if own is None else own  # (0.0 + own: own is not negative)
             # the live entries the push moves down, each by its last read (the loops of
-            # _score_of's three cases apart: the case is the hand's)
-            ints = hands == 1 or h == HOT
-            counts, c0 = (all_, a0) if hands == 1 else (short_, s0)
-            for k, e in enumerate(q):
-                if e.dead:
-                    continue
-                known = e.last
-                if known is None:
-                    v = e.value
-                    known = e.last = -1 if v is None else last_of(id(v), -1)
-                last = known
-                if last > t:
-                    if ints:
-                        if (k + 2) + (counts[last] - c0) > depth:
-                            s += step
-                    elif (k + 2) + (all_[last] - a0 - (short_[last] - s0)) / cold > depth:
+            # _score_of's cases apart: the case is the hand's); an entry's last read is
+            # asked once and kept on it (the liveness is complete before any placement)
+            if hands == 1 or h == HOT:
+                for k, e in enumerate(q):
+                    last = e.last
+                    if last is None:
+                        v = e.value
+                        last = e.last = -1 if v is None else last_of(id(v), -1)
+                    if last > t and not e.dead and (k + 2) + (counts[last] - c0) > depth:
+                        s += step
+            else:
+                for k, e in enumerate(q):
+                    last = e.last
+                    if last is None:
+                        v = e.value
+                        last = e.last = -1 if v is None else last_of(id(v), -1)
+                    if (
+                        last > t
+                        and not e.dead
+                        and (k + 2) + (all_[last] - short_[last] - cold_c0) / cold > depth
+                    ):
                         s += step
             s += max(0.0, used - half) / capacity
             if prefer is not None and prefer != h:
