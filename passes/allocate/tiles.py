@@ -143,7 +143,10 @@ class TileAllocator:
     def __init__(self, hands: int, depth: int, capacity: int) -> None:
         self.qs = Queues(hands, depth, capacity)
         self.live = Liveness()
-        self.rate = [0.0] * hands
+        self._rate = [0.0] * hands
+        #: per bundle planned since :attr:`rate` was last brought up to date: the hands
+        #: it and its inserted bundles pushed into
+        self._pushes: list[tuple[int, ...]] = []
         #: values with a copy in the GM scratch area, and its offset
         self.home: dict[SSAValue, int] = {}
         #: values that are not resident (reload before the next read)
@@ -164,6 +167,31 @@ class TileAllocator:
         self.op: PtoOp | None = None
         #: :func:`_immovable` of the values met, by ``id`` (the IR keeps them alive)
         self._fixed: dict[int, bool] = {}
+
+    @property
+    def rate(self) -> list[float]:
+        """The per-hand push-rate estimate: an exponential moving average of each
+        bundle's pushes per hand (the same arithmetic, bundle by bundle, whenever it
+        is read)."""
+        pending = self._pushes
+        if pending:
+            rate = self._rate
+            n = len(rate)
+            for hands in pending:
+                pushes = [0] * n
+                for h in hands:
+                    pushes[h] += 1
+                rate = [
+                    RATE_DECAY * r + _NEW_RATE * p for r, p in zip(rate, pushes, strict=True)
+                ]
+            self._rate = rate
+            pending.clear()
+        return self._rate
+
+    @rate.setter
+    def rate(self, value: list[float]) -> None:
+        self._rate = value
+        self._pushes.clear()
 
     # ------------------------------------------------------------------ liveness
 
@@ -799,13 +827,11 @@ class TileAllocator:
         for v in distinct if home else ():  # in order: the free slots' order is the program's
             if last.get(id(v), -1) == t and v in home and home[v] not in self.reserved:
                 self._free_slots.setdefault(spill_bytes(v), []).append(home.pop(v))
-        pushes = [0] * self.qs.hands
-        for a in plan.actions:
-            if a.hand is not None:
-                pushes[a.hand] += 1
-        for h in hands:
-            pushes[h] += 1
-        self.rate = [
-            RATE_DECAY * r + _NEW_RATE * p for r, p in zip(self.rate, pushes, strict=True)
-        ]
+        # the hands this bundle and its inserted bundles push into, for the push rates
+        # (brought up to date only when read: most kernels never need them)
+        self._pushes.append(
+            (*[a.hand for a in plan.actions if a.hand is not None], *hands)
+            if plan.actions
+            else tuple(hands)
+        )
         return plan
