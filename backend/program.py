@@ -264,7 +264,13 @@ def _kind(cls: type) -> str:
         else _BODY
     )
     _KINDS[cls] = kind
+    if kind is _BODY:
+        _BODY_TYPES.add(cls)
     return kind
+
+
+#: the command classes :func:`_kind` found to be body commands
+_BODY_TYPES: set[type] = set()
 
 
 def _block(
@@ -308,25 +314,28 @@ class Program:
 
     def iter_blocks(self) -> Iterator[Block]:
         """:meth:`blocks` one by one."""
+        cmds = self.commands
+        # the commands that may open or close a block first (a set test per command: the
+        # classes known to be body commands), then each block's body as one slice of the
+        # commands between them
+        body_types = _BODY_TYPES
+        marks = [i for i, cls in enumerate(map(type, cmds)) if cls not in body_types]
         start: TileStart | ScalarStart | None = None
-        body: list[Command] = []
-        first = 0
-        kinds = _KINDS
-        for i, c in enumerate(self.commands):
-            kind = kinds.get(type(c))
-            if kind is None:
-                kind = _kind(type(c))
-            if kind is _OPEN:
-                if start is not None or body:
-                    yield _block(start, tuple(body), None, first)
-                start, body, first = c, [], i  # type: ignore[assignment]
-            elif kind is _CLOSE:
-                yield _block(start, tuple(body), c, first)  # type: ignore[arg-type]
-                start, body, first = None, [], i + 1
-            else:  # (a stray command's index is ``first`` already: 0, or after a BSTOP)
-                body.append(c)
-        if start is not None or body:
-            yield _block(start, tuple(body), None, first)
+        first = body = 0  # the block's first command and its body's (a stray run: equal)
+        for i in marks:
+            cls = type(cmds[i])
+            k = _KINDS.get(cls) or _kind(cls)
+            if k is _BODY:  # a body command of a class met for the first time
+                continue
+            if k is _OPEN:
+                if start is not None or i > body:
+                    yield _block(start, cmds[body:i], None, first)
+                start, first, body = cmds[i], i, i + 1  # type: ignore[assignment]
+            else:
+                yield _block(start, cmds[body:i], cmds[i], first)  # type: ignore[arg-type]
+                start, first, body = None, i + 1, i + 1
+        if start is not None or len(cmds) > body:
+            yield _block(start, cmds[body:], None, first)
 
     @classmethod
     def from_blocks(cls, blocks: Sequence[Sequence[Command]]) -> Program:
