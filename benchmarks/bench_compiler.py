@@ -15,7 +15,9 @@
   the 1,000-op compile): for a kernel of repeated row softmaxes, whose bundles grow
   exactly with its ops, and for random kernels whose operands come from the newest values
   (their kept bundles grow slightly faster than their ops); the note gives the time and
-  the peak compile memory (tracemalloc) per emitted bundle.
+  the peak compile memory (tracemalloc) per emitted bundle, and the time of each stage
+  of the 10,000-op compile per emitted bundle (the best of two; ``emit`` includes the
+  validation of the program).
 """
 
 from __future__ import annotations
@@ -212,6 +214,27 @@ def compile_bytes(module: ModuleOp) -> int:
         tracemalloc.stop()
 
 
+def stage_split(module: ModuleOp, repeat: int = 2) -> dict[str, float]:
+    """Seconds per emitted bundle of each pipeline stage of ``compile_module(module)``
+    (the best of ``repeat`` compiles, stage by stage)."""
+    from ptoc.passes.pipeline import Compilation
+
+    best: dict[str, float] = {}
+    marks: list[tuple[str, float]] = []
+
+    def mark(name: str, c: Compilation) -> None:
+        marks.append((name, time.perf_counter()))
+
+    for _ in range(repeat):
+        marks.clear()
+        t0 = time.perf_counter()
+        n = compile_module(module, verify_input=False, on_stage=mark).program.bundle_count()
+        for name, t in marks:
+            best[name] = min(best.get(name, float("inf")), (t - t0) / n)
+            t0 = t
+    return best
+
+
 def _scaling() -> list[Row]:
     out = []
     for label, make in (
@@ -224,10 +247,11 @@ def _scaling() -> list[Row]:
             times[n] = best_of(lambda m=module: compile_module(m, verify_input=False), 2)
             bundles[n] = compile_module(module, verify_input=False).program.bundle_count()
         per = {n: times[n] / bundles[n] * 1e6 for n in times}
+        split = ", ".join(f"{k} {v * 1e6:.0f}" for k, v in stage_split(module).items())
         note = (
             f"{bundles[1_000]} -> {bundles[10_000]} bundles; {per[1_000]:.0f} -> "
             f"{per[10_000]:.0f} us/bundle; peak {compile_bytes(module) / bundles[10_000]:.0f}"
-            " B/bundle (goal: 50 us, 2 KB)"
+            f" B/bundle (goal: 50 us, 2 KB); by stage, us/bundle: {split}"
         )
         out.append(Row(f"compile 10,000 ops ({label})", times[10_000], times[1_000],
                        "compile 1,000 ops", 12.0, note,

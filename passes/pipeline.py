@@ -274,8 +274,10 @@ def compile_module(
     validate_program: bool = True,
     max_tile_bytes: int | None = None,
     verify_input: bool = True,
+    on_stage: OnStage | None = None,
 ) -> CompiledKernel:
-    """Compile the one ``tile`` kernel of ``module`` (not modified) for ``machine``.
+    """Compile the one ``tile`` kernel of ``module`` (not modified) for ``machine``
+    (calling ``on_stage(name, compilation)`` after each stage, if given).
 
     Tiles larger than ``max_tile_bytes`` per PE are split into row pieces (default:
     :func:`default_tile_limit` of the machine). ``verify_input=False`` skips verifying
@@ -291,8 +293,9 @@ def compile_module(
             # no stage before legalize changes the kernel, and legalize builds a new one
             c = Compilation(module, kernel_func(module), machine or MachineConfig(), options)
             c.in_place = False
-            return _run(c, None, None).compiled()
-        return run_pipeline(module.clone(), machine, options=options).compiled()
+            return _run(c, None, on_stage).compiled()
+        copy = module.clone()
+        return run_pipeline(copy, machine, options=options, on_stage=on_stage).compiled()
 
 
 def _copy_free(module: ModuleOp) -> bool:

@@ -72,6 +72,46 @@ def test_compile_does_not_modify_the_kernel() -> None:
     assert str(module) == before
 
 
+@pytest.mark.parametrize("textual", [False, True])
+def test_compile_reports_each_stage_as_it_finishes(textual: bool) -> None:
+    """``on_stage`` sees every stage in pipeline order, each with the kernel at the stage
+    the next one takes -- both without a copy of the module and with one (a parsed
+    kernel has unlocated ops, which legalize names in place) -- and the program the
+    compile returns is the one it saw."""
+    from xdsl.context import Context
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.parser import Parser
+
+    from ptoc.dialects.tile import Tile
+    from ptoc.passes.stages import Stage, kernel_stage
+
+    if textual:
+        ctx = Context()
+        for d in (Builtin, func.Func, Tile):
+            ctx.load_dialect(d)
+        module = Parser(ctx, TEXT_KERNEL).parse_module()
+    else:
+        module, _ = KERNELS["softmax"](0)
+    assert _copy_free(module) is not textual
+    seen: list[tuple[str, Stage | None]] = []
+    emitted = []
+
+    def on_stage(name, c):  # type: ignore[no-untyped-def]
+        seen.append((name, kernel_stage(c.kernel)))
+        emitted.append(c.emitted)
+
+    ck = compile_module(module, on_stage=on_stage)
+    assert seen == [
+        ("lower-compound", Stage.TILE),
+        ("legalize", Stage.LEGALIZED),
+        ("allocate", Stage.ALLOCATED),
+        ("emit", Stage.ALLOCATED),
+    ]
+    assert emitted[:3] == [None] * 3 and emitted[3] is not None
+    assert emitted[3].program == ck.program
+
+
 def test_split_threshold_follows_the_machine() -> None:
     assert default_tile_limit(MachineConfig()) == 16384
     assert default_tile_limit(MachineConfig(depth=4)) == 65536
