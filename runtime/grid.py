@@ -234,17 +234,66 @@ class _Tracker:
         return c if c >= 0 and end > start else None
 
 
-def find_race(logs: Sequence[AccessLog | None]) -> Race | None:
-    """The conflicting pair of accesses at the lowest address, if any: a write of one
-    core overlapping a write or a read of another. O(n log n) in the union intervals."""
-    events: list[tuple[int, int, int, bool]] = []  # (start, end, core, write?)
-    unions: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+_EMPTY = np.zeros(0, np.int64)
+
+
+def _unions(
+    logs: Sequence[AccessLog | None],
+) -> tuple[
+    dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]], list[tuple[int, int, int, bool]]
+]:
+    """:meth:`AccessLog.union` of every core's writes and of its reads, by (core, write?),
+    and all their intervals as (start, end, core, write?) -- computed for all cores in one
+    pass: one sort of every access, and a running maximum of the ends that restarts at
+    each (core, kind) group (each group's ends offset past the previous group's), where
+    a launch of many small cores would otherwise pay numpy's per-call cost per core."""
+    starts, ends, groups = [], [], []
     for core, log in enumerate(logs):
         if log is None:
             continue
-        for write in (True, False):
-            s, e = unions[(core, write)] = log.union(write)
-            events.extend(zip(s.tolist(), e.tolist(), [core] * len(s), [write] * len(s)))
+        for s0, e0, _, write in log.records:
+            starts.append(s0)
+            ends.append(e0)
+            groups.append(np.full(len(s0), 2 * core + (not write), np.int64))
+    unions: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {
+        (core, write): (_EMPTY, _EMPTY)
+        for core, log in enumerate(logs)
+        if log is not None
+        for write in (True, False)
+    }
+    if not starts:
+        return unions, []
+    s_all, e_all, g_all = np.concatenate(starts), np.concatenate(ends), np.concatenate(groups)
+    order = np.lexsort((s_all, g_all))
+    s, e, g = s_all[order], e_all[order], g_all[order]
+    span = int(e.max()) - min(int(s.min()), 0) + 1  # more than any group's ends cover
+    if span * (int(g[-1]) + 1) >= 1 << 62:  # (offsets that would overflow: group by group)
+        for (core, write), _ in list(unions.items()):
+            log = logs[core]
+            assert log is not None
+            unions[(core, write)] = log.union(write)
+    else:
+        reach = np.maximum.accumulate(e + g * span) - g * span
+        new = np.empty(len(s), bool)
+        new[0] = True
+        new[1:] = (s[1:] > reach[:-1]) | (g[1:] != g[:-1])
+        first = np.flatnonzero(new)
+        last = np.append(first[1:] - 1, len(s) - 1)
+        us, ue, ug = s[first], reach[last], g[first]
+        bounds = np.flatnonzero(np.diff(ug)) + 1
+        for a, b in zip([0, *bounds.tolist()], [*bounds.tolist(), len(ug)], strict=True):
+            k = int(ug[a])
+            unions[(k // 2, not k % 2)] = (us[a:b], ue[a:b])
+    events: list[tuple[int, int, int, bool]] = []
+    for (core, write), (us_, ue_) in unions.items():
+        events.extend(zip(us_.tolist(), ue_.tolist(), [core] * len(us_), [write] * len(us_)))
+    return unions, events
+
+
+def find_race(logs: Sequence[AccessLog | None]) -> Race | None:
+    """The conflicting pair of accesses at the lowest address, if any: a write of one
+    core overlapping a write or a read of another. O(n log n) in the union intervals."""
+    unions, events = _unions(logs)
     events.sort(key=lambda x: (x[0], x[2], not x[3]))
     writes, reads = _Tracker(), _Tracker()
     for start, end, core, write in events:

@@ -311,6 +311,44 @@ def test_the_detector_finds_exactly_the_races_a_byte_by_byte_check_finds(accesse
             assert w == write and lo <= race.start and race.end <= lo + n
 
 
+@given(
+    st.lists(st.one_of(st.none(), st.lists(access, max_size=5)), min_size=1, max_size=6),
+    st.sampled_from([0, 1 << 20, (1 << 61) - 4096]),
+)
+def test_all_cores_unions_at_once_are_each_logs_own(accesses, base) -> None:  # type: ignore[no-untyped-def]
+    """The detector's one-pass unions of every core's reads and writes equal each log's
+    own :meth:`AccessLog.union` (cores without a log among them; addresses near 2**61
+    take the group-by-group path, whose offsets would overflow), and its intervals are
+    exactly theirs."""
+    from ptoc.runtime.grid import _unions
+
+    logs: list[AccessLog | None] = []
+    for acc in accesses:
+        if acc is None:
+            logs.append(None)
+            continue
+        log = AccessLog()
+        for k, (lo, n, write) in enumerate(acc):
+            log.block = (False, k, k)
+            (log.write if write else log.read)(base + np.arange(lo, lo + n))
+        logs.append(log)
+    unions, events = _unions(logs)
+    want = {
+        (core, write): log.union(write)
+        for core, log in enumerate(logs)
+        if log is not None
+        for write in (True, False)
+    }
+    assert unions.keys() == want.keys()
+    for key, (s, e) in want.items():
+        assert unions[key][0].tolist() == s.tolist() and unions[key][1].tolist() == e.tolist()
+    assert sorted(events) == sorted(
+        (a, b, core, write)
+        for (core, write), (s, e) in want.items()
+        for a, b in zip(s.tolist(), e.tolist(), strict=True)
+    )
+
+
 def test_an_access_log_keeps_intervals_not_bytes() -> None:
     log = AccessLog()
     log.write(np.arange(0x1000, 0x1000 + (1 << 20)))
