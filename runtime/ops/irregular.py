@@ -44,9 +44,10 @@ from ..engine import (
 from ..faults import TileAllocationFault
 from ..spec import Shape, Spec
 from ..state import MachineState
-from ..tiles import CUBE_LAYOUTS, Layout, Tile
+from ..tiles import Layout, Tile
 from .common import RM, require_encodings, same_rows
 from .layout import check_dest_layout, dest_layout_legal
+from .move_fused import fused_tgather
 from .sort_fused import lean_tmrgsort
 
 
@@ -255,14 +256,14 @@ def tgather(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     if dests.fault is None and len(dests.slots) == 1 and dest_layout_legal(dests.slots[0]):
-        run.fused = _fused_tgather(spec, dt, dests.slots[0])  # type: ignore[attr-defined]
+        run.fused = fused_tgather(spec, dt, dests.slots[0])  # type: ignore[attr-defined]
     return run
 
 
 def _value_and_index(
     state: MachineState, plan: BundlePlan, mask: int, dt: DataType
 ) -> tuple[tuple[int, ...], int, slice | list[int], object, Tile, Tile, DataType] | None:
-    """:func:`two_sources` of a fused TGATHER or TSCATTER, and the index DataType: None
+    """:func:`two_sources` of a fused TSCATTER, and the index DataType: None
     unless the value tile is a fully defined tile of ``dt`` and the index tile a fully
     defined numeric one (anything else is the generic path's to settle)."""
     got = two_sources(state, plan, mask)
@@ -275,44 +276,6 @@ def _value_and_index(
     if idx_dt is None or idx.defined is not None:
         return None
     return pes, p, pidx, pkey, vals, idx, idx_dt
-
-
-def _fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
-    """TGATHER without the per-bundle context (``engine.execute_untraced``): the
-    generic runner's steps for a fully defined, non-CUBE value tile of ``dt`` and a
-    defined, non-CUBE numeric index tile of the destination's valid shape; anything
-    else -- an empty position, a mask a source does not cover, an illegal index type,
-    an index out of range, a push the queue cannot take -- returns False before any
-    effect (the generic path raises the fault)."""
-    mask, hand, name = slot.mask, slot.hand, spec.name
-    want = (slot.valid_rows, slot.valid_cols)
-    legal: dict[DataType, bool] = {}  # index DataType -> TGATHER-legal with ``dt``
-
-    def fused(state: MachineState, plan: BundlePlan) -> bool:
-        got = _value_and_index(state, plan, mask, dt)
-        if got is None:
-            return False
-        pes, p, pidx, pkey, vals, idx, idx_dt = got
-        if (
-            vals.layout in CUBE_LAYOUTS
-            or idx.layout in CUBE_LAYOUTS
-            or (idx.valid_rows, idx.valid_cols) != want
-            or vals.valid_cols < want[1]
-        ):
-            return False
-        ok = legal.get(idx_dt)
-        if ok is None:
-            ok = legal[idx_dt] = si.tgather_types_legal(dt, idx_dt) is None
-        if not ok:
-            return False
-        try:
-            res, st = si.tgather(dt, idx_dt, region(vals, pidx, pkey), region(idx, pidx, pkey))
-        except SemanticError:  # an index out of range: the generic path raises it
-            return False
-        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
-        return push_fused(state, hand, tile, st, pidx, p)
-
-    return fused
 
 
 def tscatter(spec: Spec) -> Runner:

@@ -37,6 +37,7 @@ from ..engine import (
 from ..spec import Shape, Spec
 from ..state import MachineState
 from ..tiles import CUBE_LAYOUTS, Layout, Tile, layout_shape_legal
+from .move_fused import fused_ttrans
 
 
 def dest_layout_legal(slot: Slot) -> bool:
@@ -109,7 +110,7 @@ def ttrans(spec: Spec) -> Runner:
         ctx.add_status(st)
 
     if dests.fault is None and len(dests.slots) == 1 and dest_layout_legal(dests.slots[0]):
-        run.fused = _fused_ttrans(spec, dt, dests.slots[0])  # type: ignore[attr-defined]
+        run.fused = fused_ttrans(spec, dt, dests.slots[0])  # type: ignore[attr-defined]
     return run
 
 
@@ -125,39 +126,6 @@ def _plain_source(
     if a.dtype != dt or a.defined is not None or a.layout in CUBE_LAYOUTS:
         return None
     return got
-
-
-def _fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
-    """TTRANS without the per-bundle context (``engine.execute_untraced``): the generic
-    runner's steps for a defined, non-CUBE source of ``dt`` whose transposed valid shape
-    is the destination's (kept per source shape); anything else -- an empty position, a
-    mask the source does not cover, an illegal shape, a push the queue cannot take --
-    returns False before any effect (the generic path raises the fault)."""
-    mask, hand, name = slot.mask, slot.hand, spec.name
-    want = (slot.valid_rows, slot.valid_cols)
-    legal: dict[tuple[int, int], bool] = {}  # source valid shape -> TTRANS-legal
-
-    def fused(state: MachineState, plan: BundlePlan) -> bool:
-        got = _plain_source(state, plan, mask, dt)
-        if got is None:
-            return False
-        pes, _, pidx, pkey, a = got
-        shape = (a.valid_rows, a.valid_cols)
-        ok = legal.get(shape)
-        if ok is None:
-            ok = legal[shape] = sl.ttrans_shape_legal(shape, want) is None
-        if not ok:
-            return False
-        # ``sl.ttrans`` moves bits and sets no status: the transposed view is written
-        # straight into the payload (one copy, not two)
-        res = region(a, pidx, pkey).transpose(0, 2, 1)
-        tile = build_tile(state, name, slot, res, PAD_NULL, pes, pidx, numbered=False)
-        if not state.push_one(hand, tile):
-            return False
-        tile.serial = state.next_serial()
-        return True
-
-    return fused
 
 
 def tconcat(spec: Spec) -> Runner:

@@ -33,7 +33,7 @@ from ..spec import Shape, Spec
 from ..state import MASK_PES
 from ..tiles import LAYOUT_TRANSFORMS, Layout, derived_rows, poisoned
 from .layout import check_dest_layout, generic_shape, require_optional_dims
-from .memory_fused import fused_tload, fused_tstore
+from .memory_fused import fused_tload, fused_tmov, fused_tstore
 from .shared_tlsu import claim, shared_tlsu_selected, tmov_shared, tstore_shared
 
 #: footprints a TLOAD/TSTORE plan keeps (per distinct base and stride registers), and
@@ -270,6 +270,7 @@ def tmov(spec: Spec) -> Runner:
         ctx.publish(slot, ctx.physical(t), whole=True, defined=defined,
                     pad_defined=t.pad_defined)  # fmt: skip
 
+    run.fused = fused_tmov(spec, dt, src_layout, dst_layout)  # type: ignore[attr-defined]
     return run
 
 

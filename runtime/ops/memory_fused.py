@@ -19,13 +19,13 @@ import numpy as np
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PAD_NULL
 
-from ..alloc import Dests
+from ..alloc import Dests, Slot
 from ..bundle import BundlePlan
-from ..engine import Fused, build_tile, geometry, one_source
+from ..engine import Fused, build_tile, geometry, make_dests, one_source
 from ..memory import DenseWrite, Footprint, gather_view, proven_rows
 from ..spec import Spec
 from ..state import MachineState
-from ..tiles import Layout, Tile
+from ..tiles import CUBE_LAYOUTS, Layout, Tile
 from .layout import dest_layout_legal, generic_shape
 
 
@@ -184,6 +184,62 @@ def fused_tstore(spec: Spec, dt: DataType, src_layout: Layout) -> Fused:
                 w.record(written)
             if log is not None:  # a grid launch records what each core wrote (D13)
                 log.write_rows(b, s, vr, vc * eb)
+        return True
+
+    return fused
+
+
+def fused_tmov(
+    spec: Spec, dt: DataType | None, src_layout: Layout, dst_layout: Layout
+) -> Fused:
+    """The fused form of a TMOV of a Local numeric tile: the generic runner's steps for a
+    fully defined source of ``src_layout`` (and of ``dt`` unless it is None: the
+    source's) whose shape the bundle's dimensions repeat -- the same destination
+    descriptor (kept per source descriptor), the same :func:`build_tile` of its physical
+    payload. Anything else (a predicate, a CUBE tile, another shape or layout, undefined
+    elements, a capacity fault) returns False before any effect."""
+    name, mask = spec.name, spec.plan.mask
+    #: by source descriptor (``Tile.key``): the destination slot, or None when the
+    #: generic path decides
+    slots: dict[tuple[object, ...], Slot | None] = {}
+
+    def slot_for(t: Tile) -> Slot | None:
+        if t.dtype is None or (dt is not None and t.dtype != dt) or t.defined is not None:
+            return None
+        if t.layout is not src_layout or t.layout in CUBE_LAYOUTS:
+            return None
+        shape = generic_shape(spec, t)
+        if (shape.valid_rows, shape.valid_cols, shape.cols) != (
+            t.valid_rows, t.valid_cols, t.cols,
+        ):  # fmt: skip
+            return None
+        dests = make_dests(spec, mask, ((t.dtype, shape, dst_layout),))
+        if dests.fault is not None or len(dests.slots) != 1:
+            return None
+        slot = dests.slots[0]
+        if not dest_layout_legal(slot) or slot.rows != t.rows:
+            return None
+        return slot
+
+    def fused(state: MachineState, plan: BundlePlan) -> bool:
+        got = one_source(state, plan, mask)
+        if got is None:
+            return False
+        pes, _, pidx, _, t = got
+        key = t.key
+        if key in slots:
+            slot = slots[key]
+        else:
+            slot = slot_for(t)
+            if len(slots) < 16:  # (a few source descriptors per plan)
+                slots[key] = slot
+        if slot is None:
+            return False
+        tile = build_tile(state, name, slot, t.payload[pidx], PAD_NULL, pes, pidx, whole=True,
+                          pad_defined=t.pad_defined, numbered=False)  # fmt: skip
+        if not state.push_one(slot.hand, tile):
+            return False
+        tile.serial = state.next_serial()  # (a copy: no status)
         return True
 
     return fused

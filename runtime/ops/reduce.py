@@ -31,6 +31,8 @@ from ..engine import Ctx, Preparer, Runner, make_dests
 from ..spec import Shape, Spec
 from .common import ENCODING_TYPES, RM, require_encodings, same_rows, source_key
 from .elementwise import _never, finite_closed, fused_runner
+from .integer_fused import int_applies, int_expand_runner
+from .move_fused import lean_expand_copy
 from .native import compiled_reduction_runner, compiled_runner
 
 
@@ -127,6 +129,9 @@ def expansion(spec: Spec) -> Runner:
         src_key, b_key = keys
         if kernel is not None and fused is not _never and src_key is not None:
             fused = compiled_runner(kernel, fused, spec, dests, src_key, row.axis, b_key)
+        elif fused is not _never and src_key is not None and int_applies(row.arith or "", spec):
+            b_valid = (b_shape.valid_rows, b_shape.valid_cols)
+            fused = int_expand_runner(fused, spec, dests, src_key, b_key, b_valid)
         run.fused = fused  # type: ignore[attr-defined]
     elif copy and b_index == 0:
         # a copy moves raw carriers (no encoding rule): fused at every type; the
@@ -137,7 +142,11 @@ def expansion(spec: Spec) -> Runner:
         def broadcast(dt: DataType, vb: np.ndarray) -> tuple:
             return fn(dt, None, vb, cshape)
 
-        run.fused = fused_runner(broadcast, src_dt, dests, (b_key,), pad, spec.name)  # type: ignore[attr-defined]
+        fused = fused_runner(broadcast, src_dt, dests, (b_key,), pad, spec.name)
+        if fused is not _never:
+            b_valid = (b_shape.valid_rows, b_shape.valid_cols)
+            fused = lean_expand_copy(fused, spec, dests, b_key, b_valid)
+        run.fused = fused  # type: ignore[attr-defined]
     return run
 
 

@@ -42,6 +42,7 @@ from .common import (
 )
 from .compare_fused import fused_compare
 from .elementwise import check_predicate, fused_runner
+from .integer_fused import int_scalar_applies, int_scalar_runner
 
 
 def _scalar(ctx: Ctx, dt: DataType) -> np.ndarray:
@@ -74,9 +75,11 @@ def tile_scalar_binary(spec: Spec) -> Runner:
 
     if dt not in ENCODING_TYPES:  # TF32/HF32 sources need their encodings checked
         key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
-        run.fused = fused_runner(  # type: ignore[attr-defined]
-            fn, dt, dests, (key,), pad, spec.name, scalar=True
-        )
+        fused = fused_runner(fn, dt, dests, (key,), pad, spec.name, scalar=True)
+        one = dests.fault is None and len(dests.slots) == 1
+        if key is not None and one and int_scalar_applies(spec):
+            fused = int_scalar_runner(fused, spec, dests, key)
+        run.fused = fused  # type: ignore[attr-defined]
     return run
 
 

@@ -1,4 +1,4 @@
-"""The fused TGATHER (``ops/irregular.py``) against the generic runner: the same tiles,
+"""The fused TGATHER (``ops/move_fused.py``) against the generic runner: the same tiles,
 queues, status per PE and faults, for every value and index DataType, values of raw
 bits (every binade, NaN payloads, +-0, infinities, subnormals), indices per PE and per
 column (repeated rows: duplicates; the last valid row; past it and negative: faults),
@@ -17,14 +17,16 @@ from ptoc.backend.isa import DataType, info, op
 from ptoc.backend.isa.semantics.indexed import GATHER_INDEX_DTYPES
 from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.bundle import build_plan
-from ptoc.runtime.ops import irregular
 
+from ._progs import sfu_or_vec, size_name, smallest_size
 from .util import (
     MASKS,
-    count_fused,
+    count_generic,
+    pe_scalars,
     prog,
     small_machines,
     special_gm,
+    tload_tile,
     two_loads_then,
     warm_outcome,
     whole_rows_col,
@@ -66,8 +68,9 @@ def test_fused_tgather_equals_the_generic_runner(data: st.DataObject) -> None:
             "s1": [whole_rows_col(idx_dt, c) * iw] * 4}  # fmt: skip
     gm = bytearray(special_gm(data.draw(st.binary(min_size=512, max_size=512)), GM))
     # indices: mostly rows of the value tile, sometimes the one past it or -1
-    bad = data.draw(st.booleans())
-    index = st.integers(0, rv - 1) | st.sampled_from([rv, -1] if bad else [0])
+    # (one kind of bad index per case: a negative one must not hide the one past the rows)
+    bad = data.draw(st.sampled_from([0, rv, -1]))
+    index = st.integers(0, rv - 1) | st.just(bad)
     for pe in range(4):
         n = whole_rows_col(idx_dt, c) * (idx_r + 1)
         ids = np.array(data.draw(st.lists(index, min_size=n, max_size=n)), np.int64)
@@ -84,7 +87,7 @@ def test_fused_tgather_equals_the_generic_runner(data: st.DataObject) -> None:
 
 def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     build_plan.cache_clear()  # (equal bundles share one plan: start from none)
-    published = count_fused(monkeypatch, irregular)
+    generic = count_generic(monkeypatch)
     text, _, _ = _program(DataType.FP32, DataType.U32, 4, 8, 2, 8, 2, "1111", "1111", 1)
     program = prog(text)
     Machine(MachineConfig(gm_size=GM)).run(program)  # prepares the plans
@@ -95,8 +98,92 @@ def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ign
     m.load_gm(0, np.arange(32, dtype=np.float32))
     idx = np.array([[3, 2, 1, 0, 0, 1, 2, 3], [1] * 8], np.uint32)
     m.load_gm(IDX_BASE, idx)
+    generic.clear()
     m.run(program)
     vals = np.arange(32, dtype=np.float32).reshape(4, 8)
     want = np.take_along_axis(vals, idx.astype(np.int64), axis=0)
     assert np.array_equal(m.tile("U#1").values[0], want)
-    assert published == ["FP32"]
+    assert generic == []
+
+
+def _constant_index_program(dt: DataType, idx_dt: DataType, rvs: tuple[int, ...], c: int,
+                            r: int, tci: bool, mask: str, repeat: int) -> str:  # fmt: skip
+    """A constant index tile (TCI from a1: one row ``a1 + k``; else TEXPANDS of a1: every
+    element ``a1``), then for each value ValidRow of ``rvs`` a TLOAD of the value tile
+    and ``repeat`` TGATHERs of it by that index tile (equal bundles: one plan)."""
+    icol = whole_rows_col(idx_dt, c)
+    rows = 1 if tci else r
+    isize = size_name(smallest_size(idx_dt, rows, icol))
+    if tci:
+        text = f"""\
+        {sfu_or_vec("TCI")} TCI, {idx_dt.name}
+        C.B.DIMI {c}, ->LB0
+        B.IOR a1, zero
+        B.IOT mask={mask}, last, ->N<{isize}>
+        BSTOP
+        """
+    else:
+        text = f"""\
+        {sfu_or_vec("TEXPANDS")} TEXPANDS, {idx_dt.name}
+        C.B.DIMI {c}, ->LB0
+        C.B.DIMI {rows}, ->LB1
+        C.B.DIMI {icol}, ->LB2
+        B.IOR a1
+        B.IOT mask={mask}, last, ->N<{isize}>
+        BSTOP
+        """
+    col, dcol = whole_rows_col(dt, c), whole_rows_col(dt, c)
+    dsize = size_name(smallest_size(dt, rows, dcol))
+    for rv in rvs:
+        text += tload_tile(dt, rv, c, col, size_name(smallest_size(dt, rv, col)), base="a0",
+                           mask=mask, hand="T")  # fmt: skip
+        text += (
+            f"""\
+        BSTART.SFU TGATHER, {dt.name}
+        C.B.DIMI {c}, ->LB0
+        C.B.DIMI {rows}, ->LB1
+        C.B.DIMI {dcol}, ->LB2
+        B.IOT T#1, N#1, mask={mask}, last, ->U<{dsize}>
+        BSTOP
+        """
+            * repeat
+        )
+    return text
+
+
+@examples(100)
+@given(data=st.data())
+def test_constant_index_tiles_keep_their_checked_offsets(data: st.DataObject) -> None:
+    """An index tile the memo keeps (:attr:`Tile.origin`) gathers with offsets computed
+    once per value-tile geometry: the same outcome as the generic runner for indices in
+    range, past the value tile's ValidRow and negative (kept as "out of range": the
+    generic path raises), value tiles of several ValidRows gathered by one index tile,
+    and bundles repeated (the kept offsets are used).
+
+    Mutation-checked: keying the kept offsets without the value tile's ValidRow, or
+    keeping them for a tile that is not constant, fails this test."""
+    dt = data.draw(st.sampled_from(VALUE_TYPES))
+    idx_dt = data.draw(st.sampled_from(sorted(GATHER_INDEX_DTYPES, key=lambda d: d.name)))
+    c, r = data.draw(st.integers(1, 12)), data.draw(st.integers(1, 4))
+    # value tiles of one physical Rows and several ValidRows (5 and 6: 8 rows of FP32)
+    rv = data.draw(st.integers(1, 8))
+    rvs = data.draw(st.sampled_from([(rv,), (rv, rv), (rv, max(1, rv - 1)), (rv, rv + 1)]))
+    tci = data.draw(st.booleans())
+    mask = data.draw(st.sampled_from(MASKS))
+    # index starts: rows of the value tiles, the last row of one past the other's last,
+    # sometimes a negative one or one far past them
+    edges = st.sampled_from(sorted({v for r in rvs for v in (r - 1, r)}))
+    far = st.sampled_from([(1 << 32) - 1, (1 << 64) - 1, 1 << 31])
+    start = data.draw(st.sampled_from([edges, edges, st.integers(0, 8), far]))
+    regs = {"a0": [pe * 4096 for pe in range(4)],
+            "a1": pe_scalars(data, start),
+            "s0": [whole_rows_col(dt, c) * (info(dt).bits // 8)] * 4}  # fmt: skip
+    gm = special_gm(data.draw(st.binary(min_size=512, max_size=512)), GM)
+    text = _constant_index_program(
+        dt, idx_dt, rvs, c, r, tci, mask, data.draw(st.integers(1, 3))
+    )
+    config = {"gm_size": GM, "depth": 4, "pes": data.draw(st.sampled_from([4, 4, 2]))}
+    build_plan.cache_clear()  # (equal bundles share one plan: start from none)
+    assert warm_outcome(text, regs, gm, False, **config) == warm_outcome(
+        text, regs, gm, True, **config
+    )

@@ -1,0 +1,50 @@
+"""Shared pieces of the lean fused forms (``integer_fused``, ``move_fused``): a form
+that writes its result straight into a block of the destination's payload pool
+(``engine.destination_pool``) finds that pool per machine configuration and thread
+here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from threading import get_ident
+
+from ptoc.backend.target import MachineConfig
+
+from ..alloc import Slot
+from ..engine import destination_pool
+from ..payloads import PayloadPool
+from ..state import MASK_PES
+
+
+def consecutive_pes(mask: int) -> tuple[int, ...]:
+    """The PEs of ``mask`` when they are consecutive (every PE, or a run such as 1000 or
+    0110: their payload rows are one basic slice), else ()."""
+    pes = MASK_PES[mask] if 0 <= mask < len(MASK_PES) else ()
+    return pes if pes and pes == tuple(range(pes[0], pes[-1] + 1)) else ()
+
+
+def pool_finder(
+    slot: Slot, pad: int, pes: tuple[int, ...], hand: int, index: int
+) -> Callable[[MachineConfig], PayloadPool | None]:
+    """``pool_of(config)``: the calling thread's payload pool of ``slot``'s tile on
+    ``pes`` (:func:`~..engine.destination_pool`, its padding ``pad``) on a machine of
+    ``config``; None when the PEs, the hand ``hand`` (the largest the bundle names) or
+    the queue position ``index`` (the deepest it reads) are not on that machine."""
+    #: (configuration, thread) -> the payload pool of that machine; pools are not
+    #: shared across threads
+    pools: dict[tuple[MachineConfig, int], PayloadPool | None] = {}
+    #: the configuration, thread and pool found last (configurations hash slowly)
+    last: list[object] = [None, 0, None]
+
+    def pool_of(cfg: MachineConfig) -> PayloadPool | None:
+        ident = get_ident()
+        if last[0] is cfg and last[1] == ident:
+            return last[2]  # type: ignore[return-value]
+        k = (cfg, ident)
+        if k not in pools:
+            fits = pes[-1] < cfg.pes and hand < cfg.hands and index <= cfg.depth
+            pools[k] = destination_pool(cfg.pes, slot, pad, pes) if fits else None
+        last[:] = cfg, ident, pools[k]
+        return pools[k]
+
+    return pool_of
