@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.catalog import SCALAR_AGU
@@ -42,7 +43,7 @@ from ptoc.backend.target import MachineConfig
 
 from .allocate.gprs import TABLE_REG, Binding
 from .allocate.gprs import Scalar as Sym
-from .emit import Emitted, Intent, IntentTable
+from .emit import Emitted, IntentTable
 from .emit.program import CheckIntent, IfIntent, LoadIntent, LoopIntent
 
 MASK64 = (1 << 64) - 1
@@ -95,9 +96,8 @@ class _Replay:
         #: that last wrote it
         self.scratch: dict[int, tuple[int, int, int]] = {}
         self.report = Report()
-        #: :meth:`scalar`'s fields of every scalar instruction met, by ``id`` (not to be
-        #: changed)
-        self.fields: dict[int, dict[str, int]] = {}
+        #: :func:`_step` of every scalar instruction met, by ``id``
+        self.steps: dict[int, tuple[str, int, Any, Any]] = {}
         #: the intents as the emitter's table (rows without an :class:`Intent` object
         #: each), and the position of the row after the last one read
         self.table_rows = em.intents if type(em.intents) is IntentTable else None
@@ -119,37 +119,39 @@ class _Replay:
     # ------------------------------------------------------------------ scalar
 
     def scalar(self, c: Scalar) -> None:
-        # the fields by name, decoded once per command object (the emitter shares equal
-        # commands; the program keeps them alive, so their ids stay theirs)
-        f = self.fields.get(id(c))
-        if f is None:
-            f = self.fields[id(c)] = dict(c.fields)
-        rd = f.get("RegDst", 0)
-        m = c.mnemonic
+        # what the instruction does, decoded once per command object (the emitter shares
+        # equal commands; the program keeps them alive, so their ids stay theirs)
+        step = self.steps.get(id(c))
+        if step is None:
+            step = self.steps[id(c)] = _step(c)
+        how, rd, a, b = step
+        gpr = self.gpr
         val: Sym | None
-        if m == "C.MOVI":
-            val = Sym(f["simm5"] & MASK64)
-        elif m == "LUI":
-            imm = f["imm20"] - (1 << 20) if f["imm20"] >> 19 else f["imm20"]
-            val = Sym((imm << 12) & MASK64)
-        elif m == "ADDI":
-            val = _add(self.gpr.get(f["SrcL"]), Sym(f["uimm12"]))
-        elif m in ("ADD", "SUB"):
-            right = _right(self.gpr.get(f["SrcR"]), f.get("SrcRType", 0), f.get("shamt", 0))
-            if m == "SUB":
+        if how is _SET:
+            val = a
+        elif how is _ADD_IMM:
+            x = gpr.get(a)
+            if x is not None and not x.terms:  # (the common case: a constant or address)
+                val = Sym((x.value + b.value) & MASK64, x.base)
+            else:
+                val = _add(x, b)
+        elif how is _ADD_REG or how is _SUB_REG:
+            kind, shamt = b[1], b[2]
+            right = _right(gpr.get(b[0]), kind, shamt)
+            if how is _SUB_REG:
                 right = _times(right, Sym(MASK64))  # times -1
-            val = _add(self.gpr.get(f["SrcL"]), right)
-        elif m == "SLLI":
-            val = _times(self.gpr.get(f["SrcL"]), Sym((1 << f["shamt"]) & MASK64))
-        elif m == "MUL":
-            val = _times(self.gpr.get(f["SrcL"]), self.gpr.get(f["SrcR"]))
-        elif m == "LDI" and self.gpr.get(f["SrcL"]) == TABLE and _ldi(f) in self.table:
-            b = self.table[_ldi(f)]
-            val = Sym(0, None, ((f"param{b.tensor}", 1),)) if b.scalar else Sym(0, b)
+            val = _add(gpr.get(a), right)
+        elif how is _MUL_IMM:
+            val = _times(gpr.get(a), b)
+        elif how is _MUL_REG:
+            val = _times(gpr.get(a), gpr.get(b))
+        elif how is _LOAD and gpr.get(a) == TABLE and _ldi(b) in self.table:
+            t = self.table[_ldi(b)]
+            val = Sym(0, None, ((f"param{t.tensor}", 1),)) if t.scalar else Sym(0, t)
         else:
             val = None
         if rd != 0:
-            self.gpr[rd] = val
+            gpr[rd] = val
 
     # ------------------------------------------------------------------ tile
 
@@ -195,10 +197,12 @@ class _Replay:
                         f"reads value {want}",
                     )
         contents: Sequence[int] = want_dsts
-        if kind == "spill":
-            self._spill(i, self.em.intents[i], got[0])
-        elif kind == "reload":
-            contents = [self._reloaded(i, self.em.intents[i])]
+        if kind == "spill" or kind == "reload":
+            restores, gm_bytes = self._restore(i)
+            if kind == "spill":
+                self._spill(scalars[0].value, gm_bytes, got[0])
+            else:
+                contents = [self._reloaded(i, scalars[0].value, gm_bytes, restores)]
         for (hand_, size), vid in zip(dsts, contents, strict=True):
             if int(hand_) >= hands:
                 raise self.fail(i, f"destination hand {hand_.name} does not exist")
@@ -236,6 +240,15 @@ class _Replay:
         self.next_row = k + 1
         return table.row(k)
 
+    def _restore(self, i: int) -> tuple[int, int]:
+        """``(restores, gm_bytes)`` of the bundle at command ``i`` (a spill or a reload
+        whose :meth:`_row` was just read: from the emitter's table, its row's position)."""
+        table = self.table_rows
+        if table is not None:
+            return table.restore(self.next_row - 1)
+        it = self.em.intents[i]
+        return it.restores, it.gm_bytes
+
     def _resolve(self, i: int, ref: object) -> int:
         hand, k = int(ref.hand), ref.index  # type: ignore[attr-defined]
         if hand >= self.hands or k > self.depth:
@@ -268,25 +281,60 @@ class _Replay:
     def _granules(off: int, n: int) -> range:
         return range(off // GRANULE, (off + max(n, 1) + GRANULE - 1) // GRANULE)
 
-    def _spill(self, i: int, intent: Intent, vid: int) -> None:
-        off, n = intent.scalars[0].value, intent.gm_bytes
+    def _spill(self, off: int, n: int, vid: int) -> None:
+        """A spill of value ``vid`` to scratch bytes ``off .. off + n``."""
         spill = (off, n, vid)  # (one tuple for every granule it covers)
         for g in self._granules(off, n):
             self.scratch[g] = spill
 
-    def _reloaded(self, i: int, intent: Intent) -> int:
-        """The value a reload reads: every granule it covers must still hold the one
-        spill of exactly this range (a later overlapping spill would have replaced some)."""
-        off, n = intent.scalars[0].value, intent.gm_bytes
+    def _reloaded(self, i: int, off: int, n: int, restores: int) -> int:
+        """The value a reload of scratch bytes ``off .. off + n`` reads: every granule it
+        covers must still hold the one spill of exactly this range of value ``restores``
+        (a later overlapping spill would have replaced some)."""
         held = {self.scratch.get(g) for g in self._granules(off, n)}
-        want = (off, n, intent.restores)
+        want = (off, n, restores)
         if held != {want}:
             raise self.fail(
                 i,
-                f"reload of value {intent.restores} reads scratch offset {off} "
+                f"reload of value {restores} reads scratch offset {off} "
                 f"holding {sorted(map(str, held))}",
             )
-        return intent.restores
+        return restores
+
+
+#: how a scalar instruction changes its destination register (:func:`_step`)
+_SET, _ADD_IMM, _ADD_REG, _SUB_REG = "set", "add-imm", "add-reg", "sub-reg"
+_MUL_IMM, _MUL_REG, _LOAD = "mul-imm", "mul-reg", "load"
+
+
+def _step(c: Scalar) -> tuple[str, int, Any, Any]:
+    """``(how, rd, a, b)``: what scalar instruction ``c`` writes into register ``rd``
+    (none when 0), its fields read once: ``_SET`` the constant ``a`` (None: a value the
+    replay does not know); ``_ADD_IMM`` register ``a`` plus the constant ``b``;
+    ``_ADD_REG`` / ``_SUB_REG`` register ``a`` plus / minus ``b`` = (register, SrcRType,
+    shamt); ``_MUL_IMM`` register ``a`` times the constant ``b``; ``_MUL_REG`` register
+    ``a`` times register ``b``; ``_LOAD`` an LDI from register ``a`` with fields ``b``
+    (the argument table's slot when ``a`` holds the table)."""
+    f = dict(c.fields)
+    rd = f.get("RegDst", 0)
+    m = c.mnemonic
+    if m == "C.MOVI":
+        return _SET, rd, Sym(f["simm5"] & MASK64), None
+    if m == "LUI":
+        imm = f["imm20"] - (1 << 20) if f["imm20"] >> 19 else f["imm20"]
+        return _SET, rd, Sym((imm << 12) & MASK64), None
+    if m == "ADDI":
+        return _ADD_IMM, rd, f["SrcL"], Sym(f["uimm12"])
+    if m in ("ADD", "SUB"):
+        right = (f["SrcR"], f.get("SrcRType", 0), f.get("shamt", 0))
+        return (_ADD_REG if m == "ADD" else _SUB_REG), rd, f["SrcL"], right
+    if m == "SLLI":
+        return _MUL_IMM, rd, f["SrcL"], Sym((1 << f["shamt"]) & MASK64)
+    if m == "MUL":
+        return _MUL_REG, rd, f["SrcL"], f["SrcR"]
+    if m == "LDI":
+        return _LOAD, rd, f["SrcL"], f
+    return _SET, rd, None, None
 
 
 def _right(r: Sym | None, kind: int, shamt: int) -> Sym | None:
@@ -353,21 +401,22 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
     else returns what it saw. A run-time loop is replayed from its header with the queue
     state and registers every path arrives with (see :class:`_Loops`)."""
     cmds = em.program.commands
-    # each command object at its first index (by id: the emitter shares equal commands;
-    # the assignments run from the last command to the first, so the first index stays)
-    first = dict(zip(map(id, reversed(cmds)), range(len(cmds) - 1, -1, -1)))
+    # each command object once, in the order of its first index (by id: the emitter
+    # shares equal commands; a dictionary keeps the first insertion's place); the index
+    # is looked for only when a command is reported
+    distinct = dict(zip(map(id, cmds), cmds))
     branch = None  # the first branch block (the replay without loops refuses it)
-    for i in sorted(first.values()):
-        c = cmds[i]
+    for c in distinct.values():
         if branch is None and isinstance(c, ScalarStart) and c.kind != "FALL":
-            branch = i
+            branch = _first_index(cmds, c)
         # every constraint of the catalog form (c.movi never writes ra, no reserved
         # DataType or SizeCode, ...): the assembler would refuse the printed text and the
         # executor would fault on the words
         rule = field_violation(c)
         if rule is not None:
+            i = _first_index(cmds, c)
             raise ValidationError(f"command {i} breaks its catalog form: {rule}")
-    del first  # (the replay's peak is the compile's)
+    del distinct  # (the replay's peak is the compile's)
     r = _Replay(em, target.hands, target.depth, target.capacity)
     if em.loops or em.ifs or em.checks:
         blocks = em.program.blocks()
@@ -379,6 +428,11 @@ def validate(em: Emitted, target: MachineConfig) -> Report:
         if missing:
             raise ValidationError(f"bundles {sorted(missing)} of the IR were not emitted")
     return r.report
+
+
+def _first_index(cmds: Sequence[object], c: object) -> int:
+    """The index of the first occurrence of the object ``c`` in ``cmds``."""
+    return next(i for i, x in enumerate(cmds) if x is c)
 
 
 def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # type: ignore[type-arg]

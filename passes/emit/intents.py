@@ -164,6 +164,11 @@ class IntentTable(Mapping[int, Intent]):
             self._scalars[k],
         )
 
+    def restore(self, k: int) -> tuple[int, int]:
+        """``(restores, gm_bytes)`` of the bundle at position ``k``: what the validator
+        reads of a spill or a reload besides its :meth:`row`."""
+        return self._restores[k], self._gm[k]
+
     def __getitem__(self, index: int) -> Intent:
         k = self._at(index)
         if k < 0:

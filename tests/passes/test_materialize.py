@@ -107,3 +107,66 @@ def test_topk_on_the_tiny_machine_assembles() -> None:
     text = ptoc.compile(k, "depth=4,capacity=16384").asm()
     assert not [ln for ln in text.splitlines() if ln.startswith("c.movi") and "->ra" in ln]
     asm.parse(text)
+
+
+# ------------------------------------------------------------------ the positional forms
+
+
+def _load_const_by_name(rd: int, value: int) -> list:  # type: ignore[type-arg]
+    """:func:`load_const` spelled with :func:`_s` and field names (the literal rule)."""
+    from ptoc.passes.emit.materialize import _legal, _s, _signed64
+
+    v = _signed64(value)
+    if -16 <= v < 16 and _legal("C.MOVI", RegDst=rd, simm5=v):
+        return [_s("C.MOVI", RegDst=rd, simm5=v)]
+    if -(1 << 31) <= v < (1 << 31):
+        hi, lo = v >> 12, v & 0xFFF
+        if hi == 0:
+            return [_s("ADDI", RegDst=rd, SrcL=0, uimm12=lo)]
+        out = [_s("LUI", RegDst=rd, imm20=hi & 0xFFFFF)]
+        if lo:
+            out.append(_s("ADDI", RegDst=rd, SrcL=rd, uimm12=lo))
+        return out
+    low = v & 0xFFFFFFFF
+    out = _load_const_by_name(rd, v >> 32)
+    for width, pos in ((12, 20), (12, 8), (8, 0)):
+        out.append(_s("SLLI", RegDst=rd, SrcL=rd, shamt=width))
+        chunk = (low >> pos) & ((1 << width) - 1)
+        if chunk:
+            out.append(_s("ADDI", RegDst=rd, SrcL=rd, uimm12=chunk))
+    return out
+
+
+_VALUES = st.one_of(
+    st.integers(-20, 20),
+    st.integers(-(2**31) - 2, 2**31 + 2),
+    st.integers(-(2**63), 2**64 - 1),
+    st.sampled_from([0, 4095, 4096, -4096, -4097, 2**31 - 1, -(2**31), 2**63, 2**64 - 1]),
+)
+
+
+@given(st.integers(1, 23), _VALUES, st.integers(0, 23))
+def test_positional_forms_build_what_the_named_fields_build(
+    rd: int, value: int, base_reg: int
+) -> None:
+    """``load_const`` and ``materialize`` build their instructions with per-form memos
+    keyed by field values in position (``_form``); they equal the literal rule spelled
+    with field names, for every register (ra, whose c.movi is reserved, too) and values
+    in every range (c.movi, addi, lui, lui+addi, 64-bit), addresses with both the short
+    and the long form. Mutation-checked: swapping two names of the ``_ADD`` form, or
+    dropping the ``c.movi`` legality test, fails this test."""
+    from ptoc.backend.isa.fields import GPR_NAMES
+    from ptoc.passes.emit.materialize import _s
+
+    assert load_const(rd, value) == _load_const_by_name(rd, value)
+    b = Binding(1, 0)
+    offset = value % 2**40
+    got = materialize(rd, Scalar(offset, b), {b: GPR_NAMES[base_reg]})
+    if offset < 4096:
+        want = [_s("ADDI", RegDst=rd, SrcL=base_reg, uimm12=offset)]
+    else:
+        want = [
+            *_load_const_by_name(rd, offset),
+            _s("ADD", RegDst=rd, SrcL=base_reg, SrcR=rd, SrcRType=3, shamt=0),
+        ]
+    assert got == want
