@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, NamedTuple
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
@@ -164,7 +164,7 @@ class LegalizeCtx:
     def mask(self) -> int:
         return PES_MASK[self.pes]
 
-    @property
+    @cached_property  # (the PEs are the kernel's: emit asks once per bundle)
     def mask_attr(self) -> IntegerAttr:
         """The ``mask`` property every bundle of the kernel carries."""
         return mask_attr(PES_MASK[self.pes])
