@@ -120,12 +120,12 @@ class LegalizeCtx:
         # equal types built apart (every op's result type is its own object) share the
         # facts of the first, found by a key of plain values: a tile type hashes its
         # parameters recursively, and ``tile_bytes`` / ``pto_type`` are cached by type
-        valid = t.valid
-        key = (t.dtype.data, t.extent, valid)
+        valid, extent = t.valid, t.extent
+        key = (t.dtype.data, extent, valid)
         shared = self._facts_by_value.get(key)
         if shared is None:
             shared = self._facts_by_value[key] = (tile_bytes(t), pto_type(t))
-        return TypeFacts(t, valid, shared[0], shared[1], t.extent)
+        return TypeFacts(t, valid, shared[0], shared[1], extent)
 
     def valid_rows(self, v: SSAValue) -> int:
         """The valid rows of tile value ``v``."""
