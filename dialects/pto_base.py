@@ -116,10 +116,14 @@ class PtoOp(IRDLOperation):
         (the same properties in the same order, the segment sizes last), without xDSL's
         generic argument checks: legalize and allocate build one op per bundle, and the
         generic builder was a fifth of compile time. Like ``build``, it does not
-        verify. ``properties`` gets the segment sizes added (the op holds a copy)."""
+        verify. ``properties`` gets the segment sizes added and becomes the op's own
+        mapping (not a copy: callers pass a dict built for the op, and legalize and
+        allocate build one per bundle)."""
         properties[_SEGMENTS] = _segment_sizes(len(srcs), len(scalars), len(dim_values))
         op = cls.__new__(cls)
-        lean_init(op, (*srcs, *scalars, *dim_values), results, properties, location)
+        lean_init(
+            op, (*srcs, *scalars, *dim_values), results, properties, location, shared=True
+        )
         op._segments = None  # type: ignore[attr-defined]  # (every op made gets the key)
         return op
 
@@ -329,7 +333,7 @@ def lean_init(
     filling of absent properties with defaults, which no op built here has:
     ``tests/dialects``). Legalize and allocate build an op or two per bundle. With
     ``shared``, the op holds ``properties`` itself rather than a copy (a read-only
-    mapping shared by many ops of a class)."""
+    mapping shared by many ops of a class, or a dict built for this op alone)."""
     values = SSAValues(operands) if operands else NO_VALUES
     links = []
     for i, v in enumerate(values):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, NamedTuple
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
@@ -120,12 +120,12 @@ class LegalizeCtx:
         # equal types built apart (every op's result type is its own object) share the
         # facts of the first, found by a key of plain values: a tile type hashes its
         # parameters recursively, and ``tile_bytes`` / ``pto_type`` are cached by type
-        valid = t.valid
-        key = (t.dtype.data, t.extent, valid)
+        valid, extent = t.valid, t.extent
+        key = (t.dtype.data, extent, valid)
         shared = self._facts_by_value.get(key)
         if shared is None:
             shared = self._facts_by_value[key] = (tile_bytes(t), pto_type(t))
-        return TypeFacts(t, valid, shared[0], shared[1], t.extent)
+        return TypeFacts(t, valid, shared[0], shared[1], extent)
 
     def valid_rows(self, v: SSAValue) -> int:
         """The valid rows of tile value ``v``."""
@@ -164,7 +164,7 @@ class LegalizeCtx:
     def mask(self) -> int:
         return PES_MASK[self.pes]
 
-    @property
+    @cached_property  # (the PEs are the kernel's: emit asks once per bundle)
     def mask_attr(self) -> IntegerAttr:
         """The ``mask`` property every bundle of the kernel carries."""
         return mask_attr(PES_MASK[self.pes])

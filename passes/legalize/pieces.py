@@ -142,14 +142,15 @@ Build = Callable[[Cut, list[SSAValue], list[PtoTileType]], Sequence[SSAValue]]
 def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -> None:
     """Lower ``op`` once per row piece of ``driver``: ``build(cut, srcs, result types)``
     appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s."""
-    dr = ctx.valid_rows(driver)
+    df = ctx.facts(_tile(driver))
+    dr = df.valid[0]
     results = op.results
     tiles = [v for v in op._operands if type(v.type) is TileType]
     srcs = _unsplit_sources(ctx, tiles)
     if srcs is not None:
         facts = _unsplit_results(ctx, op, dr)
         if facts is not None:
-            cut = _whole_cut(dr, ctx.facts(_tile(driver)).extent[0])
+            cut = _whole_cut(dr, df.extent[0])
             _whole_piece(ctx, op, cut, srcs, facts, build)
             return
     outs: list[list[Piece]] = [[] for _ in results]

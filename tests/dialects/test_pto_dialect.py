@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
@@ -134,6 +134,30 @@ def test_lean_init_builds_what_operation_init_builds() -> None:
     kept = op._segments  # type: ignore[attr-defined]
     assert kept is not None and kept[0] is op._operands and list(ref.srcs) == [a, b]
     assert [u.operation for u in a.uses] == [ref, op]  # the newest use first, as xDSL links
+
+
+def test_make_gives_each_op_the_properties_dict_built_for_it() -> None:
+    """``make`` keeps the dict it is given (no copy: one per bundle) with the segment
+    sizes added; ops made from their own dicts stay independent, and a clone's are its
+    own."""
+    tadd = PTO_OP_BY_MNEMONIC["TADD"]
+    a, b = create_ssa_value(TILE), create_ssa_value(TILE)
+
+    def props() -> dict[str, Attribute]:
+        return {
+            "dtype": dtype_attr("FP32"),
+            "dims": DenseArrayBase.from_list(i64, [64, 8, -1]),
+            "mask": IntegerAttr(1, i64),
+        }
+
+    mine = props()
+    op, other = tadd.make([a, b], [], [TILE], mine), tadd.make([a, b], [], [TILE], props())
+    assert op.properties is mine and list(mine)[-1] == "operandSegmentSizes"
+    op.properties["mask"] = IntegerAttr(3, i64)
+    assert other.mask == IntegerAttr(1, i64)
+    copy = op.clone()
+    copy.properties["mask"] = IntegerAttr(1, i64)
+    assert op.mask == IntegerAttr(3, i64)
 
 
 def test_materialize_ops_into_one_register_share_their_properties() -> None:
