@@ -22,15 +22,13 @@ from collections.abc import Callable
 import numpy as np
 
 from ptoc.backend.isa import info
-from ptoc.backend.isa.fields import PAD_NULL
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
 from ..engine import Fused
 from ..spec import Spec
 from ..state import MachineState
-from ..tiles import tile_maker
-from .lean import consecutive_pes, pool_finder
+from .lean import consecutive_pes, lean_target, publish
 
 #: ``OpRow.arith`` -> the ufunc giving ``core.binary``'s integer result on the carriers
 INT_UFUNCS: dict[str, Callable[..., np.ndarray]] = {
@@ -64,15 +62,13 @@ def int_runner(general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
     slot = dests.slots[0]
     mask, hand = slot.mask, slot.hand
     (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
-    dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
+    dt, vr, vc = slot.dtype, slot.valid_rows, slot.valid_cols
     pes = consecutive_pes(mask)
     if dt is None or not pes:
         return general
     ufunc = INT_UFUNCS[spec.row.arith or ""]
     pad = spec.pad
-    make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, pad != PAD_NULL)
-    run = slice(pes[0], pes[-1] + 1)
-    pool_of = pool_finder(slot, pad, pes, max(h0, h1, hand), max(i0, i1))
+    make, run, pool_of = lean_target(slot, pad, pes, max(h0, h1, hand), max(i0, i1))
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         pool = pool_of(state.config)
@@ -87,11 +83,7 @@ def int_runner(general: Fused, spec: Spec, dests: Dests, key: tuple[object, ...]
             return general(state, plan)
         payload, storage, at = pool.take_writable()
         ufunc(a.payload[run, :vr, :vc], b.payload[run, :vr, :vc], out=storage[run, :vr, :vc])
-        tile = make(payload, 0, None, at)
-        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
-            return general(state, plan)
-        tile.serial = state.next_serial()
-        return True
+        return publish(state, hand, make(payload, 0, None, at)) or general(state, plan)
 
     return fused
 
@@ -123,7 +115,7 @@ def int_scalar_runner(
     slot = dests.slots[0]
     mask, hand = slot.mask, slot.hand
     ((h0, i0, _),) = spec.plan.source_pos
-    dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
+    dt, vr, vc = slot.dtype, slot.valid_rows, slot.valid_cols
     pes = consecutive_pes(mask)
     if dt is None or not pes:
         return general
@@ -139,9 +131,7 @@ def int_scalar_runner(
     low = width - 1 if op in _SHIFTS else (1 << width) - 1
     negative = 1 << (width - 1) if work.kind == "i" and op not in _SHIFTS else 0
     pad = spec.pad
-    make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, pad != PAD_NULL)
-    run = slice(pes[0], pes[-1] + 1)
-    pool_of = pool_finder(slot, pad, pes, max(h0, hand), i0)
+    make, run, pool_of = lean_target(slot, pad, pes, max(h0, hand), i0)
 
     def operand(words: list[int]) -> object:
         """Each PE's operand of its raw word, in ``work``: one value when they agree."""
@@ -168,11 +158,7 @@ def int_scalar_runner(
         payload, storage, at = pool.take_writable()
         out = storage[run, :vr, :vc]
         ufunc(a.payload[run, :vr, :vc].view(work), s, out=out.view(work))
-        tile = make(payload, 0, None, at)
-        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
-            return general(state, plan)
-        tile.serial = state.next_serial()
-        return True
+        return publish(state, hand, make(payload, 0, None, at)) or general(state, plan)
 
     return fused
 
@@ -195,16 +181,14 @@ def int_expand_runner(
     slot = dests.slots[0]
     mask, hand = slot.mask, slot.hand
     (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
-    dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
+    dt, vr, vc = slot.dtype, slot.valid_rows, slot.valid_cols
     pes = consecutive_pes(mask)
     if dt is None or not pes:
         return general
     ufunc = INT_UFUNCS[spec.row.arith or ""]
     br, bc = b_valid
     pad = spec.pad
-    make = tile_maker(dt, rows, cols, vr, vc, slot.layout, mask, slot.capacity, pad != PAD_NULL)
-    run = slice(pes[0], pes[-1] + 1)
-    pool_of = pool_finder(slot, pad, pes, max(h0, h1, hand), max(i0, i1))
+    make, run, pool_of = lean_target(slot, pad, pes, max(h0, h1, hand), max(i0, i1))
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         pool = pool_of(state.config)
@@ -222,10 +206,6 @@ def int_expand_runner(
             return general(state, plan)
         payload, storage, at = pool.take_writable()
         ufunc(a.payload[run, :vr, :vc], b.payload[run, :br, :bc], out=storage[run, :vr, :vc])
-        tile = make(payload, 0, None, at)
-        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
-            return general(state, plan)
-        tile.serial = state.next_serial()
-        return True
+        return publish(state, hand, make(payload, 0, None, at)) or general(state, plan)
 
     return fused

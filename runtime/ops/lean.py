@@ -8,12 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from threading import get_ident
 
+import numpy as np
+
+from ptoc.backend.isa import DataType
+from ptoc.backend.isa.fields import PAD_NULL
 from ptoc.backend.target import MachineConfig
 
 from ..alloc import Slot
 from ..engine import destination_pool
 from ..payloads import PayloadPool
-from ..state import MASK_PES
+from ..state import MASK_PES, MachineState
+from ..tiles import Tile, tile_maker
 
 
 def consecutive_pes(mask: int) -> tuple[int, ...]:
@@ -48,3 +53,35 @@ def pool_finder(
         return pools[k]
 
     return pool_of
+
+
+def lean_target(
+    slot: Slot,
+    pad: int,
+    pes: tuple[int, ...],
+    hand: int,
+    index: int,
+    dt: DataType | None = None,
+) -> tuple[
+    Callable[[np.ndarray, int, bool | None, int], Tile],
+    slice,
+    Callable[[MachineConfig], PayloadPool | None],
+]:
+    """What a lean form writing ``slot``'s tile on ``pes`` (consecutive) needs:
+    the maker of its tiles (of ``dt``, default the slot's; padding ``pad``), the slice
+    of its PEs' payload rows and its :func:`pool_finder` (``hand`` and ``index``: the
+    largest hand and deepest queue position the bundle names)."""
+    dtype = slot.dtype if dt is None else dt
+    make = tile_maker(dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols,
+                      slot.layout, slot.mask, slot.capacity, pad != PAD_NULL)  # fmt: skip
+    return make, slice(pes[0], pes[-1] + 1), pool_finder(slot, pad, pes, hand, index)
+
+
+def publish(state: MachineState, hand: int, tile: Tile) -> bool:
+    """Push ``tile`` (built on a block of its pool) into ``hand`` with the next serial;
+    False, with nothing changed, when the push would fault on capacity (the caller's
+    general path then raises it)."""
+    if not state.push_one(hand, tile):
+        return False
+    tile.serial = state.next_serial()
+    return True

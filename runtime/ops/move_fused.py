@@ -28,8 +28,8 @@ from ..bundle import BundlePlan
 from ..engine import Fused
 from ..spec import Spec
 from ..state import MachineState
-from ..tiles import CUBE_LAYOUTS, Tile, tile_maker
-from .lean import consecutive_pes, pool_finder
+from ..tiles import CUBE_LAYOUTS, Tile
+from .lean import consecutive_pes, lean_target, publish
 
 #: the index types TGATHER takes (``indexed.GATHER_INDEX_DTYPES``) -> the unsigned
 #: view of their carrier: a negative signed index reads as 2**31 or more, past every
@@ -55,9 +55,7 @@ def fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
         return _never
     ((h0, i0, _),) = spec.plan.source_pos
     vr, vc = slot.valid_rows, slot.valid_cols
-    make = tile_maker(dt, slot.rows, slot.cols, vr, vc, slot.layout, mask, slot.capacity, False)
-    run = slice(pes[0], pes[-1] + 1)
-    pool_of = pool_finder(slot, PAD_NULL, pes, max(h0, hand), i0)
+    make, run, pool_of = lean_target(slot, PAD_NULL, pes, max(h0, hand), i0, dt)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         pool = pool_of(state.config)
@@ -71,11 +69,7 @@ def fused_ttrans(spec: Spec, dt: DataType, slot: Slot) -> Fused:
             return False
         payload, storage, at = pool.take_writable()
         storage[run, :vr, :vc] = a.payload[run, :vc, :vr].transpose(0, 2, 1)
-        tile = make(payload, 0, None, at)
-        if not state.push_one(hand, tile):  # capacity: the generic path raises the fault
-            return False
-        tile.serial = state.next_serial()
-        return True
+        return publish(state, hand, make(payload, 0, None, at))
 
     return fused
 
@@ -96,11 +90,9 @@ def fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     ):
         return _never
     (hv, iv, _), (hi, ii, _) = spec.plan.source_pos
-    make = tile_maker(dt, slot.rows, slot.cols, vr, vc, slot.layout, mask, slot.capacity, False)
-    run = slice(pes[0], pes[-1] + 1)
+    make, run, pool_of = lean_target(slot, PAD_NULL, pes, max(hv, hi, hand), max(iv, ii), dt)
     p = len(pes)
     whole_rows = vc == slot.cols
-    pool_of = pool_finder(slot, PAD_NULL, pes, max(hv, hi, hand), max(iv, ii))
     #: (index tile origin, value Rows, Col, ValidRow) -> the checked flat offsets of a
     #: constant index tile (None: an index out of range)
     kept: dict[tuple[object, int, int, int], np.ndarray | None] = {}
@@ -159,11 +151,7 @@ def fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
             flat.take(f, out=storage[run, :vr], mode="clip")  # (in range: no clipping)
         else:
             storage[run, :vr, :vc] = flat.take(f)
-        tile = make(payload, 0, None, at)
-        if not state.push_one(hand, tile):  # capacity: the generic path raises the fault
-            return False
-        tile.serial = state.next_serial()
-        return True
+        return publish(state, hand, make(payload, 0, None, at))
 
     return fused
 
@@ -211,10 +199,7 @@ def lean_expand_copy(
     vr, vc = slot.valid_rows, slot.valid_cols
     br, bc = b_valid
     pad = spec.pad
-    make = tile_maker(slot.dtype, slot.rows, slot.cols, vr, vc, slot.layout, mask,
-                      slot.capacity, pad != PAD_NULL)  # fmt: skip
-    run = slice(pes[0], pes[-1] + 1)
-    pool_of = pool_finder(slot, pad, pes, max(h0, hand), i0)
+    make, run, pool_of = lean_target(slot, pad, pes, max(h0, hand), i0)
 
     def fused(state: MachineState, plan: BundlePlan) -> bool:
         pool = pool_of(state.config)
@@ -229,10 +214,6 @@ def lean_expand_copy(
             return general(state, plan)
         payload, storage, at = pool.take_writable()
         storage[run, :vr, :vc] = b.payload[run, :br, :bc]
-        tile = make(payload, 0, None, at)
-        if not state.push_one(hand, tile):  # capacity: the general path raises the fault
-            return general(state, plan)
-        tile.serial = state.next_serial()
-        return True
+        return publish(state, hand, make(payload, 0, None, at)) or general(state, plan)
 
     return fused
