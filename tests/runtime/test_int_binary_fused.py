@@ -7,25 +7,22 @@ machines and full queues; and the route is taken."""
 
 from __future__ import annotations
 
-from unittest import mock
-
 from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PAD_NAMES
-from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import integer_fused
 
 from ._progs import size_name, smallest_size
 from .util import (
     MASKS,
     byte_cases,
+    counted_outcomes,
     small_machines,
     special_gm,
     tload_tile,
-    warm_outcome,
     whole_rows_col,
 )
 
@@ -89,14 +86,9 @@ def test_integer_form_equals_the_generic_runner(data: st.DataObject) -> None:
     config = (
         {"gm_size": GM, "depth": 4, "pes": 4} if clean else small_machines(data, loads, dest)
     )
-    calls: list[str] = []
-    ufuncs = {
-        op: (lambda *a, op=op, f=f, **k: calls.append(op) or f(*a, **k))
-        for op, f in integer_fused.INT_UFUNCS.items()
-    }
-    build_plan.cache_clear()  # (equal bundles share one plan: start from none)
-    with mock.patch.dict(integer_fused.INT_UFUNCS, ufuncs):
-        fused = warm_outcome(text, regs, gm, False, **config)
-    assert fused == warm_outcome(text, regs, gm, True, **config)
+    fused, generic, calls = counted_outcomes(
+        text, regs, gm, [integer_fused.INT_UFUNCS], **config
+    )
+    assert fused == generic
     if clean and info(dt).carrier.itemsize * 8 == info(dt).bits:
         assert calls  # the warm run's bundles took the integer form

@@ -12,18 +12,22 @@ fails this test.
 
 from __future__ import annotations
 
-from unittest import mock
-
 from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import Axis, DataType, Executor, info, op, rows
-from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import integer_fused
 
 from ._progs import size_name, smallest_size
-from .util import MASKS, small_machines, special_gm, tload_tile, warm_outcome, whole_rows_col
+from .util import (
+    MASKS,
+    counted_outcomes,
+    small_machines,
+    special_gm,
+    tload_tile,
+    whole_rows_col,
+)
 
 GM = 1 << 16
 PADS = ["", "B.DATR Zero\n", "B.DATR Max\n", "B.DATR Min\n", "B.DATR Null\n"]
@@ -88,14 +92,9 @@ def test_integer_expansions_equal_the_generic_runner(data: st.DataObject) -> Non
     config = (
         {"gm_size": GM, "depth": 4, "pes": 4} if clean else small_machines(data, loads, dest)
     )
-    calls: list[str] = []
-    ufuncs = {
-        op: (lambda *a, op=op, f=f, **k: calls.append(op) or f(*a, **k))
-        for op, f in integer_fused.INT_UFUNCS.items()
-    }
-    build_plan.cache_clear()  # (equal bundles share one plan: start from none)
-    with mock.patch.dict(integer_fused.INT_UFUNCS, ufuncs):
-        fused = warm_outcome(text, regs, gm, False, **config)
-    assert fused == warm_outcome(text, regs, gm, True, **config)
+    fused, generic, calls = counted_outcomes(
+        text, regs, gm, [integer_fused.INT_UFUNCS], **config
+    )
+    assert fused == generic
     if clean:
         assert calls  # the warm run's bundles took the integer form

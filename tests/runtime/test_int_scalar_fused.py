@@ -14,15 +14,12 @@ the scalar of PE 0 used on every PE each fail this test.
 
 from __future__ import annotations
 
-from unittest import mock
-
 from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PAD_NAMES
-from ptoc.runtime.bundle import build_plan
 from ptoc.runtime.ops import integer_fused
 
 from ._progs import sfu_or_vec, size_name, smallest_size
@@ -30,11 +27,11 @@ from .util import (
     MASKS,
     SPECIAL_WORDS,
     byte_cases,
+    counted_outcomes,
     pe_scalars,
     small_machines,
     special_gm,
     tload_tile,
-    warm_outcome,
     whole_rows_col,
 )
 
@@ -102,20 +99,8 @@ def test_integer_scalar_form_equals_the_generic_runner(data: st.DataObject) -> N
     config = (
         {"gm_size": GM, "depth": 4, "pes": 4} if clean else small_machines(data, loads, dest)
     )
-    calls: list[str] = []
-
-    def counted(table: dict) -> dict:  # type: ignore[type-arg]
-        return {
-            op: (lambda *a, op=op, f=f, **k: calls.append(op) or f(*a, **k))
-            for op, f in table.items()
-        }
-
-    build_plan.cache_clear()  # (equal bundles share one plan: start from none)
-    with (
-        mock.patch.dict(integer_fused.INT_UFUNCS, counted(integer_fused.INT_UFUNCS)),
-        mock.patch.dict(integer_fused._SHIFTS, counted(integer_fused._SHIFTS)),
-    ):
-        fused = warm_outcome(text, regs, gm, False, **config)
-    assert fused == warm_outcome(text, regs, gm, True, **config)
+    tables = [integer_fused.INT_UFUNCS, integer_fused._SHIFTS]
+    fused, generic, calls = counted_outcomes(text, regs, gm, tables, **config)
+    assert fused == generic
     if clean:
         assert calls  # the warm run's bundles took the integer form

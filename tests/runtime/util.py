@@ -205,6 +205,33 @@ def warm_outcome(
     return (*out, m.snapshot())
 
 
+def counted_outcomes(
+    text: str,
+    regs: dict[str, list[int]],
+    gm: bytes,
+    tables: list[dict],
+    **config: int,  # type: ignore[type-arg]
+) -> tuple[object, object, list[str]]:
+    """:func:`warm_outcome` of ``text`` with the fused forms and without them, and the
+    names of the ``tables``' functions (dictionaries of ufuncs a lean form looks up as it
+    runs, e.g. ``integer_fused.INT_UFUNCS``) that the fused run called, in order; every
+    plan is built afresh (equal bundles share one)."""
+    from unittest import mock
+
+    from ptoc.runtime.bundle import build_plan
+
+    calls: list[str] = []
+    build_plan.cache_clear()
+    with contextlib.ExitStack() as stack:
+        for table in tables:
+            stack.enter_context(mock.patch.dict(table, {
+                op: (lambda *a, op=op, f=f, **k: calls.append(op) or f(*a, **k))
+                for op, f in table.items()
+            }))  # fmt: skip
+        fused = warm_outcome(text, regs, gm, False, **config)
+    return fused, warm_outcome(text, regs, gm, True, **config), calls
+
+
 def count_builds(monkeypatch, module) -> list[str]:  # type: ignore[no-untyped-def]
     """The names of the bundles whose tiles ``module``'s ``build_tile`` builds from now
     on (a fused form calls it through its module)."""
