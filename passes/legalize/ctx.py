@@ -79,6 +79,8 @@ class LegalizeCtx:
     absorbed: set[Operation] = field(default_factory=set)
     #: (scratch tensor, sources) of the image the last ``tile.view`` stored in the scratch
     view_image: tuple[SSAValue, tuple[SSAValue, ...]] | None = None
+    #: tensors no op of the kernel writes, by tensor (asked by ``tile.view``, once each)
+    read_only: dict[SSAValue, bool] = field(default_factory=dict)
     #: run-time integers (``i64``) of the tile kernel -> their values in the new body
     scalars: dict[SSAValue, SSAValue] = field(default_factory=dict)
     #: the kernel's top block (the new one), where constants and addresses are defined

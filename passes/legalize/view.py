@@ -6,6 +6,12 @@ columns x element bytes); the result is loaded from ``offset + i * stride``. Bot
 bundles address the scratch tensor through ``pto.addr``, so the scheduler keeps every
 access of the scratch area in program order (a store never passes an earlier load).
 
+A view of tiles loaded from a tensor that no op of the kernel writes, whose windows lie
+back to back in it (whole rows, or one row each), reads that tensor instead: its bytes
+there are the image the stores would write, and they stay so for the whole kernel (other
+cores writing them would be a race, D13). The loads that fed only the view are then dead
+code.
+
 The pass dispatches to it by op class (``select``): ``tile.view`` is a lowering artefact,
 not a catalog operation, so it has no operation-table row.
 """
@@ -13,6 +19,7 @@ not a catalog operation, so it has no operation-table row.
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
 from ptoc.dialects.compound_ops.view import ViewOp, element_bytes
 from ptoc.dialects.dtypes import data_type
@@ -24,14 +31,62 @@ from .ctx import LegalizeCtx, Piece, std_dims
 
 
 def _scalars(
-    ctx: LegalizeCtx, tensor: SSAValue, offset: int, rows: int, stride: int
+    ctx: LegalizeCtx, tensor: SSAValue, offset: int, rows: int, stride: int, pe_step: int
 ) -> list[SSAValue]:
-    tt = tensor.type
-    assert isinstance(tt, TensorType)
-    out = [ctx.addr(tensor, offset, tt.row_stride_bytes)]
+    out = [ctx.addr(tensor, offset, pe_step)]
     if rows > 1:
         out.append(ctx.const(stride))
     return out
+
+
+def _read_only(ctx: LegalizeCtx, tensor: SSAValue) -> bool:
+    """No op of the kernel writes ``tensor``: every use reads memory and none writes it
+    (the old body's uses: legalize builds a new body and keeps the old one whole)."""
+    known = ctx.read_only.get(tensor)
+    if known is None:
+        known = ctx.read_only[tensor] = all(
+            u.operation.has_trait(MemoryReadEffect)
+            and not u.operation.has_trait(MemoryWriteEffect)
+            for u in tensor.uses
+        )
+    return known
+
+
+def forwarded(ctx: LegalizeCtx, op: ViewOp) -> tuple[SSAValue, int, int] | None:
+    """``(tensor, byte offset, per-PE byte step)`` of the view's image inside a tensor
+    (see the module docstring), or None when it must be stored into the scratch area.
+
+    Every source is a static ``tile.load`` (no run-time index or count) of the same
+    read-only tensor with the same per-PE step; each window is dense there (one row, or
+    rows of the tensor's whole stride) and starts where the previous one ends. The
+    result's elements are no wider than the tensor's, so its addresses keep the
+    alignment the loads already need."""
+    rt = tile_type(op.result)
+    tensor = None
+    start = end = pe_step = 0
+    for src in op.srcs:
+        load = src.owner
+        if type(load) is not LoadOp or load.dyn is not None or load.vaxes is not None:
+            return None
+        tt = load.source.type
+        assert isinstance(tt, TensorType)
+        st = tile_type(src)
+        eb = element_bytes(st)
+        rows, cols = st.valid
+        row_bytes = tt.row_stride_bytes
+        if rows > 1 and (cols * eb != row_bytes or load.row_step != 1):
+            return None
+        (r0, c0), (pr, pc) = load.origin, load.pe_offsets
+        at, step = r0 * row_bytes + c0 * eb, pr * row_bytes + pc * eb
+        if tensor is None:
+            if element_bytes(rt) > eb or not _read_only(ctx, load.source):
+                return None
+            tensor, start, pe_step = load.source, at, step
+        elif load.source is not tensor or step != pe_step or at != end:
+            return None
+        end = at + rows * cols * eb
+    assert tensor is not None
+    return tensor, start, pe_step
 
 
 def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:
@@ -42,6 +97,33 @@ def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:
     the later loads still read that image."""
     assert isinstance(op, ViewOp)
     rt = tile_type(op.result)
+    stride, offset = op.row_stride, op.byte_offset
+    found = forwarded(ctx, op)
+    if found is not None:
+        tensor, base, pe_step = found
+        offset += base
+    else:
+        tensor = op.scratch
+        tt = tensor.type
+        assert isinstance(tt, TensorType)
+        pe_step = tt.row_stride_bytes
+        _store_image(ctx, op, pe_step)
+    layout = ctx.piece_types(op, op.result)
+    whole = len(layout) == 1
+    pieces = []
+    for r0, n, pt in layout:
+        desc = ctx.descriptor(pt)
+        new = ctx.emit(LoadOp.MNEMONIC, data_type(rt.dtype), [],
+                       _scalars(ctx, tensor, offset + r0 * stride, n, stride, pe_step),
+                       std_dims(desc), None, [desc], op)  # fmt: skip
+        v = new.results[0]
+        v.name_hint = op.result.name_hint
+        pieces.append(Piece(v, r0, n, 0 if whole else pt.extent[0]))
+    ctx.pieces[op.result] = pieces
+
+
+def _store_image(ctx: LegalizeCtx, op: ViewOp, pe_step: int) -> None:
+    """The sources' pieces into the scratch area, unless the image there is theirs."""
     image = (op.scratch, tuple(op.srcs))
     stored = ctx.view_image == image
     ctx.view_image = image
@@ -51,19 +133,7 @@ def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:
         src_row = st.valid[1] * element_bytes(st)
         for p in ctx.pieces[src]:
             ctx.emit(StoreOp.MNEMONIC, data_type(st.dtype), [p.value],
-                     _scalars(ctx, op.scratch, base + p.row0 * src_row, p.rows, src_row),
+                     _scalars(ctx, op.scratch, base + p.row0 * src_row, p.rows, src_row,
+                              pe_step),
                      source=op)  # fmt: skip
         base += op.tile_bytes(src)
-    stride, offset = op.row_stride, op.byte_offset
-    layout = ctx.piece_types(op, op.result)
-    whole = len(layout) == 1
-    pieces = []
-    for r0, n, pt in layout:
-        desc = ctx.descriptor(pt)
-        new = ctx.emit(LoadOp.MNEMONIC, data_type(rt.dtype), [],
-                       _scalars(ctx, op.scratch, offset + r0 * stride, n, stride),
-                       std_dims(desc), None, [desc], op)  # fmt: skip
-        v = new.results[0]
-        v.name_hint = op.result.name_hint
-        pieces.append(Piece(v, r0, n, 0 if whole else pt.extent[0]))
-    ctx.pieces[op.result] = pieces
