@@ -170,25 +170,34 @@ def chunked_gather(
     rows each but the last), ``lanes`` elements per row.
 
     One chunk: one TGATHER (an out-of-range index faults). Several chunks (integer
-    DataTypes): every chunk gathers the clamped local index; a TGATHER of the identity
-    by the chunk number ``idx >> log2(per)`` gives one-hot rows (and faults for a negative
-    index or one past the last chunk); each chunk's rows are TROWEXPANDMUL-ed by their
-    one-hot column and summed (exactly one term is nonzero). The last chunk is not clamped
-    from above, so an index past the end faults there. No predicate tiles."""
+    DataTypes): every chunk gathers a local index; a TGATHER of the identity's column
+    ``c`` by the chunk number ``idx >> log2(per)`` gives chunk ``c``'s one-hot column
+    (and faults for a negative index or one past the last chunk); each chunk's rows are
+    TROWEXPANDMUL-ed by their one-hot column and summed (exactly one term is nonzero).
+    A full chunk (``per`` rows, a power of two) gathers ``idx & (per - 1)``, in range
+    whatever ``idx`` holds and the same tile for every full chunk; a shorter last chunk
+    gathers ``max(idx - c * per, 0)``, so an index past the end faults there. No
+    predicate tiles."""
     n = shape(idx)[0]
     if len(rows_of) == 1:
         return e.gather(rows_of[0], e.rowexpand(idx, (n, lanes)))
     count = len(rows_of)
     d = dt(rows_of[0])
     chunk_of = e.scalar(ew.ShrsOp, idx, _log2(per))
-    onehot = e.gather(identity(e, count, d), e.rowexpand(chunk_of, (n, count)))
+    eye = identity(e, count, d)
+    within: SSAValue | None = None  # the full chunks' expanded local index
     acc: SSAValue | None = None
     for c, src in enumerate(rows_of):
-        local = e.scalar(ew.MaxsOp, e.scalar(ew.AddsOp, idx, -c * per) if c else idx, 0)
-        if c < count - 1:
-            local = e.scalar(ew.MinsOp, local, per - 1)
-        g = e.gather(src, e.rowexpand(local, (n, lanes)))
-        part = e.expand(red.RowExpandMulOp, g, e.extract(onehot, (0, c), (n, 1)))
+        if shape(src)[0] == per:
+            if within is None:
+                within = e.rowexpand(e.scalar(ew.AndsOp, idx, per - 1), (n, lanes))
+            local = within
+        else:
+            local = e.rowexpand(e.scalar(ew.MaxsOp, e.scalar(ew.AddsOp, idx, -c * per), 0),
+                                (n, lanes))  # fmt: skip
+        g = e.gather(src, local)
+        unit = e.cached(("unit", count, c, d), lambda c=c: e.extract(eye, (0, c), (count, 1)))
+        part = e.expand(red.RowExpandMulOp, g, e.gather(unit, chunk_of))
         acc = part if acc is None else e.binary(ew.AddOp, acc, part)
     assert acc is not None
     return acc

@@ -93,6 +93,7 @@ def fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
     make, run, pool_of = lean_target(slot, PAD_NULL, pes, max(hv, hi, hand), max(iv, ii), dt)
     p = len(pes)
     whole_rows = vc == slot.cols
+    column = p == 1 and vc == 1 and whole_rows
     #: (index tile origin, value Rows, Col, ValidRow) -> the checked flat offsets of a
     #: constant index tile (None: an index out of range)
     kept: dict[tuple[object, int, int, int], np.ndarray | None] = {}
@@ -130,6 +131,18 @@ def fused_tgather(spec: Spec, dt: DataType, slot: Slot) -> Fused:
             return False
         rows, cols, limit = vals.rows, vals.cols, vals.valid_rows
         origin = idx.origin
+        if column and origin is None and cols == 1:
+            # one PE, one-column tiles (a flat gather's chunks): ``take`` checks the
+            # indices against the valid rows itself, before the result is published
+            payload, storage, at = pool.take_writable()
+            try:
+                vals.payload[run, :limit].reshape(-1).take(
+                    idx.payload[run, :vr, :1].view(_INDEX_VIEWS[idx.dtype]),
+                    out=storage[run, :vr],
+                )
+            except IndexError:  # an index out of range: the generic path raises it
+                return False
+            return publish(state, hand, make(payload, 0, None, at))
         if origin is None:
             f = offsets(idx, rows, cols, limit)
         else:

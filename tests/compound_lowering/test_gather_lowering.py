@@ -119,6 +119,18 @@ def test_gather_flat_pto_isa_cases(dt, src, dst, idx_dt):
     check("flat", {"t": t, "o": offs}, lambda kb, x: kb.gather_flat(x["t"], x["o"]), status=0)
 
 
+@pytest.mark.parametrize("shape", [(9, 1000), (24, 1024), (40, 1000)])
+def test_gather_flat_chunk_edges(shape):
+    """A source of several chunks (8192 FP32 elements each), the last one full or
+    shorter: offsets at every chunk's first and last element, and random ones."""
+    rng = np.random.default_rng(31)
+    t = random_bits(rng, np.float32, shape)
+    edges = [e for c in range(0, t.size, 8192) for e in (c, c + 1, min(c + 8191, t.size - 1))]
+    offs = np.concatenate([edges, rng.integers(0, t.size, 64 - len(edges))])
+    offs = offs.astype(np.int32).reshape(8, 8)
+    check("flat", {"t": t, "o": offs}, lambda kb, x: kb.gather_flat(x["t"], x["o"]), status=0)
+
+
 @st.composite
 def wild_offsets(draw, size, shape, dtypes):
     """Offsets around the valid range ``0 .. size - 1``: in range, -1, ``size`` and
@@ -152,7 +164,7 @@ def test_gather_flat_out_of_range_faults():
     from ptoc.runtime import TileLegalityFault
 
     rng = np.random.default_rng(1)
-    for shape in ((4, 8), (32, 1024)):
+    for shape in ((4, 8), (32, 1024), (9, 1000)):  # one chunk, four full, full + short
         t = random_bits(rng, np.float32, shape)
         for bad in (t.size, t.size + 5, -1):
             offs = np.zeros((2, 3), np.int32)

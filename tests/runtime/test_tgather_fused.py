@@ -187,3 +187,66 @@ def test_constant_index_tiles_keep_their_checked_offsets(data: st.DataObject) ->
     assert warm_outcome(text, regs, gm, False, **config) == warm_outcome(
         text, regs, gm, True, **config
     )
+
+
+def _column_program(dt: DataType, idx_dt: DataType, rv: int, r: int, mask: str,
+                    load_mask: str, repeat: int) -> str:  # fmt: skip
+    """One-column tiles of Col 1 (a flat gather's chunks): the value column (``rv``
+    rows), the index column (``r`` rows) and ``repeat`` TGATHERs into an ``r`` x 1
+    column."""
+    text = ""
+    for ldt, rows, base, hand, stride in (
+        (dt, rv, "a0", "T", "s0"),
+        (idx_dt, r, "a1", "N", "s1"),
+    ):
+        size = size_name(smallest_size(ldt, rows, 1))
+        text += tload_tile(ldt, rows, 1, 1, size, base=base, mask=load_mask, hand=hand,
+                           stride=stride)  # fmt: skip
+    dsize = size_name(smallest_size(dt, r, 1))
+    return text + (
+        f"""\
+        BSTART.SFU TGATHER, {dt.name}
+        C.B.DIMI 1, ->LB0
+        C.B.DIMI {r}, ->LB1
+        C.B.DIMI 1, ->LB2
+        B.IOT T#1, N#1, mask={mask}, last, ->U<{dsize}>
+        BSTOP
+        """
+        * repeat
+    )
+
+
+@examples(100)
+@given(data=st.data())
+def test_column_tiles_gather_like_the_generic_runner(data: st.DataObject) -> None:
+    """One-column value and index tiles of Col 1 on one PE take ``take``'s own bounds
+    check (``move_fused``): the same outcome as the generic runner for indices in range,
+    the value tile's ValidRow (one past its last row) and negative ones, and on several
+    PEs or sources on fewer PEs."""
+    dt = data.draw(st.sampled_from(VALUE_TYPES))
+    idx_dt = data.draw(st.sampled_from(sorted(GATHER_INDEX_DTYPES, key=lambda d: d.name)))
+    rv, r = data.draw(st.integers(1, 40)), data.draw(st.integers(1, 40))
+    mask = data.draw(st.sampled_from(["1000", "0100", "0001", "1000", *MASKS]))
+    load_mask = data.draw(st.sampled_from([mask, mask, "1111", "1000"]))
+    ew, iw = info(dt).bits // 8, info(idx_dt).bits // 8
+    regs = {"a0": [pe * 4096 for pe in range(4)],
+            "a1": [IDX_BASE + pe * 2048 for pe in range(4)],
+            "s0": [ew] * 4, "s1": [iw] * 4}  # fmt: skip
+    gm = bytearray(special_gm(data.draw(st.binary(min_size=512, max_size=512)), GM))
+    # indices in range (the last row among them), and in half the cases one bad one:
+    # the value tile's ValidRow (one past its last row), far past it, or negative
+    bad = data.draw(st.sampled_from([None, None, rv, -1, rv + 1000]))
+    index = st.integers(0, rv - 1) | st.just(rv - 1)
+    for pe in range(4):
+        ids = np.array(data.draw(st.lists(index, min_size=r, max_size=r)), np.int64)
+        if bad is not None:
+            ids[data.draw(st.integers(0, r - 1))] = bad
+        raw = ids.astype(f"<u{iw}", casting="unsafe").tobytes()
+        at = IDX_BASE + pe * 2048
+        gm[at : at + len(raw)] = raw
+    text = _column_program(dt, idx_dt, rv, r, mask, load_mask, data.draw(st.integers(1, 3)))
+    config = {"gm_size": GM, "depth": 4}
+    build_plan.cache_clear()
+    assert warm_outcome(text, regs, bytes(gm), False, **config) == warm_outcome(
+        text, regs, bytes(gm), True, **config
+    )
