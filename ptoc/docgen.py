@@ -362,6 +362,10 @@ def _traced(call: Callable[[Any], Any], dtype: DType) -> tuple[Any, Any, set[Any
     return f, ret, setup, value
 
 
+#: how the page lists a lowering's reshapes through GM (``tile.view``)
+VIEW_NOTE = "GM views"
+
+
 def probe(
     call: Probe, dtype: DType, loads: bool = False, lower: bool = False
 ) -> list[str] | None:
@@ -375,6 +379,7 @@ def probe(
     except KernelError:
         return None
     if lower:
+        from ptoc.dialects.compound_ops import ViewOp
         from ptoc.passes.lower_compound import lower_compound_func
 
         lower_compound_func(f)
@@ -383,7 +388,9 @@ def probe(
         if op is ret or (op in setup and not (loads and op.name == "tile.load")):
             continue
         if lower and getattr(op, "MNEMONIC", None) is None:
-            continue  # a view of a tile's storage: no bundle
+            if isinstance(op, ViewOp) and VIEW_NOTE not in names:
+                names.append(VIEW_NOTE)  # a reshape through GM: TSTORE and TLOAD bundles
+            continue
         name = getattr(op, "MNEMONIC", None) or op.name
         if name not in names:
             names.append(name)
@@ -435,6 +442,11 @@ def selector(mnemonic: str) -> str:
     """``TADD`` with its engine and selector, as the page lists a recorded operation."""
     from .backend.isa import OPS
 
+    if mnemonic == VIEW_NOTE:
+        return (
+            "GM views (`TSTORE` into the scratch area and `TLOAD` back; one `TLOAD` of a "
+            "tensor nothing writes for a view of tiles loaded from it)"
+        )
     o = OPS.get(mnemonic)
     if o is None:
         return f"`{mnemonic}`"

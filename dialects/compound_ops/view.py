@@ -25,7 +25,7 @@ area (``legalize`` turns the view into one TSTORE and one TLOAD of it, per row p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -41,12 +41,12 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ..dtypes import carrier, element_bits, is_pred
 from ..tile_base import RefEnv, TileOp, tile_type
-from ..tile_memory import kernel_pes
+from ..tile_memory import LoadOp, kernel_pes
 from ..tile_types import TensorType, TileType
 
 #: name of the scratch tensor parameter that ``lower-compound`` adds for its views
@@ -58,6 +58,57 @@ def element_bytes(t: TileType) -> int:
     if is_pred(t.dtype) or element_bits(t.dtype) % 8:
         raise VerifyException(f"tile.view moves whole bytes; {t.dt.value} elements are not")
     return element_bits(t.dtype) // 8
+
+
+def read_only(tensor: SSAValue) -> bool:
+    """No op of the kernel writes ``tensor``: every use reads memory and none writes it."""
+    return all(
+        u.operation.has_trait(MemoryReadEffect) and not u.operation.has_trait(MemoryWriteEffect)
+        for u in tensor.uses
+    )
+
+
+def loaded_image(
+    srcs: Sequence[SSAValue],
+    result_bytes: int,
+    is_read_only: Callable[[SSAValue], bool] = read_only,
+) -> tuple[SSAValue, int, int] | None:
+    """Where the image a view of ``srcs`` stores lies in a tensor already:
+    ``(tensor, byte offset, per-PE byte step)``, or None.
+
+    Every source is a static ``tile.load`` (no run-time index or count) of the same
+    tensor that no op writes (``is_read_only``), with the same per-PE step; each window is
+    dense there (one row, or rows of the tensor's whole stride) and starts where the
+    previous one ends. The view's elements (``result_bytes`` each) are no wider than the
+    tensor's, so its addresses keep the alignment the loads already need. Its bytes there
+    are then the image the scratch stores would write, for the whole kernel (other cores
+    writing them would be a race, D13)."""
+    tensor = None
+    start = end = pe_step = 0
+    for src in srcs:
+        load = src.owner
+        if type(load) is not LoadOp or load.dyn is not None or load.vaxes is not None:
+            return None
+        tt = load.source.type
+        assert isinstance(tt, TensorType)
+        st = tile_type(src)
+        eb = element_bytes(st)
+        rows, cols = st.valid
+        row_bytes = tt.row_stride_bytes
+        if rows > 1 and (cols * eb != row_bytes or load.row_step != 1):
+            return None
+        (r0, c0), (pr, pc) = load.origin, load.pe_offsets
+        at, step = r0 * row_bytes + c0 * eb, pr * row_bytes + pc * eb
+        if tensor is None:
+            if result_bytes > eb or not is_read_only(load.source):
+                return None
+            tensor, start, pe_step = load.source, at, step
+        elif load.source is not tensor or step != pe_step or at != end:
+            return None
+        end = at + rows * cols * eb
+    if tensor is None:
+        return None
+    return tensor, start, pe_step
 
 
 @irdl_op_definition

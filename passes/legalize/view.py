@@ -19,9 +19,8 @@ not a catalog operation, so it has no operation-table row.
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
-from ptoc.dialects.compound_ops.view import ViewOp, element_bytes
+from ptoc.dialects.compound_ops.view import ViewOp, element_bytes, loaded_image, read_only
 from ptoc.dialects.dtypes import data_type
 from ptoc.dialects.tile_base import tile_type
 from ptoc.dialects.tile_memory import LoadOp, StoreOp
@@ -39,54 +38,20 @@ def _scalars(
     return out
 
 
-def _read_only(ctx: LegalizeCtx, tensor: SSAValue) -> bool:
-    """No op of the kernel writes ``tensor``: every use reads memory and none writes it
-    (the old body's uses: legalize builds a new body and keeps the old one whole)."""
-    known = ctx.read_only.get(tensor)
-    if known is None:
-        known = ctx.read_only[tensor] = all(
-            u.operation.has_trait(MemoryReadEffect)
-            and not u.operation.has_trait(MemoryWriteEffect)
-            for u in tensor.uses
-        )
-    return known
-
-
 def forwarded(ctx: LegalizeCtx, op: ViewOp) -> tuple[SSAValue, int, int] | None:
     """``(tensor, byte offset, per-PE byte step)`` of the view's image inside a tensor
-    (see the module docstring), or None when it must be stored into the scratch area.
+    (:func:`~ptoc.dialects.compound_ops.view.loaded_image`; each tensor asked once
+    whether it is read-only), or None when it must be stored into the scratch area.
+    (The old body's uses: legalize builds a new body and keeps the old one whole.)"""
+    known = ctx.read_only
 
-    Every source is a static ``tile.load`` (no run-time index or count) of the same
-    read-only tensor with the same per-PE step; each window is dense there (one row, or
-    rows of the tensor's whole stride) and starts where the previous one ends. The
-    result's elements are no wider than the tensor's, so its addresses keep the
-    alignment the loads already need."""
-    rt = tile_type(op.result)
-    tensor = None
-    start = end = pe_step = 0
-    for src in op.srcs:
-        load = src.owner
-        if type(load) is not LoadOp or load.dyn is not None or load.vaxes is not None:
-            return None
-        tt = load.source.type
-        assert isinstance(tt, TensorType)
-        st = tile_type(src)
-        eb = element_bytes(st)
-        rows, cols = st.valid
-        row_bytes = tt.row_stride_bytes
-        if rows > 1 and (cols * eb != row_bytes or load.row_step != 1):
-            return None
-        (r0, c0), (pr, pc) = load.origin, load.pe_offsets
-        at, step = r0 * row_bytes + c0 * eb, pr * row_bytes + pc * eb
-        if tensor is None:
-            if element_bytes(rt) > eb or not _read_only(ctx, load.source):
-                return None
-            tensor, start, pe_step = load.source, at, step
-        elif load.source is not tensor or step != pe_step or at != end:
-            return None
-        end = at + rows * cols * eb
-    assert tensor is not None
-    return tensor, start, pe_step
+    def is_read_only(tensor: SSAValue) -> bool:
+        got = known.get(tensor)
+        if got is None:
+            got = known[tensor] = read_only(tensor)
+        return got
+
+    return loaded_image(op.srcs, element_bytes(tile_type(op.result)), is_read_only)
 
 
 def legalize_view(ctx: LegalizeCtx, op: Operation) -> None:

@@ -40,6 +40,7 @@ from ptoc.dialects.compound_ops.gather import (
     GatherPatternOp,
     ScatterFlatOp,
 )
+from ptoc.dialects.compound_ops.view import loaded_image
 from ptoc.dialects.modes import CMode
 from ptoc.dialects.tile_types import TileType
 
@@ -250,8 +251,13 @@ def lower_gather_pattern(e: Emit, op: GatherPatternOp) -> Sequence[SSAValue]:
     if period == 1:
         return [t if dt(t) == want else e.view(t, want, shape(t))]
     d = dt(t)
-    if d not in GATHERABLE and d not in WIDEN and cols % period == 0:
-        w = width(t)
+    w = width(t)
+    # the strided view: for the types TGATHER does not move, and for a tile loaded from
+    # a tensor no op writes, whose view reads that tensor (one TLOAD, no store: cheaper
+    # than the transposes and the gather)
+    if cols % period == 0 and (
+        (d not in GATHERABLE and d not in WIDEN) or loaded_image([t], w) is not None
+    ):
         col = e.view(t, want, (rows * k, 1), offset=off * w, stride=period * w)
         return [from_column(e, col, (rows, k))]
     src, narrow = gatherable(e, t)

@@ -33,11 +33,22 @@ SAME_WIDTH = {1: "U8", 2: "S16", 4: "S32"}
 # ---------------------------------------------------------------- mask patterns
 
 
-@given(t=any_tile(DTYPES, ROWS, COLS), pattern=st.sampled_from(sorted(PATTERNS)))
-def test_gather_pattern_lowering(t, pattern):
+@given(
+    t=any_tile(DTYPES, ROWS, COLS),
+    pattern=st.sampled_from(sorted(PATTERNS)),
+    computed=st.booleans(),
+)
+def test_gather_pattern_lowering(t, pattern, computed):
+    """Of the loaded tile (the strided view reads its tensor when C % period == 0) and
+    of a computed copy of it (two TTRANS: the transposed gather)."""
     if t.shape[1] <= PATTERNS[pattern][1]:
         return  # keeps no column: rejected (test_rejections)
-    check("pattern", {"t": t}, lambda kb, x: kb.gather_pattern(x["t"], pattern), status=0)
+
+    def body(kb, x):
+        src = kb.trans(kb.trans(x["t"])) if computed else x["t"]
+        return kb.gather_pattern(src, pattern)
+
+    check("pattern", {"t": t}, body, status=0)
 
 
 @settings(max_examples=20)

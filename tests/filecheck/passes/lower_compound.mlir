@@ -187,14 +187,16 @@ func.func @merge_blocks(%x: !tile.tensor<FP32, 1x96>, %y: !tile.tensor<U32, 1x96
 
 // -----
 
-// Mask-pattern gather: the kept columns are rows of the transposed tile.
+// Mask-pattern gather of a computed tile: the kept columns are rows of the transposed
+// tile.
 func.func @pattern(%x: !tile.tensor<FP32, 4x64>) {
-  %t = tile.load %x[0, 0] : !tile.tensor<FP32, 4x64> -> !tile.tile<FP32, 4x64>
+  %l = tile.load %x[0, 0] : !tile.tensor<FP32, 4x64> -> !tile.tile<FP32, 4x64>
+  %t = tile.add %l, %l : !tile.tile<FP32, 4x64>
   %g = tile.gather_pattern %t pattern P1010 : (!tile.tile<FP32, 4x64>) -> !tile.tile<FP32, 4x32>
   func.return
 }
 // CHECK-LABEL: func.func @pattern
-// CHECK-NEXT:  %t = tile.load %x[0, 0] : !tile.tensor<FP32, 4x64> -> !tile.tile<FP32, 4x64>
+// CHECK:       %t = tile.add %l, %l : !tile.tile<FP32, 4x64>
 // CHECK-NEXT:  %{{.*}} = tile.trans %t : !tile.tile<FP32, 4x64> -> !tile.tile<FP32, 64x4>
 // CHECK-NEXT:  %{{.*}} = tile.ci start 0 : !tile.tile<U32, 1x32>
 // CHECK-NEXT:  %{{.*}} = tile.shls %{{.*}}, 1 : !tile.tile<U32, 1x32>
@@ -203,6 +205,21 @@ func.func @pattern(%x: !tile.tensor<FP32, 4x64>) {
 // CHECK-NEXT:  %{{.*}} = tile.rowexpand %{{.*}} : !tile.tile<U32, 32x1> -> !tile.tile<U32, 32x4>
 // CHECK-NEXT:  %{{.*}} = tile.gather %{{.*}}, %{{.*}} : !tile.tile<FP32, 64x4>, !tile.tile<U32, 32x4> -> !tile.tile<FP32, 32x4>
 // CHECK-NEXT:  %g = tile.trans %{{.*}} : !tile.tile<FP32, 32x4> -> !tile.tile<FP32, 4x32>
+// CHECK-NEXT:  func.return
+
+// -----
+
+// A tile loaded from a tensor nothing writes: the strided view, which reads the tensor
+// itself (legalize: one TLOAD), then a view back.
+func.func @pattern_loaded(%x: !tile.tensor<FP32, 4x64>) {
+  %t = tile.load %x[0, 0] : !tile.tensor<FP32, 4x64> -> !tile.tile<FP32, 4x64>
+  %g = tile.gather_pattern %t pattern P1010 : (!tile.tile<FP32, 4x64>) -> !tile.tile<FP32, 4x32>
+  func.return
+}
+// CHECK-LABEL: func.func @pattern_loaded
+// CHECK-NEXT:  %t = tile.load %x[0, 0] : !tile.tensor<FP32, 4x64> -> !tile.tile<FP32, 4x64>
+// CHECK-NEXT:  %{{.*}} = tile.view %t via %ptoc_scratch offset 4 stride 8 : !tile.tile<FP32, 4x64>, !tile.tensor<U8, 1x1024> -> !tile.tile<FP32, 128x1>
+// CHECK-NEXT:  %g = tile.view %{{.*}} via %ptoc_scratch : !tile.tile<FP32, 128x1>, !tile.tensor<U8, 1x1024> -> !tile.tile<FP32, 4x32>
 // CHECK-NEXT:  func.return
 
 // -----
