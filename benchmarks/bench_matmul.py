@@ -22,7 +22,7 @@ Rows (printed by benchmarks/run_all.py, never asserted):
   in, FP32 out, one PE), ``ptoc.run`` of the warm program -- placement, the CUBE
   transport conversions of every chunk, the matrix bundles, D's way out through GM and
   the readback -- against ``np.matmul`` of the same arrays, both timed per call over
-  :data:`KERNEL_CALLS` calls.
+  :data:`KERNEL_CALLS` calls, their runs alternated.
 
 Inputs are uniform in [-1, 1) (normal-range values, so the FP32-addition route applies
 to FP16/BF16). Times are the best wall time of three runs (BLAS may use several threads,
@@ -41,7 +41,7 @@ from ptoc.backend.isa.semantics import compiled
 from ptoc.backend.isa.semantics import matmul_kernels as kernels
 from ptoc.backend.isa.semantics.matmul import fold
 
-from .common import Row, best_of, per_call, slug
+from .common import Row, best_of, per_call_pair, slug
 
 SHAPES = [(64, 64, 64), (128, 128, 128), (256, 256, 256), (256, 256, 512)]
 
@@ -53,11 +53,6 @@ def _time(fn) -> float:
 #: calls per timed repeat of the kernel rows: one call of a 64x64x64 product takes tens
 #: of microseconds, where a single timed call mostly measures cold caches on both sides
 KERNEL_CALLS = 20
-
-
-def _per_call(fn) -> float:
-    """Seconds per call of ``fn``: the best of three runs of :data:`KERNEL_CALLS` calls."""
-    return per_call(fn, KERNEL_CALLS)
 
 
 def rows(shapes: list[tuple[int, int, int]] | None = None) -> list[Row]:
@@ -144,8 +139,11 @@ def kernel_rows(m: int, n: int, k: int, a: np.ndarray, b: np.ndarray) -> list[Ro
         prog = ptoc.compile(ptoc.kernel(body, name="gemm"))
         x, y = a.astype(carrier), b.astype(carrier)
         ptoc.run(prog, x=x, y=y)  # warm: plans and kernels built
-        ours = _per_call(lambda prog=prog, x=x, y=y: ptoc.run(prog, x=x, y=y))
-        same = _per_call(lambda x=x, y=y: np.matmul(x, y))
+        ours, same = per_call_pair(
+            lambda prog=prog, x=x, y=y: ptoc.run(prog, x=x, y=y),
+            lambda x=x, y=y: np.matmul(x, y),
+            KERNEL_CALLS,
+        )
         bundles = prog.stats().bundles
         out.append(
             Row(

@@ -139,3 +139,24 @@ def best_pair(
     """:func:`best_each` of ``fn`` and its ``baseline``."""
     t, t_base = best_each((fn, baseline), repeat, clock)
     return t, t_base
+
+
+def per_call_pair(
+    fn: Callable[[], object],
+    baseline: Callable[[], object],
+    calls: int = 20,
+    repeat: int = 3,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[float, float]:
+    """:func:`per_call` of ``fn`` and of its ``baseline``, their runs of ``calls`` calls
+    alternated (:func:`best_pair`)."""
+
+    def runs(f: Callable[[], object]) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(calls):
+                f()
+
+        return run
+
+    t, t_base = best_pair(runs(fn), runs(baseline), repeat, clock)
+    return t / calls, t_base / calls

@@ -17,7 +17,7 @@ from benchmarks import (
     bench_matmul,
     bench_report,
 )
-from benchmarks.common import Row, as_json, best_each, render, slug
+from benchmarks.common import Row, as_json, best_each, per_call_pair, render, slug
 from ptoc.backend.isa.semantics import matmul_kernels as kernels
 
 
@@ -59,6 +59,26 @@ def test_best_each_alternates_the_runs_and_keeps_each_ones_best() -> None:
 
     assert best_each((work("a"), work("b")), 3, clock) == [3.0, 1.0]
     assert calls == ["a", "b"] * 3
+
+
+def test_per_call_pair_alternates_runs_of_calls() -> None:
+    """Runs of ``calls`` calls of each side take turns, and each side's time is its
+    fastest run divided by the calls."""
+    calls: list[str] = []
+    ticks = iter(range(1000))
+
+    def clock() -> float:
+        return float(next(ticks))
+
+    def a() -> None:
+        calls.append("a")
+        clock()  # a call of ``a`` takes one tick more than one of ``b``
+
+    def b() -> None:
+        calls.append("b")
+
+    assert per_call_pair(a, b, 4, 2, clock) == (1.25, 0.25)
+    assert calls == ["a"] * 4 + ["b"] * 4 + ["a"] * 4 + ["b"] * 4
 
 
 def test_row_keys_do_not_depend_on_the_counts() -> None:

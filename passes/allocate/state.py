@@ -18,7 +18,7 @@ from ptoc.backend.isa.fields import Hand
 from ptoc.backend.program import TileRef
 
 #: ``TileRef`` of every (hand, index - 1), shared (references are immutable)
-_REFS = [[TileRef(h, k + 1) for k in range(16)] for h in Hand]
+REFS = [[TileRef(h, k + 1) for k in range(16)] for h in Hand]
 
 
 @dataclass(eq=False, slots=True)
@@ -126,7 +126,7 @@ class Queues:
     def ref(self, value: SSAValue) -> TileRef | None:
         """The relative name of ``value``'s resident copy (see :meth:`find`)."""
         hk = self.find(value)
-        return None if hk is None else _REFS[hk[0]][hk[1]]
+        return None if hk is None else REFS[hk[0]][hk[1]]
 
     def entry(self, value: SSAValue) -> Entry | None:
         hk = self.find(value)

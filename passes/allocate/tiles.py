@@ -35,7 +35,7 @@ from ptoc.dialects.pto import PtoOp
 from ptoc.dialects.pto_types import PtoTileType
 
 from ..diagnostics import CAPACITY_HINT, CompileError, fail, value_name
-from .state import Entry, Liveness, Queues
+from .state import REFS, Entry, Liveness, Queues
 
 FILLER_BYTES = 128
 #: the hand that takes the short-lived results
@@ -167,6 +167,8 @@ class TileAllocator:
         self.op: PtoOp | None = None
         #: :func:`_immovable` of the values met, by ``id`` (the IR keeps them alive)
         self._fixed: dict[int, bool] = {}
+        #: a spill marked an entry dead while the bundle was being planned
+        self._marked = False
 
     @property
     def rate(self) -> list[float]:
@@ -594,6 +596,7 @@ class TileAllocator:
             plan.actions.append(Action("spill", v, None, ref, slot))
             self.counts["spill"] += 1
         e.dead = True  # the entry stays until evicted (still readable if pinned)
+        self._marked = True
         self.out.add(v)
 
     def take_slot(self, nbytes: int) -> int:
@@ -770,11 +773,17 @@ class TileAllocator:
         # each source once, in order (by id: a value hashes through a Python method)
         distinct = {id(v): v for v in srcs}.values() if len(srcs) > 1 else srcs
         out = self.out
+        # where each source was found: its reference when nothing moves the queues
+        # before the bundle (no inserted bundle, no spill marking an entry dead)
+        found: list[tuple[int, int] | None] = []
+        self._marked = False
         for v in distinct:
             if out and v in out:
                 self._reload(v, t, plan)
             else:
-                e = self.qs.entry(v)
+                hk = self.qs.find(v)
+                found.append(hk)
+                e = None if hk is None else self.qs.q[hk[0]][hk[1]]
                 if e is None and _immovable(v):
                     raise fail(
                         op,
@@ -815,10 +824,14 @@ class TileAllocator:
             raise fail(
                 op, f"allocation found no room for the results at bundle {t}", CAPACITY_HINT
             )
-        for v in srcs:
-            ref = self.qs.ref(v)
-            assert ref is not None, f"{value_name(v)} is not resident at bundle {t}"
-            plan.refs.append(ref)
+        if not plan.actions and not self._marked and len(srcs) == len(found):
+            # (every source distinct and found: the positions found are still theirs)
+            plan.refs.extend([REFS[h][k] for h, k in found])  # type: ignore[misc]
+        else:
+            for v in srcs:
+                ref = self.qs.ref(v)
+                assert ref is not None, f"{value_name(v)} is not resident at bundle {t}"
+                plan.refs.append(ref)
         for d, size, h in zip(dsts, sizes, hands, strict=True):
             self.qs.push(h, Entry(d, size))
         plan.hands = hands
