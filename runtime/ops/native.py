@@ -69,8 +69,9 @@ class _Run:
     the statuses once the push is known to commit), ``[1]`` with it (the kernel ORs
     them itself, for a push that cannot fail)."""
 
-    __slots__ = ("by_rows", "config", "depth", "first", "plans", "pool", "status", "status_at",
-                 "thread", "width")  # fmt: skip
+    __slots__ = ("by_rows", "config", "depth", "first", "plans", "pool", "scalar_at",
+                 "scalar_words", "scalars", "status", "status_at", "thread",
+                 "width")  # fmt: skip
 
     def __init__(
         self, config: MachineConfig, first: int, width: int, pool: PayloadPool
@@ -81,6 +82,12 @@ class _Run:
         self.plans: list[ArithPlan | FoldPlan] = []  # the geometry blocks args point at
         self.status: np.ndarray | None = None
         self.status_at = 0
+        #: a tile-scalar bundle's operand: each PE's scalar (its GPR's low element bits)
+        #: in a buffer the kernel reads with a zero row and column stride, its address
+        #: and the GPR words it holds now
+        self.scalars: np.ndarray | None = None
+        self.scalar_at = 0
+        self.scalar_words: list[int] | None = None
 
     def blocks(self, plan: ArithPlan | FoldPlan) -> Blocks:
         """The two argument blocks of ``plan`` (kept alive here: they point into it)
@@ -179,6 +186,7 @@ def compiled_runner(
     key: tuple[object, ...],
     broadcast: Axis | None = None,
     b_key: tuple[object, ...] | None = None,
+    scalar: bool = False,
 ) -> Fused:
     """The fused form of a two-source FP32/FP64 + - * / max min bundle whose PEs are
     consecutive (every PE, or a run such as 1000 or 0110), computed by the certified
@@ -190,13 +198,21 @@ def compiled_runner(
     Both sources have descriptor ``key``, or for a row (column) expansion, ``broadcast``,
     the second is the one-column (one-row) tile whose descriptor starts with ``b_key``
     and has any physical Rows; it is broadcast along the rows (columns) by a zero stride.
+    With ``scalar`` (TADDS .. TMINS), the one source has descriptor ``key`` and the
+    second operand is each PE's B.IOR scalar (the low element-width bits of its GPR, 0
+    when B.IOR is omitted: ``semantics.scalar``'s operand), read with zero row and
+    column strides: the same arithmetic as the two-tile operation with that value.
     Anything else -- other PEs, a source not found or of another descriptor, a capacity
     fault, the exact engine or the numpy route asked for -- runs ``general`` (the fused
     runner), which settles it or falls back to the generic path with nothing changed.
     """
     slot = dests.slots[0]
     mask, hand = slot.mask, slot.hand
-    (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
+    if scalar:
+        ((h0, i0, _),) = spec.plan.source_pos
+        h1, i1 = h0, i0  # (the one source: its position is checked twice)
+    else:
+        (h0, i0, _), (h1, i1, _) = spec.plan.source_pos
     dt, rows, cols, vr, vc = slot.dtype, slot.rows, slot.cols, slot.valid_rows, slot.valid_cols
     capacity = slot.capacity
     pes = MASK_PES[mask] if 0 <= mask < len(MASK_PES) else ()
@@ -214,13 +230,29 @@ def compiled_runner(
     off = pes[0] * nbytes[0]  # the first PE's offset in the payload and in a source
     run_of, last = _runs(pes, slot, spec.pad, ((h0, i0), (h1, i1)))
     same_rows = -1  # the by_rows key of two same-shape sources
+    low = (1 << (8 * size)) - 1  # the GPR bits a scalar operand keeps
 
-    def plan_for(r: _Run, b: Tile) -> Blocks:
-        if broadcast is None:
+    def scalar_operand(r: _Run, words: list[int]) -> int:
+        """The address of the run's scalar buffer holding ``words``' low bits."""
+        if words != r.scalar_words:
+            if r.scalars is None:
+                r.scalars = np.zeros(len(pes), slot.carrier)
+                r.scalar_at = address(r.scalars)
+            r.scalars.view(f"u{size}")[:] = [w & low for w in words]
+            r.scalar_words = words
+        return r.scalar_at
+
+    def plan_for(r: _Run, b: Tile | None) -> Blocks:
+        if scalar:
+            got = r.by_rows[same_rows] = r.blocks(
+                ArithPlan(kernel, op, dt, shape, strides, (1, 0, 0), strides)
+            )
+        elif broadcast is None:
             got = r.by_rows[same_rows] = r.blocks(
                 ArithPlan(kernel, op, dt, shape, strides, strides, strides)
             )
         else:
+            assert b is not None
             b_strides = (b.rows * b.cols, b.cols, 1)
             y = (
                 (b_strides[0], b_strides[1], 0)
@@ -247,7 +279,13 @@ def compiled_runner(
         a, b = q0[i0 - 1], q1[i1 - 1]
         if a.key != key or a.mask & mask != mask or b.mask & mask != mask:
             return general(state, plan)
-        if broadcast is None:
+        if scalar:
+            blocks = r.by_rows.get(same_rows) or plan_for(r, None)
+            ior = plan.ior
+            y = scalar_operand(r, [0] * len(pes) if ior is None
+                               else state.gpr_column(ior.sources[0], pes))  # fmt: skip
+            y_off = 0
+        elif broadcast is None:
             if b.key != key:
                 return general(state, plan)
             blocks = r.by_rows.get(same_rows) or plan_for(r, b)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ptoc.backend.isa import DataType, Executor
 from ptoc.backend.isa.semantics import core
+from ptoc.backend.isa.semantics.arith_kernels import arith_applies, compiled_arith
 
 from ..alloc import Dests
 from ..bundle import BundlePlan
@@ -43,6 +44,7 @@ from .common import (
 from .compare_fused import fused_compare
 from .elementwise import check_predicate, fused_runner
 from .integer_fused import int_scalar_applies, int_scalar_runner
+from .native import compiled_runner
 
 
 def _scalar(ctx: Ctx, dt: DataType) -> np.ndarray:
@@ -77,7 +79,11 @@ def tile_scalar_binary(spec: Spec) -> Runner:
         key = source_key(dt, shape, dests.slots[0].rows if dests.slots else None)
         fused = fused_runner(fn, dt, dests, (key,), pad, spec.name, scalar=True)
         one = dests.fault is None and len(dests.slots) == 1
-        if key is not None and one and int_scalar_applies(spec):
+        op = spec.row.arith or ""
+        compiled = compiled_arith() if arith_applies(op, dt) else None
+        if key is not None and one and compiled is not None:
+            fused = compiled_runner(compiled, fused, spec, dests, key, scalar=True)
+        elif key is not None and one and int_scalar_applies(spec):
             fused = int_scalar_runner(fused, spec, dests, key)
         run.fused = fused  # type: ignore[attr-defined]
     return run

@@ -185,6 +185,87 @@ def _chain(
             assert t.finite == bool(np.isfinite(t.payload[pes, :vr, :vc]).all())
 
 
+SCALAR_OPS = ["TADDS", "TSUBS", "TMULS", "TDIVS", "TMAXS", "TMINS"]
+
+
+def _scalar_words(dt: DataType, rng: np.random.Generator) -> list[int]:
+    """Four per-PE GPR words for a tile-scalar operand: an operand value of every class
+    (NaN payloads, signalling ones among them, infinities, zeros, subnormals, ordinary
+    values) in the low element bits and garbage above them, every PE the same half of
+    the time."""
+    w = info(dt).bits
+    vals = _operands(dt, rng, (4,)).view(UINT[w]).astype(np.uint64).tolist()
+    if w == 32:  # bits above the element never participate
+        vals = [v | (int(rng.integers(0, 2**32)) << 32) for v in vals]
+    if rng.integers(0, 2):
+        vals = [vals[0]] * 4
+    return [int(v) for v in vals]
+
+
+@pytest.mark.parametrize("dt", [DataType.FP32, DataType.FP64])
+@pytest.mark.parametrize("mask", ["1111", "1000", "0100", "1110"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_warm_tile_scalar_bundles_equal_the_exact_engine(
+    monkeypatch: pytest.MonkeyPatch, dt: DataType, mask: str, seed: int
+) -> None:
+    """Chains of TADDS .. TMINS (each reading the previous result) whose scalar is each
+    PE's B.IOR GPR, or 0 where B.IOR is omitted, run by the kernel with a zero-stride
+    second operand: the same tiles, statuses and "finite" facts as the exact engine."""
+    vr, vc, col, size = (3, 5, 8, "512B")
+    rng = np.random.default_rng(seed)
+    src = _operands(dt, rng, (4, vr, vc))
+    ops = [SCALAR_OPS[k] for k in rng.permutation(len(SCALAR_OPS))] * 2
+    regs = [f"a{k + 1}" for k in range(len(ops))]
+    words = [_scalar_words(dt, rng) for _ in ops]
+    omit = [bool(rng.integers(0, 4) == 0) for _ in ops]
+
+    def bundles() -> list:
+        out = []
+        for k, op in enumerate(ops):
+            ior = "" if omit[k] else f"B.IOR {regs[k % 7]}\n"
+            out.append(prog(
+                f"{op_def(op).bstart} {op}, {dt.name}\n{ior}B.DIM zero, {vc}, ->LB0\n"
+                f"B.DIM zero, {vr}, ->LB1\nB.DIM zero, {col}, ->LB2\n"
+                f"B.IOT {'T#1' if k == 0 else 'U#1'}, mask={mask}, last, ->U<{size}>\nBSTOP\n"
+            ))  # fmt: skip
+        return out
+
+    def machine() -> Machine:
+        m = _machine(dt, [src], col, size, mask)
+        return m
+
+    def run(m: Machine, programs: list) -> list[list[int]]:
+        statuses = []
+        for k, program in enumerate(programs):
+            for pe in range(4):
+                m.set_gpr(regs[k % 7], words[k][pe], pe=pe)
+            m.run(program)
+            statuses.append(m.status.tolist())
+            m.state.status[:] = 0
+        return statuses
+
+    warm = bundles()
+    run(machine(), warm)  # builds every bundle's plan
+    seen = _counting(monkeypatch)
+    fast = machine()
+    status = run(fast, warm)
+    assert seen == [4] * len(ops)  # the kernel ran every bundle
+    with fastpath.exact_only():
+        exact = machine()
+        want_status = run(exact, bundles())
+    assert status == want_status
+    want, got = exact.tiles(), fast.tiles()
+    assert got.keys() == want.keys()
+    for name, w in want.items():
+        g = got[name]
+        assert np.array_equal(_raw(g.payload), _raw(w.payload)), name
+        assert np.array_equal(g.defined, w.defined), name
+    pes = [pe for pe in range(4) if mask[pe] == "1"]
+    for t in fast.state.queues[1]:  # the results: their facts are true
+        if t.finite is not None:
+            assert t.finite == bool(np.isfinite(t.payload[pes, :vr, :vc]).all())
+
+
 @pytest.mark.parametrize("dt", [DataType.FP32, DataType.FP64])
 @pytest.mark.parametrize("op", EXPANSIONS)
 def test_warm_expansions_equal_the_exact_engine(

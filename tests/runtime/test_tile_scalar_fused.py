@@ -8,6 +8,7 @@ the bundle, and a source of another descriptor; and the common case is fused."""
 from __future__ import annotations
 
 import numpy as np
+from conftest import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -56,7 +57,24 @@ def _program(name: str, dt: DataType, vr: int, vc: int, load_mask: str, mask: st
 
 @given(data=st.data())
 def test_fused_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject) -> None:
-    name, dt = data.draw(st.sampled_from(CASES))
+    _fused_equals_generic(data, CASES)
+
+
+#: the cases the compiled kernel runs (``native.compiled_runner`` with a scalar operand)
+COMPILED = [(n, dt) for n, dt in CASES if dt in (DataType.FP32, DataType.FP64)
+            and n in ("TADDS", "TSUBS", "TMULS", "TDIVS", "TMAXS", "TMINS")]  # fmt: skip
+
+
+@examples(100)
+@given(data=st.data())
+def test_compiled_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject) -> None:
+    """The FP32/FP64 cases, which the compiled kernel runs with each PE's scalar as a
+    zero-stride operand, more often."""
+    _fused_equals_generic(data, COMPILED)
+
+
+def _fused_equals_generic(data: st.DataObject, cases: list[tuple[str, DataType]]) -> None:
+    name, dt = data.draw(st.sampled_from(cases))
     vr, vc = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 24))
     mask = data.draw(st.sampled_from(MASKS))
     load_mask = data.draw(st.sampled_from([mask, mask, "1111", "1000"]))
@@ -74,16 +92,17 @@ def test_fused_tile_scalar_bundles_equal_the_generic_runner(data: st.DataObject)
 
 
 def test_the_common_case_takes_the_fused_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """(FP16: FP32 and FP64 take the compiled kernel, ``test_compiled_arith_runner``.)"""
     published = count_fused(monkeypatch, elementwise)  # (the fused form's pushes)
-    text = _program("TMULS", DataType.FP32, 4, 16, "1111", "1111", True, False)
+    text = _program("TMULS", DataType.FP16, 4, 16, "1111", "1111", True, False)
     program = prog(text)
     m = Machine(MachineConfig(gm_size=GM))
     m.run(program)  # prepares the plans
     m = Machine(MachineConfig(gm_size=GM))
-    m.set_gpr("s0", 64)
-    m.set_gpr("a1", 0x40000000)  # 2.0
-    m.load_gm(0, np.arange(4096, dtype=np.float32))
+    m.set_gpr("s0", 32)
+    m.set_gpr("a1", 0x4000)  # 2.0
+    m.load_gm(0, np.arange(4096, dtype=np.float16))
     m.run(program)
-    assert published == ["FP32"]
-    want = np.arange(64, dtype=np.float32).reshape(4, 16) * 2
+    assert published == ["FP16"]
+    want = np.arange(64, dtype=np.float16).reshape(4, 16) * 2
     assert np.array_equal(m.tile("U#1").values[0], want)
