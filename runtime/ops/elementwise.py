@@ -103,13 +103,16 @@ def fused_runner(
     name: str,
     closed: bool = False,
     scalar: bool = False,
+    words: tuple[int | None, ...] = (),
 ) -> Fused:
     """The fused form (``engine.execute_untraced``) of a one-destination bundle whose
     sources carry the expected descriptors ``keys`` (one :attr:`Tile.key` per source in
     binding order; a 5-tuple prefix accepts any physical Rows), computing
     ``fn(dt, *valid regions)``; ``closed``: publish finite results as known finite
     (:func:`publish_finite`); ``scalar``: a tile-scalar operation, ``fn`` also gets each
-    PE's B.IOR RegSrc0 (0 when omitted), which must be a valid ``dt`` encoding.
+    PE's B.IOR RegSrc0 (0 when omitted), which must be a valid ``dt`` encoding;
+    ``words``: ``fn`` also gets each PE's B.IOR RegSrc0, RegSrc1, ... (the omission
+    default of each when B.IOR is absent), as raw words.
 
     It performs what the generic runner and ``engine.commit`` do on that path -- source
     lookup, mask coverage, capacity, computation, publication, status -- without the
@@ -155,6 +158,9 @@ def fused_runner(
             if dt in ENCODING_TYPES and invalid_encoding(dt, scalar_operand(dt, s)):
                 return False
             args = [*views, s]
+        if words:
+            args = [*args, *(gpr_words(state, plan, k, d, p, pidx, pkey)
+                             for k, d in enumerate(words))]  # fmt: skip
         try:
             res, st = fn(dt, *args)
         except (MachineFault, SemanticError):

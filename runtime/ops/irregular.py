@@ -46,6 +46,7 @@ from ..spec import Shape, Spec
 from ..state import MachineState
 from ..tiles import Layout, Tile
 from .common import RM, require_encodings, same_rows
+from .elementwise import fused_runner
 from .layout import check_dest_layout, dest_layout_legal
 from .move_fused import fused_tgather
 from .sort_fused import lean_tmrgsort
@@ -89,6 +90,23 @@ def quantize(spec: Spec) -> Runner:
         ctx.publish(slot, res)
         ctx.add_status(st)
 
+    dests = make_dests(spec, spec.plan.mask, ((dst_dt, shape, RM),))
+    if not dests.slots:
+        return run
+
+    def compute(
+        dt: DataType, va: np.ndarray, mult: np.ndarray, zp: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The semantics on the fused path (illegal scalars raise ``SemanticError`` there:
+        the generic runner then raises the bundle's fault)."""
+        if quant:
+            return fn(dst_dt, va, mult, zp, rmode, sat)
+        return fn(src_dt, va, mult, zp, rmode)
+
+    # the source: any physical Rows (a 5-field descriptor prefix), fully defined
+    key = (src_dt, RM, shape.valid_rows, shape.valid_cols, shape.cols)
+    run.fused = fused_runner(compute, src_dt, dests, (key,), PAD_NULL, spec.name,  # type: ignore[attr-defined]
+                             words=(default_mult, 0))  # fmt: skip
     return run
 
 
