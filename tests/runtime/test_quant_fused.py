@@ -20,7 +20,7 @@ from ptoc.runtime import Machine, MachineConfig
 from ptoc.runtime.ops import elementwise
 
 from ._progs import p2, size_name, smallest_size
-from .util import MASKS, count_fused, prog, special_gm, warm_outcome
+from .util import MASKS, count_fused, prog, special_gm, tload_tile, warm_outcome
 
 GM = 1 << 16
 #: multipliers: ordinary positive FP32 values, and the illegal kinds (as raw words)
@@ -41,14 +41,11 @@ def _program(quant: bool, dst: DataType, vr: int, vc: int, rmode: int, sat: bool
         else (f"B.DATR FP32, {RMODE_NAMES[rmode]}")
     )
     regs = "B.IOR a1, a2\n" if ior else ""
-    return f"""\
-        BSTART.TLOAD {src.name}
-        C.B.DIMI {vc}, ->LB0
-        C.B.DIMI {load_rows}, ->LB1
-        C.B.DIMI {col}, ->LB2
-        B.IOR a0, s0
-        B.IOT mask={load_mask}, last, ->T<{size_name(smallest_size(src, load_rows, col))}>
-        BSTOP
+    load = tload_tile(src, load_rows, vc, col, size_name(smallest_size(src, load_rows, col)),
+                      base="a0", mask=load_mask, hand="T")  # fmt: skip
+    return (
+        load
+        + f"""\
         BSTART.SFU {name}, {src.name}
         {datr}
         C.B.DIMI {vc}, ->LB0
@@ -57,6 +54,7 @@ def _program(quant: bool, dst: DataType, vr: int, vc: int, rmode: int, sat: bool
         {regs}B.IOT T#1, mask={mask}, last, ->U<{size_name(smallest_size(out, vr, col))}>
         BSTOP
         """
+    )
 
 
 @examples(150)
