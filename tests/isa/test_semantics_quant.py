@@ -307,6 +307,41 @@ def test_tdequant_overflow_and_rmode():
     assert out.view(np.uint32).tolist() == [[[0x7F7FFFFF, 0xFF7FFFFF]]]
 
 
+#: TDEQUANT multipliers of every kind of result: ordinary ones, any positive finite
+#: FP32, those whose products overflow FP32 (OF), fall below its smallest normal
+#: (subnormal results, UF) or land in the band just below it (tininess after rounding)
+M_DQ_ALL = st.one_of(
+    M_DQ,
+    st.integers(1, 0x7F7FFFFF),
+    st.sampled_from([0x7F7FFFFF, 0x7F000000, 0x7E800001, 0x00000001, 0x00000003,
+                     0x007FFFFF, 0x00800000, 0x00800001, 0x01000000, 0x3B800000]),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("src_dt", [D.S8, D.U8])
+@given(data=st.data())
+def test_tdequant_native_rne_matches_the_exact_path(src_dt, data):
+    """Round to nearest even (RMode 0 and RNE) takes the native narrowing: per-PE
+    multipliers of every binade (overflowing, subnormal and near-normal products among
+    them) and zero points, every source value; results and per-PE status equal the
+    exact rounding's."""
+    from ptoc.backend.isa.semantics import fastpath
+
+    lo, hi = RANGE[src_dt]
+    ms = data.draw(st.lists(M_DQ_ALL, min_size=4, max_size=4))
+    zps = data.draw(st.lists(st.integers(lo, hi), min_size=4, max_size=4))
+    qs = data.draw(st.lists(st.integers(lo, hi), min_size=4 * 2 * 9, max_size=4 * 2 * 9))
+    q = np.array(qs, np.int8 if src_dt == D.S8 else np.uint8).reshape(4, 2, 9)
+    q[:, 0, :2] = np.array([lo, hi])  # the extremes on every PE
+    rmode = data.draw(st.sampled_from([0, 1]))
+    got = tdequant(src_dt, q, gpr(ms), gpr(zps), rmode)
+    with fastpath.exact_only():
+        want = tdequant(src_dt, q, gpr(ms), gpr(zps), rmode)
+    assert got[0].dtype == want[0].dtype == np.float32
+    assert np.array_equal(got[0].view(np.uint32), want[0].view(np.uint32))
+    assert np.array_equal(got[1], want[1])
+
+
 def _near_ties(k: int, m_bits: int) -> list[int]:
     """FP32 sources whose product with the multiplier lies on, or one FP32 step either
     side of, the half-integer ``k + 1/2`` and the integer ``k`` (where the native path's

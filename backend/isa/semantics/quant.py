@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..datatypes import DataType
+from . import fastconvert as _fc
 from . import fastpath as _fp
 from .core import NV, NX, SemanticError, fold_status, from_bits, round_float
 
@@ -309,6 +310,15 @@ def tdequant(
     mult = from_bits(_mult_bits(multiplier_bits), DataType.FP32).astype(np.float64)
     diff = q.astype(np.int64) - _zero_point(zero_point).reshape(p, 1, 1)
     exact = diff.astype(np.float64) * mult.reshape(p, 1, 1)
+    if _fp.enabled() and rmode in (0, RNE) and exact.ndim == 3:
+        # the native narrowing, certified element by element; the rest (overflow, the
+        # band just below the smallest normal) through the exact rounding
+        return _fc.narrow_rne(DataType.FP64, DataType.FP32, exact, _round_fp32_rne)
     res, elem_status = round_float(DataType.FP32, exact, RNE if rmode == 0 else rmode)
     status = np.bitwise_or.reduce(elem_status.reshape(p, -1).astype(np.uint8), axis=1)
     return res, status.astype(np.uint8)
+
+
+def _round_fp32_rne(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exact rounding of float64 values to FP32, to nearest even (values, flags)."""
+    return round_float(DataType.FP32, x, RNE)
