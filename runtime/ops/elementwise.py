@@ -493,6 +493,14 @@ def tcvt(spec: Spec) -> Runner:
         ctx.publish(slot, res, pad)
         ctx.add_status(st)
 
+    if src_dt not in ENCODING_TYPES and src_layout == RM and dst_layout == RM and dests.slots:
+        # (TF32/HF32 sources need their encodings checked, other layouts their own
+        # placement: the generic path)
+        def convert(dt: DataType, va: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return sem(src_dt, va, dst_dt, rmode, sat, 0)
+
+        key = source_key(src_dt, shape, dests.slots[0].rows)
+        run.fused = fused_runner(convert, src_dt, dests, (key,), pad, spec.name)  # type: ignore[attr-defined]
     return run
 
 
