@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         quick = {
             "bench_asm": {"bundles": 5_000},
             "bench_executor": {"bundles": 50},
-            "bench_compound": {"repeat": 1},
+            # (bench_compound: its full run is seconds; one repeat of a microsecond
+            # row measured cold caches more than the row)
             "bench_import": {"repeat": 2},
             "bench_workflow": {"repeat": 1},
             "bench_compiler": {"kernels": 6},
