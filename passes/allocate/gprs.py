@@ -15,6 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import NamedTuple
 
 from ..diagnostics import CompileError
@@ -252,31 +253,39 @@ def _belady(needs, uses, pool, fixed, plan: GprPlan) -> None:  # type: ignore[no
 
 
 def _prefetch(i, order, start, holder, where, wanted, next_use, write, limit) -> None:  # type: ignore[no-untyped-def]
-    seen: set[Scalar] = set()
-    # the next use (after bundle i) of each register's scalar, asked once per register
-    # and kept as the prefetch writes registers
-    nexts: dict[str, int] = {}
+    """Write upcoming scalars (``order[start:]``, a window of ``4 * limit`` reads) into
+    registers after bundle ``i``'s: each into the first free register, else into the
+    register whose scalar is next read the latest (the first in register order among
+    equals) when that is later than the upcoming scalar's own next read; the first
+    scalar for which there is none ends the prefetch. Registers holding one of the
+    bundle's ``wanted`` scalars are never taken."""
+    seen: set[int] = set()
+    free = [reg for reg, h in holder.items() if h is None]
+    # the other registers by their scalar's next use after bundle i, latest first (a
+    # max-heap: only the register a write takes changes its key, so each register is
+    # on it once)
+    taken = [
+        (-next_use(h, i + 1), k, reg)
+        for k, (reg, h) in enumerate(holder.items())
+        if h is not None and h not in wanted
+    ]
+    heapify(taken)
+    position = {reg: k for k, reg in enumerate(holder)}
+    n_free = 0
     for s in order[start : start + 4 * limit]:
         if s in where or s in seen:
             continue
         seen.add(s)
         ns = next_use(s, i + 1)
-        best, best_next = None, ns
-        for reg, h in holder.items():
-            if h is None:
-                best, best_next = reg, 1 << 61
-                break
-            if h in wanted:
-                continue
-            nh = nexts.get(reg)
-            if nh is None:
-                nh = nexts[reg] = next_use(h, i + 1)
-            if nh > best_next:
-                best, best_next = reg, nh
-        if best is None:
+        if n_free < len(free):
+            best = free[n_free]
+            n_free += 1
+        elif taken and -taken[0][0] > ns:
+            best = heappop(taken)[2]
+        else:
             break
         write(i, s, best)
-        nexts[best] = ns
+        heappush(taken, (-ns, position[best], best))
 
 
 def _victim(holder, wanted, uses, i) -> str:  # type: ignore[no-untyped-def]

@@ -34,3 +34,47 @@ def test_belady_groups_writes_into_few_blocks() -> None:
     needs = [[Scalar(i)] for i in range(1, 60)]
     plan = plan_gprs(needs)
     assert plan.blocks <= 5
+
+
+def _prefetch_by_scan(i, order, start, holder, where, wanted, next_use, write, limit):  # type: ignore[no-untyped-def]
+    """The prefetch rule read literally, register by register for every upcoming scalar:
+    the first free register, else the first register whose scalar (not one the bundle
+    wants) is next read the latest, when later than the upcoming scalar's next read."""
+    seen: set[int] = set()
+    for s in order[start : start + 4 * limit]:
+        if s in where or s in seen:
+            continue
+        seen.add(s)
+        ns = next_use(s, i + 1)
+        best, best_next = None, ns
+        for reg, h in holder.items():
+            if h is None:
+                best = reg
+                break
+            if h in wanted:
+                continue
+            nh = next_use(h, i + 1)
+            if nh > best_next:
+                best, best_next = reg, nh
+        if best is None:
+            break
+        write(i, s, best)
+
+
+@given(st.lists(st.lists(st.integers(1, 70), min_size=1, max_size=3), min_size=1, max_size=200))
+def test_prefetch_takes_the_registers_the_rule_names(needs_values: list[list[int]]) -> None:
+    """More distinct scalars than registers (Belady reuse with prefetching): the plan is
+    the one the rule read literally gives, write for write."""
+    import ptoc.passes.allocate.gprs as gprs
+
+    needs = [[Scalar(v) for v in ss] for ss in needs_values]
+    plan = plan_gprs(needs)
+    fast = gprs._prefetch
+    try:
+        gprs._prefetch = _prefetch_by_scan
+        want = plan_gprs(needs)
+    finally:
+        gprs._prefetch = fast
+    assert plan.writes == want.writes
+    assert plan.regs == want.regs
+    assert plan.blocks == want.blocks
