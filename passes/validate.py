@@ -31,6 +31,7 @@ from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.catalog import SCALAR_AGU
 from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_NAMES, size_bytes
 from ptoc.backend.program import (
+    Block,
     BlockGraph,
     Ior,
     Iot,
@@ -432,12 +433,13 @@ def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # ty
         )
     replay = _Loops(em, r, [])
     met = 0  # (each tile bundle replayed has an intent: ``bundle`` refuses one without)
-    for b in em.program.iter_blocks():
-        if type(b.start) is TileStart:  # (what replay.block does with one, counting)
-            r.bundle(b.index, b.start, b.commands)
+    # the blocks as plain tuples (a tile bundle's needs no Block object)
+    for start, cmds, stop, index in em.program.spans():
+        if type(start) is TileStart:  # (what replay.block does with one, counting)
+            r.bundle(index, start, cmds)
             met += 1
         else:
-            replay.block(b)
+            replay.block(Block(start, cmds, stop, index))
     return None if met == len(em.intents) else em.program.blocks()
 
 

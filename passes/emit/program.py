@@ -13,10 +13,13 @@ and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file fo
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
+from itertools import count
+from operator import attrgetter
 from typing import IO, Any, cast
 
 from xdsl.context import Context
@@ -253,8 +256,9 @@ class _Emitter:
     def __init__(self, f: func.FuncOp) -> None:
         self.f = f
         #: every tile value's id, by ``id`` (``f`` keeps the values alive; a value hashes
-        #: through a Python method)
-        self.ids: dict[int, int] = {}
+        #: through a Python method): the next number is given to a value met for the first
+        #: time (:meth:`vid`)
+        self.ids: dict[int, int] = defaultdict(count().__next__)
         self.cmds: list[Command] = []
         self.intents = IntentTable()
         expect_stage(EmitPass.name, f, Stage.ALLOCATED)
@@ -296,7 +300,7 @@ class _Emitter:
         self.writes: dict[tuple[int, Scalar], list[Command]] = {}
 
     def vid(self, v: SSAValue) -> int:
-        return self.ids.setdefault(id(v), len(self.ids))
+        return self.ids[id(v)]
 
     def scalar(self, v: SSAValue) -> Scalar:
         """What scalar ``v`` holds (asked once per value: bundles share their constants
@@ -566,7 +570,7 @@ class _Emitter:
                 hands_attr,
                 tuple(Hand[s.data] for s in hands_attr),  # type: ignore[attr-defined]
             )
-        sizes = tuple(d.type.size.data for d in dsts)  # type: ignore[attr-defined]
+        sizes = tuple(map(_SIZE, dsts))
         start = len(self.cmds)
         cmds = self.cmds
         dtype = props["dtype"]
@@ -614,16 +618,14 @@ class _Emitter:
         cmds.append(_STOP)
         # the value ids (:meth:`vid`, inlined: a bundle has a few operands)
         ids = self.ids
-        restores = ids.setdefault(id(srcs[0]), len(ids)) if role == "reload" else -1
-        srcs_ids = [ids.setdefault(id(v), len(ids)) for v in bound]
+        restores = ids[id(srcs[0])] if role == "reload" else -1
+        srcs_ids = [*map(ids.__getitem__, map(id, bound))]
         if role in ("refresh", "reload"):
-            dst_ids: list[int] = [ids.setdefault(id(srcs[0]), len(ids))]
+            dst_ids: list[int] = [ids[id(srcs[0])]]
         elif role == "filler":
             dst_ids = [-1]
         else:
-            dst_ids = [
-                -1 if d.first_use is None else ids.setdefault(id(d), len(ids)) for d in dsts
-            ]
+            dst_ids = [-1 if d.first_use is None else ids[id(d)] for d in dsts]
         meant = tuple([self.scalar(v) for v in scalars]) if scalars else ()
         gm = spill_bytes(srcs[0]) if role in ("spill", "reload") else 0
         self.intents.add(start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm)
@@ -663,6 +665,9 @@ def _kind(op: Operation) -> _Kind:
 #: :func:`_kind` by op class
 _KIND: dict[type, _Kind] = {}
 
+
+#: the SizeCode of a tile result (its type's)
+_SIZE = attrgetter("type.size.data")
 
 #: the decoding of an absent reference or hand list
 _NONE: tuple[None, tuple[()]] = (None, ())
