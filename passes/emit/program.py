@@ -369,26 +369,28 @@ class _Emitter:
             kind = _KIND.get(cls)
             if kind is None:
                 kind = _KIND[cls] = _kind(op)
-            if kind is _Kind.MATERIALIZE:
+            if kind is _MATERIALIZE:
                 # its register and value straight from the op (what the IRDL accessors
                 # return, without their generic lookups: a kernel has one per write)
                 gpr = op.properties["gpr"].data  # type: ignore[attr-defined]
                 self.pending.extend(self.write(GPR_BY_NAME[gpr], self.scalar(op._operands[0])))
-            elif kind is _Kind.BUNDLE:
+            elif kind is _BUNDLE:
                 if self.pending:  # (flush, when it has something to do)
                     self.flush()
                 self.bundle(op)
-            elif kind is _Kind.SCALAR:
+            elif kind is _OTHER:  # (an address or a constant: read by its users)
+                continue
+            elif kind is _SCALAR:
                 self.pending.extend(self.scalars.code(op))
-            elif kind is _Kind.INDEX:
+            elif kind is _INDEX:
                 term = op.attributes["pto.term"]
                 assert isinstance(term, StringAttr)
                 self.checks(op, GPR_BY_NAME[term.data])
-            elif kind is _Kind.LOAD:
+            elif kind is _LOAD:
                 self.load(op)
-            elif kind is _Kind.LOOP:
+            elif kind is _LOOP:
                 self.loop(op)
-            elif kind is _Kind.IF:
+            elif kind is _IF:
                 self.conditional(op)
 
     def conditional(self, op: scf.IfOp) -> None:
@@ -661,6 +663,10 @@ def _kind(op: Operation) -> _Kind:
         return _Kind.IF
     return _Kind.OTHER
 
+
+#: the kinds as module globals (the walk compares one or more per op; an enum member
+#: read through its class costs a descriptor call, about ten times a global's read)
+_MATERIALIZE, _SCALAR, _INDEX, _LOAD, _BUNDLE, _LOOP, _IF, _OTHER = _Kind
 
 #: :func:`_kind` by op class
 _KIND: dict[type, _Kind] = {}
