@@ -211,7 +211,10 @@ class _Replay:
             else:
                 contents = [self._reloaded(i, scalars[0].value, gm_bytes, restores)]
         used = self.used
-        for iot, vid in zip(dsts, contents, strict=True):
+        # (the destinations were counted against the IR's above; a reload's one restored
+        # value was not)
+        pushes = zip(dsts, contents, strict=True) if kind == "reload" else zip(dsts, contents)
+        for iot, vid in pushes:
             hand = iot.dst
             if hand >= hands:
                 raise self.fail(i, f"destination hand {hand.name} does not exist")

@@ -317,7 +317,7 @@ class _Emitter:
         o = v.owner
         if type(o) is AddrOp:  # (the common case, by class: isinstance is slow)
             addr = cast(AddrOp, o)
-            arg = addr._operands[0]  # its one operand, the tensor, without the accessor
+            arg = _ITEM(addr._operands, 0)  # its one operand, the tensor, without the accessor
             assert isinstance(arg, BlockArgument)
             return Scalar(addr.byte_offset, Binding(arg.index, addr.step))
         if isinstance(o, IndexAddrOp):
@@ -373,7 +373,8 @@ class _Emitter:
                 # its register and value straight from the op (what the IRDL accessors
                 # return, without their generic lookups: a kernel has one per write)
                 gpr = op.properties["gpr"].data  # type: ignore[attr-defined]
-                self.pending.extend(self.write(GPR_BY_NAME[gpr], self.scalar(op._operands[0])))
+                value = self.scalar(_ITEM(op._operands, 0))
+                self.pending.extend(self.write(GPR_BY_NAME[gpr], value))
             elif kind is _BUNDLE:
                 if self.pending:  # (flush, when it has something to do)
                     self.flush()
@@ -620,16 +621,16 @@ class _Emitter:
         cmds.append(_STOP)
         # the value ids (:meth:`vid`, inlined: a bundle has a few operands)
         ids = self.ids
-        restores = ids[id(srcs[0])] if role == "reload" else -1
+        restores = ids[id(_ITEM(srcs, 0))] if role == "reload" else -1
         srcs_ids = [*map(ids.__getitem__, map(id, bound))]
         if role in ("refresh", "reload"):
-            dst_ids: list[int] = [ids[id(srcs[0])]]
+            dst_ids: list[int] = [ids[id(_ITEM(srcs, 0))]]
         elif role == "filler":
             dst_ids = [-1]
         else:
             dst_ids = [-1 if d.first_use is None else ids[id(d)] for d in dsts]
         meant = tuple([self.scalar(v) for v in scalars]) if scalars else ()
-        gm = spill_bytes(srcs[0]) if role in ("spill", "reload") else 0
+        gm = spill_bytes(_ITEM(srcs, 0)) if role in ("spill", "reload") else 0
         self.intents.add(start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm)
 
 
@@ -671,6 +672,10 @@ _MATERIALIZE, _SCALAR, _INDEX, _LOAD, _BUNDLE, _LOOP, _IF, _OTHER = _Kind
 #: :func:`_kind` by op class
 _KIND: dict[type, _Kind] = {}
 
+
+#: an item of an op's operand values, ``_ITEM(values, k)`` (xDSL's tuple of them
+#: indexes through a Python ``__getitem__``; the tuple's own is C)
+_ITEM = tuple.__getitem__
 
 #: the SizeCode of a tile result (its type's)
 _SIZE = attrgetter("type.size.data")
