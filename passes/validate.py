@@ -272,14 +272,13 @@ class _Replay:
     def _spill(self, off: int, n: int, vid: int) -> None:
         """A spill of value ``vid`` to scratch bytes ``off .. off + n``."""
         spill = (off, n, vid)  # (one tuple for every granule it covers)
-        for g in self._granules(off, n):
-            self.scratch[g] = spill
+        self.scratch.update(dict.fromkeys(self._granules(off, n), spill))
 
     def _reloaded(self, i: int, off: int, n: int, restores: int) -> int:
         """The value a reload of scratch bytes ``off .. off + n`` reads: every granule it
         covers must still hold the one spill of exactly this range of value ``restores``
         (a later overlapping spill would have replaced some)."""
-        held = {self.scratch.get(g) for g in self._granules(off, n)}
+        held = set(map(self.scratch.get, self._granules(off, n)))
         want = (off, n, restores)
         if held != {want}:
             raise self.fail(
