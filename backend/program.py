@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from itertools import starmap
 
 from .isa import DTYPE_NONE, DataType, Family, OpDef, op_by_selector
 from .isa.fields import CMODE_NAMES, LAYOUT_NAMES, PAD_NAMES, RMODE_NAMES, Hand
@@ -248,6 +249,9 @@ class Block:
     index: int
 
 
+#: a block as :meth:`Program.spans` yields it: ``(start, commands, stop, index)``
+Span = tuple["TileStart | ScalarStart | None", tuple[Command, ...], "Stop | None", int]
+
 #: what a command does to block segmentation, by its class (see :func:`_kind`)
 _OPEN, _CLOSE, _BODY = "open", "close", "body"
 _KINDS: dict[type, str] = {}
@@ -281,7 +285,11 @@ def _block(
     ``__init__``, which sets each field through ``object.__setattr__`` (segmentation
     makes one per block)."""
     b = object.__new__(Block)
-    b.__dict__.update(start=start, commands=commands, stop=stop, index=index)
+    d = b.__dict__  # (its fields stored one by one: no keyword dictionary to merge)
+    d["start"] = start
+    d["commands"] = commands
+    d["stop"] = stop
+    d["index"] = index
     return b
 
 
@@ -314,6 +322,12 @@ class Program:
 
     def iter_blocks(self) -> Iterator[Block]:
         """:meth:`blocks` one by one."""
+        return starmap(_block, self.spans())
+
+    def spans(self) -> Iterator[Span]:
+        """:meth:`blocks` one by one as plain tuples ``(start, commands, stop, index)``
+        (for a reader of every block that keeps none: a tuple costs a fraction of a
+        :class:`Block`)."""
         cmds = self.commands
         # the commands that may open or close a block first (a set test per command: the
         # classes known to be body commands), then each block's body as one slice of the
@@ -329,13 +343,13 @@ class Program:
                 continue
             if k is _OPEN:
                 if start is not None or i > body:
-                    yield _block(start, cmds[body:i], None, first)
+                    yield start, cmds[body:i], None, first
                 start, first, body = cmds[i], i, i + 1  # type: ignore[assignment]
             else:
-                yield _block(start, cmds[body:i], cmds[i], first)  # type: ignore[arg-type]
+                yield start, cmds[body:i], cmds[i], first  # type: ignore[misc]
                 start, first, body = None, i + 1, i + 1
         if start is not None or len(cmds) > body:
-            yield _block(start, cmds[body:], None, first)
+            yield start, cmds[body:], None, first
 
     @classmethod
     def from_blocks(cls, blocks: Sequence[Sequence[Command]]) -> Program:

@@ -23,14 +23,15 @@ next bundle that reads the value.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ptoc.backend.encoding import field_violation
 from ptoc.backend.isa.catalog import SCALAR_AGU
-from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_NAMES, Hand, size_bytes
+from ptoc.backend.isa.fields import CORE_COUNT_GPR, CORE_INDEX_GPR, GPR_NAMES, size_bytes
 from ptoc.backend.program import (
+    Block,
     BlockGraph,
     Ior,
     Iot,
@@ -43,7 +44,8 @@ from ptoc.backend.target import MachineConfig
 
 from .allocate.gprs import TABLE_REG, Binding
 from .allocate.gprs import Scalar as Sym
-from .emit import Emitted, IntentTable
+from .emit import Emitted, Intent, IntentTable
+from .emit.intents import Row
 from .emit.program import CheckIntent, IfIntent, LoadIntent, LoopIntent
 
 MASK64 = (1 << 64) - 1
@@ -98,9 +100,10 @@ class _Replay:
         self.report = Report()
         #: :func:`_step` of every scalar instruction met, by ``id``
         self.steps: dict[int, tuple[str, int, Any, Any]] = {}
-        #: the intents as the emitter's table (rows without an :class:`Intent` object
-        #: each), and the position of the row after the last one read
-        self.table_rows = em.intents if type(em.intents) is IntentTable else None
+        #: the intents' rows (the emitter's table reads them without an :class:`Intent`
+        #: object each), and the position of the row after the last one read
+        intents = em.intents
+        self.rows = intents if type(intents) is IntentTable else _IntentRows(intents)
         self.next_row = 0
 
     def fail(self, i: int, why: str) -> ValidationError:
@@ -156,19 +159,22 @@ class _Replay:
     # ------------------------------------------------------------------ tile
 
     def bundle(self, i: int, start: TileStart, cmds: Iterable[object]) -> None:
-        row = self._row(i)
+        # the bundle's intent (from the emitter's table, the row after the last one read
+        # is tried first: a replay reads in program order but for loop bodies)
+        row = self.rows.read(i, self.next_row)
         if row is None:
             raise self.fail(i, "a tile bundle with no recorded meaning")
-        kind, op, want_srcs, want_dsts, scalars = row
+        k, kind, op, want_srcs, want_dsts, scalars = row
+        self.next_row = k + 1
         # the first B.IOR, and the B.IOT records' sources and destinations (one pass)
         ior: Ior | None = None
         refs: list[TileRef] = []
-        dsts: list[tuple[Hand, int]] = []
+        dsts: list[Iot] = []
         for c in cmds:
             if isinstance(c, Iot):
                 refs.extend(c.srcs)
                 if c.dst is not None:
-                    dsts.append((c.dst, c.size))
+                    dsts.append(c)
             elif ior is None and isinstance(c, Ior):
                 ior = c
         if ior is not None or scalars:
@@ -180,74 +186,56 @@ class _Replay:
                 f"destinations, the IR means {len(want_srcs)} / {len(want_dsts)}",
             )
         # every reference resolved first (:meth:`_resolve`, inlined; it raises when one
-        # is out of range), then the values compared
+        # is out of range), then the values compared (a hand indexes and compares as the
+        # int it is)
         queues, hands, depth = self.queues, self.hands, self.depth
         got = []
         for ref in refs:
-            hand, k = int(ref.hand), ref.index
-            if hand >= hands or k > depth or k > len(queues[hand]):
+            hand, n = ref.hand, ref.index
+            if hand >= hands or n > depth or n > len(queues[hand]):
                 self._resolve(i, ref)
-            got.append(queues[hand][k - 1][0])
+            got.append(queues[hand][n - 1][0])
         if tuple(got) != want_srcs:
-            for k, (g, want) in enumerate(zip(got, want_srcs, strict=True)):
+            for n, (g, want) in enumerate(zip(got, want_srcs, strict=True)):
                 if g != want:
                     raise self.fail(
                         i,
-                        f"{op} source {k} ({refs[k]}) holds value {g}, the IR "
+                        f"{op} source {n} ({refs[n]}) holds value {g}, the IR "
                         f"reads value {want}",
                     )
         contents: Sequence[int] = want_dsts
         if kind == "spill" or kind == "reload":
-            restores, gm_bytes = self._restore(i)
+            restores, gm_bytes = self.rows.restore(k)
             if kind == "spill":
                 self._spill(scalars[0].value, gm_bytes, got[0])
             else:
                 contents = [self._reloaded(i, scalars[0].value, gm_bytes, restores)]
-        for (hand_, size), vid in zip(dsts, contents, strict=True):
-            if int(hand_) >= hands:
-                raise self.fail(i, f"destination hand {hand_.name} does not exist")
-            q = queues[int(hand_)]
-            n = size_bytes(size)
+        used = self.used
+        # (the destinations were counted against the IR's above; a reload's one restored
+        # value was not)
+        pushes = zip(dsts, contents, strict=True) if kind == "reload" else zip(dsts, contents)
+        for iot, vid in pushes:
+            hand = iot.dst
+            if hand >= hands:
+                raise self.fail(i, f"destination hand {hand.name} does not exist")
+            q = queues[hand]
+            n = size_bytes(iot.size)
             q.insert(0, (vid, n))
-            self.used += n
+            used += n
             if len(q) > depth:
-                self.used -= q.pop()[1]
-        if self.used > self.capacity:
+                used -= q.pop()[1]
+        self.used = used
+        if used > self.capacity:
             raise self.fail(
                 i,
-                f"{op} commit leaves {self.used} bytes per PE allocated, "
+                f"{op} commit leaves {used} bytes per PE allocated, "
                 f"above the capacity {self.capacity}",
             )
         report = self.report
-        if self.used > report.peak_bytes:
-            report.peak_bytes = self.used
+        if used > report.peak_bytes:
+            report.peak_bytes = used
         report.bundles += 1
         report.kinds[kind] = report.kinds.get(kind, 0) + 1
-
-    def _row(
-        self, i: int
-    ) -> tuple[str, str, Sequence[int], Sequence[int], tuple[Sym, ...]] | None:
-        """``(kind, op, srcs, dsts, scalars)`` of the bundle at command ``i``'s intent;
-        None when it has none. From the emitter's table, the next row after the last one
-        asked for is tried first (a replay asks in program order but for loop bodies)."""
-        table = self.table_rows
-        if table is None:
-            it = self.em.intents.get(i)
-            return None if it is None else (it.kind, it.op, it.srcs, it.dsts, it.scalars)
-        k = table.find(i, self.next_row)
-        if k < 0:
-            return None
-        self.next_row = k + 1
-        return table.row(k)
-
-    def _restore(self, i: int) -> tuple[int, int]:
-        """``(restores, gm_bytes)`` of the bundle at command ``i`` (a spill or a reload
-        whose :meth:`_row` was just read: from the emitter's table, its row's position)."""
-        table = self.table_rows
-        if table is not None:
-            return table.restore(self.next_row - 1)
-        it = self.em.intents[i]
-        return it.restores, it.gm_bytes
 
     def _resolve(self, i: int, ref: object) -> int:
         hand, k = int(ref.hand), ref.index  # type: ignore[attr-defined]
@@ -284,14 +272,13 @@ class _Replay:
     def _spill(self, off: int, n: int, vid: int) -> None:
         """A spill of value ``vid`` to scratch bytes ``off .. off + n``."""
         spill = (off, n, vid)  # (one tuple for every granule it covers)
-        for g in self._granules(off, n):
-            self.scratch[g] = spill
+        self.scratch.update(dict.fromkeys(self._granules(off, n), spill))
 
     def _reloaded(self, i: int, off: int, n: int, restores: int) -> int:
         """The value a reload of scratch bytes ``off .. off + n`` reads: every granule it
         covers must still hold the one spill of exactly this range of value ``restores``
         (a later overlapping spill would have replaced some)."""
-        held = {self.scratch.get(g) for g in self._granules(off, n)}
+        held = set(map(self.scratch.get, self._granules(off, n)))
         want = (off, n, restores)
         if held != {want}:
             raise self.fail(
@@ -448,13 +435,30 @@ def _straight(em: Emitted, r: _Replay, branch: int | None) -> list | None:  # ty
         )
     replay = _Loops(em, r, [])
     met = 0  # (each tile bundle replayed has an intent: ``bundle`` refuses one without)
-    for b in em.program.iter_blocks():
-        if type(b.start) is TileStart:  # (what replay.block does with one, counting)
-            r.bundle(b.index, b.start, b.commands)
+    # the blocks as plain tuples (a tile bundle's needs no Block object)
+    for start, cmds, stop, index in em.program.spans():
+        if type(start) is TileStart:  # (what replay.block does with one, counting)
+            r.bundle(index, start, cmds)
             met += 1
         else:
-            replay.block(b)
+            replay.block(Block(start, cmds, stop, index))
     return None if met == len(em.intents) else em.program.blocks()
+
+
+class _IntentRows:
+    """:meth:`IntentTable.read` and :meth:`IntentTable.restore` of a plain mapping of
+    intents (a test's edited copy): a bundle's position is its command index."""
+
+    def __init__(self, intents: Mapping[int, Intent]) -> None:
+        self.intents = intents
+
+    def read(self, index: int, hint: int = 0) -> Row | None:
+        it = self.intents.get(index)
+        return None if it is None else (index, it.kind, it.op, it.srcs, it.dsts, it.scalars)
+
+    def restore(self, k: int) -> tuple[int, int]:
+        it = self.intents[k]
+        return it.restores, it.gm_bytes
 
 
 class _Loops:

@@ -49,42 +49,37 @@ class IntentTable(Mapping[int, Intent]):
     read-only mapping, filled by :meth:`add` in increasing index order.
 
     Each field is one flat array (the value ids of all bundles in one, with each
-    bundle's bounds; the kind and mnemonic as indices into short lists of the distinct
-    strings), so a bundle costs its numbers rather than six Python objects."""
+    bundle's bounds; the kind and mnemonic as one index into a short list of the distinct
+    pairs; a spill's or reload's restored value and bytes in a dictionary of their own),
+    so a bundle costs its numbers rather than six Python objects."""
 
     __slots__ = (
         "_codes",
         "_ends",
-        "_gm",
         "_ids",
-        "_names",
         "_ops",
+        "_pairs",
         "_restores",
         "_scalars",
         "_starts",
-    )  # fmt: skip
+    )
 
     def __init__(self) -> None:
         self._starts = array("q")
-        #: the distinct kinds and mnemonics, each at its code
-        self._names: list[str] = []
-        self._codes: dict[str, int] = {}
-        #: per bundle: its kind's and its mnemonic's code
+        #: the distinct ``(kind, mnemonic)`` pairs, each at its code
+        self._pairs: list[tuple[str, str]] = []
+        self._codes: dict[tuple[str, str], int] = {}
+        #: per bundle: its ``(kind, mnemonic)`` pair's code
         self._ops = array("H")
         #: every bundle's source ids, then its destination ids
         self._ids = array("q")
-        #: per bundle: where its sources end and where its destinations end in ``_ids``
-        self._ends = array("q")
+        #: 0, then per bundle: where its sources end and where its destinations end in
+        #: ``_ids`` (bundle ``k``'s ids are ``_ids[_ends[2k] : _ends[2k + 2]]``)
+        self._ends = array("q", [0])
         self._scalars: list[tuple[Scalar, ...]] = []
-        self._restores = array("q")
-        self._gm = array("q")
-
-    def _code(self, name: str) -> int:
-        code = self._codes.get(name)
-        if code is None:
-            code = self._codes[name] = len(self._names)
-            self._names.append(name)
-        return code
+        #: ``(restores, gm_bytes)`` by position, of the bundles that have them (a spill
+        #: or a reload; every other bundle's are ``(-1, 0)``)
+        self._restores: dict[int, tuple[int, int]] = {}
 
     def add(
         self,
@@ -101,19 +96,20 @@ class IntentTable(Mapping[int, Intent]):
         starts = self._starts
         if starts and index <= starts[-1]:
             raise ValueError(f"intent at command {index} after one at {starts[-1]}")
+        code = self._codes.get((kind, op))
+        if code is None:
+            code = self._codes[(kind, op)] = len(self._pairs)
+            self._pairs.append((kind, op))
+        if restores != -1 or gm_bytes:
+            self._restores[len(starts)] = (restores, gm_bytes)
         starts.append(index)
-        codes = self._codes
-        k, o = codes.get(kind), codes.get(op)
-        self._ops.append(self._code(kind) if k is None else k)
-        self._ops.append(self._code(op) if o is None else o)
+        self._ops.append(code)
         ids, ends = self._ids, self._ends
         ids.extend(srcs)
         ends.append(len(ids))
         ids.extend(dsts)
         ends.append(len(ids))
         self._scalars.append(scalars)
-        self._restores.append(restores)
-        self._gm.append(gm_bytes)
 
     def _at(self, index: int) -> int:
         """The position of the bundle at command ``index``; -1 when there is none."""
@@ -122,52 +118,52 @@ class IntentTable(Mapping[int, Intent]):
         return k if k < len(starts) and starts[k] == index else -1
 
     def _intent(self, k: int) -> Intent:
-        ends, ids, names, ops = self._ends, self._ids, self._names, self._ops
-        a = ends[2 * k - 1] if k else 0
-        b, c = ends[2 * k], ends[2 * k + 1]
+        ends, ids = self._ends, self._ids
+        a, b, c = ends[2 * k], ends[2 * k + 1], ends[2 * k + 2]
+        kind, op = self._pairs[self._ops[k]]
+        restores, gm_bytes = self._restores.get(k, _NO_RESTORE)
         # ``Intent(...)`` without the frozen dataclass's ``__init__``, which sets every
-        # field through ``object.__setattr__`` (twice the time; the validator asks for
-        # every bundle's)
+        # field through ``object.__setattr__`` (twice the time)
         it = object.__new__(Intent)
         s0, s1, s2, s3, s4, s5, s6, s7 = _SET_INTENT
         s0(it, self._starts[k])
-        s1(it, names[ops[2 * k]])
-        s2(it, names[ops[2 * k + 1]])
+        s1(it, kind)
+        s2(it, op)
         s3(it, tuple(ids[a:b]))
         s4(it, tuple(ids[b:c]))
         s5(it, self._scalars[k])
-        s6(it, self._restores[k])
-        s7(it, self._gm[k])
+        s6(it, restores)
+        s7(it, gm_bytes)
         return it
 
-    def find(self, index: int, hint: int = 0) -> int:
-        """The position of the bundle at command ``index`` (``hint`` tried first); -1
-        when there is none."""
+    def read(self, index: int, hint: int = 0) -> Row | None:
+        """``(position, kind, op, srcs, dsts, scalars)`` of the bundle at command
+        ``index``, the position ``hint`` tried first (the validator reads the bundles in
+        program order but for loop bodies); None when there is none. What the validator
+        reads of every bundle, without building its :class:`Intent`."""
         starts = self._starts
         if hint < len(starts) and starts[hint] == index:
-            return hint
-        return self._at(index)
-
-    def row(
-        self, k: int
-    ) -> tuple[str, str, tuple[int, ...], tuple[int, ...], tuple[Scalar, ...]]:
-        """``(kind, op, srcs, dsts, scalars)`` of the bundle at position ``k``: what the
-        validator reads of every bundle, without building its :class:`Intent`."""
-        ends, ids, names, ops = self._ends, self._ids, self._names, self._ops
-        a = ends[2 * k - 1] if k else 0
-        b = ends[2 * k]
+            k = hint
+        else:
+            k = self._at(index)
+            if k < 0:
+                return None
+        ends, ids = self._ends, self._ids
+        b = ends[2 * k + 1]
+        kind, op = self._pairs[self._ops[k]]
         return (
-            names[ops[2 * k]],
-            names[ops[2 * k + 1]],
-            tuple(ids[a:b]),
-            tuple(ids[b : ends[2 * k + 1]]),
+            k,
+            kind,
+            op,
+            tuple(ids[ends[2 * k] : b]),
+            tuple(ids[b : ends[2 * k + 2]]),
             self._scalars[k],
         )
 
     def restore(self, k: int) -> tuple[int, int]:
         """``(restores, gm_bytes)`` of the bundle at position ``k``: what the validator
-        reads of a spill or a reload besides its :meth:`row`."""
-        return self._restores[k], self._gm[k]
+        reads of a spill or a reload besides its :meth:`read`."""
+        return self._restores.get(k, _NO_RESTORE)
 
     def __getitem__(self, index: int) -> Intent:
         k = self._at(index)
@@ -197,3 +193,10 @@ class IntentTable(Mapping[int, Intent]):
 
     def __repr__(self) -> str:
         return f"IntentTable({len(self)} bundles)"
+
+
+#: what :meth:`IntentTable.read` returns: ``(position, kind, op, srcs, dsts, scalars)``
+Row = tuple[int, str, str, tuple[int, ...], tuple[int, ...], tuple["Scalar", ...]]
+
+#: the ``(restores, gm_bytes)`` of a bundle that is neither a spill nor a reload
+_NO_RESTORE = (-1, 0)

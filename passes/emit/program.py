@@ -13,10 +13,13 @@ and the ``ptoc-asm`` target of ``xdsl-opt`` writes that text as a ``.s`` file fo
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
+from itertools import count
+from operator import attrgetter
 from typing import IO, Any, cast
 
 from xdsl.context import Context
@@ -253,8 +256,9 @@ class _Emitter:
     def __init__(self, f: func.FuncOp) -> None:
         self.f = f
         #: every tile value's id, by ``id`` (``f`` keeps the values alive; a value hashes
-        #: through a Python method)
-        self.ids: dict[int, int] = {}
+        #: through a Python method): the next number is given to a value met for the first
+        #: time (:meth:`vid`)
+        self.ids: dict[int, int] = defaultdict(count().__next__)
         self.cmds: list[Command] = []
         self.intents = IntentTable()
         expect_stage(EmitPass.name, f, Stage.ALLOCATED)
@@ -296,7 +300,7 @@ class _Emitter:
         self.writes: dict[tuple[int, Scalar], list[Command]] = {}
 
     def vid(self, v: SSAValue) -> int:
-        return self.ids.setdefault(id(v), len(self.ids))
+        return self.ids[id(v)]
 
     def scalar(self, v: SSAValue) -> Scalar:
         """What scalar ``v`` holds (asked once per value: bundles share their constants
@@ -313,7 +317,7 @@ class _Emitter:
         o = v.owner
         if type(o) is AddrOp:  # (the common case, by class: isinstance is slow)
             addr = cast(AddrOp, o)
-            arg = addr._operands[0]  # its one operand, the tensor, without the accessor
+            arg = _ITEM(addr._operands, 0)  # its one operand, the tensor, without the accessor
             assert isinstance(arg, BlockArgument)
             return Scalar(addr.byte_offset, Binding(arg.index, addr.step))
         if isinstance(o, IndexAddrOp):
@@ -365,26 +369,29 @@ class _Emitter:
             kind = _KIND.get(cls)
             if kind is None:
                 kind = _KIND[cls] = _kind(op)
-            if kind is _Kind.MATERIALIZE:
+            if kind is _MATERIALIZE:
                 # its register and value straight from the op (what the IRDL accessors
                 # return, without their generic lookups: a kernel has one per write)
                 gpr = op.properties["gpr"].data  # type: ignore[attr-defined]
-                self.pending.extend(self.write(GPR_BY_NAME[gpr], self.scalar(op._operands[0])))
-            elif kind is _Kind.BUNDLE:
+                value = self.scalar(_ITEM(op._operands, 0))
+                self.pending.extend(self.write(GPR_BY_NAME[gpr], value))
+            elif kind is _BUNDLE:
                 if self.pending:  # (flush, when it has something to do)
                     self.flush()
                 self.bundle(op)
-            elif kind is _Kind.SCALAR:
+            elif kind is _OTHER:  # (an address or a constant: read by its users)
+                continue
+            elif kind is _SCALAR:
                 self.pending.extend(self.scalars.code(op))
-            elif kind is _Kind.INDEX:
+            elif kind is _INDEX:
                 term = op.attributes["pto.term"]
                 assert isinstance(term, StringAttr)
                 self.checks(op, GPR_BY_NAME[term.data])
-            elif kind is _Kind.LOAD:
+            elif kind is _LOAD:
                 self.load(op)
-            elif kind is _Kind.LOOP:
+            elif kind is _LOOP:
                 self.loop(op)
-            elif kind is _Kind.IF:
+            elif kind is _IF:
                 self.conditional(op)
 
     def conditional(self, op: scf.IfOp) -> None:
@@ -566,7 +573,7 @@ class _Emitter:
                 hands_attr,
                 tuple(Hand[s.data] for s in hands_attr),  # type: ignore[attr-defined]
             )
-        sizes = tuple(d.type.size.data for d in dsts)  # type: ignore[attr-defined]
+        sizes = tuple(map(_SIZE, dsts))
         start = len(self.cmds)
         cmds = self.cmds
         dtype = props["dtype"]
@@ -614,18 +621,16 @@ class _Emitter:
         cmds.append(_STOP)
         # the value ids (:meth:`vid`, inlined: a bundle has a few operands)
         ids = self.ids
-        restores = ids.setdefault(id(srcs[0]), len(ids)) if role == "reload" else -1
-        srcs_ids = [ids.setdefault(id(v), len(ids)) for v in bound]
+        restores = ids[id(_ITEM(srcs, 0))] if role == "reload" else -1
+        srcs_ids = [*map(ids.__getitem__, map(id, bound))]
         if role in ("refresh", "reload"):
-            dst_ids: list[int] = [ids.setdefault(id(srcs[0]), len(ids))]
+            dst_ids: list[int] = [ids[id(_ITEM(srcs, 0))]]
         elif role == "filler":
             dst_ids = [-1]
         else:
-            dst_ids = [
-                -1 if d.first_use is None else ids.setdefault(id(d), len(ids)) for d in dsts
-            ]
+            dst_ids = [-1 if d.first_use is None else ids[id(d)] for d in dsts]
         meant = tuple([self.scalar(v) for v in scalars]) if scalars else ()
-        gm = spill_bytes(srcs[0]) if role in ("spill", "reload") else 0
+        gm = spill_bytes(_ITEM(srcs, 0)) if role in ("spill", "reload") else 0
         self.intents.add(start, role, op.MNEMONIC, srcs_ids, dst_ids, meant, restores, gm)
 
 
@@ -660,9 +665,20 @@ def _kind(op: Operation) -> _Kind:
     return _Kind.OTHER
 
 
+#: the kinds as module globals (the walk compares one or more per op; an enum member
+#: read through its class costs a descriptor call, about ten times a global's read)
+_MATERIALIZE, _SCALAR, _INDEX, _LOAD, _BUNDLE, _LOOP, _IF, _OTHER = _Kind
+
 #: :func:`_kind` by op class
 _KIND: dict[type, _Kind] = {}
 
+
+#: an item of an op's operand values, ``_ITEM(values, k)`` (xDSL's tuple of them
+#: indexes through a Python ``__getitem__``; the tuple's own is C)
+_ITEM = tuple.__getitem__
+
+#: the SizeCode of a tile result (its type's)
+_SIZE = attrgetter("type.size.data")
 
 #: the decoding of an absent reference or hand list
 _NONE: tuple[None, tuple[()]] = (None, ())

@@ -65,10 +65,11 @@ def test_rows_and_positions_are_the_intents_fields(rows, data):  # type: ignore[
     keys = list(plain)
     for k, i in enumerate(keys):
         hint = data.draw(st.integers(0, len(keys) + 1))
-        assert table.find(i, hint) == k
+        assert table.read(i, hint)[0] == k
         it = plain[i]
-        assert table.row(k) == (it.kind, it.op, it.srcs, it.dsts, it.scalars)
-    assert table.find(keys[-1] + 1, 0) == -1
+        assert table.read(i, hint) == (k, it.kind, it.op, it.srcs, it.dsts, it.scalars)
+        assert table.restore(k) == (it.restores, it.gm_bytes)
+    assert table.read(keys[-1] + 1, 0) is None
 
 
 def test_indices_must_increase() -> None:

@@ -7,8 +7,9 @@ import dataclasses
 
 import pytest
 
+from ptoc.backend.isa.fields import Hand
 from ptoc.backend.program import Ior, Iot, Program, ScalarStart, Stop, TileRef
-from ptoc.passes.emit import Emitted
+from ptoc.passes.emit import Emitted, IntentTable
 from ptoc.passes.pipeline import CompiledKernel, compile_module
 from ptoc.passes.validate import ValidationError, validate
 from ptoc.runtime import MachineConfig
@@ -127,3 +128,44 @@ def test_a_branch_block_no_loop_explains_is_caught() -> None:
     em = dataclasses.replace(em, program=Program(tuple(cmds)))
     with pytest.raises(ValidationError, match=rf"block at command {i} is a COND branch"):
         _replay(em)
+
+
+def _table_without(em: Emitted, drop: int) -> IntentTable:
+    """``em``'s intents as the emitter's table, less the bundle at command ``drop``."""
+    table = IntentTable()
+    for i, it in em.intents.items():
+        if i != drop:
+            table.add(i, it.kind, it.op, it.srcs, it.dsts, it.scalars, it.restores, it.gm_bytes)
+    return table
+
+
+def test_a_bundle_without_an_intent_is_caught() -> None:
+    """Read from the emitter's table and from a plain mapping of intents alike."""
+    em = _compiled().emitted
+    i = list(em.intents)[2]
+    plain = {k: it for k, it in em.intents.items() if k != i}
+    for intents in (_table_without(em, i), plain):
+        with pytest.raises(
+            ValidationError, match=rf"command {i}: a tile bundle with no recorded"
+        ):
+            _replay(dataclasses.replace(em, intents=intents))
+
+
+def test_a_bundle_binding_other_operands_is_caught() -> None:
+    em = _compiled().emitted
+    i = _find(em, lambda c: isinstance(c, Iot) and len(c.srcs) == 2)
+    iot = em.program.commands[i]
+    with pytest.raises(
+        ValidationError, match=r"binds 1 sources / 1 destinations, the IR means 2"
+    ):
+        _replay(_with(em, i, dataclasses.replace(iot, srcs=iot.srcs[:1])))
+
+
+def test_a_destination_on_a_missing_hand_is_caught() -> None:
+    """A result committed to hand M, the first past the last of a machine with two hands
+    (its sources in range)."""
+    em = _compiled(hands=2).emitted
+    i = _find(em, lambda c: isinstance(c, Iot) and c.dst is not None)
+    bad = dataclasses.replace(em.program.commands[i], dst=Hand.M)
+    with pytest.raises(ValidationError, match="destination hand M does not exist"):
+        _replay(_with(em, i, bad), hands=2)
