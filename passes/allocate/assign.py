@@ -326,11 +326,9 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
             value_of.setdefault(k, v)
         return k
 
-    # the tile planning read every bundle's operands many times: they are no longer kept
-    # (each bundle's scalars taken first, from the cut the planning made)
+    # each bundle's scalars, from the cut the tile planning made (the cuts stay on the
+    # bundles until the emitter has read them: it releases them)
     scalars = [segments(op)[2] for op in final]
-    for op in final:  # release_segments, without its class test: every one is a bundle
-        op._segments = None  # type: ignore[attr-defined]
     needs = [[key(v) for v in ss] if ss else [] for ss in scalars]
     del scalars
     gp = plan_gprs(needs)

@@ -555,7 +555,9 @@ class _Emitter:
         refs_attr, hands_attr = props.get("refs"), props.get("hands")
         role_attr = props.get("role")
         role = (None if role_attr is None else role_attr.data) or "op"  # type: ignore[attr-defined]
-        _, srcs, scalars, _ = segments(op)  # (read once: without keeping them on the op)
+        # read once, and released: the kernel's ops outlive the compilation
+        _, srcs, scalars, _ = segments(op)
+        op._segments = None  # type: ignore[attr-defined]
         dsts = op.results
         bound = () if role == "reload" else srcs
         if (refs_attr is None and bound) or (hands_attr is None and dsts):
