@@ -16,6 +16,7 @@ on the function (``pto.abi``: ``[register, tensor argument (-1 = scratch), PE st
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import cast
@@ -292,11 +293,19 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     ops = list(block_ops(block))
     bundles = [op for op in ops if _is_bundle(type(op))]
     scalar_defs = [op for op in ops if _is_scalar_def(type(op))]
+    # the ops that stay where they are: neither laid out anew nor the terminator (read
+    # now: the block's ops are not visited again before the layout)
+    last = block.last_op
+    stay = [op for op in ops if not _laid_out(type(op)) and op is not last]
     del ops
     df = build_dataflow(bundles)
     keep = live_ops(df)
     order = schedule(df, keep)
     fits = df.most <= capacity  # (else the first kept bundle that does not fit fails)
+    # each bundle's sources and results in schedule order, from the graph's lists (the
+    # allocator's liveness then visits no op)
+    reads = [df.reads[i] for i in order]
+    results = [df.results[i] for i in order]
     del df  # (the graph takes as much memory as the allocation that follows)
     ordered = [bundles[i] for i in order]
     for op in () if fits else ordered:
@@ -305,15 +314,23 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     alloc = TileAllocator(hands, depth, capacity)
     b = _Builder(mask)
     final: list[PtoOp] = []
+    # each bundle's scalars, from the cut the tile planning made (the cuts stay on the
+    # bundles until the emitter has read them: it releases them)
+    scalars: list[Sequence[SSAValue]] = []
     # each plan is used as it comes (the planning reads nothing the builder changes)
-    for op, plan in zip(ordered, alloc.plans(ordered), strict=True):
+    for op, plan in zip(ordered, alloc.plans(ordered, reads, results), strict=True):
         if plan.actions:  # (most bundles need none)
-            final.extend([b.action(a) for a in plan.actions])
+            for a in plan.actions:
+                inserted = b.action(a)
+                final.append(inserted)
+                scalars.append(segments(inserted)[2])
         _annotate(op, plan)
         final.append(op)
+        scalars.append(segments(op)[2])
     scratch_step = (alloc.scratch_top + 63) // 64 * 64
     counts, peak, kept = alloc.counts, alloc.qs.peak, len(ordered)
-    del alloc, ordered  # (the allocator's liveness maps take a third of the IR's memory)
+    del alloc, ordered, reads, results  # (the allocator's liveness maps take a third of
+    # the IR's memory)
     keys: dict[int, Scalar] = {}  # by value id: bundles share their constants and addresses
     # the first value read for each scalar (a value's key is asked first when it is
     # first read, so this is where every new key is met)
@@ -326,9 +343,6 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
             value_of.setdefault(k, v)
         return k
 
-    # each bundle's scalars, from the cut the tile planning made (the cuts stay on the
-    # bundles until the emitter has read them: it releases them)
-    scalars = [segments(op)[2] for op in final]
     needs = [[key(v) for v in ss] if ss else [] for ss in scalars]
     del scalars
     gp = plan_gprs(needs)
@@ -336,6 +350,7 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
     _rebuild(
         f,
         block,
+        stay,
         scalar_defs,
         b,
         final,
@@ -557,8 +572,11 @@ def _codes_attr(codes: tuple[int, ...]) -> ArrayAttr[StringAttr]:
     return _refs_attr(tuple(TileRef.from_code(c) for c in codes))
 
 
-def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dead) -> None:  # type: ignore[no-untyped-def]
-    """Lay the kernel out in allocation order: scalar definitions, then per bundle its
+def _rebuild(  # type: ignore[no-untyped-def]
+    f, block: Block, stay, scalar_defs, b: _Builder, final, gp, value_of, dead
+) -> None:
+    """Lay the kernel out in allocation order: the ops that ``stay`` (neither bundles,
+    constants, addresses nor the terminator), scalar definitions, then per bundle its
     register writes and the bundle itself."""
     ret = block.last_op
     for op in reversed(dead):
@@ -573,7 +591,6 @@ def _rebuild(f, block: Block, scalar_defs, b: _Builder, final, gp, value_of, dea
     # the ops laid out anew (every bundle, constant and address: ``ins``) go before the
     # terminator, after the ops that stay (the block relinked in one pass: detaching and
     # inserting them one by one checks every link)
-    stay = [op for op in block_ops(block) if not _laid_out(type(op)) and op is not ret]
     ins.append(ret)
     _relink(block, stay + ins)
 

@@ -83,8 +83,11 @@ class Dataflow:
 
     ops: list[PtoOp]
     graph: DepGraph
-    #: tile values each bundle reads (in binding order, repeats kept)
-    reads: list[list[SSAValue]]
+    #: tile values each bundle reads (in binding order, repeats kept: its op's own
+    #: operand slice, which the op keeps until the emitter has read it)
+    reads: list[Sequence[SSAValue]]
+    #: each bundle's results (its op's own tuple: later passes need not visit the op)
+    results: list[Sequence[SSAValue]]
     #: bundle index producing each tile value, by the value's ``id`` (the IR keeps the
     #: values alive; an SSAValue hashes through a Python method)
     producer: dict[int, int]
@@ -128,7 +131,8 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     """Dataflow and memory-order edges of the bundles in program order."""
     g = DepGraph()
     producer: dict[int, int] = {}
-    reads: list[list[SSAValue]] = []
+    reads: list[Sequence[SSAValue]] = []
+    results: list[Sequence[SSAValue]] = []
     last_store: dict[SSAValue, int] = {}
     loads_since: dict[SSAValue, list[int]] = {}
     last_cube: int | None = None
@@ -142,7 +146,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
     kinds: dict[int, int] = {}
     for i, op in enumerate(ops):
         preds: dict[int, None] = {}  # the edges into bundle i, in order, each once
-        srcs = list(op.srcs)
+        srcs = op.srcs
         reads.append(srcs)
         for v in srcs:
             p = producer.get(id(v))
@@ -156,7 +160,9 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             need += n
         made = 0
         kind = _PLAIN
-        for r in op.results:
+        made_values = op.results
+        results.append(made_values)
+        for r in made_values:
             rt = r.type
             assert type(rt) is PtoTileType  # (no class derives from it; isinstance is slow)
             producer[id(r)] = i
@@ -189,7 +195,7 @@ def build_dataflow(ops: Sequence[PtoOp]) -> Dataflow:
             else:
                 loads_since.setdefault(t, []).append(i)
         g.add_node(preds)
-    return Dataflow(list(ops), g, reads, producer, tensors, grows, most, nbytes)
+    return Dataflow(list(ops), g, reads, results, producer, tensors, grows, most, nbytes)
 
 
 #: :func:`_kind` of a result type: a plain tile, a predicate, a CUBE tile (a bundle's
@@ -224,23 +230,25 @@ def live_ops(
     """
     keep = [False] * len(df.ops)
     read_later: set[SSAValue] = set()  # scratch tensors with a live load further on
-    for i in range(len(df.ops) - 1, -1, -1):
-        op, tensor = df.ops[i], df.tensors[i]
+    # (from the graph's lists: the ops themselves are not visited again)
+    results, tensors, reads, producer = df.results, df.tensors, df.reads, df.producer
+    for i in range(len(results) - 1, -1, -1):
+        tensor = tensors[i]
         scratch = _is_scratch(tensor)
-        if not op.dsts:
+        dsts = results[i]
+        if not dsts:
             keep[i] = keep[i] or not scratch or tensor in read_later
             if not keep[i] and loaded_after is not None and tensor is not None:
                 keep[i] = loaded_after(tensor)
-        elif roots and any(d in roots for d in op.dsts):
+        elif roots and any(d in roots for d in dsts):
             keep[i] = True  # read outside this run of bundles (a loop, or after one)
         if not keep[i]:
             continue  # every reader of this bundle's results comes later: already decided
-        producer = df.producer
-        for v in df.reads[i]:
+        for v in reads[i]:
             p = producer.get(id(v))
             if p is not None:
                 keep[p] = True
-        if scratch and _access(op) is Executor.LOAD:
+        if scratch and _access(df.ops[i]) is Executor.LOAD:
             assert tensor is not None
             read_later.add(tensor)
     return keep

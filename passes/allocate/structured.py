@@ -231,7 +231,7 @@ def plan_tiles(
     for t, e in enumerate(events):
         for v in e.srcs:
             alloc.live.add(v, t)
-    alloc._classify(events)  # type: ignore[arg-type]
+    alloc._classify([e.dsts for e in events])
     la = LoopAllocator(alloc, events)
     la.run()
     return events, la.plans, alloc

@@ -662,12 +662,19 @@ class TileAllocator:
         """Plan every bundle of ``ops`` (already in schedule order)."""
         return list(self.plans(ops))
 
-    def plans(self, ops: Sequence[PtoOp]) -> Iterator[BundlePlan]:
-        """:meth:`run`'s plans one by one (the caller need not keep them all)."""
+    def plans(
+        self,
+        ops: Sequence[PtoOp],
+        reads: Sequence[Sequence[SSAValue]] | None = None,
+        results: Sequence[Sequence[SSAValue]] | None = None,
+    ) -> Iterator[BundlePlan]:
+        """:meth:`run`'s plans one by one (the caller need not keep them all).
+        ``reads`` and ``results``, when given, are each op's ``srcs`` and ``dsts`` (read
+        off the ops before, so that the liveness does not visit every op again)."""
         # every read (Liveness.add, inlined: a kernel has one per source)
         by_id, last = self.live.by_id, self.live.last
-        for t, op in enumerate(ops):
-            for v in op.srcs:
+        for t, srcs in enumerate(reads if reads is not None else [op.srcs for op in ops]):
+            for v in srcs:
                 k = id(v)
                 u = by_id.get(k)
                 if u is None:
@@ -675,15 +682,15 @@ class TileAllocator:
                 else:
                     u.append(t)
                 last[k] = t
-        self._classify(ops)
+        self._classify(results if results is not None else [op.dsts for op in ops])
         for t, op in enumerate(ops):
             yield self._bundle(t, op)
 
-    def _classify(self, ops: Sequence[PtoOp]) -> None:
+    def _classify(self, dsts: Sequence[Sequence[SSAValue]]) -> None:
         """Short-lived results (read for the last time before ``depth - 1`` further results
-        exist) and prefix counts of results, for :meth:`_score_of`."""
-        n = len(ops)
-        dsts = [op.dsts for op in ops]  # (read once: the accessor is slow)
+        exist) and prefix counts of results, for :meth:`_score_of` (``dsts``: each
+        bundle's results, in schedule order)."""
+        n = len(dsts)
         defs_all = self.defs_all = [0] * (n + 2)
         born = []
         for t, ds in enumerate(dsts):
