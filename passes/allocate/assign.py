@@ -290,14 +290,21 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         return _allocate_structured(f, target)
     hands, depth, capacity = target.hands, target.depth, target.capacity
     block = f.body.block
-    ops = list(block_ops(block))
-    bundles = [op for op in ops if _is_bundle(type(op))]
-    scalar_defs = [op for op in ops if _is_scalar_def(type(op))]
-    # the ops that stay where they are: neither laid out anew nor the terminator (read
-    # now: the block's ops are not visited again before the layout)
+    # the bundles, the constants and addresses, and the ops that stay where they are
+    # (neither laid out anew nor the terminator), in one pass: the block's ops are not
+    # visited again before the layout
+    bundles: list[PtoOp] = []
+    scalar_defs: list[Operation] = []
+    stay: list[Operation] = []
     last = block.last_op
-    stay = [op for op in ops if not _laid_out(type(op)) and op is not last]
-    del ops
+    for op in block_ops(block):
+        cls = type(op)
+        if _is_bundle(cls):
+            bundles.append(op)  # type: ignore[arg-type]
+        elif _is_scalar_def(cls):
+            scalar_defs.append(op)
+        elif op is not last:
+            stay.append(op)
     df = build_dataflow(bundles)
     keep = live_ops(df)
     order = schedule(df, keep)
@@ -606,13 +613,6 @@ def _is_bundle(cls: type) -> bool:
 def _is_scalar_def(cls: type) -> bool:
     """Whether the ops of class ``cls`` define a constant or an address."""
     return issubclass(cls, (ConstOp, AddrOp))
-
-
-@cache
-def _laid_out(cls: type) -> bool:
-    """Whether :func:`_rebuild` lays the ops of class ``cls`` out anew (the bundles,
-    constants and addresses; by class: isinstance on xDSL's op classes is slow)."""
-    return issubclass(cls, (PtoOp, ConstOp, AddrOp))
 
 
 def _relink(block: Block, ops: list[Operation]) -> None:
