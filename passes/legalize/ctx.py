@@ -42,8 +42,27 @@ class Piece(NamedTuple):
     value: SSAValue
     row0: int
     rows: int
-    #: extent rows of the piece's tile type (0: the whole, unsplit tile)
+    #: extent rows of the piece's tile type (0: the whole, unsplit tile, whose every
+    #: valid row the piece holds from row 0: ``tests/passes/test_legalize_pieces.py``)
     extent: int = 0
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One piece of an op's row range: rows ``row0 .. row0 + rows - 1``; ``extent`` is
+    the piece's extent rows; ``whole`` when the op is not split at all."""
+
+    row0: int
+    rows: int
+    extent: int
+    whole: bool
+
+
+@cache
+def whole_cut(rows: int, extent: int) -> Cut:
+    """The one cut of an op that is not split, whose driver has ``rows`` valid rows in
+    ``extent`` rows (one object per shape: a tile type's facts keep theirs)."""
+    return Cut(0, rows, extent, True)
 
 
 def sign_extend(bits: int, width: int) -> int:
@@ -122,12 +141,16 @@ class LegalizeCtx:
         # equal types built apart (every op's result type is its own object) share the
         # facts of the first, found by a key of plain values: a tile type hashes its
         # parameters recursively, and ``tile_bytes`` / ``pto_type`` are cached by type
+        assert type(t) is TileType
         valid, extent = t.valid, t.extent
         key = (t.dtype.data, extent, valid)
         shared = self._facts_by_value.get(key)
         if shared is None:
-            shared = self._facts_by_value[key] = (tile_bytes(t), pto_type(t))
-        return TypeFacts(t, valid, shared[0], shared[1], extent)
+            nbytes, descriptor = tile_bytes(t), pto_type(t)
+            fits = descriptor is not None and nbytes <= self.max_bytes
+            cut = whole_cut(valid[0], extent[0])
+            shared = self._facts_by_value[key] = (nbytes, descriptor, fits, cut)
+        return TypeFacts(t, valid, *shared, extent)
 
     def valid_rows(self, v: SSAValue) -> int:
         """The valid rows of tile value ``v``."""
@@ -156,7 +179,7 @@ class LegalizeCtx:
         if self.loop_anchor is not None:
             top.insert_op_before(op, self.loop_anchor)
         else:
-            top.add_op(op)
+            append_new(top, op)  # (an op just built)
 
     def scalar(self, v: SSAValue) -> SSAValue:
         """The new body's value of run-time integer ``v``."""
@@ -203,12 +226,15 @@ class LegalizeCtx:
         return self._params[arg]
 
     def addr(self, tensor: SSAValue, offset: int, pe_step: int) -> SSAValue:
-        key = (self.tensors[tensor], offset, pe_step)
-        if key not in self._addrs:
-            a = AddrOp(self.tensors[tensor], offset, pe_step)
+        # (each lookup hashes the tensor value in Python: one of each)
+        base = self.tensors[tensor]
+        key = (base, offset, pe_step)
+        found = self._addrs.get(key)
+        if found is None:
+            a = AddrOp(base, offset, pe_step)
             self.define(a)
-            self._addrs[key] = a.result
-        return self._addrs[key]
+            found = self._addrs[key] = _ITEM(a.results, 0)  # (a.result)
+        return found
 
     # ------------------------------------------------------------------ tiles
 
@@ -287,6 +313,10 @@ class LegalizeCtx:
         return new
 
 
+#: item access of the tuples under xDSL's value lists (without their Python-level one)
+_ITEM = tuple.__getitem__
+
+
 def append_new(block: Block, op: Operation) -> None:
     """``block.add_op(op)`` for an op just built (in no block, without regions): the same
     links, without the checks that such an op passes (legalize appends an op or more per
@@ -310,6 +340,11 @@ class TypeFacts(NamedTuple):
     valid: tuple[int, int]
     nbytes: int
     descriptor: PtoTileType | None
+    #: one piece within the context's tile size limit (a value of this type is split
+    #: only when it is not)
+    fits: bool
+    #: the one cut of an unsplit op whose driver has this type
+    cut: Cut
     #: the extent (rows, columns)
     extent: tuple[int, int]
 

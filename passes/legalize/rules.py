@@ -8,6 +8,7 @@ needs one, and the scalar operands (GPR values) in B.IOR slot order.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from types import MappingProxyType
 
 from xdsl.ir import Operation, SSAValue
@@ -40,11 +41,18 @@ Rule = Callable[[LegalizeCtx, Operation], None]
 
 def must_stay_whole(op: Operation) -> bool:
     """Ops with no row-piece form: their tiles are kept in one allocation when they fit."""
-    cls = type(op)
+    return class_stays_whole(type(op))
+
+
+def class_stays_whole(cls: type) -> bool:
+    """:func:`must_stay_whole` of the ops of class ``cls`` (a fact of the class: its ROW
+    and MNEMONIC are class constants)."""
     whole = _WHOLE.get(cls)
-    if whole is None:  # a fact of the op class (its ROW and MNEMONIC are class constants)
+    if whole is None:
         if issubclass(cls, red.ReduceOp):
-            whole = not cls.ROW and optable_row(_mnemonic(op)).arith not in ("max", "min")
+            mnemonic = cls.MNEMONIC
+            assert mnemonic is not None
+            whole = not cls.ROW and optable_row(mnemonic).arith not in ("max", "min")
         else:
             whole = issubclass(cls, UNSPLITTABLE)
         _WHOLE[cls] = whole
@@ -77,8 +85,17 @@ def _result0(op: Operation) -> SSAValue:
     return _ITEM(op.results, 0)
 
 
+def _operand0(op: Operation) -> SSAValue:
+    """``op.operands[0]`` without xDSL's Python-level item access (or named accessor)."""
+    return _ITEM(op._operands, 0)
+
+
 #: item access of the tuples under xDSL's value lists
 _ITEM = tuple.__getitem__
+
+
+def _no_scalars(cut: Cut) -> Sequence[SSAValue]:
+    return ()
 
 
 def _simple(
@@ -87,23 +104,36 @@ def _simple(
     *,
     dtype: DataType,
     driver: SSAValue,
-    scalars: Callable[[Cut], Sequence[SSAValue]] = lambda cut: (),
+    scalars: Callable[[Cut], Sequence[SSAValue]] = _no_scalars,
     datr: DatrAttr | None = None,
     dims_of: str = "result",
 ) -> None:
     """One bundle per row piece; dims describe the first result (or first source)."""
+    # (a partial rather than a closure: one object per op instead of a function and the
+    # cells of six variables)
+    piecewise(ctx, op, driver, partial(_simple_bundle, ctx, op, dtype, scalars, datr, dims_of))
 
-    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
-        if dims_of == "result":
-            dims = std_dims(rtypes[0])
-        else:
-            st = srcs[0].type
-            assert isinstance(st, PtoTileType)
-            dims = std_dims(st)
-        new = ctx.emit(_mnemonic(op), dtype, srcs, scalars(cut), dims, datr, rtypes, op)
-        return new.results
 
-    piecewise(ctx, op, driver, build)
+def _simple_bundle(
+    ctx: LegalizeCtx,
+    op: Operation,
+    dtype: DataType,
+    scalars: Callable[[Cut], Sequence[SSAValue]],
+    datr: DatrAttr | None,
+    dims_of: str,
+    cut: Cut,
+    srcs: list[SSAValue],
+    rtypes: list[PtoTileType],
+) -> Sequence[SSAValue]:
+    """The bundle of :func:`_simple` for one cut (its ``build``)."""
+    if dims_of == "result":
+        dims = std_dims(rtypes[0])
+    else:
+        st = srcs[0].type
+        assert isinstance(st, PtoTileType)
+        dims = std_dims(st)
+    new = ctx.emit(_mnemonic(op), dtype, srcs, scalars(cut), dims, datr, rtypes, op)
+    return new.results
 
 
 # --------------------------------------------------------------------------- elementwise
@@ -167,7 +197,7 @@ def _full(ctx: LegalizeCtx, op: Operation) -> None:
 
 def _reduce(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, red.ReduceOp)
-    src = op.src
+    src = _operand0(op)  # (op.src)
     if op.ROW:
         _simple(ctx, op, dtype=_dt(src), driver=src, dims_of="source")
         return
@@ -401,7 +431,7 @@ def _gm_scalars(ctx: LegalizeCtx, op: AccessOp) -> Callable[[Cut], list[SSAValue
     """The scalars of ``op``'s bundle for a cut: B.IOR RegSrc0 = the piece's GM address,
     RegSrc1 = the byte row stride (omitted for a single row: an explicit zero register
     there would alias every row). The op's window is read once, for all its cuts."""
-    tensor = op.tensor
+    tensor = _ITEM(op._operands, op.TENSOR_INDEX)  # (op.tensor, without item access)
     tt = tensor.type
     assert isinstance(tt, TensorType)
     row_bytes = tt.row_stride_bytes
@@ -442,7 +472,7 @@ def _gm_scalars(ctx: LegalizeCtx, op: AccessOp) -> Callable[[Cut], list[SSAValue
 
 def _load(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, LoadOp)
-    r = op.result
+    r = _result0(op)  # (op.result)
     if only_read_directly(r):
         return  # the CUBE loads of the matmuls read its window from the tensor
     _simple(ctx, op, dtype=_dt(r), driver=r, scalars=_gm_scalars(ctx, op))
@@ -450,10 +480,10 @@ def _load(ctx: LegalizeCtx, op: Operation) -> None:
 
 def _store(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, StoreOp)
-    if op in ctx.absorbed:
+    if ctx.absorbed and op in ctx.absorbed:  # (an op hashes in Python: asked if any)
         return  # the matmul computing the value stored its blocks here already
     scalars = _gm_scalars(ctx, op)
-    value = op.value
+    value = _operand0(op)  # (op.value)
     dt = _dt(value)
 
     def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
