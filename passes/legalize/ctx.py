@@ -1,6 +1,6 @@
 """State shared by the ``legalize`` rules: the new block, value maps and op builders.
 
-A legalized tile value is a list of *pieces*: ``pto`` values that each hold a run of
+A legalized tile value is a sequence of *pieces*: ``pto`` values that each hold a run of
 its valid rows (one piece unless the tile exceeds one allocation).
 """
 
@@ -16,7 +16,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PEMODE_TO_MASK
-from ptoc.dialects.dtypes import DTypeAttr, dtype_attr
+from ptoc.dialects.dtypes import DTypeAttr, data_type, dtype_attr, is_pred
 from ptoc.dialects.pto import PTO_OP_BY_MNEMONIC, AddrOp, ConstOp, ParamOp, RegOp
 from ptoc.dialects.pto_base import OMITTED, mask_attr
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
@@ -33,6 +33,10 @@ PES_MASK = {
     3: PEMODE_TO_MASK[6],
     4: PEMODE_TO_MASK[7],
 }
+
+
+#: LB0..LB2 (None: the B.DIM is omitted)
+Dims = tuple[int | None, int | None, int | None]
 
 
 class Piece(NamedTuple):
@@ -83,7 +87,8 @@ class LegalizeCtx:
     block: Block
     pes: int
     max_bytes: int = MAX_TILE_BYTES
-    pieces: dict[SSAValue, list[Piece]] = field(default_factory=dict)
+    #: tile value -> its pieces (in row order; a list, or a tuple of an unsplit value's)
+    pieces: dict[SSAValue, Sequence[Piece]] = field(default_factory=dict)
     tensors: dict[SSAValue, SSAValue] = field(default_factory=dict)
     #: tile values an unsplittable op needs in one allocation (kept whole up to 64 KiB)
     whole: set[SSAValue] = field(default_factory=set)
@@ -125,6 +130,9 @@ class LegalizeCtx:
     _layouts: dict[tuple[int, bool], tuple[TileType, list[tuple[int, int, TileType]]]] = field(
         default_factory=dict
     )
+    #: :func:`std_dims` of every descriptor object asked about, by ``id`` (with the
+    #: descriptor, so the id stays its own)
+    _std_dims: dict[int, tuple[PtoTileType, Dims]] = field(default_factory=dict)
     #: row-piece tile types by (type id, extent rows, valid rows), with the type
     _piece_tiles: dict[tuple[int, int, int], tuple[TileType, TileType]] = field(
         default_factory=dict
@@ -142,14 +150,18 @@ class LegalizeCtx:
         # facts of the first, found by a key of plain values: a tile type hashes its
         # parameters recursively, and ``tile_bytes`` / ``pto_type`` are cached by type
         assert type(t) is TileType
-        valid, extent = t.valid, t.extent
+        # (t.valid and t.extent, read from the parameters without the properties' calls
+        # and generator: every op's result type is an object of its own)
+        (v0, v1), (e0, e1) = t.valid_shape.data, t.shape.data
+        valid, extent = (v0.data, v1.data), (e0.data, e1.data)
         key = (t.dtype.data, extent, valid)
         shared = self._facts_by_value.get(key)
         if shared is None:
             nbytes, descriptor = tile_bytes(t), pto_type(t)
             fits = descriptor is not None and nbytes <= self.max_bytes
             cut = whole_cut(valid[0], extent[0])
-            shared = self._facts_by_value[key] = (nbytes, descriptor, fits, cut)
+            bstart = None if is_pred(t.dtype) else dtype_attr(data_type(t.dtype))
+            shared = self._facts_by_value[key] = (nbytes, descriptor, fits, cut, bstart)
         return TypeFacts(t, valid, *shared, extent)
 
     def valid_rows(self, v: SSAValue) -> int:
@@ -273,6 +285,14 @@ class LegalizeCtx:
             out.append((r0, n, TileType(t.dtype, (per, t.extent[1]), (n, t.valid[1]))))
         return out
 
+    def std_dims(self, t: PtoTileType) -> Dims:
+        """:func:`std_dims` of descriptor ``t`` (computed once per descriptor object: the
+        rules ask once per bundle, of the few descriptors of the kernel's tile types)."""
+        hit = self._std_dims.get(id(t))
+        if hit is None:
+            hit = self._std_dims[id(t)] = (t, std_dims(t))
+        return hit[1]
+
     def descriptor(self, t: TileType) -> PtoTileType:
         d = self.facts(t).descriptor
         assert d is not None, t
@@ -293,12 +313,12 @@ class LegalizeCtx:
         cls = PTO_OP_BY_MNEMONIC[mnemonic]
         d = dtype if type(dtype) is DTypeAttr else dtype_attr(dtype)  # type: ignore[arg-type]
         counts = self.lb_counts
-        if 0 in counts and dims[2] is None:  # Col stays the storage's, not the count
+        if counts and 0 in counts and dims[2] is None:  # Col: the storage's, not the count
             dims = (dims[0], dims[1], dims[0])
         props = {"dtype": d, "dims": dims_attr(tuple(dims)), "mask": self.mask_attr}
         if datr is not None:
             props["datr"] = datr
-        counted: list[SSAValue] = []
+        counted: Sequence[SSAValue] = ()
         if counts:
             lbs = sorted(lb for lb in counts if dims[lb] is not None)
             counted = [counts[lb] for lb in lbs]
@@ -345,6 +365,9 @@ class TypeFacts(NamedTuple):
     fits: bool
     #: the one cut of an unsplit op whose driver has this type
     cut: Cut
+    #: the BSTART DataType of its elements, as the attribute :meth:`LegalizeCtx.emit`
+    #: writes (None for predicates, which have none)
+    bstart: DTypeAttr | None
     #: the extent (rows, columns)
     extent: tuple[int, int]
 

@@ -121,10 +121,14 @@ def extract_rows(
 Build = Callable[[Cut, list[SSAValue], list[PtoTileType]], Sequence[SSAValue]]
 
 
-def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -> None:
+def piecewise(
+    ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build, df: TypeFacts | None = None
+) -> None:
     """Lower ``op`` once per row piece of ``driver``: ``build(cut, srcs, result types)``
-    appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s."""
-    df = ctx.facts(driver._type)  # type: ignore[arg-type]  # (the type, as _tile asserts)
+    appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s.
+    ``df``: the facts of the driver's type, if the caller has them."""
+    if df is None:
+        df = ctx.facts(driver._type)  # type: ignore[arg-type]  # (as _tile asserts)
     if _unsplit(ctx, op, df, build):
         return
     dr = df.valid[0]
@@ -168,22 +172,27 @@ def _unsplit(ctx: LegalizeCtx, op: Operation, df: TypeFacts, build: Build) -> bo
             srcs.append(ps[0].value)
     results = op.results
     facts = []
-    for r in results:
-        f = ctx.facts(r._type)  # type: ignore[arg-type]  # (a tile: the facts assert it)
-        # a result that fits one allocation within the limit is one piece whether or not
-        # it is kept whole; only another one needs its layout (results have no pieces
-        # before their op is legalized)
-        if not f.fits and f.valid[0] == df.valid[0] and len(ctx.piece_types(op, r)) > 1:
-            return False
-        facts.append(f)
     rtypes = []
-    for f in facts:
-        assert f.descriptor is not None, f.type
+    unfit = False
+    for r in results:
+        t = r._type  # (often the driver's type: an elementwise op's result drives it)
+        f = df if t is df.type else ctx.facts(t)  # type: ignore[arg-type]  # (a tile)
+        # a result that fits one allocation within the limit is one piece whether or not
+        # it is kept whole (and has a descriptor); only another one needs its layout
+        # (results have no pieces before their op is legalized)
+        if not f.fits:
+            if f.valid[0] == df.valid[0] and len(ctx.piece_types(op, r)) > 1:
+                return False
+            unfit = True
+        facts.append(f)
         rtypes.append(f.descriptor)
-    new = build(df.cut, srcs, rtypes)
+    if unfit:
+        for f in facts:
+            assert f.descriptor is not None, f.type
+    new = build(df.cut, srcs, rtypes)  # type: ignore[arg-type]  # (no None: see above)
     for r, v, f in zip(results, new, facts):
-        copy_name(v, r)
-        pieces[r] = [Piece(v, 0, f.valid[0])]
+        v._name = r._name  # (copy_name)
+        pieces[r] = (Piece(v, 0, f.valid[0]),)  # (a tuple: one object, not two)
     return True
 
 

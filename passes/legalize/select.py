@@ -43,7 +43,7 @@ from ptoc.dialects.tile_types import TensorType, TileType
 from ..diagnostics import CompileError, fail, value_name
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
 from ..stages import Stage, expect_stage
-from ..walk import block_ops, walk
+from ..walk import walk
 from .ctx import LegalizeCtx, Piece
 from .rules import class_stays_whole, must_stay_whole, rule_of
 from .view import legalize_view
@@ -111,8 +111,37 @@ def legalize_func(
     # ``old.erase(safe_erase=False)`` without its ErasedSSAValue for every result: a
     # kernel is isolated from above, so once the old ops have dropped their references
     # (their uses) none of the old values has a use left to replace
-    old.drop_all_references()
+    release(old)
     return f
+
+
+def release(block: Block) -> None:
+    """``block.drop_all_references()`` of a detached kernel body (no op outside it uses
+    its values; none of its ops has successors): the same state -- the block, its ops
+    and the blocks and ops nested in them let go of their parents and uses, every value
+    of the body is left without uses -- without unlinking the uses from their values'
+    lists one at a time (all go: each list is dropped whole, each use's links cleared,
+    so the uses are freed at once rather than left in cycles for the collector).
+    ``tests/passes/test_legalize_pieces.py`` compares it with xDSL's."""
+    block.parent = None
+    block._next_block = None
+    block._prev_block = None
+    for arg in block.args:
+        arg.first_use = None
+    op = block._first_op
+    while op is not None:
+        op.parent = None
+        for use in op._operand_uses:
+            use._prev_use = use._next_use = None
+        op._operand_uses = ()
+        assert not op._successors
+        for r in op.results:
+            r.first_use = None
+        for region in op.regions:
+            region.parent = None
+            for inner in region.blocks:
+                release(inner)
+        op = op._next_op
 
 
 #: ops legalize never copies (it builds new terminators), whose location is never read
@@ -133,9 +162,11 @@ def needs_names(ops: Iterable[Operation]) -> bool:
 def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
     """Legalize ``block``'s ops into ``ctx.block`` (loops recursively)."""
     direct = not ctx.counts
-    for op in block_ops(block):
+    op = block._first_op  # (block_ops, inlined: the top block holds most of the ops)
+    while op is not None:
+        nxt = op._next_op
         how = _BY_CLASS.get(type(op)) or _how(op)
-        # (:func:`_legalize_op` inlined: the kernel's top block holds most of its ops)
+        # (:func:`_legalize_op` inlined, likewise)
         if direct and how.rule is not None:
             how.rule(ctx, op)
         elif how.returns:
@@ -143,6 +174,7 @@ def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
             return
         else:
             how.legalize(ctx, op)
+        op = nxt
 
 
 def _legalize_op(ctx: LegalizeCtx, op: Operation) -> None:
@@ -161,7 +193,8 @@ class _How(NamedTuple):
     #: the op's legalization: a loop, a conditional, a run-time integer or a tile op
     legalize: Callable[[LegalizeCtx, Any], None]
     #: the rule :func:`_legalize_one` calls straight away in a kernel without ragged
-    #: tiles (a tile op that does not load one), else None
+    #: tiles (a tile op's; a load's too: a load reading a run-time count of rows or
+    #: columns makes its tile ragged, ``ragged_values_of``), else None
     rule: Callable[[LegalizeCtx, Any], None] | None
     #: a ``func.return`` (which ends the kernel's top block)
     returns: bool
@@ -178,9 +211,7 @@ def _how(op: Operation) -> _How:
         legalize = _legalize_scalar
     else:
         legalize = _legalize_one
-        handler, load = _handler(cls, op)
-        if handler is not None and not load:
-            rule = handler
+        rule = _handler(cls, op)[0]
     how = _BY_CLASS[cls] = _How(legalize, rule, issubclass(cls, func.ReturnOp))
     return how
 
