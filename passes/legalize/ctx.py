@@ -98,6 +98,9 @@ class LegalizeCtx:
     remake: dict[SSAValue, tuple[Operation, Any]] = field(default_factory=dict)
     #: predicates computed again for other row pieces, by (value, first row, rows)
     remade: dict[tuple[SSAValue, int, int, int], SSAValue] = field(default_factory=dict)
+    #: whether the kernel has a ``tile.matmul`` (only one reads a loaded tile straight
+    #: from its tensor: ``tile_matmul.only_read_directly``)
+    matmuls: bool = True
     #: ``tile.store`` ops whose bytes another rule has written already (a matmul's D
     #: stored straight into the window): their own rule emits nothing
     absorbed: set[Operation] = field(default_factory=set)

@@ -542,7 +542,7 @@ def _window_scalars(
 def _load(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, LoadOp)
     r = _result0(op)  # (op.result)
-    if only_read_directly(r):
+    if ctx.matmuls and only_read_directly(r):  # (no matmul reads it otherwise)
         return  # the CUBE loads of the matmuls read its window from the tensor
     _simple(ctx, op, driver=r, scalars=_gm_scalars(ctx, op))
 

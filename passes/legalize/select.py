@@ -37,6 +37,7 @@ from ptoc.dialects.scalars import (
 )
 from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
 from ptoc.dialects.tile_base import CompoundTileOp
+from ptoc.dialects.tile_matmul import MatmulOp
 from ptoc.dialects.tile_memory import PES_ATTR, LoadOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
@@ -90,7 +91,9 @@ def legalize_func(
     ops = walk(f)
     next(ops)  # (f itself, which walk yields first)
     flat = list(ops)
-    ctx.whole = _whole_values(flat, whole_budget, max_bytes)
+    classes = set(map(type, flat))  # (the kernel's few op classes, asked once each)
+    ctx.matmuls = any(issubclass(c, MatmulOp) for c in classes)
+    ctx.whole = _whole_values(flat, classes, whole_budget, max_bytes)
     ctx.counts = ragged_values_of(flat)  # (f itself is no load)
     if needs_names(flat):
         if not in_place:
@@ -398,16 +401,18 @@ def _handler(
 _HANDLERS: dict[type, tuple[Callable[[LegalizeCtx, Operation], None] | None, bool]] = {}
 
 
-def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:
+def _whole_values(
+    ops: list[Operation], classes: set[type], budget: int | None, max_bytes: int
+) -> set[SSAValue]:
     """Tiles to keep in one allocation: those of ops with no row-piece form, and
     (backwards) the tiles of the ops that produce one of them -- unless that would not fit
     ``budget`` (the capacity) well: then the producer runs in row pieces and its result is
     assembled for the whole op (``pieces.assemble``; a row sum of a tile as large
-    as a small machine's capacity)."""
+    as a small machine's capacity). ``classes``: the classes of ``ops``."""
     whole: set[SSAValue] = set()
     # (the rule only grows the set from the tiles of ops with no row-piece form: a
     # kernel without one asks about its few op classes rather than each op)
-    if not any(class_stays_whole(c) for c in set(map(type, ops)) if not _loop_part(c)):
+    if not any(class_stays_whole(c) for c in classes if not _loop_part(c)):
         return whole
     # the ops the rule looks at (not a loop or its yield; by class: isinstance on xDSL's
     # op classes is slow), and the tiles of those with no row-piece form
