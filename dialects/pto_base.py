@@ -121,9 +121,9 @@ class PtoOp(IRDLOperation):
         allocate build one per bundle)."""
         properties[_SEGMENTS] = _segment_sizes(len(srcs), len(scalars), len(dim_values))
         op = cls.__new__(cls)
-        lean_init(
-            op, (*srcs, *scalars, *dim_values), results, properties, location, shared=True
-        )
+        # (most bundles have tile sources only: no tuple of the three)
+        operands = (*srcs, *scalars, *dim_values) if scalars or dim_values else srcs
+        lean_init(op, operands, results, properties, location, shared=True)
         op._segments = None  # type: ignore[attr-defined]  # (every op made gets the key)
         return op
 
@@ -364,7 +364,10 @@ def lean_init(
     op._successors = ()
     op._successor_uses = ()
     op.regions = ()
-    unlinked(op)
+    # unlinked(op), inlined (an op or two per bundle):
+    op.parent = None
+    op._prev_op = None
+    op._next_op = None
 
 
 def unlinked(op: Operation) -> None:

@@ -1,6 +1,6 @@
 """State shared by the ``legalize`` rules: the new block, value maps and op builders.
 
-A legalized tile value is a list of *pieces*: ``pto`` values that each hold a run of
+A legalized tile value is a sequence of *pieces*: ``pto`` values that each hold a run of
 its valid rows (one piece unless the tile exceeds one allocation).
 """
 
@@ -16,7 +16,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ptoc.backend.isa import DataType, info
 from ptoc.backend.isa.fields import PEMODE_TO_MASK
-from ptoc.dialects.dtypes import DTypeAttr, dtype_attr
+from ptoc.dialects.dtypes import DTypeAttr, data_type, dtype_attr, is_pred
 from ptoc.dialects.pto import PTO_OP_BY_MNEMONIC, AddrOp, ConstOp, ParamOp, RegOp
 from ptoc.dialects.pto_base import OMITTED, mask_attr
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
@@ -35,6 +35,10 @@ PES_MASK = {
 }
 
 
+#: LB0..LB2 (None: the B.DIM is omitted)
+Dims = tuple[int | None, int | None, int | None]
+
+
 class Piece(NamedTuple):
     """A ``pto`` value holding valid rows ``row0 .. row0 + rows - 1`` of a tile (a named
     tuple: legalize makes one per bundle result)."""
@@ -42,8 +46,27 @@ class Piece(NamedTuple):
     value: SSAValue
     row0: int
     rows: int
-    #: extent rows of the piece's tile type (0: the whole, unsplit tile)
+    #: extent rows of the piece's tile type (0: the whole, unsplit tile, whose every
+    #: valid row the piece holds from row 0: ``tests/passes/test_legalize_pieces.py``)
     extent: int = 0
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One piece of an op's row range: rows ``row0 .. row0 + rows - 1``; ``extent`` is
+    the piece's extent rows; ``whole`` when the op is not split at all."""
+
+    row0: int
+    rows: int
+    extent: int
+    whole: bool
+
+
+@cache
+def whole_cut(rows: int, extent: int) -> Cut:
+    """The one cut of an op that is not split, whose driver has ``rows`` valid rows in
+    ``extent`` rows (one object per shape: a tile type's facts keep theirs)."""
+    return Cut(0, rows, extent, True)
 
 
 def sign_extend(bits: int, width: int) -> int:
@@ -64,7 +87,8 @@ class LegalizeCtx:
     block: Block
     pes: int
     max_bytes: int = MAX_TILE_BYTES
-    pieces: dict[SSAValue, list[Piece]] = field(default_factory=dict)
+    #: tile value -> its pieces (in row order; a list, or a tuple of an unsplit value's)
+    pieces: dict[SSAValue, Sequence[Piece]] = field(default_factory=dict)
     tensors: dict[SSAValue, SSAValue] = field(default_factory=dict)
     #: tile values an unsplittable op needs in one allocation (kept whole up to 64 KiB)
     whole: set[SSAValue] = field(default_factory=set)
@@ -74,6 +98,9 @@ class LegalizeCtx:
     remake: dict[SSAValue, tuple[Operation, Any]] = field(default_factory=dict)
     #: predicates computed again for other row pieces, by (value, first row, rows)
     remade: dict[tuple[SSAValue, int, int, int], SSAValue] = field(default_factory=dict)
+    #: whether the kernel has a ``tile.matmul`` (only one reads a loaded tile straight
+    #: from its tensor: ``tile_matmul.only_read_directly``)
+    matmuls: bool = True
     #: ``tile.store`` ops whose bytes another rule has written already (a matmul's D
     #: stored straight into the window): their own rule emits nothing
     absorbed: set[Operation] = field(default_factory=set)
@@ -106,6 +133,9 @@ class LegalizeCtx:
     _layouts: dict[tuple[int, bool], tuple[TileType, list[tuple[int, int, TileType]]]] = field(
         default_factory=dict
     )
+    #: :func:`std_dims` of every descriptor object asked about, by ``id`` (with the
+    #: descriptor, so the id stays its own)
+    _std_dims: dict[int, tuple[PtoTileType, Dims]] = field(default_factory=dict)
     #: row-piece tile types by (type id, extent rows, valid rows), with the type
     _piece_tiles: dict[tuple[int, int, int], tuple[TileType, TileType]] = field(
         default_factory=dict
@@ -122,12 +152,20 @@ class LegalizeCtx:
         # equal types built apart (every op's result type is its own object) share the
         # facts of the first, found by a key of plain values: a tile type hashes its
         # parameters recursively, and ``tile_bytes`` / ``pto_type`` are cached by type
-        valid, extent = t.valid, t.extent
+        assert type(t) is TileType
+        # (t.valid and t.extent, read from the parameters without the properties' calls
+        # and generator: every op's result type is an object of its own)
+        (v0, v1), (e0, e1) = t.valid_shape.data, t.shape.data
+        valid, extent = (v0.data, v1.data), (e0.data, e1.data)
         key = (t.dtype.data, extent, valid)
         shared = self._facts_by_value.get(key)
         if shared is None:
-            shared = self._facts_by_value[key] = (tile_bytes(t), pto_type(t))
-        return TypeFacts(t, valid, shared[0], shared[1], extent)
+            nbytes, descriptor = tile_bytes(t), pto_type(t)
+            fits = descriptor is not None and nbytes <= self.max_bytes
+            cut = whole_cut(valid[0], extent[0])
+            bstart = None if is_pred(t.dtype) else dtype_attr(data_type(t.dtype))
+            shared = self._facts_by_value[key] = (nbytes, descriptor, fits, cut, bstart)
+        return TypeFacts(t, valid, *shared, extent)
 
     def valid_rows(self, v: SSAValue) -> int:
         """The valid rows of tile value ``v``."""
@@ -156,7 +194,7 @@ class LegalizeCtx:
         if self.loop_anchor is not None:
             top.insert_op_before(op, self.loop_anchor)
         else:
-            top.add_op(op)
+            append_new(top, op)  # (an op just built)
 
     def scalar(self, v: SSAValue) -> SSAValue:
         """The new body's value of run-time integer ``v``."""
@@ -203,12 +241,15 @@ class LegalizeCtx:
         return self._params[arg]
 
     def addr(self, tensor: SSAValue, offset: int, pe_step: int) -> SSAValue:
-        key = (self.tensors[tensor], offset, pe_step)
-        if key not in self._addrs:
-            a = AddrOp(self.tensors[tensor], offset, pe_step)
+        # (each lookup hashes the tensor value in Python: one of each)
+        base = self.tensors[tensor]
+        key = (base, offset, pe_step)
+        found = self._addrs.get(key)
+        if found is None:
+            a = AddrOp(base, offset, pe_step)
             self.define(a)
-            self._addrs[key] = a.result
-        return self._addrs[key]
+            found = self._addrs[key] = _ITEM(a.results, 0)  # (a.result)
+        return found
 
     # ------------------------------------------------------------------ tiles
 
@@ -247,6 +288,14 @@ class LegalizeCtx:
             out.append((r0, n, TileType(t.dtype, (per, t.extent[1]), (n, t.valid[1]))))
         return out
 
+    def std_dims(self, t: PtoTileType) -> Dims:
+        """:func:`std_dims` of descriptor ``t`` (computed once per descriptor object: the
+        rules ask once per bundle, of the few descriptors of the kernel's tile types)."""
+        hit = self._std_dims.get(id(t))
+        if hit is None:
+            hit = self._std_dims[id(t)] = (t, std_dims(t))
+        return hit[1]
+
     def descriptor(self, t: TileType) -> PtoTileType:
         d = self.facts(t).descriptor
         assert d is not None, t
@@ -267,12 +316,12 @@ class LegalizeCtx:
         cls = PTO_OP_BY_MNEMONIC[mnemonic]
         d = dtype if type(dtype) is DTypeAttr else dtype_attr(dtype)  # type: ignore[arg-type]
         counts = self.lb_counts
-        if 0 in counts and dims[2] is None:  # Col stays the storage's, not the count
+        if counts and 0 in counts and dims[2] is None:  # Col: the storage's, not the count
             dims = (dims[0], dims[1], dims[0])
         props = {"dtype": d, "dims": dims_attr(tuple(dims)), "mask": self.mask_attr}
         if datr is not None:
             props["datr"] = datr
-        counted: list[SSAValue] = []
+        counted: Sequence[SSAValue] = ()
         if counts:
             lbs = sorted(lb for lb in counts if dims[lb] is not None)
             counted = [counts[lb] for lb in lbs]
@@ -285,6 +334,10 @@ class LegalizeCtx:
         new = cls.make(srcs, scalars, results, props, counted, location)
         append_new(self.block, new)
         return new
+
+
+#: item access of the tuples under xDSL's value lists (without their Python-level one)
+_ITEM = tuple.__getitem__
 
 
 def append_new(block: Block, op: Operation) -> None:
@@ -310,6 +363,14 @@ class TypeFacts(NamedTuple):
     valid: tuple[int, int]
     nbytes: int
     descriptor: PtoTileType | None
+    #: one piece within the context's tile size limit (a value of this type is split
+    #: only when it is not)
+    fits: bool
+    #: the one cut of an unsplit op whose driver has this type
+    cut: Cut
+    #: the BSTART DataType of its elements, as the attribute :meth:`LegalizeCtx.emit`
+    #: writes (None for predicates, which have none)
+    bstart: DTypeAttr | None
     #: the extent (rows, columns)
     extent: tuple[int, int]
 

@@ -7,8 +7,6 @@ broadcasts) are used whole.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import cache
 
 from xdsl.ir import Operation, SSAValue
 
@@ -23,18 +21,7 @@ from ptoc.dialects.tile_types import TileType
 
 from ..diagnostics import fail, value_name
 from ..geometry import pto_type
-from .ctx import LegalizeCtx, Piece, TypeFacts, explicit_dims, std_dims
-
-
-@dataclass(frozen=True)
-class Cut:
-    """One piece of an op's row range: rows ``row0 .. row0 + rows - 1``; ``extent`` is
-    the piece's extent rows; ``whole`` when the op is not split at all."""
-
-    row0: int
-    rows: int
-    extent: int
-    whole: bool
+from .ctx import Cut, LegalizeCtx, Piece, TypeFacts, explicit_dims, std_dims, whole_cut
 
 
 def _tile(v: SSAValue) -> TileType:
@@ -62,13 +49,8 @@ def cuts(ctx: LegalizeCtx, op: Operation, driver: SSAValue) -> list[Cut]:
         if split and (per == 0 or split < per):
             per = split
     if per == 0:
-        return [_whole_cut(rows, _tile(driver).extent[0])]
+        return [whole_cut(rows, _tile(driver).extent[0])]
     return [Cut(r0, min(per, rows - r0), per, False) for r0 in range(0, rows, per)]
-
-
-@cache
-def _whole_cut(rows: int, extent: int) -> Cut:
-    return Cut(0, rows, extent, True)
 
 
 def piece_tile(ctx: LegalizeCtx, t: TileType, cut: Cut) -> TileType:
@@ -139,20 +121,19 @@ def extract_rows(
 Build = Callable[[Cut, list[SSAValue], list[PtoTileType]], Sequence[SSAValue]]
 
 
-def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -> None:
+def piecewise(
+    ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build, df: TypeFacts | None = None
+) -> None:
     """Lower ``op`` once per row piece of ``driver``: ``build(cut, srcs, result types)``
-    appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s."""
-    df = ctx.facts(_tile(driver))
+    appends the bundle(s) and returns the new results, recorded as pieces of ``op``'s.
+    ``df``: the facts of the driver's type, if the caller has them."""
+    if df is None:
+        df = ctx.facts(driver._type)  # type: ignore[arg-type]  # (as _tile asserts)
+    if _unsplit(ctx, op, df, build):
+        return
     dr = df.valid[0]
     results = op.results
     tiles = [v for v in op._operands if type(v.type) is TileType]
-    srcs = _unsplit_sources(ctx, tiles)
-    if srcs is not None:
-        facts = _unsplit_results(ctx, op, dr)
-        if facts is not None:
-            cut = _whole_cut(dr, df.extent[0])
-            _whole_piece(ctx, op, cut, srcs, facts, build)
-            return
     outs: list[list[Piece]] = [[] for _ in results]
     # each result's type and valid rows (a result with other rows than the driver's, a
     # row reduction's say, is not split)
@@ -174,58 +155,45 @@ def piecewise(ctx: LegalizeCtx, op: Operation, driver: SSAValue, build: Build) -
         ctx.pieces[r] = ps
 
 
-def _unsplit_sources(ctx: LegalizeCtx, tiles: list[SSAValue]) -> list[SSAValue] | None:
-    """The one piece of each tile operand, when each has one piece holding its valid
-    rows (what :func:`aligned` gives them for the whole cut); None otherwise."""
+def _unsplit(ctx: LegalizeCtx, op: Operation, df: TypeFacts, build: Build) -> bool:
+    """:func:`piecewise` of an op none of whose tiles is split, the driver's type facts
+    ``df``: what :func:`cuts` and :func:`aligned` give it (the one whole cut, on each
+    tile operand's one piece), each result one piece of its valid rows. False, having
+    done nothing, when a tile operand has several pieces or one in another extent than
+    the whole tile's (which the general path aligns alike), or a result with the
+    driver's valid rows splits."""
     srcs = []
     pieces = ctx.pieces
-    for v in tiles:
-        ps = pieces.get(v)
-        if ps is None or len(ps) != 1:
-            return None
-        p = ps[0]
-        if p.row0 != 0 or p.rows != ctx.facts(v.type).valid[0]:  # type: ignore[arg-type]
-            return None
-        srcs.append(p.value)
-    return srcs
-
-
-def _unsplit_results(ctx: LegalizeCtx, op: Operation, rows: int) -> list[TypeFacts] | None:
-    """The facts of each result when no result with ``rows`` valid rows is split (with
-    unsplit operands, :func:`cuts` then gives the one whole cut); None otherwise."""
-    out = []
-    for r in op.results:
-        f = ctx.facts(_tile(r))
-        # a result that fits one allocation within the limit is one piece whether or not
-        # it is kept whole; only another one needs its layout (results have no pieces
-        # before their op is legalized)
-        big = f.descriptor is None or f.nbytes > ctx.max_bytes
-        if big and f.valid[0] == rows and len(ctx.piece_types(op, r)) > 1:
-            return None
-        out.append(f)
-    return out
-
-
-def _whole_piece(
-    ctx: LegalizeCtx,
-    op: Operation,
-    cut: Cut,
-    srcs: list[SSAValue],
-    facts: list[TypeFacts],
-    build: Build,
-) -> None:
-    """:func:`piecewise` of an op none of whose tiles is split: one bundle (or bundles)
-    on the operands' single pieces, each result (of type facts ``facts``) one piece of
-    its valid rows."""
+    for v in op._operands:  # (the operand tuple and the values' types: no accessors)
+        if type(v._type) is TileType:
+            ps = pieces.get(v)
+            if ps is None or len(ps) != 1 or ps[0].extent:
+                return False
+            srcs.append(ps[0].value)
+    results = op.results
+    facts = []
     rtypes = []
-    for f in facts:
-        assert f.descriptor is not None, f.type
+    unfit = False
+    for r in results:
+        t = r._type  # (often the driver's type: an elementwise op's result drives it)
+        f = df if t is df.type else ctx.facts(t)  # type: ignore[arg-type]  # (a tile)
+        # a result that fits one allocation within the limit is one piece whether or not
+        # it is kept whole (and has a descriptor); only another one needs its layout
+        # (results have no pieces before their op is legalized)
+        if not f.fits:
+            if f.valid[0] == df.valid[0] and len(ctx.piece_types(op, r)) > 1:
+                return False
+            unfit = True
+        facts.append(f)
         rtypes.append(f.descriptor)
-    new = build(cut, srcs, rtypes)
-    pieces = ctx.pieces
-    for r, v, f in zip(op.results, new, facts):
-        copy_name(v, r)
-        pieces[r] = [Piece(v, 0, f.valid[0])]
+    if unfit:
+        for f in facts:
+            assert f.descriptor is not None, f.type
+    new = build(df.cut, srcs, rtypes)  # type: ignore[arg-type]  # (no None: see above)
+    for r, v, f in zip(results, new, facts):
+        v._name = r._name  # (copy_name)
+        pieces[r] = (Piece(v, 0, f.valid[0]),)  # (a tuple: one object, not two)
+    return True
 
 
 def copy_name(new: SSAValue, old: SSAValue) -> None:

@@ -7,10 +7,14 @@ needs one, and the scalar operands (GPR values) in B.IOR slot order.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache, partial
 from types import MappingProxyType
+from typing import NamedTuple
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from ptoc.backend.isa import DataType, LegalizeRule
 from ptoc.backend.isa import row as optable_row
@@ -20,7 +24,7 @@ from ptoc.dialects import tile_fill as fill
 from ptoc.dialects import tile_irregular as irr
 from ptoc.dialects import tile_quant as tq
 from ptoc.dialects import tile_reduce as red
-from ptoc.dialects.dtypes import data_type
+from ptoc.dialects.dtypes import DTypeAttr, data_type, dtype_attr
 from ptoc.dialects.modes import rmode_code
 from ptoc.dialects.pto import IndexAddrOp
 from ptoc.dialects.pto_types import DatrAttr, PtoTileType
@@ -31,7 +35,7 @@ from ptoc.dialects.tile_types import TensorType, TileType
 
 from ..diagnostics import fail
 from ..geometry import pow2_ceil, pto_type
-from .ctx import LegalizeCtx, Piece, explicit_dims, low_bits_const, std_dims
+from .ctx import LegalizeCtx, Piece, TypeFacts, explicit_dims, low_bits_const, std_dims
 from .matmul import matmul as _matmul
 from .pieces import Cut, piecewise, whole
 
@@ -40,11 +44,18 @@ Rule = Callable[[LegalizeCtx, Operation], None]
 
 def must_stay_whole(op: Operation) -> bool:
     """Ops with no row-piece form: their tiles are kept in one allocation when they fit."""
-    cls = type(op)
+    return class_stays_whole(type(op))
+
+
+def class_stays_whole(cls: type) -> bool:
+    """:func:`must_stay_whole` of the ops of class ``cls`` (a fact of the class: its ROW
+    and MNEMONIC are class constants)."""
     whole = _WHOLE.get(cls)
-    if whole is None:  # a fact of the op class (its ROW and MNEMONIC are class constants)
+    if whole is None:
         if issubclass(cls, red.ReduceOp):
-            whole = not cls.ROW and optable_row(_mnemonic(op)).arith not in ("max", "min")
+            mnemonic = cls.MNEMONIC
+            assert mnemonic is not None
+            whole = not cls.ROW and optable_row(mnemonic).arith not in ("max", "min")
         else:
             whole = issubclass(cls, UNSPLITTABLE)
         _WHOLE[cls] = whole
@@ -61,7 +72,15 @@ def _tile(v: SSAValue) -> TileType:
 
 
 def _dt(v: SSAValue) -> DataType:
-    return data_type(_tile(v).dtype)
+    t = v._type  # (_tile(v), without the property and the call)
+    assert type(t) is TileType
+    return data_type(t.dtype)
+
+
+def _bstart(f: TypeFacts, v: SSAValue) -> DTypeAttr:
+    """``dtype_attr(_dt(v))``, the attribute :meth:`LegalizeCtx.emit` makes of ``v``'s
+    DataType, from ``f``, the facts of its type (most rules ask once per op)."""
+    return f.bstart if f.bstart is not None else dtype_attr(_dt(v))  # (a predicate: raises)
 
 
 def _mnemonic(op: Operation) -> str:
@@ -77,33 +96,65 @@ def _result0(op: Operation) -> SSAValue:
     return _ITEM(op.results, 0)
 
 
+def _operand0(op: Operation) -> SSAValue:
+    """``op.operands[0]`` without xDSL's Python-level item access (or named accessor)."""
+    return _ITEM(op._operands, 0)
+
+
 #: item access of the tuples under xDSL's value lists
 _ITEM = tuple.__getitem__
+
+
+@cache
+def _datr(**fields: int) -> DatrAttr:
+    """``DatrAttr(**fields)``, one per set of fields (attributes are immutable, and
+    building one takes microseconds: the rules of conversions and compares ask per op)."""
+    return DatrAttr(**fields)
 
 
 def _simple(
     ctx: LegalizeCtx,
     op: Operation,
     *,
-    dtype: DataType,
     driver: SSAValue,
-    scalars: Callable[[Cut], Sequence[SSAValue]] = lambda cut: (),
+    dtype: DataType | DTypeAttr | None = None,
+    scalars: Callable[[Cut], Sequence[SSAValue]] | None = None,
     datr: DatrAttr | None = None,
     dims_of: str = "result",
 ) -> None:
-    """One bundle per row piece; dims describe the first result (or first source)."""
+    """One bundle per row piece; dims describe the first result (or first source); the
+    BSTART DataType is ``dtype``, by default the driver's; ``scalars(cut)`` are the
+    bundle's GPR operands (default: none)."""
+    df = ctx.facts(driver._type)  # type: ignore[arg-type]  # (a tile: the facts assert it)
+    if dtype is None:
+        dtype = df.bstart if df.bstart is not None else _bstart(df, driver)
+    # (a partial rather than a closure: one object per op instead of a function and the
+    # cells of six variables)
+    build = partial(_simple_bundle, ctx, op, dtype, scalars, datr, dims_of)
+    piecewise(ctx, op, driver, build, df)
 
-    def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
-        if dims_of == "result":
-            dims = std_dims(rtypes[0])
-        else:
-            st = srcs[0].type
-            assert isinstance(st, PtoTileType)
-            dims = std_dims(st)
-        new = ctx.emit(_mnemonic(op), dtype, srcs, scalars(cut), dims, datr, rtypes, op)
-        return new.results
 
-    piecewise(ctx, op, driver, build)
+def _simple_bundle(
+    ctx: LegalizeCtx,
+    op: Operation,
+    dtype: DataType | DTypeAttr,
+    scalars: Callable[[Cut], Sequence[SSAValue]] | None,
+    datr: DatrAttr | None,
+    dims_of: str,
+    cut: Cut,
+    srcs: list[SSAValue],
+    rtypes: list[PtoTileType],
+) -> Sequence[SSAValue]:
+    """The bundle of :func:`_simple` for one cut (its ``build``)."""
+    if dims_of == "result":
+        dims = ctx.std_dims(rtypes[0])
+    else:
+        st = srcs[0].type
+        assert isinstance(st, PtoTileType)
+        dims = ctx.std_dims(st)
+    gprs = () if scalars is None else scalars(cut)
+    new = ctx.emit(_mnemonic(op), dtype, srcs, gprs, dims, datr, rtypes, op)
+    return new.results
 
 
 # --------------------------------------------------------------------------- elementwise
@@ -111,7 +162,7 @@ def _simple(
 
 def _elementwise(ctx: LegalizeCtx, op: Operation) -> None:
     r = _result0(op)
-    _simple(ctx, op, dtype=_dt(r), driver=r)
+    _simple(ctx, op, driver=r)
 
 
 def _tile_scalar(ctx: LegalizeCtx, op: Operation) -> None:
@@ -131,7 +182,7 @@ def _compare(ctx: LegalizeCtx, op: Operation) -> None:
     pieces of a later op (``pieces.aligned``)."""
     src = op.operands[0]
     code = op.cmode.data.code  # type: ignore[attr-defined]
-    datr = DatrAttr(cmode=code) if code else None
+    datr = _datr(cmode=code) if code else None
     scalars: list[SSAValue] = []
     if isinstance(op, ew.CmpsOp):
         scalars = [ctx.const(low_bits_const(_dt(src), op.bits))]
@@ -148,7 +199,7 @@ def _compare(ctx: LegalizeCtx, op: Operation) -> None:
 
 def _cvt(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, ew.CvtOp)
-    datr = DatrAttr(
+    datr = _datr(
         dtype=int(_dt(op.result)), rmode=rmode_code(op.rmode), sat=int(op.sat is not None)
     )
     big = max((op.src, op.result), key=lambda v: _tile(v).valid_bytes)
@@ -167,9 +218,9 @@ def _full(ctx: LegalizeCtx, op: Operation) -> None:
 
 def _reduce(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, red.ReduceOp)
-    src = op.src
+    src = _operand0(op)  # (op.src)
     if op.ROW:
-        _simple(ctx, op, dtype=_dt(src), driver=src, dims_of="source")
+        _simple(ctx, op, driver=src, dims_of="source")
         return
     split = len(ctx.pieces[src]) > 1
     if split and _mnemonic(op)[4:] in ("MAX", "MIN"):
@@ -222,17 +273,17 @@ def _split_col_reduce(ctx: LegalizeCtx, op: Operation) -> None:
 
 def _expand(ctx: LegalizeCtx, op: Operation) -> None:
     r = _result0(op)
-    _simple(ctx, op, dtype=_dt(r), driver=r)
+    _simple(ctx, op, driver=r)
 
 
 def _expand_copy(ctx: LegalizeCtx, op: Operation) -> None:
     r = _result0(op)
-    _simple(ctx, op, dtype=_dt(r), driver=r)
+    _simple(ctx, op, driver=r)
 
 
 def _expdif(ctx: LegalizeCtx, op: Operation) -> None:
     src, res = op.operands[0], op.results[0]
-    datr = DatrAttr(dtype=int(_dt(res))) if _dt(res) != _dt(src) else None
+    datr = _datr(dtype=int(_dt(res))) if _dt(res) != _dt(src) else None
     _simple(ctx, op, dtype=_dt(src), driver=src, datr=datr)
 
 
@@ -335,7 +386,7 @@ def _fillpad(ctx: LegalizeCtx, op: Operation) -> None:
 def _histogram(ctx: LegalizeCtx, op: Operation) -> None:
     """THISTOGRAM: no B.DIM; mandatory B.DATR with DataType U32 and the ByteId."""
     assert isinstance(op, fill.HistogramOp)
-    datr = DatrAttr(dtype=int(DataType.U32), pad=op.byte.value.data)
+    datr = _datr(dtype=int(DataType.U32), pad=op.byte.value.data)
     _whole_simple(ctx, op, _dt(op.src), dims="none", datr=datr)
 
 
@@ -384,9 +435,7 @@ def _tri(ctx: LegalizeCtx, op: Operation) -> None:
 def _quant(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, tq.QuantBase)
     src, res = op.src, op.result
-    datr = DatrAttr(
-        dtype=int(_dt(res)), rmode=rmode_code(op.rmode), sat=int(op.sat is not None)
-    )
+    datr = _datr(dtype=int(_dt(res)), rmode=rmode_code(op.rmode), sat=int(op.sat is not None))
     scalars: list[SSAValue] = []
     if op.has_scalars:
         scalars = [ctx.const(op.multiplier_bits), ctx.const(op.zero_point_raw)]
@@ -401,66 +450,117 @@ def _gm_scalars(ctx: LegalizeCtx, op: AccessOp) -> Callable[[Cut], list[SSAValue
     """The scalars of ``op``'s bundle for a cut: B.IOR RegSrc0 = the piece's GM address,
     RegSrc1 = the byte row stride (omitted for a single row: an explicit zero register
     there would alias every row). The op's window is read once, for all its cuts."""
-    tensor = op.tensor
+    tensor = _ITEM(op._operands, op.TENSOR_INDEX)  # (op.tensor, without item access)
     tt = tensor.type
     assert isinstance(tt, TensorType)
     row_bytes = tt.row_stride_bytes
     eb = row_bytes // tt.stride
-    (r0, c0), (pr, pc) = op.origin, op.pe_offsets
-    step = op.row_step
+    (r0, c0), (pr, pc) = origin_and_pe(op)
+    window = _Window(tensor, tt, row_bytes, eb, r0, c0, pr, pc, op.row_step, op.dynamic_axes)
+    # (a partial rather than a closure: one object per op instead of a function and the
+    # cells of a dozen variables)
+    return partial(_window_scalars, ctx, op, window)
+
+
+def origin_and_pe(op: AccessOp) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``(op.origin, op.pe_offsets)``, each unpacked from its property's bytes at once
+    when it is a pair of ``i64`` (what the access ops' builders make: xDSL's
+    ``get_values`` builds the struct format through several Python calls per array, for
+    every load and store); otherwise (IR from elsewhere) read through the properties.
+    ``tests/passes/test_legalize_pieces.py`` pins that both agree."""
+    props = op.properties
+    origin = _i64_pair(props["offsets"])
+    pe = props.get("pe")
+    pe_offsets = (0, 0) if pe is None else _i64_pair(pe)
+    if origin is None or pe_offsets is None:
+        return op.origin, op.pe_offsets
+    return origin, pe_offsets
+
+
+def _i64_pair(attr: Attribute) -> tuple[int, int] | None:
+    """The two values of a dense array of ``i64`` (None for any other attribute)."""
+    if type(attr) is not DenseArrayBase or attr.elt_type is not i64:
+        return None
+    raw = attr.data.data
+    return _PAIR.unpack(raw) if len(raw) == _PAIR.size else None  # type: ignore[return-value]
+
+
+#: two ``i64`` as xDSL packs them in a dense array (``IntegerType.format`` of 64 bits)
+_PAIR = struct.Struct("<2q")
+
+
+class _Window(NamedTuple):
+    """What :func:`_gm_scalars` reads of an access op's window: the tensor and its type,
+    its row stride and element size in bytes, the window's first row and column, the
+    offsets of each further PE's window, the row step and the axes whose start adds a
+    run-time index."""
+
+    tensor: SSAValue
+    tt: TensorType
+    row_bytes: int
+    eb: int
+    r0: int
+    c0: int
+    pr: int
+    pc: int
+    step: int
+    axes: tuple[int, ...]
+
+
+def _window_scalars(
+    ctx: LegalizeCtx, op: AccessOp, window: _Window, cut: Cut
+) -> list[SSAValue]:
+    """The scalars of :func:`_gm_scalars` for one cut."""
+    tensor, tt, row_bytes, eb, r0, c0, pr, pc, step, axes = window
     pe_step = pr * row_bytes + pc * eb
-    axes = op.dynamic_axes
-
-    def scalars(cut: Cut) -> list[SSAValue]:
-        row = r0 + cut.row0 * step
-        out = [ctx.addr(tensor, row * row_bytes + c0 * eb, pe_step)]
-        if axes:  # run-time row / column starts move the address
-            scale = {0: row_bytes, 1: eb}
-            terms = [(ctx.scalar(v), scale[a]) for a, v in zip(axes, op.indices)]
-            # the index range that keeps every PE's window (of this row piece) in the tensor
-            rows, cols = tt.dims
-            last = ctx.pes - 1
-            vc = op.tile.valid[1]
-            span = {
-                0: (row, rows - 1 - row - (cut.rows - 1) * step - last * pr),
-                1: (c0, cols - 1 - c0 - (vc - 1) - last * pc),
-            }
-            bounds = [(-span[a][0], span[a][1]) for a in axes]
-            fn = "pt.store" if isinstance(op, StoreOp) else "pt.load"
-            name = tensor.name_hint or "?"
-            what = f"the {cut.rows}x{vc} window of {fn} in the {rows}x{cols} tensor '{name}'"
-            moved = IndexAddrOp(out[0], terms, bounds, axes, what)
-            moved.location = op.location
-            ctx.block.add_op(moved)
-            out[0] = moved.result
-        if cut.rows > 1:
-            out.append(ctx.const(row_bytes * step))
-        return out
-
-    return scalars
+    row = r0 + cut.row0 * step
+    out = [ctx.addr(tensor, row * row_bytes + c0 * eb, pe_step)]
+    if axes:  # run-time row / column starts move the address
+        scale = {0: row_bytes, 1: eb}
+        terms = [(ctx.scalar(v), scale[a]) for a, v in zip(axes, op.indices)]
+        # the index range that keeps every PE's window (of this row piece) in the tensor
+        rows, cols = tt.dims
+        last = ctx.pes - 1
+        vc = op.tile.valid[1]
+        span = {
+            0: (row, rows - 1 - row - (cut.rows - 1) * step - last * pr),
+            1: (c0, cols - 1 - c0 - (vc - 1) - last * pc),
+        }
+        bounds = [(-span[a][0], span[a][1]) for a in axes]
+        fn = "pt.store" if isinstance(op, StoreOp) else "pt.load"
+        name = tensor.name_hint or "?"
+        what = f"the {cut.rows}x{vc} window of {fn} in the {rows}x{cols} tensor '{name}'"
+        moved = IndexAddrOp(out[0], terms, bounds, axes, what)
+        moved.location = op.location
+        ctx.block.add_op(moved)
+        out[0] = moved.result
+    if cut.rows > 1:
+        out.append(ctx.const(row_bytes * step))
+    return out
 
 
 def _load(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, LoadOp)
-    r = op.result
-    if only_read_directly(r):
+    r = _result0(op)  # (op.result)
+    if ctx.matmuls and only_read_directly(r):  # (no matmul reads it otherwise)
         return  # the CUBE loads of the matmuls read its window from the tensor
-    _simple(ctx, op, dtype=_dt(r), driver=r, scalars=_gm_scalars(ctx, op))
+    _simple(ctx, op, driver=r, scalars=_gm_scalars(ctx, op))
 
 
 def _store(ctx: LegalizeCtx, op: Operation) -> None:
     assert isinstance(op, StoreOp)
-    if op in ctx.absorbed:
+    if ctx.absorbed and op in ctx.absorbed:  # (an op hashes in Python: asked if any)
         return  # the matmul computing the value stored its blocks here already
     scalars = _gm_scalars(ctx, op)
-    value = op.value
-    dt = _dt(value)
+    value = _operand0(op)  # (op.value)
+    df = ctx.facts(value._type)  # type: ignore[arg-type]  # (a tile: the facts assert it)
+    dt = _bstart(df, value)
 
     def build(cut: Cut, srcs: list[SSAValue], rtypes: list[PtoTileType]) -> Sequence[SSAValue]:
         ctx.emit(_mnemonic(op), dt, srcs, scalars(cut), source=op)
         return ()
 
-    piecewise(ctx, op, value, build)
+    piecewise(ctx, op, value, build, df)
 
 
 def _prefetch(ctx: LegalizeCtx, op: Operation) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -37,15 +37,16 @@ from ptoc.dialects.scalars import (
 )
 from ptoc.dialects.scalars import LoadScalarOp as TileLoadScalarOp
 from ptoc.dialects.tile_base import CompoundTileOp
+from ptoc.dialects.tile_matmul import MatmulOp
 from ptoc.dialects.tile_memory import PES_ATTR, LoadOp
 from ptoc.dialects.tile_types import TensorType, TileType
 
 from ..diagnostics import CompileError, fail, value_name
 from ..geometry import MAX_TILE_BYTES, default_tile_limit, tile_bytes
 from ..stages import Stage, expect_stage
-from ..walk import block_ops, walk
+from ..walk import walk
 from .ctx import LegalizeCtx, Piece
-from .rules import must_stay_whole, rule_of
+from .rules import class_stays_whole, must_stay_whole, rule_of
 from .view import legalize_view
 
 
@@ -87,15 +88,22 @@ def legalize_func(
     ctx = LegalizeCtx(new, pes, max_bytes, top=new)
     ctx.tensors = dict(zip(old.args, new.args, strict=True))
     ctx.scalars = {a: b for a, b in ctx.tensors.items() if is_scalar(a)}
-    flat = [op for op in walk(f) if op is not f]
-    ctx.whole = _whole_values(flat, whole_budget, max_bytes)
+    ops = walk(f)
+    next(ops)  # (f itself, which walk yields first)
+    flat = list(ops)
+    classes = set(map(type, flat))  # (the kernel's few op classes, asked once each)
+    ctx.matmuls = any(issubclass(c, MatmulOp) for c in classes)
+    ctx.whole = _whole_values(flat, classes, whole_budget, max_bytes)
     ctx.counts = ragged_values_of(flat)  # (f itself is no load)
-    if not in_place and needs_names(flat):
-        raise ValueError("legalize_func(in_place=False) of a kernel with unlocated ops")
-    for i, op in enumerate(flat):
-        if type(op.location) is UnknownLoc and not isinstance(op, _TERMINATORS):
-            # name the bundles after their tile op, so later diagnostics can point at it
-            op.location = NameLoc(StringAttr(f"@{f.sym_name.data} {op.name} #{i}"), NoneAttr())
+    if needs_names(flat):
+        if not in_place:
+            raise ValueError("legalize_func(in_place=False) of a kernel with unlocated ops")
+        for i, op in enumerate(flat):
+            if type(op.location) is UnknownLoc and not isinstance(op, _TERMINATORS):
+                # name the bundles after their tile op, so later diagnostics can point at it
+                op.location = NameLoc(
+                    StringAttr(f"@{f.sym_name.data} {op.name} #{i}"), NoneAttr()
+                )
     _legalize_block(ctx, old)
     if not in_place:
         out = f.clone_without_regions()
@@ -103,8 +111,40 @@ def legalize_func(
         return out
     f.body.insert_block(new, 0)
     f.body.detach_block(old)
-    old.erase(safe_erase=False)
+    # ``old.erase(safe_erase=False)`` without its ErasedSSAValue for every result: a
+    # kernel is isolated from above, so once the old ops have dropped their references
+    # (their uses) none of the old values has a use left to replace
+    release(old)
     return f
+
+
+def release(block: Block) -> None:
+    """``block.drop_all_references()`` of a detached kernel body (no op outside it uses
+    its values; none of its ops has successors): the same state -- the block, its ops
+    and the blocks and ops nested in them let go of their parents and uses, every value
+    of the body is left without uses -- without unlinking the uses from their values'
+    lists one at a time (all go: each list is dropped whole, each use's links cleared,
+    so the uses are freed at once rather than left in cycles for the collector).
+    ``tests/passes/test_legalize_pieces.py`` compares it with xDSL's."""
+    block.parent = None
+    block._next_block = None
+    block._prev_block = None
+    for arg in block.args:
+        arg.first_use = None
+    op = block._first_op
+    while op is not None:
+        op.parent = None
+        for use in op._operand_uses:
+            use._prev_use = use._next_use = None
+        op._operand_uses = ()
+        assert not op._successors
+        for r in op.results:
+            r.first_use = None
+        for region in op.regions:
+            region.parent = None
+            for inner in region.blocks:
+                release(inner)
+        op = op._next_op
 
 
 #: ops legalize never copies (it builds new terminators), whose location is never read
@@ -116,37 +156,71 @@ def needs_names(ops: Iterable[Operation]) -> bool:
     position: those without a location, which it gives a ``NameLoc`` in place."""
     # (the location's exact class: no class derives from UnknownLoc, and isinstance on
     # xDSL's attribute classes is slow)
-    return any(
-        type(op.location) is UnknownLoc and not isinstance(op, _TERMINATORS) for op in ops
-    )
+    for op in ops:  # (a loop: no generator to resume per op)
+        if type(op.location) is UnknownLoc and not isinstance(op, _TERMINATORS):
+            return True
+    return False
 
 
 def _legalize_block(ctx: LegalizeCtx, block: Block) -> None:
     """Legalize ``block``'s ops into ``ctx.block`` (loops recursively)."""
-    for op in block_ops(block):
-        if isinstance(op, func.ReturnOp):
+    direct = not ctx.counts
+    op = block._first_op  # (block_ops, inlined: the top block holds most of the ops)
+    while op is not None:
+        nxt = op._next_op
+        how = _BY_CLASS.get(type(op)) or _how(op)
+        # (:func:`_legalize_op` inlined, likewise)
+        if direct and how.rule is not None:
+            how.rule(ctx, op)
+        elif how.returns:
             ctx.block.add_op(func.ReturnOp())
             return
-        _legalize_op(ctx, op)
+        else:
+            how.legalize(ctx, op)
+        op = nxt
 
 
 def _legalize_op(ctx: LegalizeCtx, op: Operation) -> None:
     """One op of a kernel body: a loop, a conditional, a run-time integer or a tile op."""
+    how = _BY_CLASS.get(type(op)) or _how(op)
+    if how.rule is not None and not ctx.counts:
+        how.rule(ctx, op)
+    else:
+        how.legalize(ctx, op)
+
+
+class _How(NamedTuple):
+    """How :func:`_legalize_op` legalizes the ops of a class (facts of the class, asked
+    for every op)."""
+
+    #: the op's legalization: a loop, a conditional, a run-time integer or a tile op
+    legalize: Callable[[LegalizeCtx, Any], None]
+    #: the rule :func:`_legalize_one` calls straight away in a kernel without ragged
+    #: tiles (a tile op's; a load's too: a load reading a run-time count of rows or
+    #: columns makes its tile ragged, ``ragged_values_of``), else None
+    rule: Callable[[LegalizeCtx, Any], None] | None
+    #: a ``func.return`` (which ends the kernel's top block)
+    returns: bool
+
+
+def _how(op: Operation) -> _How:
     cls = type(op)
-    legalize = _BY_CLASS.get(cls)
-    if legalize is None:  # a fact of the op class, asked for every op
-        if issubclass(cls, scf.ForOp):
-            legalize = _legalize_loop
-        elif issubclass(cls, scf.IfOp):
-            legalize = _legalize_if
-        else:
-            legalize = _legalize_scalar if is_scalar_op(op) else _legalize_one
-        _BY_CLASS[cls] = legalize
-    legalize(ctx, op)
+    rule = None
+    if issubclass(cls, scf.ForOp):
+        legalize: Callable[[LegalizeCtx, Any], None] = _legalize_loop
+    elif issubclass(cls, scf.IfOp):
+        legalize = _legalize_if
+    elif is_scalar_op(op):
+        legalize = _legalize_scalar
+    else:
+        legalize = _legalize_one
+        rule = _handler(cls, op)[0]
+    how = _BY_CLASS[cls] = _How(legalize, rule, issubclass(cls, func.ReturnOp))
+    return how
 
 
 #: how :func:`_legalize_op` legalizes an op, by op class
-_BY_CLASS: dict[type, Callable[[LegalizeCtx, Any], None]] = {}
+_BY_CLASS: dict[type, _How] = {}
 
 
 def _legalize_scalar(ctx: LegalizeCtx, op: Operation) -> None:
@@ -278,12 +352,7 @@ def _legalize_if(ctx: LegalizeCtx, op: scf.IfOp) -> None:
 
 
 def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
-    cls = type(op)
-    known = _HANDLERS.get(cls)
-    if known is None:  # facts of the op class (its MNEMONIC is a class constant)
-        handler = legalize_view if issubclass(cls, ViewOp) else rule_of(op)
-        known = _HANDLERS[cls] = (handler, issubclass(cls, LoadOp))
-    handler, load = known
+    handler, load = _handler(type(op), op)
     if handler is None:
         if isinstance(op, CompoundTileOp):
             raise fail(op, "compound op: run lower-compound before legalize")
@@ -315,18 +384,36 @@ def _legalize_one(ctx: LegalizeCtx, op: Operation) -> None:
             )
 
 
+def _handler(
+    cls: type, op: Operation
+) -> tuple[Callable[[LegalizeCtx, Operation], None] | None, bool]:
+    """The legalize rule of ``op`` (None: none) and whether it loads a tile: facts of its
+    class ``cls`` (its MNEMONIC is a class constant)."""
+    known = _HANDLERS.get(cls)
+    if known is None:
+        handler = legalize_view if issubclass(cls, ViewOp) else rule_of(op)
+        known = _HANDLERS[cls] = (handler, issubclass(cls, LoadOp))
+    return known
+
+
 #: the legalize rule of every op class met (None: none), and whether it loads a tile
 #: (an op of a class that isinstance would test slowly, for every op)
 _HANDLERS: dict[type, tuple[Callable[[LegalizeCtx, Operation], None] | None, bool]] = {}
 
 
-def _whole_values(ops: list[Operation], budget: int | None, max_bytes: int) -> set[SSAValue]:
+def _whole_values(
+    ops: list[Operation], classes: set[type], budget: int | None, max_bytes: int
+) -> set[SSAValue]:
     """Tiles to keep in one allocation: those of ops with no row-piece form, and
     (backwards) the tiles of the ops that produce one of them -- unless that would not fit
     ``budget`` (the capacity) well: then the producer runs in row pieces and its result is
     assembled for the whole op (``pieces.assemble``; a row sum of a tile as large
-    as a small machine's capacity)."""
+    as a small machine's capacity). ``classes``: the classes of ``ops``."""
     whole: set[SSAValue] = set()
+    # (the rule only grows the set from the tiles of ops with no row-piece form: a
+    # kernel without one asks about its few op classes rather than each op)
+    if not any(class_stays_whole(c) for c in classes if not _loop_part(c)):
+        return whole
     # the ops the rule looks at (not a loop or its yield; by class: isinstance on xDSL's
     # op classes is slow), and the tiles of those with no row-piece form
     ruled = [op for op in ops if not _loop_part(type(op))]
