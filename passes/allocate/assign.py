@@ -336,8 +336,8 @@ def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
         scalars.append(segments(op)[2])
     scratch_step = (alloc.scratch_top + 63) // 64 * 64
     counts, peak, kept = alloc.counts, alloc.qs.peak, len(ordered)
-    del alloc, ordered, reads, results  # (the allocator's liveness maps take a third of
-    # the IR's memory)
+    # (the allocator's liveness maps take a third of the IR's memory)
+    del alloc, ordered, reads, results
     keys: dict[int, Scalar] = {}  # by value id: bundles share their constants and addresses
     # the first value read for each scalar (a value's key is asked first when it is
     # first read, so this is where every new key is met)
