@@ -364,10 +364,7 @@ def lean_init(
     op._successors = ()
     op._successor_uses = ()
     op.regions = ()
-    # unlinked(op), inlined (an op or two per bundle):
-    op.parent = None
-    op._prev_op = None
-    op._next_op = None
+    unlinked(op)
 
 
 def unlinked(op: Operation) -> None:
