@@ -19,9 +19,7 @@ Every compiled program goes through the allocation validator unless ``validate=F
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -37,6 +35,7 @@ from ptoc.dialects.reference import kernel_func, kernel_pes_of, output_names, te
 from .allocate import AllocStats, allocate_func
 from .diagnostics import CompileError
 from .emit import AbiBinding, Emitted, emit_func
+from .gc_pause import full_collections_paused
 from .geometry import MAX_TILE_BYTES, default_tile_limit
 from .legalize import legalize_func, needs_names
 from .lower_compound import MATRIX_BYTES, lower_compound_func, lowers
@@ -231,7 +230,7 @@ def run_pipeline(
 
 
 def _run(c: Compilation, stop_after: str | None, on_stage: OnStage | None) -> Compilation:
-    with _gc_paused():
+    with full_collections_paused():
         for stage in PIPELINE:
             run_stage(stage, c)
             if on_stage is not None:
@@ -239,19 +238,6 @@ def _run(c: Compilation, stop_after: str | None, on_stage: OnStage | None) -> Co
             if stage.name == stop_after:
                 break
     return c
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC: compilation allocates many small long-lived objects, which
-    it would rescan ever more often as the kernel grows (superlinear time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def run_pass(
@@ -288,7 +274,7 @@ def compile_module(
     if verify_input:
         module.verify()
     options = Options(max_tile_bytes=max_tile_bytes, validate=validate_program)
-    with _gc_paused():  # the copy allocates as much as a stage
+    with full_collections_paused():  # the copy allocates as much as a stage
         if _copy_free(module):
             # no stage before legalize changes the kernel, and legalize builds a new one
             c = Compilation(module, kernel_func(module), machine or MachineConfig(), options)

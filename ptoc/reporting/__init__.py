@@ -55,18 +55,12 @@ def write(
 ) -> Path:
     """Write the report of a compiled ``program`` to ``path`` (an OutputError naming
     ``option`` if it cannot be written); returns the path."""
-    import gc
-
     from ..cli_kernel import write_output
+    from ..passes.gc_pause import full_collections_paused
 
-    # many small objects: pause the cyclic GC, as the compiler does (superlinear rescans)
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    # many small objects: no full collections meanwhile, as in the compiler
+    with full_collections_paused():
         text = render(build(program, collector), mismatches)
-    finally:
-        if enabled:
-            gc.enable()
     write_output(str(path), text, option)
     return Path(path)
 
