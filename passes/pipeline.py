@@ -113,6 +113,9 @@ class Compilation:
     options: Options = Options()
     #: the stages run so far, in order
     done: list[str] = field(default_factory=list)
+    #: the IR stage the last stage left the kernel at (None: not known, checked before
+    #: the next stage runs): a stage's output needs no walk over its ops to know it
+    known: Stage | None = None
     #: the kernel's tensor parameters (after lower-compound, which may add a scratch one)
     params: tuple[TensorParam, ...] = ()
     #: the PEs the kernel runs on (its ``tile.pes``)
@@ -146,7 +149,8 @@ class Compilation:
 
 
 def _lower_compound(c: Compilation) -> None:
-    lower_compound_func(c.kernel, c.options.matrix_bytes)
+    if c.in_place:  # (else compile_module found no op that it rewrites)
+        lower_compound_func(c.kernel, c.options.matrix_bytes)
     c.params = _params(c.kernel)
     c.pes = kernel_pes_of(c.kernel)
 
@@ -157,7 +161,7 @@ def _legalize(c: Compilation) -> None:
         raise CompileError(
             f"@{c.kernel.sym_name.data} runs on {pes} PEs; the machine has {c.target.pes}"
         )
-    f = legalize_func(c.kernel, c.target, c.tile_limit, in_place=c.in_place)
+    f = legalize_func(c.kernel, c.target, c.tile_limit, in_place=c.in_place, check_stage=False)
     if f is not c.kernel:
         module = c.module.clone_without_regions()
         module.body.add_block(Block([f]))
@@ -165,11 +169,11 @@ def _legalize(c: Compilation) -> None:
 
 
 def _allocate(c: Compilation) -> None:
-    c.stats = allocate_func(c.kernel, c.machine())
+    c.stats = allocate_func(c.kernel, c.machine(), check_stage=False)
 
 
 def _emit(c: Compilation) -> None:
-    c.emitted = emit_func(c.kernel)
+    c.emitted = emit_func(c.kernel, check_stage=False)
     if c.options.validate:
         c.report = validate(c.emitted, c.machine())
 
@@ -177,23 +181,24 @@ def _emit(c: Compilation) -> None:
 @dataclass(frozen=True)
 class PipelineStage:
     """One stage: its name (``ptoc compile --emit NAME``), the ``xdsl-opt`` pass that runs
-    it alone, the IR stage it takes (checked before it runs) and what it does."""
+    it alone, the IR stage it takes (checked before it runs, unless the stage before it
+    left the kernel there), what it does, and the IR stage it leaves the kernel at."""
 
     name: str
     pass_name: str
     takes: Stage
     run: Callable[[Compilation], None]
-    #: ``run`` checks the stage first thing, as :func:`run_stage` would (its pass
-    #: function is public): checking it again would walk the kernel once more
-    checks_stage: bool = False
+    gives: Stage | None
 
 
 #: the stages of a full compile, in order
 PIPELINE: tuple[PipelineStage, ...] = (
-    PipelineStage("lower-compound", "ptoc-lower-compound", Stage.TILE, _lower_compound),
-    PipelineStage("legalize", "ptoc-legalize", Stage.TILE, _legalize),
-    PipelineStage("allocate", "ptoc-allocate", Stage.LEGALIZED, _allocate, checks_stage=True),
-    PipelineStage("emit", "ptoc-emit", Stage.ALLOCATED, _emit, checks_stage=True),
+    PipelineStage(
+        "lower-compound", "ptoc-lower-compound", Stage.TILE, _lower_compound, Stage.TILE
+    ),
+    PipelineStage("legalize", "ptoc-legalize", Stage.TILE, _legalize, Stage.LEGALIZED),
+    PipelineStage("allocate", "ptoc-allocate", Stage.LEGALIZED, _allocate, Stage.ALLOCATED),
+    PipelineStage("emit", "ptoc-emit", Stage.ALLOCATED, _emit, None),
 )
 
 #: the stages by name
@@ -205,9 +210,11 @@ OnStage = Callable[[str, Compilation], None]
 
 def run_stage(stage: PipelineStage, c: Compilation) -> None:
     """Run one stage on one kernel, after checking that the kernel is at its IR stage."""
-    if not stage.checks_stage:
+    if c.known is not stage.takes:
         expect_stage(stage.pass_name, c.kernel, stage.takes)
+    c.known = None  # (should the stage fail)
     stage.run(c)
+    c.known = stage.gives
     c.done.append(stage.name)
 
 

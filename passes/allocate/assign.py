@@ -282,10 +282,14 @@ def _scalar_key(v: SSAValue, scratch_step: int) -> Scalar:
     return Scalar(owner.byte_offset, Binding(arg.index, owner.step))
 
 
-def allocate_func(f: func.FuncOp, target: MachineConfig) -> AllocStats:
+def allocate_func(
+    f: func.FuncOp, target: MachineConfig, *, check_stage: bool = True
+) -> AllocStats:
     """Schedule and allocate one legalized kernel in place for ``target`` (its hands,
-    queue depth and capacity); returns what was inserted."""
-    expect_stage(AllocatePass.name, f, Stage.LEGALIZED)
+    queue depth and capacity); returns what was inserted. ``check_stage=False``: the
+    caller knows ``f`` is legalized (the pipeline, from the stage before)."""
+    if check_stage:
+        expect_stage(AllocatePass.name, f, Stage.LEGALIZED)
     if has_loops(f):
         return _allocate_structured(f, target)
     hands, depth, capacity = target.hands, target.depth, target.capacity

@@ -253,7 +253,7 @@ def _dtype_code(op: PtoOp) -> int:
 
 
 class _Emitter:
-    def __init__(self, f: func.FuncOp) -> None:
+    def __init__(self, f: func.FuncOp, check_stage: bool = True) -> None:
         self.f = f
         #: every tile value's id, by ``id`` (``f`` keeps the values alive; a value hashes
         #: through a Python method): the next number is given to a value met for the first
@@ -261,7 +261,8 @@ class _Emitter:
         self.ids: dict[int, int] = defaultdict(count().__next__)
         self.cmds: list[Command] = []
         self.intents = IntentTable()
-        expect_stage(EmitPass.name, f, Stage.ALLOCATED)
+        if check_stage:
+            expect_stage(EmitPass.name, f, Stage.ALLOCATED)
         abi = f.attributes.get(ABI_ATTR)
         assert isinstance(abi, ArrayAttr)
         scratch = f.attributes.get(SCRATCH_ATTR)
@@ -702,9 +703,10 @@ def _ref(text: str) -> TileRef:
     return TileRef(Hand[hand], int(k))
 
 
-def emit_func(f: func.FuncOp) -> Emitted:
-    """The program of one allocated kernel."""
-    e = _Emitter(f)
+def emit_func(f: func.FuncOp, *, check_stage: bool = True) -> Emitted:
+    """The program of one allocated kernel (``check_stage=False``: the caller knows it
+    is allocated: the pipeline, from the stage before)."""
+    e = _Emitter(f, check_stage)
     e.run()
     names = {a.index: a.name for a in tensor_args(f)}
     names.update({a.index: a.name for a in scalar_args(f)})

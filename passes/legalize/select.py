@@ -61,6 +61,7 @@ def legalize_func(
     max_tile_bytes: int | None = None,
     *,
     in_place: bool = True,
+    check_stage: bool = True,
 ) -> func.FuncOp:
     """Rewrite one kernel's body from ``tile`` to ``pto`` ops for ``target``: tiles above
     ``max_tile_bytes`` per PE (default: :func:`default_tile_limit` of the target, one
@@ -70,8 +71,10 @@ def legalize_func(
 
     Returns the legalized kernel: ``f`` itself, whose body is replaced, or with
     ``in_place=False`` a new ``func.func`` (``f`` unchanged, which needs every op but the
-    terminators to carry a location: see :func:`needs_names`)."""
-    expect_stage(LegalizePass.name, f, Stage.TILE)
+    terminators to carry a location: see :func:`needs_names`). ``check_stage=False``:
+    the caller knows ``f`` is tile IR (the pipeline, from the stage before)."""
+    if check_stage:
+        expect_stage(LegalizePass.name, f, Stage.TILE)
     if max_tile_bytes is not None:
         max_bytes = max_tile_bytes
     else:

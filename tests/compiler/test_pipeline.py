@@ -100,6 +100,8 @@ def test_compile_reports_each_stage_as_it_finishes(textual: bool) -> None:
     def on_stage(name, c):  # type: ignore[no-untyped-def]
         seen.append((name, kernel_stage(c.kernel)))
         emitted.append(c.emitted)
+        # the stage the pipeline takes the kernel to be at, without a walk, is its stage
+        assert c.known in (None, seen[-1][1])
 
     ck = compile_module(module, on_stage=on_stage)
     assert seen == [
@@ -213,3 +215,33 @@ def test_compile_module_leaves_its_module_unchanged(name: str) -> None:
     assert slow.program.asm() == fast.program.asm()
     assert isinstance(first.location, UnknownLoc)
     _untouched(unlocated)
+
+
+def test_a_compile_walks_the_kernel_for_its_stage_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the kernel the compile is given has its stage checked by a walk over its ops:
+    each later stage takes the kernel the stage before it left."""
+    from ptoc.passes import stages
+
+    calls = []
+    real = stages.kernel_stage
+
+    def counted(f):  # type: ignore[no-untyped-def]
+        calls.append(f)
+        return real(f)
+
+    monkeypatch.setattr(stages, "kernel_stage", counted)
+    module, _ = KERNELS["softmax"](0)
+    compile_module(module)
+    assert len(calls) == 1
+
+
+def test_the_pipeline_still_rejects_a_kernel_past_its_first_stage() -> None:
+    """A legalized kernel given to the whole pipeline is refused at its first stage, with
+    the one-line stage error."""
+    from ptoc.passes.pipeline import run_pipeline
+
+    module, _ = KERNELS["softmax"](0)
+    legalized = module.clone()
+    run_pipeline(legalized, stop_after="legalize")
+    with pytest.raises(CompileError, match="already legalized"):
+        compile_module(legalized)
