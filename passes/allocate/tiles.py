@@ -20,6 +20,7 @@ over its remaining life, plus the slack it takes from the live entries already t
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -415,8 +416,9 @@ class TileAllocator:
         # the simulation rotates the same few entries: each one's bytes, liveness for the
         # final push and for the remedies, and whether it is immovable, asked once, when
         # it becomes the tail (nothing they depend on changes during the simulation);
-        # None is a filler the simulation pushed (dead)
-        q: list[Entry | None] = list(qs.q[h])
+        # None is a filler the simulation pushed (dead). A remedy pushes as ``h#1`` and
+        # drops the tail of a full queue: a refresh moves the tail to the front.
+        q: deque[Entry | None] = deque(qs.q[h], depth)
         known: dict[int, tuple[int, bool, bool, bool]] = {}
         refreshes = 0  # consecutive refreshes: ``depth`` of them restore the queue
         for steps in range(2 * depth + 2 if limit is None else min(limit, 2 * depth + 2)):
@@ -424,7 +426,7 @@ class TileAllocator:
             if n < depth:
                 tail = _NO_TAIL
             else:
-                e = q[depth - 1]
+                e = q[-1]
                 if e is None:
                     tail = _FILLER_FACTS
                 else:
@@ -441,7 +443,7 @@ class TileAllocator:
                 if tail[3]:
                     return None  # TMOV copies numeric tiles only: a live predicate stays put
                 step = "refresh"
-                q = [q[depth - 1], *q[: depth - 1]]
+                q.rotate(1)
                 refreshes += 1
                 if refreshes == depth + 1:
                     # back at a state already checked: the rest replays checks that failed
@@ -452,7 +454,7 @@ class TileAllocator:
                     return None
                 step = "filler"
                 used += FILLER_BYTES - tsize
-                q = [None, *q[: depth - 1]]
+                q.appendleft(None)
             if first == "none":
                 first = step
         return None
@@ -468,7 +470,10 @@ class TileAllocator:
         pinned = id(e) in self.pinned
         if e.dead:
             return (e.size, not strict and pinned, pinned, fixed)
-        last = self.live.last.get(id(v), -1)
+        # the last read, kept on the entry as :meth:`_place` keeps it
+        last = e.last
+        if last is None:
+            last = e.last = self.live.last.get(id(v), -1)
         before = pinned or last >= t  # read by the bundle or later
         return (e.size, last > t if strict else before, before, fixed)
 
