@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -27,24 +28,48 @@ _NEVER = 1 << 30
 #: collector is switched off, as before
 _GENERATIONAL = sys.version_info < (3, 14)
 
+#: compiles may overlap (threads): the first to enter pauses, the last to leave restores
+_lock = threading.Lock()
+_entered = 0
+#: what the first to enter found: the collector on, and its thresholds
+_found: tuple[bool, tuple[int, ...]] = (True, ())
+
+
+def _enter() -> None:
+    global _entered, _found
+    with _lock:
+        _entered += 1
+        if _entered > 1:
+            return
+        _found = (gc.isenabled(), gc.get_threshold())
+        if not _found[0]:
+            return
+        if _GENERATIONAL:
+            t0, t1 = _found[1][:2]
+            gc.set_threshold(t0, t1, _NEVER)
+        else:
+            gc.disable()
+
+
+def _leave() -> None:
+    global _entered
+    with _lock:
+        _entered -= 1
+        if _entered or not _found[0]:
+            return
+        if _GENERATIONAL:
+            gc.set_threshold(*_found[1])
+        else:
+            gc.enable()
+
 
 @contextmanager
 def full_collections_paused() -> Iterator[None]:
     """Hold back full collections for the duration (young ones keep running); the
-    collector's thresholds, or its being off, are restored afterwards."""
-    if not gc.isenabled():
-        yield
-        return
-    if not _GENERATIONAL:
-        gc.disable()
-        try:
-            yield
-        finally:
-            gc.enable()
-        return
-    old = gc.get_threshold()
-    gc.set_threshold(old[0], old[1], _NEVER)
+    collector's thresholds, or its being off, are restored afterwards (when several
+    threads overlap: by the last to leave, as the first found them)."""
+    _enter()
     try:
         yield
     finally:
-        gc.set_threshold(*old)
+        _leave()

@@ -79,3 +79,34 @@ def test_the_thresholds_come_back_when_the_compile_fails(collector_state: None) 
         raise ZeroDivisionError
     assert gc.get_threshold() == (500, 7, 9)
     assert gc.isenabled()
+
+
+def test_overlapping_compiles_restore_the_collector_once_the_last_leaves(
+    collector_state: None,
+) -> None:
+    """Two threads whose pauses overlap, the first leaving first: the collector stays
+    paused until the second leaves, then is as the first found it."""
+    import threading
+
+    gc.enable()
+    gc.set_threshold(600, 9, 11)
+    entered, release, left = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with gc_pause.full_collections_paused():
+            entered.set()
+            release.wait(10)
+        left.set()
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert entered.wait(10)
+    paused = gc.get_threshold(), gc.isenabled()
+    with gc_pause.full_collections_paused():
+        release.set()
+        assert left.wait(10)
+        assert (gc.get_threshold(), gc.isenabled()) == paused  # still paused
+    t.join(10)
+    assert gc.get_threshold() == (600, 9, 11)
+    assert gc.isenabled()
+    assert paused != ((600, 9, 11), True)
