@@ -209,7 +209,8 @@ OnStage = Callable[[str, Compilation], None]
 
 
 def run_stage(stage: PipelineStage, c: Compilation) -> None:
-    """Run one stage on one kernel, after checking that the kernel is at its IR stage."""
+    """Run one stage on one kernel, after checking that the kernel is at its IR stage
+    (by a walk over its ops, unless the stage run before left it there)."""
     if c.known is not stage.takes:
         expect_stage(stage.pass_name, c.kernel, stage.takes)
     c.known = None  # (should the stage fail)
