@@ -18,6 +18,8 @@
   the peak compile memory (tracemalloc) per emitted bundle, and the time of each stage
   of the 10,000-op compile per emitted bundle (the best of two; ``emit`` includes the
   validation of the program).
+* Ten compiles of a 3,000-op kernel in a row, as a test suite compiles, with whatever the
+  cyclic garbage collector does meanwhile, against ten times the best lone compile.
 """
 
 from __future__ import annotations
@@ -263,9 +265,35 @@ def _scaling() -> list[Row]:
     return out
 
 
+def _in_a_row(ops: int = 3_000, compiles: int = 10) -> Row:
+    """A test suite's compiles: ``compiles`` compiles of one kernel in a row, each result
+    dropped, the collector left to its own rules (whatever it collects meanwhile is
+    counted), against the same number of times the best lone compile."""
+    import gc
+
+    module = softmax_blocks(ops)
+    n = compile_module(module, verify_input=False).program.bundle_count()
+    lone = best_of(lambda: compile_module(module, verify_input=False), 3)
+    gc.collect()
+    t0 = time.perf_counter()
+    for _ in range(compiles):
+        compile_module(module, verify_input=False)
+    total = time.perf_counter() - t0
+    return Row(
+        f"compile {ops:,} ops x{compiles} in a row (softmax blocks)",
+        total,
+        lone * compiles,
+        f"{compiles}x the best lone compile",
+        None,
+        f"{total / compiles / n * 1e6:.0f} us/bundle with every collection the compiles "
+        "cause (goal: 50 us); information",
+        key="compile_in_a_row",
+    )
+
+
 def rows(kernels: int = 24) -> list[Row]:
     """All compiler benchmark rows (``kernels`` random kernels per machine)."""
-    return [*_examples(), *_corpus(kernels), *_scaling()]
+    return [*_examples(), *_corpus(kernels), *_scaling(), _in_a_row()]
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import (
     bench_asm,
+    bench_compiler,
     bench_executor,
     bench_grid,
     bench_import,
@@ -137,3 +138,10 @@ def test_loop_benchmark_runs_on_few_rows() -> None:
     rows = bench_loops.rows(rows=64)
     assert len(rows) == 3 and all(r.value > 0 and r.baseline > 0 for r in rows)
     assert "loop run, per bundle" in render(rows)
+
+
+def test_the_compiles_in_a_row_row_times_the_loop_against_lone_compiles() -> None:
+    row = bench_compiler._in_a_row(ops=70, compiles=2)
+    assert row.row_key == "compile_in_a_row"
+    assert row.value > 0 and row.baseline > 0
+    assert "us/bundle" in row.note
