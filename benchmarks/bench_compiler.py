@@ -18,8 +18,8 @@
   the peak compile memory (tracemalloc) per emitted bundle, and the time of each stage
   of the 10,000-op compile per emitted bundle (the best of two; ``emit`` includes the
   validation of the program).
-* Ten compiles of a 3,000-op kernel in a row, as a test suite compiles, with whatever the
-  cyclic garbage collector does meanwhile, against ten times the best lone compile.
+* Forty compiles of a 1,000-op kernel in a row, as a test suite compiles, with whatever
+  the cyclic garbage collector does meanwhile, against forty times the best lone compile.
 """
 
 from __future__ import annotations
@@ -265,10 +265,11 @@ def _scaling() -> list[Row]:
     return out
 
 
-def _in_a_row(ops: int = 3_000, compiles: int = 10) -> Row:
+def _in_a_row(ops: int = 1_000, compiles: int = 40) -> Row:
     """A test suite's compiles: ``compiles`` compiles of one kernel in a row, each result
     dropped, the collector left to its own rules (whatever it collects meanwhile is
-    counted), against the same number of times the best lone compile."""
+    counted), against the same number of times the best lone compile. Tens of compiles:
+    an older generation's collection comes once every ten or so."""
     import gc
 
     module = softmax_blocks(ops)
