@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field
 
@@ -204,7 +205,6 @@ def softmax_blocks(ops: int) -> ModuleOp:
 def compile_bytes(module: ModuleOp) -> int:
     """The peak bytes Python allocates while compiling ``module`` (tracemalloc: the
     compile's own memory, the module it starts from excluded)."""
-    import gc
     import tracemalloc
 
     gc.collect()
@@ -270,8 +270,6 @@ def _in_a_row(ops: int = 1_000, compiles: int = 40) -> Row:
     dropped, the collector left to its own rules (whatever it collects meanwhile is
     counted), against the same number of times the best lone compile. Tens of compiles:
     an older generation's collection comes once every ten or so."""
-    import gc
-
     module = softmax_blocks(ops)
     n = compile_module(module, verify_input=False).program.bundle_count()
     lone = best_of(lambda: compile_module(module, verify_input=False), 3)
